@@ -1,0 +1,201 @@
+#include "adapters/http/http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+namespace octorun::http {
+namespace {
+
+void global_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+struct transfer {
+  CURL* handle = nullptr;
+  response resp;
+  const chunk_sink* sink = nullptr;
+  bool sink_stopped = false;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<transfer*>(user);
+  std::string_view line(data, size * n);
+  if (line.starts_with("HTTP/")) {
+    t->resp.headers.clear();  // a new response (redirect or 100-continue) starts over
+    return size * n;
+  }
+  auto colon = line.find(':');
+  if (colon != std::string_view::npos)
+    t->resp.headers.emplace_back(lower(trim(line.substr(0, colon))),
+                                 std::string(trim(line.substr(colon + 1))));
+  return size * n;
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<transfer*>(user);
+  std::string_view chunk(data, size * n);
+  if (t->sink == nullptr) {
+    t->resp.body.append(chunk);
+    return chunk.size();
+  }
+  // Headers are complete once the body starts: an error body (a Status, a
+  // GitHub message) is collected for the caller, not streamed.
+  if (t->resp.status == 0) curl_easy_getinfo(t->handle, CURLINFO_RESPONSE_CODE, &t->resp.status);
+  if (t->resp.status >= 300) {
+    t->resp.body.append(chunk);
+    return chunk.size();
+  }
+  if (!(*t->sink)(chunk)) {
+    t->sink_stopped = true;
+    return 0;  // makes curl abort with CURLE_WRITE_ERROR
+  }
+  return chunk.size();
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<transfer*>(user);
+  return (t->cancel != nullptr && t->cancel->load(std::memory_order_relaxed)) ? 1 : 0;
+}
+
+void set_blob(CURL* h, CURLoption opt, const std::string& pem) {
+  curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(h, opt, &blob);
+}
+
+}  // namespace
+
+std::string_view response::header_value(std::string_view lower_name) const {
+  for (const auto& [k, v] : headers)
+    if (k == lower_name) return v;
+  return {};
+}
+
+client::client(tls_options tls, std::chrono::milliseconds connect_timeout)
+    : tls_(std::move(tls)), connect_timeout_(connect_timeout) {
+  global_init_once();
+  easy_ = curl_easy_init();
+  if (easy_ == nullptr) std::abort();  // out of memory: nothing sensible to do
+}
+
+client::~client() { curl_easy_cleanup(static_cast<CURL*>(easy_)); }
+
+void client::set_tls(tls_options tls) { tls_ = std::move(tls); }
+
+expected<response, transport_error> client::perform(const request& req) {
+  return run(req, nullptr);
+}
+
+expected<response, transport_error> client::stream(const request& req, const chunk_sink& sink) {
+  return run(req, &sink);
+}
+
+expected<response, transport_error> client::run(const request& req, const chunk_sink* sink) {
+  auto* h = static_cast<CURL*>(easy_);
+  curl_easy_reset(h);  // keeps the connection cache and TLS sessions
+  transfer t;
+  t.handle = h;
+  t.sink = sink;
+  t.cancel = cancel_;
+
+  // Headers first: on_body needs the status before the first chunk.
+  curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_.count()));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
+
+  if (req.method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else if (req.method == "HEAD") {
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    if (!req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    }
+  }
+
+  if (!tls_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, tls_.ca_file.c_str());
+  if (!tls_.ca_pem.empty()) set_blob(h, CURLOPT_CAINFO_BLOB, tls_.ca_pem);
+  if (!tls_.client_cert_file.empty()) curl_easy_setopt(h, CURLOPT_SSLCERT, tls_.client_cert_file.c_str());
+  if (!tls_.client_key_file.empty()) curl_easy_setopt(h, CURLOPT_SSLKEY, tls_.client_key_file.c_str());
+  if (!tls_.client_cert_pem.empty()) set_blob(h, CURLOPT_SSLCERT_BLOB, tls_.client_cert_pem);
+  if (!tls_.client_key_pem.empty()) set_blob(h, CURLOPT_SSLKEY_BLOB, tls_.client_key_pem);
+  if (tls_.insecure_skip_verify) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+
+  curl_slist* list = nullptr;
+  bool has_expect = false;
+  for (const auto& [k, v] : req.headers) {
+    list = curl_slist_append(list, (k + ": " + v).c_str());
+    has_expect = has_expect || lower(k) == "expect";
+  }
+  if (!has_expect) list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+
+  CURLcode rc = curl_easy_perform(h);
+  curl_slist_free_all(list);
+  t.resp.status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.resp.status);
+
+  if (rc != CURLE_OK) {
+    bool stopped_by_sink = rc == CURLE_WRITE_ERROR && t.sink_stopped;
+    if (stopped_by_sink) return std::move(t.resp);  // the caller chose to stop
+    transport_error err;
+    err.message = curl_easy_strerror(rc);
+    err.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    err.aborted = rc == CURLE_ABORTED_BY_CALLBACK;
+    if (rc == CURLE_OPERATION_TIMEDOUT && sink != nullptr && t.resp.status > 0 && t.resp.status < 300)
+      return std::move(t.resp);  // a stream that ran to its deadline ended normally
+    return unexpected{std::move(err)};
+  }
+  return std::move(t.resp);
+}
+
+std::string url_encode(std::string_view s) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace octorun::http

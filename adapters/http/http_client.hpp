@@ -1,0 +1,91 @@
+// A blocking HTTP(S) client over one libcurl easy handle. One instance per
+// thread: it reuses its connection (keep-alive, TLS session) across requests.
+// Callers run it on detached actors or worker threads, never on CAF's shared
+// scheduler threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "adapters/common/expected.hpp"
+
+namespace octorun::http {
+
+struct tls_options {
+  std::string ca_file;          // PEM bundle to trust; empty: the system store
+  std::string ca_pem;           // PEM data to trust (kubeconfig certificate-authority-data)
+  std::string client_cert_file; // client certificate (mutual TLS)
+  std::string client_key_file;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  bool insecure_skip_verify = false;
+};
+
+using header = std::pair<std::string, std::string>;
+
+struct request {
+  std::string method = "GET";
+  std::string url;
+  std::vector<header> headers;
+  std::string body;
+  std::chrono::milliseconds timeout{30'000};  // whole transfer; 0 = none (watches)
+};
+
+struct response {
+  long status = 0;
+  std::vector<header> headers;  // names lower-cased
+  std::string body;
+
+  // First value of a header, by lower-case name; empty when absent.
+  std::string_view header_value(std::string_view lower_name) const;
+};
+
+// The request never reached a status line: DNS, connect, TLS, timeout, abort.
+struct transport_error {
+  std::string message;
+  bool timed_out = false;
+  bool aborted = false;  // the caller's cancel flag or stream callback stopped it
+};
+
+// Receives each chunk of a streamed body; return false to stop the transfer.
+using chunk_sink = std::function<bool(std::string_view chunk)>;
+
+class client {
+ public:
+  explicit client(tls_options tls = {},
+                  std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
+  ~client();
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+
+  expected<response, transport_error> perform(const request& req);
+
+  // Streams the body to `sink` as it arrives (watches, long polls). The
+  // returned response has status and headers; its body holds only what was
+  // received before the status turned out to be an error (>= 300).
+  expected<response, transport_error> stream(const request& req, const chunk_sink& sink);
+
+  // Another thread may set this to abort a transfer in flight within ~100 ms.
+  void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
+
+  // Replaces the TLS settings (e.g. a rotated CA); takes effect on the next request.
+  void set_tls(tls_options tls);
+
+ private:
+  expected<response, transport_error> run(const request& req, const chunk_sink* sink);
+  void* easy_ = nullptr;  // CURL*
+  tls_options tls_;
+  std::chrono::milliseconds connect_timeout_;
+  const std::atomic<bool>* cancel_ = nullptr;
+};
+
+// Percent-encodes a query parameter value or path segment (RFC 3986 unreserved kept).
+std::string url_encode(std::string_view s);
+
+}  // namespace octorun::http

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# A real local control plane on loopback for tests and the demo:
+# etcd + kube-apiserver + kube-controller-manager (garbage collector, namespace,
+# service-account controllers), all on free ports, with certificates and tokens
+# generated into the cluster folder.
+#
+#   cluster.sh start DIR [OWNER_PID]   start; write DIR/env and DIR/kubeconfig
+#   cluster.sh stop DIR                stop every process and remove DIR
+#   cluster.sh restart-apiserver DIR   kill -9 kube-apiserver, start it again on the same port
+#   cluster.sh stop-apiserver DIR      kill -9 kube-apiserver only
+#   cluster.sh start-apiserver DIR     start a stopped kube-apiserver on the same port
+#
+# A reaper process watches OWNER_PID (default: the caller) and tears the
+# cluster down when the owner disappears, so a crashed or killed test run
+# leaks no process. DIR/env is a shell file: source it for KUBECONFIG,
+# OCTORUN_TEST_APISERVER, OCTORUN_TEST_TOKEN, OCTORUN_TEST_CA and friends.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cmd=${1:-}
+dir=${2:-}
+[[ -n "$cmd" && -n "$dir" ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
+
+log() { echo "cluster.sh: $*" >&2; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      log "timed out waiting for $what"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# Runs a daemon in a session of its own; its pid goes to DIR/pids/NAME.
+launch() {
+  local name=$1
+  shift
+  setsid "$@" >>"$dir/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$dir/pids/$name"
+}
+
+kill_named() {
+  local name=$1 sig=${2:-TERM}
+  [[ -f "$dir/pids/$name" ]] || return 0
+  local pid
+  pid=$(cat "$dir/pids/$name")
+  kill -s "$sig" "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -s KILL "$pid" 2>/dev/null || true
+  rm -f "$dir/pids/$name"
+}
+
+make_certs() {
+  local d=$dir/pki
+  mkdir -p "$d"
+  (
+    cd "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=octorun-test-ca \
+      -keyout ca.key -out ca.crt -addext basicConstraints=critical,CA:TRUE \
+      -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver -keyout apiserver.key \
+      -out apiserver.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' >apiserver.ext
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -out apiserver.crt -extfile apiserver.ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=admin" -keyout admin.key \
+      -out admin.csr 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
+    openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -out admin.crt -extfile client.ext 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    # An admin token, and a user with no roles (tests bind roles to it to see
+    # RBAC answers).
+    admin=$(openssl rand -hex 32) user=$(openssl rand -hex 32)
+    {
+      printf '%s,admin,admin-uid,"system:masters"\n' "$admin"
+      printf '%s,octorun-test-user,user-uid\n' "$user"
+    } >tokens.csv
+    printf '%s' "$admin" >admin.token
+    printf '%s' "$user" >user.token
+    rm -f ./*.csr ./*.ext
+  )
+}
+
+write_kubeconfig() {  # write_kubeconfig FILE TOKEN_FILE
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: octorun-test
+  cluster:
+    server: https://127.0.0.1:$api_port
+    certificate-authority: $dir/pki/ca.crt
+users:
+- name: user
+  user:
+    token: $(cat "$2")
+contexts:
+- name: octorun-test
+  context:
+    cluster: octorun-test
+    user: user
+current-context: octorun-test
+EOF
+}
+
+start_apiserver() {
+  # shellcheck disable=SC1091
+  source "$dir/ports"
+  launch kube-apiserver "$bin/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+    --cert-dir="$dir/pki" --tls-cert-file="$dir/pki/apiserver.crt" \
+    --tls-private-key-file="$dir/pki/apiserver.key" --client-ca-file="$dir/pki/ca.crt" \
+    --token-auth-file="$dir/pki/tokens.csv" --authorization-mode=RBAC \
+    --service-account-issuer="https://127.0.0.1:$api_port" \
+    --service-account-key-file="$dir/pki/sa.pub" \
+    --service-account-signing-key-file="$dir/pki/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
+    --disable-admission-plugins=ServiceAccount \
+    --endpoint-reconciler-type=none
+  wait_for 120 "kube-apiserver /readyz" \
+    curl -fsS --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$api_port/readyz"
+}
+
+start_reaper() {
+  local owner=$1
+  # The reaper outlives a SIGKILLed owner: it runs in a session of its own.
+  setsid bash -c '
+    owner=$1 script=$2 dir=$3
+    while kill -0 "$owner" 2>/dev/null && [[ -d "$dir" ]]; do sleep 1; done
+    [[ -d "$dir" ]] && "$script" stop "$dir"
+  ' reaper "$owner" "$here/cluster.sh" "$dir" >/dev/null 2>&1 </dev/null &
+  echo $! >"$dir/pids/reaper"
+}
+
+case "$cmd" in
+start)
+  owner=${3:-$PPID}
+  bin=$("$here/build.sh" | tail -n 1)
+  [[ ! -e "$dir/env" ]] || { log "$dir already holds a cluster"; exit 1; }
+  mkdir -p "$dir/logs" "$dir/pids" "$dir/etcd"
+  dir=$(cd "$dir" && pwd)
+  echo "$bin" >"$dir/bin"
+  start_reaper "$owner"
+  make_certs
+  etcd_port=$(free_port) peer_port=$(free_port) api_port=$(free_port)
+  printf 'etcd_port=%s\npeer_port=%s\napi_port=%s\n' "$etcd_port" "$peer_port" "$api_port" >"$dir/ports"
+
+  launch etcd "$bin/etcd" --data-dir="$dir/etcd" --name=octorun-test \
+    --listen-client-urls="http://127.0.0.1:$etcd_port" \
+    --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls="http://127.0.0.1:$peer_port" \
+    --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
+    --initial-cluster="octorun-test=http://127.0.0.1:$peer_port" \
+    --unsafe-no-fsync --quota-backend-bytes=$((2 * 1024 * 1024 * 1024))
+  wait_for 60 "etcd" curl -fsS "http://127.0.0.1:$etcd_port/health"
+  start_apiserver
+
+  write_kubeconfig "$dir/kubeconfig" "$dir/pki/admin.token"
+  launch kube-controller-manager "$bin/kube-controller-manager" \
+    --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
+    --controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
+  # The namespace controller needs discovery; the garbage collector starts
+  # once it has synced. Both are ready when the default ServiceAccount appears.
+  wait_for 120 "kube-controller-manager (default ServiceAccount)" \
+    "$bin/kubectl" --kubeconfig="$dir/kubeconfig" -n default get serviceaccount default
+
+  cat >"$dir/env" <<EOF
+export KUBECONFIG=$dir/kubeconfig
+export OCTORUN_TEST_CLUSTER=$dir
+export OCTORUN_TEST_APISERVER=https://127.0.0.1:$api_port
+export OCTORUN_TEST_CA=$dir/pki/ca.crt
+export OCTORUN_TEST_TOKEN=$(cat "$dir/pki/admin.token")
+export OCTORUN_TEST_USER_TOKEN=$(cat "$dir/pki/user.token")
+export OCTORUN_TEST_CLIENT_CERT=$dir/pki/admin.crt
+export OCTORUN_TEST_CLIENT_KEY=$dir/pki/admin.key
+export OCTORUN_TEST_ETCD=http://127.0.0.1:$etcd_port
+export OCTORUN_TEST_BIN=$bin
+EOF
+  log "ready: https://127.0.0.1:$api_port (source $dir/env)"
+  ;;
+stop)
+  [[ -d "$dir" ]] || exit 0
+  for name in kube-controller-manager kube-scheduler kube-apiserver etcd; do kill_named "$name"; done
+  reaper_pid=$(cat "$dir/pids/reaper" 2>/dev/null || true)
+  rm -rf "$dir"
+  # The reaper exits on its own once DIR is gone; don't kill the caller if it is the reaper.
+  [[ -z "$reaper_pid" || "$reaper_pid" == "$$" || "$reaper_pid" == "$PPID" ]] ||
+    kill "$reaper_pid" 2>/dev/null || true
+  ;;
+stop-apiserver)
+  kill_named kube-apiserver KILL
+  ;;
+start-apiserver)
+  bin=$(cat "$dir/bin")
+  start_apiserver
+  ;;
+restart-apiserver)
+  kill_named kube-apiserver KILL
+  bin=$(cat "$dir/bin")
+  start_apiserver
+  ;;
+*)
+  sed -n '2,17p' "$0" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,44 @@
+// Access to the real local control plane for integration tests.
+//
+// Under ctest, the `cluster` fixture starts one cluster for the whole run and
+// sets OCTORUN_TEST_CLUSTER to its folder. A test binary run by hand starts a
+// private one (test/controlplane/cluster.sh) and stops it at exit; the
+// script's reaper stops it even if the binary crashes.
+#pragma once
+
+#include <string>
+
+namespace octorun::test {
+
+struct cluster_info {
+  std::string dir;           // the cluster folder (pki/, logs/, kubeconfig)
+  std::string server;        // https://127.0.0.1:PORT
+  std::string ca_file;       // the cluster CA, PEM
+  std::string admin_token;   // system:masters
+  std::string user_token;    // user "octorun-test-user", no roles
+  std::string client_cert;   // admin client certificate (PEM file)
+  std::string client_key;
+  std::string kubeconfig;    // admin kubeconfig (token)
+  std::string etcd;          // http://127.0.0.1:PORT
+  std::string bin;           // folder with kubectl, etcd, kube-apiserver, ...
+};
+
+// The cluster for this process; starts one on first use when needed.
+// Aborts the test binary with a clear message if no cluster can be had.
+const cluster_info& cluster();
+
+// Runs `cluster.sh VERB DIR` on this process's cluster (e.g. "restart-apiserver").
+// Only for tests that own their cluster: see private_cluster().
+void cluster_control(const cluster_info& c, const std::string& verb);
+
+// Starts a cluster that this test alone may disturb (kill the apiserver,
+// compact etcd); stopped at process exit.
+const cluster_info& private_cluster();
+
+// Runs kubectl against `c` with `args`; returns its stdout. Throws on failure.
+std::string kubectl(const cluster_info& c, const std::string& args);
+
+// A fresh, uniquely named namespace for one test.
+std::string make_namespace(const cluster_info& c, const std::string& prefix);
+
+}  // namespace octorun::test

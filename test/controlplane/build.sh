@@ -21,6 +21,10 @@ fi
 k8s_minor=${BASH_REMATCH[1]}
 
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+# One build at a time per machine: concurrent callers wait for the first.
+mkdir -p "$cache_root/controlplane"
+exec 9>"$cache_root/controlplane/.lock"
+flock 9
 complete=1
 for b in "${binaries[@]}"; do [[ -x "$bin/$b" ]] || complete=0; done
 if [[ $complete == 1 ]]; then

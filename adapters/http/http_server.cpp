@@ -2,9 +2,15 @@
 
 #include <civetweb.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
-#include <mutex>
+#include <chrono>
+#include <future>
 
 extern "C" int octorun_openssl_compat_version(void);
 extern "C" int octorun_crypto_compat_version(void);
@@ -117,6 +123,17 @@ int dispatch(mg_connection* c, void* cbdata) {
 
 int log_message(const mg_connection*, const char*) { return 1; }  // silence stderr
 
+void wake(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::close(fd);
+}
+
 }  // namespace
 
 std::string_view server_request::header_value(std::string_view lower_name) const {
@@ -188,7 +205,11 @@ expected<std::unique_ptr<server>, std::string> server::start(server_options opti
 }
 
 server::~server() {
-  if (ctx_ != nullptr) mg_stop(ctx_);
+  if (ctx_ == nullptr) return;
+  // civetweb's master thread notices mg_stop only when its poll() returns,
+  // which takes up to two seconds when idle; a connection wakes it at once.
+  auto stopped = std::async(std::launch::async, [ctx = ctx_] { mg_stop(ctx); });
+  while (stopped.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) wake(port_);
 }
 
 std::string server::base_url() const {

@@ -53,7 +53,7 @@ kill_named() {
   local pid
   pid=$(cat "$dir/pids/$name")
   kill -s "$sig" "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -s KILL "$pid" 2>/dev/null || true
   rm -f "$dir/pids/$name"
 }
@@ -191,7 +191,8 @@ EOF
   ;;
 stop)
   [[ -d "$dir" ]] || exit 0
-  for name in kube-controller-manager kube-scheduler kube-apiserver etcd; do kill_named "$name"; done
+  # The data is thrown away: no need for graceful shutdowns.
+  for name in kube-controller-manager kube-scheduler kube-apiserver etcd; do kill_named "$name" KILL; done
   reaper_pid=$(cat "$dir/pids/reaper" 2>/dev/null || true)
   rm -rf "$dir"
   # The reaper exits on its own once DIR is gone; don't kill the caller if it is the reaper.

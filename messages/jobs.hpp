@@ -1,0 +1,113 @@
+// Job messages produced by both GitHub intakes (the scale-set listener and the
+// webhook) and consumed by the RunnerSet/Runner actors. Plain structs: an
+// intake fills what its source knows and leaves the rest empty/zero.
+//
+//   listener (scale-set protocol)      webhook (workflow_job)
+//   JobAvailable   -> job_available    action=queued      -> job_available
+//   JobAssigned    -> job_assigned     (no equivalent)
+//   JobStarted     -> job_started      action=in_progress -> job_started
+//   JobCompleted   -> job_completed    action=completed   -> job_completed
+#pragma once
+
+#include <caf/all.hpp>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace octorun::messages {
+
+enum class job_source : std::uint8_t { listener, webhook };
+
+// What both intakes know about a job.
+struct job_info {
+  job_source source = job_source::webhook;
+  // Webhook: workflow_job.id. Listener: runnerRequestId (the id acquire-jobs takes).
+  std::int64_t job_id = 0;
+  std::string github_job_id;      // listener: the service's jobId string; webhook: id as text
+  std::int64_t scale_set_id = 0;  // listener only
+  std::string repository;         // "owner/repo"
+  std::string workflow_ref;       // listener: jobWorkflowRef; webhook: workflow_name@head_branch
+  std::int64_t run_id = 0;
+  std::vector<std::string> labels;  // the job's runs-on labels
+  std::string display_name;
+};
+
+// Demand: a job is waiting for a runner (JobAvailable / workflow_job queued).
+struct job_available {
+  job_info job;
+};
+
+// The service assigned the job to the scale set; a runner has yet to pick it up.
+struct job_assigned {
+  job_info job;
+};
+
+// A named runner picked the job up: only this sets a Runner's phase to Running.
+struct job_started {
+  job_info job;
+  std::string runner_name;
+  std::int64_t runner_id = 0;
+};
+
+// The job ended; `result` is the conclusion (success, failure, canceled, ...).
+struct job_completed {
+  job_info job;
+  std::string runner_name;
+  std::int64_t runner_id = 0;
+  std::string result;
+};
+
+using job_message = std::variant<job_available, job_assigned, job_started, job_completed>;
+
+// Scale-set statistics that come with every session and message.
+struct job_statistics {
+  std::int64_t scale_set_id = 0;
+  std::int64_t total_available_jobs = 0;
+  std::int64_t total_acquired_jobs = 0;
+  std::int64_t total_assigned_jobs = 0;  // the scaling signal
+  std::int64_t total_running_jobs = 0;
+  std::int64_t total_registered_runners = 0;
+  std::int64_t total_busy_runners = 0;
+  std::int64_t total_idle_runners = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_info& x) {
+  return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
+           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_available& x) {
+  return f(caf::meta::type_name("job_available"), x.job);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_assigned& x) {
+  return f(caf::meta::type_name("job_assigned"), x.job);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_started& x) {
+  return f(caf::meta::type_name("job_started"), x.job, x.runner_name, x.runner_id);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_completed& x) {
+  return f(caf::meta::type_name("job_completed"), x.job, x.runner_name, x.runner_id, x.result);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_statistics& x) {
+  return f(caf::meta::type_name("job_statistics"), x.scale_set_id, x.total_available_jobs,
+           x.total_acquired_jobs, x.total_assigned_jobs, x.total_running_jobs, x.total_registered_runners,
+           x.total_busy_runners, x.total_idle_runners);
+}
+
+// Sends whichever alternative `m` holds to `dst` as its own message type.
+inline void send_job_message(const caf::actor& dst, job_message m) {
+  std::visit([&](auto& x) { caf::anon_send(dst, std::move(x)); }, m);
+}
+
+// The job of any alternative.
+inline const job_info& job_of(const job_message& m) {
+  return std::visit([](const auto& x) -> const job_info& { return x.job; }, m);
+}
+
+}  // namespace octorun::messages

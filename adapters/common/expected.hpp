@@ -18,7 +18,7 @@ unexpected(E) -> unexpected<E>;
 template <class T, class E>
 class expected {
  public:
-  expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}            // NOLINT: implicit by design
   expected(unexpected<E> u) : v_(std::in_place_index<1>, std::move(u.error)) {}  // NOLINT
 
   bool has_value() const noexcept { return v_.index() == 0; }

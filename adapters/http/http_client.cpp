@@ -100,9 +100,7 @@ client::~client() { curl_easy_cleanup(static_cast<CURL*>(easy_)); }
 
 void client::set_tls(tls_options tls) { tls_ = std::move(tls); }
 
-expected<response, transport_error> client::perform(const request& req) {
-  return run(req, nullptr);
-}
+expected<response, transport_error> client::perform(const request& req) { return run(req, nullptr); }
 
 expected<response, transport_error> client::stream(const request& req, const chunk_sink& sink) {
   return run(req, &sink);

@@ -18,9 +18,9 @@
 namespace octorun::http {
 
 struct tls_options {
-  std::string ca_file;          // PEM bundle to trust; empty: the system store
-  std::string ca_pem;           // PEM data to trust (kubeconfig certificate-authority-data)
-  std::string client_cert_file; // client certificate (mutual TLS)
+  std::string ca_file;           // PEM bundle to trust; empty: the system store
+  std::string ca_pem;            // PEM data to trust (kubeconfig certificate-authority-data)
+  std::string client_cert_file;  // client certificate (mutual TLS)
   std::string client_key_file;
   std::string client_cert_pem;
   std::string client_key_pem;
@@ -58,8 +58,7 @@ using chunk_sink = std::function<bool(std::string_view chunk)>;
 
 class client {
  public:
-  explicit client(tls_options tls = {},
-                  std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
+  explicit client(tls_options tls = {}, std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
   ~client();
   client(const client&) = delete;
   client& operator=(const client&) = delete;

@@ -1,8 +1,7 @@
 #include "adapters/http/http_server.hpp"
 
-#include <civetweb.h>
-
 #include <arpa/inet.h>
+#include <civetweb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -172,9 +171,9 @@ expected<std::unique_ptr<server>, std::string> server::start(server_options opti
   std::string ports = options.bind_address + ":" + std::to_string(options.port) + (want_tls ? "s" : "");
   std::string threads = std::to_string(std::max(1, options.threads));
   std::string timeout = std::to_string(options.request_timeout_ms);
-  std::vector<const char*> opts = {"listening_ports", ports.c_str(),  "num_threads",
-                                   threads.c_str(),   "request_timeout_ms", timeout.c_str(),
-                                   "enable_keep_alive", "yes"};
+  std::vector<const char*> opts = {
+      "listening_ports",    ports.c_str(),   "num_threads",       threads.c_str(),
+      "request_timeout_ms", timeout.c_str(), "enable_keep_alive", "yes"};
   if (want_tls) {
     opts.insert(opts.end(), {"ssl_certificate", options.tls_pem_file.c_str(), "ssl_protocol_version", "4"});
   }
@@ -220,8 +219,7 @@ std::string url_decode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
       i += 2;

@@ -20,8 +20,8 @@ namespace octorun::http {
 
 struct server_request {
   std::string method;
-  std::string path;   // without the query string
-  std::string query;  // raw, without '?'
+  std::string path;             // without the query string
+  std::string query;            // raw, without '?'
   std::vector<header> headers;  // names lower-cased
   std::string body;
   std::string remote_addr;
@@ -41,15 +41,15 @@ struct server_response {
 using handler = std::function<server_response(const server_request&)>;
 
 struct route {
-  std::string path;         // exact match, or a prefix when it ends with '/'
+  std::string path;                  // exact match, or a prefix when it ends with '/'
   std::vector<std::string> methods;  // empty: any method
   handler fn;
 };
 
 struct server_options {
   std::string bind_address = "127.0.0.1";
-  std::uint16_t port = 0;   // 0: the kernel picks a free port (see server::port)
-  std::string tls_pem_file; // private key + certificate chain in one PEM file; empty: plain HTTP
+  std::uint16_t port = 0;    // 0: the kernel picks a free port (see server::port)
+  std::string tls_pem_file;  // private key + certificate chain in one PEM file; empty: plain HTTP
   int threads = 4;
   std::size_t max_body_bytes = 1 << 20;
   int request_timeout_ms = 10'000;

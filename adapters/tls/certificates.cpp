@@ -62,8 +62,8 @@ x509_ptr new_cert(const std::string& cn, std::chrono::hours validity, EVP_PKEY* 
                   static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(validity).count()));
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()),
+                             -1, -1, 0);
   return cert;
 }
 

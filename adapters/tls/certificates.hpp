@@ -24,8 +24,7 @@ struct certificate_request {
 };
 
 // A self-signed CA (ECDSA P-256).
-expected<key_pair_pem, std::string> make_ca(const std::string& common_name,
-                                            std::chrono::hours validity);
+expected<key_pair_pem, std::string> make_ca(const std::string& common_name, std::chrono::hours validity);
 
 // A serverAuth certificate for `req`, signed by `ca`.
 expected<key_pair_pem, std::string> issue_serving_certificate(const key_pair_pem& ca,

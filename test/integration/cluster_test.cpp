@@ -14,14 +14,16 @@ namespace {
 
 class Cluster : public ::testing::Test {
  protected:
-  Cluster() : c(cluster()), api([&] {
-    http::tls_options t;
-    t.ca_file = c.ca_file;
-    return t;
-  }()) {}
+  Cluster()
+      : c(cluster()), api([&] {
+          http::tls_options t;
+          t.ca_file = c.ca_file;
+          return t;
+        }()) {}
 
   http::response call(const std::string& method, const std::string& path, const std::string& body = "") {
-    http::request r{method, c.server + path,
+    http::request r{method,
+                    c.server + path,
                     {{"Authorization", "Bearer " + c.admin_token},
                      {"Content-Type", "application/json"},
                      {"Accept", "application/json"}},

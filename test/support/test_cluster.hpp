@@ -11,16 +11,16 @@
 namespace octorun::test {
 
 struct cluster_info {
-  std::string dir;           // the cluster folder (pki/, logs/, kubeconfig)
-  std::string server;        // https://127.0.0.1:PORT
-  std::string ca_file;       // the cluster CA, PEM
-  std::string admin_token;   // system:masters
-  std::string user_token;    // user "octorun-test-user", no roles
-  std::string client_cert;   // admin client certificate (PEM file)
+  std::string dir;          // the cluster folder (pki/, logs/, kubeconfig)
+  std::string server;       // https://127.0.0.1:PORT
+  std::string ca_file;      // the cluster CA, PEM
+  std::string admin_token;  // system:masters
+  std::string user_token;   // user "octorun-test-user", no roles
+  std::string client_cert;  // admin client certificate (PEM file)
   std::string client_key;
-  std::string kubeconfig;    // admin kubeconfig (token)
-  std::string etcd;          // http://127.0.0.1:PORT
-  std::string bin;           // folder with kubectl, etcd, kube-apiserver, ...
+  std::string kubeconfig;  // admin kubeconfig (token)
+  std::string etcd;        // http://127.0.0.1:PORT
+  std::string bin;         // folder with kubectl, etcd, kube-apiserver, ...
 };
 
 // The cluster for this process; starts one on first use when needed.

@@ -1,7 +1,6 @@
 // The shared HTTP pieces: our libcurl client against our civetweb server,
 // plain and over TLS with in-process certificates.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,16 +15,19 @@ namespace {
 
 std::vector<route> echo_routes() {
   return {
-      {"/echo", {"POST"},
+      {"/echo",
+       {"POST"},
        [](const server_request& r) {
          server_response out;
          out.status = 201;
          out.content_type = "text/plain";
-         out.body = r.method + " " + std::string(r.header_value("x-test")) + " " + r.query_param("q") + " " + r.body;
+         out.body =
+             r.method + " " + std::string(r.header_value("x-test")) + " " + r.query_param("q") + " " + r.body;
          out.headers.push_back({"X-Reply", "yes"});
          return out;
        }},
-      {"/big", {"GET"},
+      {"/big",
+       {"GET"},
        [](const server_request&) {
          server_response out;
          out.body = std::string(1 << 20, 'x');
@@ -74,8 +76,8 @@ TEST(HttpServer, RejectsOversizedBodies) {
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->status, 413);
   // Chunked uploads carry no length and are cut off while reading.
-  auto chunked = c.perform({"POST", (*srv)->base_url() + "/echo", {{"Transfer-Encoding", "chunked"}},
-                            std::string(4096, 'a')});
+  auto chunked = c.perform(
+      {"POST", (*srv)->base_url() + "/echo", {{"Transfer-Encoding", "chunked"}}, std::string(4096, 'a')});
   ASSERT_TRUE(chunked);
   EXPECT_EQ(chunked->status, 413);
 }

@@ -1,0 +1,56 @@
+// How many runners a RunnerSet (or one of its variants) wants, and which
+// runners to create or remove to get there. Pure: the RunnerSet actor feeds
+// it what it observed and turns the plan into API calls.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/runner/phase.hpp"
+
+namespace octorun::runnerset {
+
+struct demand {
+  std::int32_t min_runners = 0;
+  std::int32_t max_runners = 0;
+  // spec.replicas, written by `kubectl scale` or an HPA through the scale
+  // subresource: a fixed count that replaces job demand.
+  std::optional<std::int32_t> replicas;
+  // Jobs assigned to this pool and not yet completed (listener statistics or
+  // webhook demand).
+  std::int64_t assigned_jobs = 0;
+};
+
+// min(minRunners + assigned jobs, maxRunners): minRunners is an idle buffer on
+// top of demand. A fixed replicas count is clamped to [min, max].
+std::int32_t desired_runners(const demand& d);
+
+struct runner_view {
+  std::string name;
+  runner::phase phase = runner::phase::unset;
+  bool has_job = false;      // a job is recorded (status.job)
+  bool deleting = false;     // deletionTimestamp set
+  bool pod_ready = false;    // online: may be handed a job by GitHub at any moment
+  std::int64_t created = 0;  // creationTimestamp, seconds since the epoch
+
+  bool busy() const { return has_job || phase == runner::phase::running; }
+  bool finished() const { return runner::is_terminal(phase); }
+};
+
+struct scale_plan {
+  std::int32_t create = 0;
+  // Idle runners to remove, most removable first. Each is removed from GitHub
+  // before it is deleted; a runner GitHub reports busy is kept.
+  std::vector<std::string> remove_idle;
+  // Finished runners (terminal phase) to delete: they hold no capacity.
+  std::vector<std::string> remove_finished;
+};
+
+// Never lists a busy runner for removal. Finished runners do not count
+// towards capacity (so failures never block scale-up); deleting runners that
+// are still busy do, since their pods are still running a job.
+scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runners);
+
+}  // namespace octorun::runnerset

@@ -1,0 +1,104 @@
+#include "actors/runnerset/scaling.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace octorun::runnerset {
+namespace {
+
+using runner::phase;
+
+runner_view idle(std::string name, bool ready = true, std::int64_t created = 0) {
+  return {std::move(name), phase::pending, false, false, ready, created};
+}
+runner_view busy(std::string name) { return {std::move(name), phase::running, true, false, true, 0}; }
+
+TEST(Scaling, DesiredIsMinPlusAssignedJobsCappedAtMax) {
+  EXPECT_EQ(desired_runners({0, 10, std::nullopt, 0}), 0);
+  EXPECT_EQ(desired_runners({2, 10, std::nullopt, 3}), 5);
+  EXPECT_EQ(desired_runners({2, 10, std::nullopt, 30}), 10);
+  EXPECT_EQ(desired_runners({0, 10, std::nullopt, -4}), 0);
+}
+
+TEST(Scaling, FixedReplicasAreClampedToMinAndMax) {
+  EXPECT_EQ(desired_runners({1, 5, 3, 100}), 3);
+  EXPECT_EQ(desired_runners({1, 5, 0, 0}), 1);
+  EXPECT_EQ(desired_runners({1, 5, 9, 0}), 5);
+}
+
+TEST(Scaling, CreatesTheShortfall) {
+  auto plan = plan_scale(3, {busy("a")});
+  EXPECT_EQ(plan.create, 2);
+  EXPECT_TRUE(plan.remove_idle.empty());
+}
+
+TEST(Scaling, FinishedRunnersHoldNoCapacityAndAreCleanedUp) {
+  runner_view failed{"f", phase::failed, false, false, false, 0};
+  runner_view done{"d", phase::succeeded, true, false, false, 0};
+  auto plan = plan_scale(2, {failed, done, idle("i")});
+  EXPECT_EQ(plan.create, 1);
+  EXPECT_EQ(plan.remove_finished, (std::vector<std::string>{"f", "d"}));
+}
+
+TEST(Scaling, ScaleDownTakesStartingRunnersFirstThenNewestIdle) {
+  auto plan =
+      plan_scale(1, {idle("old", true, 100), idle("new", true, 200), idle("starting", false, 50), busy("b")});
+  EXPECT_EQ(plan.create, 0);
+  EXPECT_EQ(plan.remove_idle, (std::vector<std::string>{"starting", "new", "old"}));
+}
+
+TEST(Scaling, NeverRemovesABusyRunnerEvenWhenDesiredIsZero) {
+  auto plan = plan_scale(0, {busy("a"), busy("b"), idle("c")});
+  EXPECT_EQ(plan.remove_idle, (std::vector<std::string>{"c"}));
+}
+
+TEST(Scaling, BusyDeletingRunnersStillOccupyCapacity) {
+  runner_view draining{"d", phase::running, true, true, true, 0};
+  runner_view going{"g", phase::pending, false, true, true, 0};
+  auto plan = plan_scale(2, {draining, going});
+  EXPECT_EQ(plan.create, 1);
+}
+
+// Over random pools: a plan never removes a busy, finished-but-counted or
+// deleting runner, and reaches the desired count whenever idle runners allow.
+TEST(Scaling, RandomPoolsKeepTheInvariants) {
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<runner_view> pool;
+    int n = static_cast<int>(rng() % 12);
+    for (int i = 0; i < n; ++i) {
+      runner_view r;
+      r.name = "r" + std::to_string(i);
+      r.phase = static_cast<phase>(rng() % 6);
+      r.has_job = r.phase == phase::running ? true : (rng() % 4 == 0);
+      r.deleting = rng() % 5 == 0;
+      r.pod_ready = rng() % 2 == 0;
+      r.created = static_cast<std::int64_t>(rng() % 1000);
+      pool.push_back(r);
+    }
+    auto desired = static_cast<std::int32_t>(rng() % 10);
+    auto plan = plan_scale(desired, pool);
+    std::int32_t occupied = 0, idle_count = 0;
+    for (const auto& r : pool) {
+      bool listed = std::count(plan.remove_idle.begin(), plan.remove_idle.end(), r.name) > 0;
+      if (listed) {
+        EXPECT_FALSE(r.busy()) << r.name;
+        EXPECT_FALSE(r.deleting) << r.name;
+        EXPECT_FALSE(r.finished()) << r.name;
+      }
+      if (!r.finished() && (!r.deleting || r.busy())) ++occupied;
+      if (!r.finished() && !r.deleting && !r.busy()) ++idle_count;
+    }
+    auto after = occupied + plan.create - static_cast<std::int32_t>(plan.remove_idle.size());
+    if (occupied <= desired) {
+      EXPECT_EQ(after, desired);
+    } else {
+      EXPECT_EQ(after, std::max(desired, occupied - idle_count));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octorun::runnerset

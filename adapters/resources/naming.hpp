@@ -1,0 +1,44 @@
+// Names of the objects the manager generates, and their length limits.
+// Runner names become Pod names and label values, so they must fit in a
+// label value (63 characters); Pods and Secrets are named after the Runner.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace octorun::resources {
+
+inline constexpr std::size_t max_label_value = 63;
+inline constexpr std::size_t max_dns_label = 63;
+inline constexpr std::size_t max_dns_subdomain = 253;
+inline constexpr std::size_t runner_suffix_length = 5;  // like the apiserver's generateName suffix
+
+inline constexpr const char* label_runnerset = "octorun.io/runnerset";
+inline constexpr const char* label_variant = "octorun.io/variant";
+inline constexpr const char* label_runner = "octorun.io/runner";
+
+bool is_dns_label(std::string_view s);      // RFC 1123 label, <= 63
+bool is_dns_subdomain(std::string_view s);  // RFC 1123 subdomain, <= 253
+
+// "set-" or "set-variant-": the generateName of the set's (variant's) Runners.
+std::string runner_name_prefix(std::string_view set, std::string_view variant);
+// prefix + suffix; suffix is runner_suffix_length lowercase alphanumerics.
+std::string runner_name(std::string_view set, std::string_view variant, std::string_view suffix);
+std::string pod_name(std::string_view runner);         // the Runner's name
+std::string jit_secret_name(std::string_view runner);  // "<runner>-jit"
+// The serialized label selector of a set's runner Pods (status.selector).
+std::string selector(std::string_view set);
+
+// The longest name generated for a set (and variant) and how far it is over
+// the limit; nullopt when everything fits.
+struct name_overflow {
+  std::string longest;  // an example of the longest generated name
+  std::size_t length;
+  std::size_t limit;
+  std::size_t over() const { return length - limit; }
+};
+std::optional<name_overflow> generated_name_overflow(std::string_view set, std::string_view variant);
+
+}  // namespace octorun::resources

@@ -1,0 +1,334 @@
+#include "adapters/resources/parse.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace octorun::resources {
+namespace {
+
+using rapidjson::Value;
+
+std::string join(const std::string& path, const char* key) { return path.empty() ? key : path + "." + key; }
+std::string index(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+// Reads typed members and collects a field error for each one of the wrong type.
+// Missing members are not errors here: required fields are validation's job.
+class reader {
+ public:
+  field_errors errors;
+
+  const Value* find(const Value& obj, const char* key) {
+    if (!obj.IsObject()) return nullptr;
+    auto it = obj.FindMember(key);
+    if (it == obj.MemberEnd() || it->value.IsNull()) return nullptr;
+    return &it->value;
+  }
+  const Value* object(const Value& obj, const char* key, const std::string& path) {
+    const Value* v = find(obj, key);
+    if (v != nullptr && !v->IsObject()) return wrong(path, "an object");
+    return v;
+  }
+  const Value* array(const Value& obj, const char* key, const std::string& path) {
+    const Value* v = find(obj, key);
+    if (v != nullptr && !v->IsArray()) return wrong(path, "a list");
+    return v;
+  }
+  void string(const Value& obj, const char* key, const std::string& path, std::string& out) {
+    const Value* v = find(obj, key);
+    if (v == nullptr) return;
+    if (!v->IsString()) {
+      wrong(path, "a string");
+      return;
+    }
+    out.assign(v->GetString(), v->GetStringLength());
+  }
+  void int32(const Value& obj, const char* key, const std::string& path, std::optional<std::int32_t>& out) {
+    const Value* v = find(obj, key);
+    if (v == nullptr) return;
+    if (!v->IsInt()) {
+      wrong(path, "a whole number between -2147483648 and 2147483647");
+      return;
+    }
+    out = v->GetInt();
+  }
+  void int32(const Value& obj, const char* key, const std::string& path, std::int32_t& out) {
+    std::optional<std::int32_t> v;
+    int32(obj, key, path, v);
+    if (v) out = *v;
+  }
+  void int64(const Value& obj, const char* key, const std::string& path, std::int64_t& out) {
+    const Value* v = find(obj, key);
+    if (v == nullptr) return;
+    if (!v->IsInt64()) {
+      wrong(path, "a whole number");
+      return;
+    }
+    out = v->GetInt64();
+  }
+  void boolean(const Value& obj, const char* key, const std::string& path, bool& out) {
+    const Value* v = find(obj, key);
+    if (v == nullptr) return;
+    if (!v->IsBool()) {
+      wrong(path, "true or false");
+      return;
+    }
+    out = v->GetBool();
+  }
+  void string_list(const Value& obj, const char* key, const std::string& path,
+                   std::vector<std::string>& out) {
+    const Value* v = array(obj, key, path);
+    if (v == nullptr) return;
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      const Value& item = (*v)[i];
+      if (!item.IsString()) {
+        wrong(index(path, i), "a string");
+        continue;
+      }
+      out.emplace_back(item.GetString(), item.GetStringLength());
+    }
+  }
+  void string_map(const Value& obj, const char* key, const std::string& path,
+                  std::map<std::string, std::string>& out) {
+    const Value* v = object(obj, key, path);
+    if (v == nullptr) return;
+    for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
+      std::string k(it->name.GetString(), it->name.GetStringLength());
+      if (!it->value.IsString()) {
+        wrong(path + "." + k, "a string");
+        continue;
+      }
+      out[k] = std::string(it->value.GetString(), it->value.GetStringLength());
+    }
+  }
+  const Value* wrong(const std::string& path, const char* what) {
+    errors.push_back({path, std::string("must be ") + what});
+    return nullptr;
+  }
+};
+
+void read_meta(reader& r, const Value& obj, object_meta& m) {
+  const Value* meta = r.object(obj, "metadata", "metadata");
+  if (meta == nullptr) return;
+  r.string(*meta, "name", "metadata.name", m.name);
+  r.string(*meta, "generateName", "metadata.generateName", m.generate_name);
+  r.string(*meta, "namespace", "metadata.namespace", m.namespace_);
+  r.string(*meta, "uid", "metadata.uid", m.uid);
+  r.string(*meta, "resourceVersion", "metadata.resourceVersion", m.resource_version);
+  r.int64(*meta, "generation", "metadata.generation", m.generation);
+  r.string_map(*meta, "labels", "metadata.labels", m.labels);
+  r.string_map(*meta, "annotations", "metadata.annotations", m.annotations);
+  m.deleting = r.find(*meta, "deletionTimestamp") != nullptr;
+}
+
+void read_containers(reader& r, const Value& spec, const char* key, const std::string& path,
+                     std::vector<container_view>& out) {
+  const Value* list = r.array(spec, key, path);
+  if (list == nullptr) return;
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& c = (*list)[i];
+    auto at = index(path, i);
+    if (!c.IsObject()) {
+      r.wrong(at, "an object");
+      continue;
+    }
+    container_view v;
+    r.string(c, "name", at + ".name", v.name);
+    r.string(c, "image", at + ".image", v.image);
+    out.push_back(std::move(v));
+  }
+}
+
+std::optional<pod_template> read_template(reader& r, const Value& parent, const std::string& parent_path) {
+  const auto path = join(parent_path, "template");
+  const Value* t = r.object(parent, "template", path);
+  if (t == nullptr) return std::nullopt;
+  pod_template out;
+  out.json = to_json(*t);
+  if (const Value* meta = r.object(*t, "metadata", path + ".metadata")) {
+    r.string_map(*meta, "labels", path + ".metadata.labels", out.labels);
+    r.string_map(*meta, "annotations", path + ".metadata.annotations", out.annotations);
+  }
+  if (const Value* spec = r.object(*t, "spec", path + ".spec")) {
+    read_containers(r, *spec, "containers", path + ".spec.containers", out.containers);
+    read_containers(r, *spec, "initContainers", path + ".spec.initContainers", out.init_containers);
+    r.string(*spec, "restartPolicy", path + ".spec.restartPolicy", out.restart_policy);
+  }
+  return out;
+}
+
+void read_conditions(reader& r, const Value& status, const std::string& path, std::vector<condition>& out) {
+  const Value* list = r.array(status, "conditions", path);
+  if (list == nullptr) return;
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& c = (*list)[i];
+    auto at = index(path, i);
+    if (!c.IsObject()) {
+      r.wrong(at, "an object");
+      continue;
+    }
+    condition v;
+    r.string(c, "type", at + ".type", v.type);
+    r.string(c, "status", at + ".status", v.status);
+    r.string(c, "reason", at + ".reason", v.reason);
+    r.string(c, "message", at + ".message", v.message);
+    r.string(c, "lastTransitionTime", at + ".lastTransitionTime", v.last_transition_time);
+    r.int64(c, "observedGeneration", at + ".observedGeneration", v.observed_generation);
+    out.push_back(std::move(v));
+  }
+}
+
+void read_counts(reader& r, const Value& obj, const std::string& path, runner_counts& c) {
+  r.int32(obj, "desiredReplicas", join(path, "desiredReplicas"), c.desired_replicas);
+  r.int32(obj, "replicas", join(path, "replicas"), c.replicas);
+  r.int32(obj, "pendingRunners", join(path, "pendingRunners"), c.pending_runners);
+  r.int32(obj, "idleRunners", join(path, "idleRunners"), c.idle_runners);
+  r.int32(obj, "runningRunners", join(path, "runningRunners"), c.running_runners);
+  r.int32(obj, "failedRunners", join(path, "failedRunners"), c.failed_runners);
+  r.int32(obj, "assignedJobs", join(path, "assignedJobs"), c.assigned_jobs);
+}
+
+void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
+  r.string(spec, "scopeURL", "spec.scopeURL", s.scope_url);
+  r.string(spec, "credentialsSecretName", "spec.credentialsSecretName", s.credentials_secret_name);
+  r.string(spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
+  r.string_list(spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
+  r.int32(spec, "minRunners", "spec.minRunners", s.min_runners);
+  r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
+  r.int32(spec, "replicas", "spec.replicas", s.replicas);
+  if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
+  const Value* variants = r.array(spec, "variants", "spec.variants");
+  if (variants == nullptr) return;
+  for (rapidjson::SizeType i = 0; i < variants->Size(); ++i) {
+    const Value& v = (*variants)[i];
+    auto at = index("spec.variants", i);
+    if (!v.IsObject()) {
+      r.wrong(at, "an object");
+      continue;
+    }
+    variant_spec out;
+    r.string(v, "name", at + ".name", out.name);
+    r.string_list(v, "runnerLabels", at + ".runnerLabels", out.runner_labels);
+    r.int32(v, "minRunners", at + ".minRunners", out.min_runners);
+    r.int32(v, "maxRunners", at + ".maxRunners", out.max_runners);
+    out.template_ = read_template(r, v, at);
+    s.variants.push_back(std::move(out));
+  }
+}
+
+void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) {
+  r.int64(status, "observedGeneration", "status.observedGeneration", s.observed_generation);
+  read_counts(r, status, "status", s.counts);
+  r.string(status, "selector", "status.selector", s.selector);
+  read_conditions(r, status, "status.conditions", s.conditions);
+  const Value* variants = r.array(status, "variants", "status.variants");
+  if (variants == nullptr) return;
+  for (rapidjson::SizeType i = 0; i < variants->Size(); ++i) {
+    const Value& v = (*variants)[i];
+    auto at = index("status.variants", i);
+    if (!v.IsObject()) {
+      r.wrong(at, "an object");
+      continue;
+    }
+    variant_status out;
+    r.string(v, "name", at + ".name", out.name);
+    r.int64(v, "scaleSetId", at + ".scaleSetId", out.scale_set_id);
+    read_counts(r, v, at, out.counts);
+    s.variants.push_back(std::move(out));
+  }
+}
+
+void read_runner_status(reader& r, const Value& status, runner_status& s) {
+  std::string phase;
+  r.string(status, "phase", "status.phase", phase);
+  s.phase = parse_phase(phase);
+  r.int64(status, "runnerId", "status.runnerId", s.runner_id);
+  r.string(status, "runnerName", "status.runnerName", s.runner_name);
+  r.boolean(status, "podReady", "status.podReady", s.pod_ready);
+  r.string(status, "reason", "status.reason", s.reason);
+  r.string(status, "message", "status.message", s.message);
+  if (const Value* job = r.object(status, "job", "status.job")) {
+    job_ref j;
+    r.int64(*job, "id", "status.job.id", j.id);
+    r.string(*job, "repository", "status.job.repository", j.repository);
+    r.string(*job, "workflowRef", "status.job.workflowRef", j.workflow_ref);
+    r.int64(*job, "runId", "status.job.runId", j.run_id);
+    r.string(*job, "displayName", "status.job.displayName", j.display_name);
+    s.job = std::move(j);
+  }
+  read_conditions(r, status, "status.conditions", s.conditions);
+  const Value* failures = r.array(status, "failures", "status.failures");
+  if (failures == nullptr) return;
+  for (rapidjson::SizeType i = 0; i < failures->Size(); ++i) {
+    const Value& f = (*failures)[i];
+    auto at = index("status.failures", i);
+    if (!f.IsObject()) {
+      r.wrong(at, "an object");
+      continue;
+    }
+    runner_failure out;
+    r.string(f, "time", at + ".time", out.time);
+    r.string(f, "reason", at + ".reason", out.reason);
+    r.string(f, "message", at + ".message", out.message);
+    r.int32(f, "exitCode", at + ".exitCode", out.exit_code);
+    s.failures.push_back(std::move(out));
+  }
+}
+
+template <class T, class Fn>
+expected<T, field_errors> parse_text(std::string_view json, Fn&& fn) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError()) return unexpected(field_errors{{"", "is not valid JSON"}});
+  return fn(d);
+}
+
+}  // namespace
+
+std::string to_json(const rapidjson::Value& v) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  v.Accept(w);
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
+expected<runnerset, field_errors> parse_runnerset(const rapidjson::Value& object) {
+  if (!object.IsObject()) return unexpected(field_errors{{"", "must be an object"}});
+  reader r;
+  runnerset out;
+  read_meta(r, object, out.metadata);
+  if (const Value* spec = r.object(object, "spec", "spec")) read_runnerset_spec(r, *spec, out.spec);
+  if (const Value* status = r.object(object, "status", "status"))
+    read_runnerset_status(r, *status, out.status);
+  if (!r.errors.empty()) return unexpected(std::move(r.errors));
+  return out;
+}
+
+expected<runner, field_errors> parse_runner(const rapidjson::Value& object) {
+  if (!object.IsObject()) return unexpected(field_errors{{"", "must be an object"}});
+  reader r;
+  runner out;
+  read_meta(r, object, out.metadata);
+  if (const Value* spec = r.object(object, "spec", "spec")) {
+    auto& s = out.spec;
+    r.string(*spec, "scopeURL", "spec.scopeURL", s.scope_url);
+    r.string(*spec, "credentialsSecretName", "spec.credentialsSecretName", s.credentials_secret_name);
+    r.string(*spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
+    r.string_list(*spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
+    r.string(*spec, "runnerSetName", "spec.runnerSetName", s.runner_set_name);
+    r.string(*spec, "variant", "spec.variant", s.variant);
+    if (auto t = read_template(r, *spec, "spec")) s.template_ = std::move(*t);
+  }
+  if (const Value* status = r.object(object, "status", "status")) read_runner_status(r, *status, out.status);
+  if (!r.errors.empty()) return unexpected(std::move(r.errors));
+  return out;
+}
+
+expected<runnerset, field_errors> parse_runnerset(std::string_view json) {
+  return parse_text<runnerset>(json, [](const rapidjson::Document& d) { return parse_runnerset(d); });
+}
+
+expected<runner, field_errors> parse_runner(std::string_view json) {
+  return parse_text<runner>(json, [](const rapidjson::Document& d) { return parse_runner(d); });
+}
+
+}  // namespace octorun::resources

@@ -1,0 +1,27 @@
+// The GitHub scope a RunnerSet registers runners with, parsed from its URL.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "adapters/common/expected.hpp"
+
+namespace octorun::resources {
+
+struct github_scope {
+  enum class level { repository, organization, enterprise };
+  level kind = level::organization;
+  std::string base_url;    // scheme://host[:port]
+  std::string owner;       // organization or enterprise
+  std::string repository;  // empty unless kind == repository
+  bool github_com = false;
+
+  // REST API root: https://api.github.com, or <base>/api/v3 on GitHub Enterprise Server.
+  std::string api_url() const;
+};
+
+// Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with
+// an optional trailing slash. The error says what is wrong, for a user.
+expected<github_scope, std::string> parse_scope_url(std::string_view url);
+
+}  // namespace octorun::resources

@@ -1,0 +1,174 @@
+// Typed views of the octorun.io/v1alpha1 custom resources (crds/README.md has
+// the field names). Pod templates stay JSON: the manager passes them to the
+// Pod unchanged, and only the parts we check or patch are typed here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace octorun::resources {
+
+inline constexpr const char* api_group = "octorun.io";
+inline constexpr const char* api_version = "octorun.io/v1alpha1";
+
+// One problem with one field: `field` is a path like spec.variants[1].name.
+struct field_error {
+  std::string field;
+  std::string message;
+  bool operator==(const field_error&) const = default;
+};
+using field_errors = std::vector<field_error>;
+
+struct object_meta {
+  std::string name;
+  std::string generate_name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  std::int64_t generation = 0;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  bool deleting = false;  // deletionTimestamp is set
+};
+
+struct container_view {
+  std::string name;
+  std::string image;
+};
+
+struct pod_template {
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::vector<container_view> containers;
+  std::vector<container_view> init_containers;
+  std::string restart_policy;  // empty when unset
+  std::string json;            // the whole template as received, compact JSON
+
+  bool has_container(const std::string& name) const;
+};
+
+struct variant_spec {
+  std::string name;
+  std::vector<std::string> runner_labels;
+  std::optional<pod_template> template_;  // replaces the set's template when present
+  std::optional<std::int32_t> min_runners;
+  std::optional<std::int32_t> max_runners;
+};
+
+struct runnerset_spec {
+  std::string scope_url;
+  std::string credentials_secret_name;
+  std::string runner_group;
+  std::vector<std::string> runner_labels;
+  std::optional<std::int32_t> min_runners;
+  std::optional<std::int32_t> max_runners;
+  std::optional<std::int32_t> replicas;
+  pod_template template_;
+  std::vector<variant_spec> variants;
+};
+
+struct condition {
+  std::string type;
+  std::string status;  // True | False | Unknown
+  std::string reason;
+  std::string message;
+  std::string last_transition_time;
+  std::int64_t observed_generation = 0;
+};
+
+struct runner_counts {
+  std::int32_t desired_replicas = 0;
+  std::int32_t replicas = 0;
+  std::int32_t pending_runners = 0;
+  std::int32_t idle_runners = 0;
+  std::int32_t running_runners = 0;
+  std::int32_t failed_runners = 0;
+  std::int32_t assigned_jobs = 0;
+};
+
+struct variant_status {
+  std::string name;
+  std::int64_t scale_set_id = 0;
+  runner_counts counts;
+};
+
+struct runnerset_status {
+  std::int64_t observed_generation = 0;
+  runner_counts counts;
+  std::string selector;
+  std::vector<condition> conditions;
+  std::vector<variant_status> variants;
+};
+
+struct runnerset {
+  object_meta metadata;
+  runnerset_spec spec;
+  runnerset_status status;
+};
+
+struct runner_spec {
+  std::string scope_url;
+  std::string credentials_secret_name;
+  std::string runner_group;
+  std::vector<std::string> runner_labels;
+  std::string runner_set_name;
+  std::string variant;
+  pod_template template_;
+};
+
+enum class runner_phase { none, pending, running, succeeded, failed, outdated, unknown };
+const char* to_string(runner_phase p);
+runner_phase parse_phase(const std::string& s);  // "" -> none; anything undeclared -> unknown
+bool is_terminal(runner_phase p);
+
+struct job_ref {
+  std::int64_t id = 0;
+  std::string repository;
+  std::string workflow_ref;
+  std::int64_t run_id = 0;
+  std::string display_name;
+};
+
+struct runner_failure {
+  std::string time;
+  std::string reason;
+  std::string message;
+  std::int32_t exit_code = 0;
+};
+
+struct runner_status {
+  runner_phase phase = runner_phase::none;
+  std::int64_t runner_id = 0;
+  std::string runner_name;
+  std::optional<job_ref> job;
+  bool pod_ready = false;
+  std::string reason;
+  std::string message;
+  std::vector<condition> conditions;
+  std::vector<runner_failure> failures;
+};
+
+struct runner {
+  object_meta metadata;
+  runner_spec spec;
+  runner_status status;
+};
+
+// The variants to reconcile: the declared ones with the set's values filled
+// in (labels: the set's plus the variant's; template, min and max: the
+// variant's when given, else the set's), or one unnamed default variant carrying the set's values when none
+// are declared (so callers have a single code path).
+struct effective_variant {
+  std::string name;  // empty for the default variant
+  std::vector<std::string> runner_labels;
+  const pod_template* template_;  // points into the spec it was computed from
+  std::int32_t min_runners;
+  std::int32_t max_runners;
+};
+inline constexpr std::int32_t default_max_runners = 10;
+std::vector<effective_variant> effective_variants(const runnerset_spec& spec);
+
+}  // namespace octorun::resources

@@ -1,0 +1,58 @@
+// The cryptography GitHub needs, over OpenSSL 3, without I/O: webhook HMAC
+// signatures, GitHub App JWTs (RS256), base64url, and RFC 3339 times.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "adapters/common/expected.hpp"
+
+namespace octorun::github {
+
+// Lower-case hex HMAC-SHA256 of `body` keyed with `secret`.
+std::string hmac_sha256_hex(std::string_view secret, std::string_view body);
+
+// The X-Hub-Signature-256 value GitHub sends: "sha256=<hex>".
+std::string webhook_signature(std::string_view secret, std::string_view body);
+
+// Constant-time check of an X-Hub-Signature-256 header against the body.
+bool webhook_signature_matches(std::string_view secret, std::string_view body, std::string_view header);
+
+std::string base64url_encode(std::string_view data);
+std::optional<std::string> base64url_decode(std::string_view text);
+
+// A GitHub App JWT: {"alg":"RS256","typ":"JWT"}, iat = now - 60, exp = now + 9 min, iss = issuer.
+expected<std::string, std::string> make_app_jwt(const std::string& private_key_pem, const std::string& issuer,
+                                                std::int64_t now_epoch);
+
+struct jwt_claims {
+  std::string iss;
+  std::int64_t iat = 0;
+  std::int64_t exp = 0;
+};
+
+// Verifies an RS256 JWT with `public_key_pem` and its iat/exp against `now_epoch`.
+expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const std::string& public_key_pem,
+                                                 std::int64_t now_epoch);
+
+// Reads the claims of any JWT without checking its signature (the Actions
+// service admin token: the client only needs `exp`).
+expected<jwt_claims, std::string> peek_jwt_claims(std::string_view token);
+
+// An HS256 JWT with the given claims (the simulator's admin tokens).
+std::string make_hs256_jwt(std::string_view key, const jwt_claims& claims);
+
+// A fresh RSA key pair in PEM (private: PKCS#8, public: SubjectPublicKeyInfo), for tests and the demo.
+struct rsa_key_pem {
+  std::string private_key;
+  std::string public_key;
+};
+expected<rsa_key_pem, std::string> generate_rsa_key(int bits = 2048);
+
+// RFC 3339 / ISO 8601 UTC ("2026-01-02T03:04:05Z", fractional seconds and offsets accepted).
+std::optional<std::int64_t> parse_rfc3339(std::string_view text);
+std::string format_rfc3339(std::int64_t epoch);
+
+}  // namespace octorun::github

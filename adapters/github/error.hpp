@@ -1,0 +1,40 @@
+// GitHub failures as values: every call of the REST and scale-set clients
+// returns expected<T, github::error>.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "adapters/common/expected.hpp"
+
+namespace octorun::github {
+
+enum class error_kind {
+  busy,          // the runner is running a job (REST 422 on delete, scale-set JobStillRunning)
+  conflict,      // 409: name exists (JIT), session already active
+  unauthorized,  // 401 after one refresh
+  rate_limited,  // 403/429 with rate-limit headers, or retries exhausted on them
+  not_found,     // 404
+  rejected,      // any other 4xx: the request itself is wrong
+  server_error,  // 5xx after retries
+  transport,     // no status line (DNS, connect, TLS, timeout)
+  bad_response,  // a 2xx whose body is not what the API documents
+};
+
+const char* to_string(error_kind k);
+
+struct error {
+  error_kind kind = error_kind::bad_response;
+  long status = 0;                      // HTTP status; 0 for transport errors
+  std::string message;                  // GitHub's message or typeName, or ours
+  std::chrono::seconds retry_after{0};  // rate_limited: how long to wait
+  std::int64_t reset_epoch = 0;         // rate_limited: x-ratelimit-reset
+
+  std::string describe() const;
+};
+
+template <class T>
+using result = expected<T, error>;
+
+}  // namespace octorun::github

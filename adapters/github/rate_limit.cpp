@@ -1,0 +1,88 @@
+#include "adapters/github/rate_limit.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+
+namespace octorun::github {
+namespace {
+
+std::optional<std::int64_t> to_int(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+rate_limit_info parse_rate_limit(const http::response& r) {
+  rate_limit_info info;
+  auto get = [&](std::string_view name, std::int64_t& out) {
+    if (auto v = to_int(r.header_value(name))) {
+      out = *v;
+      info.present = true;
+    }
+  };
+  get("x-ratelimit-limit", info.limit);
+  get("x-ratelimit-remaining", info.remaining);
+  get("x-ratelimit-used", info.used);
+  get("x-ratelimit-reset", info.reset_epoch);
+  info.resource = std::string(r.header_value("x-ratelimit-resource"));
+  return info;
+}
+
+std::optional<std::int64_t> parse_retry_after(std::string_view value, std::int64_t now_epoch) {
+  if (value.empty()) return std::nullopt;
+  if (auto v = to_int(value)) return std::max<std::int64_t>(0, *v);
+  std::tm tm{};  // IMF-fixdate: "Wed, 21 Oct 2015 07:28:00 GMT"
+  std::string s(value);
+  if (strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) return std::nullopt;
+  return std::max<std::int64_t>(0, static_cast<std::int64_t>(timegm(&tm)) - now_epoch);
+}
+
+bool is_rate_limit_response(const http::response& r) {
+  if (r.status == 429) return true;
+  if (r.status != 403) return false;
+  if (!r.header_value("retry-after").empty()) return true;
+  if (r.header_value("x-ratelimit-remaining") == "0") return true;
+  return r.body.find("rate limit") != std::string::npos;  // "You have exceeded a secondary rate limit"
+}
+
+std::chrono::milliseconds backoff_delay(const retry_policy& p, int attempt, double jitter) {
+  double base = static_cast<double>(p.base.count()) * std::pow(2.0, std::min(attempt, 30));
+  double capped = std::min(base, static_cast<double>(p.cap.count()));
+  jitter = std::clamp(jitter, 0.0, 1.0);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(capped / 2 + capped / 2 * jitter));
+}
+
+retry_decision decide_retry(const retry_policy& p, int attempt, const http::response* r,
+                            std::int64_t now_epoch, double jitter) {
+  if (attempt + 1 >= p.max_attempts) return {};
+  if (r == nullptr) return {true, backoff_delay(p, attempt, jitter)};
+  if (is_rate_limit_response(*r)) {
+    using std::chrono::milliseconds;
+    using std::chrono::seconds;
+    if (auto after = parse_retry_after(r->header_value("retry-after"), now_epoch))
+      return {true, std::chrono::duration_cast<milliseconds>(seconds(*after))};
+    auto info = parse_rate_limit(*r);
+    if (info.remaining == 0 && info.reset_epoch > 0)
+      return {true, std::chrono::duration_cast<milliseconds>(
+                        seconds(std::max<std::int64_t>(0, info.reset_epoch - now_epoch)))};
+    // A secondary limit without headers: at least secondary_min, doubling, jittered upwards.
+    return {true, p.secondary_min * (1 << std::min(attempt, 4)) + backoff_delay(p, 0, jitter)};
+  }
+  if (r->status >= 500 && r->status != 501) return {true, backoff_delay(p, attempt, jitter)};
+  return {};
+}
+
+void rate_limit_budget::record(const rate_limit_info& info) {
+  if (!info.present) return;
+  if (info.limit >= 0) limit.store(info.limit, std::memory_order_relaxed);
+  if (info.remaining >= 0) remaining.store(info.remaining, std::memory_order_relaxed);
+  if (info.reset_epoch > 0) reset_epoch.store(info.reset_epoch, std::memory_order_relaxed);
+}
+
+}  // namespace octorun::github

@@ -1,0 +1,69 @@
+// GitHub rate limits as pure decisions: read the x-ratelimit-* headers, tell a
+// rate-limit response from a plain 403, and choose how long to wait before the
+// next attempt (Retry-After, then the reset time, then capped jittered
+// exponential backoff). The clock and the jitter are parameters.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/http/http_client.hpp"
+
+namespace octorun::github {
+
+struct rate_limit_info {
+  bool present = false;  // GHES without rate limiting sends none
+  std::int64_t limit = -1;
+  std::int64_t remaining = -1;
+  std::int64_t used = -1;
+  std::int64_t reset_epoch = 0;
+  std::string resource;
+};
+
+rate_limit_info parse_rate_limit(const http::response& r);
+
+// Seconds of a Retry-After header (delta-seconds or an HTTP date); nullopt when absent or unreadable.
+std::optional<std::int64_t> parse_retry_after(std::string_view value, std::int64_t now_epoch);
+
+// 429, or 403 that GitHub marks as a primary or secondary rate limit.
+bool is_rate_limit_response(const http::response& r);
+
+struct retry_policy {
+  int max_attempts = 5;                             // attempts in total, the first included
+  std::chrono::milliseconds base{1000};             // 5xx/transport: base * 2^attempt ...
+  std::chrono::milliseconds cap{30'000};            // ... capped here, then jittered
+  std::chrono::milliseconds secondary_min{60'000};  // a secondary limit without headers waits this at least
+  // A wait longer than this is not slept in the calling thread: the call
+  // returns rate_limited with retry_after so that an actor can schedule it.
+  std::chrono::milliseconds max_blocking_wait{60'000};
+};
+
+struct retry_decision {
+  bool retry = false;
+  std::chrono::milliseconds wait{0};
+};
+
+// What to do after attempt number `attempt` (0-based) ended with `r` (or a
+// transport error when r is null). `jitter` is uniform in [0, 1).
+retry_decision decide_retry(const retry_policy& p, int attempt, const http::response* r,
+                            std::int64_t now_epoch, double jitter);
+
+// Exponential backoff with "equal jitter": half fixed, half random, capped.
+std::chrono::milliseconds backoff_delay(const retry_policy& p, int attempt, double jitter);
+
+// The remaining budget seen on the last response, shared by all clients of one
+// credential so that the metrics actor can export it.
+struct rate_limit_budget {
+  std::atomic<std::int64_t> limit{-1};
+  std::atomic<std::int64_t> remaining{-1};
+  std::atomic<std::int64_t> reset_epoch{0};
+  std::atomic<std::int64_t> rate_limited_responses{0};
+  void record(const rate_limit_info& info);
+};
+
+}  // namespace octorun::github

@@ -1,0 +1,93 @@
+#include "adapters/github/webhook_intake.hpp"
+
+#include "adapters/github/crypto.hpp"
+#include "adapters/github/json.hpp"
+
+namespace octorun::github {
+namespace {
+
+http::server_response reply(int status, std::string_view message) {
+  http::server_response r;
+  r.status = status;
+  r.body = "{\"message\":" + json::quote(message) + "}";
+  return r;
+}
+
+}  // namespace
+
+job_sink actor_sink(caf::actor dst) {
+  return [dst = std::move(dst)](messages::job_message m) { messages::send_job_message(dst, std::move(m)); };
+}
+
+expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(intake_options options,
+                                                                             job_sink sink) {
+  if (options.secret.empty() && !options.allow_insecure)
+    return unexpected{
+        std::string("the webhook secret is empty: refusing to accept unsigned deliveries "
+                    "(set a secret, or the explicit insecure flag for development)")};
+  if (!sink) return unexpected{std::string("the webhook intake needs a sink")};
+  std::unique_ptr<webhook_intake> in(new webhook_intake());
+  in->options_ = options;
+  in->sink_ = std::move(sink);
+  in->dedupe_ = std::make_unique<delivery_dedupe>(options.dedupe_ttl,
+                                                  std::max<std::size_t>(1, options.dedupe_capacity));
+  auto http_options = options.http;
+  http_options.max_body_bytes = options.max_body_bytes;
+  auto* self = in.get();
+  auto srv = http::server::start(
+      http_options,
+      {{options.path, {"POST"}, [self](const http::server_request& r) { return self->handle(r); }}});
+  if (!srv) return unexpected{srv.error()};
+  in->server_ = std::move(*srv);
+  return in;
+}
+
+http::server_response webhook_intake::handle(const http::server_request& req) {
+  if (req.method != "POST") return reply(405, "only POST is accepted");
+  if (req.body.size() > options_.max_body_bytes) return reply(413, "request body too large");
+  if (!options_.secret.empty()) {
+    auto sig = req.header_value("x-hub-signature-256");
+    if (sig.empty()) {
+      counters_->bad_signature++;
+      return reply(401, "missing X-Hub-Signature-256");
+    }
+    if (!webhook_signature_matches(options_.secret, req.body, sig)) {
+      counters_->bad_signature++;
+      return reply(401, "X-Hub-Signature-256 does not match the body");
+    }
+  }
+  auto event = req.header_value("x-github-event");
+  if (event.empty()) return reply(400, "missing X-GitHub-Event");
+  auto delivery = std::string(req.header_value("x-github-delivery"));
+  if (delivery.empty() || delivery.size() > 200) return reply(400, "missing or invalid X-GitHub-Delivery");
+
+  if (event == "ping") {
+    counters_->pings++;
+    return reply(200, "pong");
+  }
+  if (event != "workflow_job") {
+    counters_->ignored++;
+    return reply(202, "event ignored");
+  }
+  auto parsed = parse_workflow_job(req.body);
+  if (!parsed) {
+    counters_->malformed++;
+    return reply(400, parsed.error());
+  }
+  {
+    std::lock_guard lock(dedupe_mutex_);
+    if (!dedupe_->first_seen(delivery, delivery_dedupe::clock::now())) {
+      counters_->duplicates++;
+      return reply(200, "duplicate delivery");
+    }
+  }
+  if (!parsed->has_value()) {
+    counters_->ignored++;
+    return reply(202, "action ignored");
+  }
+  counters_->accepted++;
+  sink_(std::move(**parsed));
+  return reply(202, "accepted");
+}
+
+}  // namespace octorun::github

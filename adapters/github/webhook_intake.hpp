@@ -1,0 +1,67 @@
+// The GitHub webhook intake: a civetweb endpoint that verifies
+// X-Hub-Signature-256 in constant time, deduplicates by X-GitHub-Delivery,
+// answers 202 at once and hands the parsed job message to a sink (an actor).
+// It never calls GitHub or Kubernetes on the request path.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "adapters/common/expected.hpp"
+#include "adapters/github/webhook.hpp"
+#include "adapters/http/http_server.hpp"
+#include "messages/jobs.hpp"
+
+namespace octorun::github {
+
+using job_sink = std::function<void(messages::job_message)>;
+
+// A sink that anon_sends each message to `dst` as its own type.
+job_sink actor_sink(caf::actor dst);
+
+struct intake_options {
+  std::string secret;           // required unless allow_insecure
+  bool allow_insecure = false;  // accept unsigned deliveries (development only)
+  std::string path = "/webhook";
+  std::size_t max_body_bytes = 25u << 20;  // GitHub caps payloads at 25 MB
+  std::chrono::seconds dedupe_ttl{24 * 3600};
+  std::size_t dedupe_capacity = 100'000;
+  http::server_options http;  // bind address, port (0), TLS, threads
+};
+
+struct intake_counters {
+  std::atomic<std::int64_t> accepted{0};  // job messages handed to the sink
+  std::atomic<std::int64_t> duplicates{0};
+  std::atomic<std::int64_t> pings{0};
+  std::atomic<std::int64_t> ignored{0};  // other events and actions
+  std::atomic<std::int64_t> bad_signature{0};
+  std::atomic<std::int64_t> malformed{0};
+};
+
+class webhook_intake {
+ public:
+  // Fails when there is no secret and allow_insecure is false, or the server cannot start.
+  static expected<std::unique_ptr<webhook_intake>, std::string> start(intake_options options, job_sink sink);
+
+  std::uint16_t port() const { return server_->port(); }
+  std::string url() const { return server_->base_url() + options_.path; }
+  const intake_counters& counters() const { return *counters_; }
+
+  // The request handler, usable without a server (unit tests, benchmarks).
+  http::server_response handle(const http::server_request& req);
+
+ private:
+  webhook_intake() = default;
+  intake_options options_;
+  job_sink sink_;
+  std::mutex dedupe_mutex_;
+  std::unique_ptr<delivery_dedupe> dedupe_;
+  std::unique_ptr<intake_counters> counters_ = std::make_unique<intake_counters>();
+  std::unique_ptr<http::server> server_;  // last: stopped first
+};
+
+}  // namespace octorun::github

@@ -1,0 +1,111 @@
+#include "adapters/admission/handlers.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "adapters/admission/defaults.hpp"
+#include "adapters/admission/validation.hpp"
+#include "adapters/resources/parse.hpp"
+
+namespace octorun::admission {
+namespace {
+
+admission_response deny(const admission_request& req, const std::string& kind, const field_errors& errors) {
+  admission_response r;
+  r.uid = req.uid;
+  r.allowed = false;
+  r.code = 422;
+  r.reason = "Invalid";
+  r.message = summarize(kind, req.name, errors);
+  r.causes = errors;
+  return r;
+}
+
+admission_response allow(const admission_request& req) {
+  admission_response r;
+  r.uid = req.uid;
+  return r;
+}
+
+bool deleting(const rapidjson::Value& object) {
+  if (!object.IsObject()) return false;
+  auto meta = object.FindMember("metadata");
+  if (meta == object.MemberEnd() || !meta->value.IsObject()) return false;
+  auto ts = meta->value.FindMember("deletionTimestamp");
+  return ts != meta->value.MemberEnd() && !ts->value.IsNull();
+}
+
+bool writes_object(const admission_request& req) {
+  return (req.operation == "CREATE" || req.operation == "UPDATE") && req.sub_resource.empty() &&
+         req.object.IsObject();
+}
+
+admission_response validate_set(const admission_request& req) {
+  // An object on its way out (finalizers being removed) is never blocked.
+  if (!writes_object(req) || deleting(req.object)) return allow(req);
+  auto set = resources::parse_runnerset(req.object);
+  if (!set) return deny(req, "RunnerSet", set.error());
+  if (auto errors = validate_runnerset(*set); !errors.empty()) return deny(req, "RunnerSet", errors);
+  return allow(req);
+}
+
+admission_response validate_runner_request(const admission_request& req) {
+  if (!writes_object(req) || deleting(req.object)) return allow(req);
+  if (req.operation == "UPDATE") {
+    if (auto errors = validate_runner_update(req.old_object, req.object); !errors.empty())
+      return deny(req, "Runner", errors);
+    return allow(req);  // an unchanged spec was valid when it was created
+  }
+  auto runner = resources::parse_runner(req.object);
+  if (!runner) return deny(req, "Runner", runner.error());
+  if (auto errors = validate_runner(*runner); !errors.empty()) return deny(req, "Runner", errors);
+  return allow(req);
+}
+
+admission_response mutate_set(const admission_request& req) {
+  auto r = allow(req);
+  if (writes_object(req) && !deleting(req.object)) r.patch = runnerset_defaults(req.object);
+  return r;
+}
+
+}  // namespace
+
+const char* path_of(endpoint e) {
+  switch (e) {
+    case endpoint::mutate_runnerset:
+      return "/mutate-runnerset";
+    case endpoint::validate_runnerset:
+      return "/validate-runnerset";
+    case endpoint::validate_runner:
+      return "/validate-runner";
+  }
+  return "";
+}
+
+admission_response review(endpoint e, const admission_request& request) {
+  switch (e) {
+    case endpoint::mutate_runnerset:
+      return mutate_set(request);
+    case endpoint::validate_runnerset:
+      return validate_set(request);
+    case endpoint::validate_runner:
+      return validate_runner_request(request);
+  }
+  return allow(request);
+}
+
+http_reply handle_review(endpoint e, std::string_view body) {
+  auto request = parse_admission_review(body);
+  if (!request) {
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    w.StartObject();
+    w.Key("message");
+    w.String(("malformed AdmissionReview: " + request.error()).c_str());
+    w.EndObject();
+    return {400, sb.GetString()};
+  }
+  return {200, encode_admission_review(review(e, *request))};
+}
+
+}  // namespace octorun::admission

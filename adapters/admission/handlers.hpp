@@ -1,0 +1,28 @@
+// What each webhook endpoint decides for one AdmissionReview (pure, no I/O).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "adapters/admission/review.hpp"
+
+namespace octorun::admission {
+
+enum class endpoint { mutate_runnerset, validate_runnerset, validate_runner };
+
+// The URL path each endpoint is served on.
+const char* path_of(endpoint e);
+
+// The decision for one parsed request.
+admission_response review(endpoint e, const admission_request& request);
+
+// A whole exchange: the POSTed body in, the HTTP status and body out. A body
+// that is not an AdmissionReview v1 gets 400 (the apiserver then applies the
+// webhook's failurePolicy).
+struct http_reply {
+  int status;
+  std::string body;
+};
+http_reply handle_review(endpoint e, std::string_view body);
+
+}  // namespace octorun::admission

@@ -1,0 +1,204 @@
+#include "adapters/admission/review.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace octorun::admission {
+namespace {
+
+using rapidjson::Value;
+
+const Value* member(const Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+// A string member, or "" when absent; an error when present with another type.
+bool read_string(const Value& obj, const char* key, std::string& out, std::string& error) {
+  const Value* v = member(obj, key);
+  if (v == nullptr || v->IsNull()) return true;
+  if (!v->IsString()) {
+    error = std::string("request.") + key + " must be a string";
+    return false;
+  }
+  out.assign(v->GetString(), v->GetStringLength());
+  return true;
+}
+
+using writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_string(writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+}  // namespace
+
+expected<admission_request, std::string> parse_admission_review(std::string_view body) {
+  rapidjson::Document d;
+  d.Parse(body.data(), body.size());
+  if (d.HasParseError()) return unexpected(std::string("body is not valid JSON"));
+  if (!d.IsObject()) return unexpected(std::string("body is not a JSON object"));
+  const Value* api_version = member(d, "apiVersion");
+  const Value* kind = member(d, "kind");
+  if (api_version == nullptr || !api_version->IsString() ||
+      std::string_view(api_version->GetString(), api_version->GetStringLength()) != "admission.k8s.io/v1")
+    return unexpected(std::string("apiVersion must be admission.k8s.io/v1"));
+  if (kind == nullptr || !kind->IsString() ||
+      std::string_view(kind->GetString(), kind->GetStringLength()) != "AdmissionReview")
+    return unexpected(std::string("kind must be AdmissionReview"));
+  const Value* req = member(d, "request");
+  if (req == nullptr || !req->IsObject()) return unexpected(std::string("request is missing"));
+
+  admission_request out;
+  std::string error;
+  if (!read_string(*req, "uid", out.uid, error) ||
+      !read_string(*req, "subResource", out.sub_resource, error) ||
+      !read_string(*req, "name", out.name, error) || !read_string(*req, "namespace", out.namespace_, error) ||
+      !read_string(*req, "operation", out.operation, error))
+    return unexpected(error);
+  if (out.uid.empty()) return unexpected(std::string("request.uid is missing"));
+  if (out.operation.empty()) return unexpected(std::string("request.operation is missing"));
+  if (const Value* k = member(*req, "kind"); k != nullptr && k->IsObject()) {
+    if (!read_string(*k, "group", out.group, error) || !read_string(*k, "version", out.version, error) ||
+        !read_string(*k, "kind", out.kind, error))
+      return unexpected("request.kind: " + error);
+  }
+  if (const Value* r = member(*req, "resource"); r != nullptr && r->IsObject()) {
+    if (!read_string(*r, "resource", out.resource, error)) return unexpected("request.resource: " + error);
+  }
+  if (const Value* dry = member(*req, "dryRun"); dry != nullptr && dry->IsBool())
+    out.dry_run = dry->GetBool();
+  if (const Value* obj = member(*req, "object"); obj != nullptr && !obj->IsNull()) {
+    if (!obj->IsObject()) return unexpected(std::string("request.object must be an object"));
+    out.object.CopyFrom(*obj, out.object.GetAllocator());
+  }
+  if (const Value* old = member(*req, "oldObject"); old != nullptr && !old->IsNull()) {
+    if (!old->IsObject()) return unexpected(std::string("request.oldObject must be an object"));
+    out.old_object.CopyFrom(*old, out.old_object.GetAllocator());
+  }
+  return out;
+}
+
+std::string encode_json_patch(const std::vector<json_patch_op>& ops) {
+  rapidjson::StringBuffer sb;
+  writer w(sb);
+  w.StartArray();
+  for (const auto& op : ops) {
+    w.StartObject();
+    w.Key("op");
+    write_string(w, op.op);
+    w.Key("path");
+    write_string(w, op.path);
+    if (!op.value_json.empty()) {
+      w.Key("value");
+      w.RawValue(op.value_json.data(), op.value_json.size(), rapidjson::kObjectType);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
+std::string encode_admission_review(const admission_response& r) {
+  rapidjson::StringBuffer sb;
+  writer w(sb);
+  w.StartObject();
+  w.Key("apiVersion");
+  w.String("admission.k8s.io/v1");
+  w.Key("kind");
+  w.String("AdmissionReview");
+  w.Key("response");
+  w.StartObject();
+  w.Key("uid");
+  write_string(w, r.uid);
+  w.Key("allowed");
+  w.Bool(r.allowed);
+  if (!r.allowed) {
+    w.Key("status");
+    w.StartObject();
+    w.Key("status");
+    w.String("Failure");
+    w.Key("code");
+    w.Int(r.code);
+    if (!r.reason.empty()) {
+      w.Key("reason");
+      write_string(w, r.reason);
+    }
+    w.Key("message");
+    write_string(w, r.message);
+    if (!r.causes.empty()) {
+      w.Key("details");
+      w.StartObject();
+      w.Key("causes");
+      w.StartArray();
+      for (const auto& c : r.causes) {
+        w.StartObject();
+        w.Key("type");
+        w.String("FieldValueInvalid");
+        w.Key("field");
+        write_string(w, c.field);
+        w.Key("message");
+        write_string(w, c.message);
+        w.EndObject();
+      }
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  if (r.allowed && !r.patch.empty()) {
+    w.Key("patchType");
+    w.String("JSONPatch");
+    w.Key("patch");
+    write_string(w, base64_encode(encode_json_patch(r.patch)));
+  }
+  if (!r.warnings.empty()) {
+    w.Key("warnings");
+    w.StartArray();
+    for (const auto& s : r.warnings) write_string(w, s);
+    w.EndArray();
+  }
+  w.EndObject();
+  w.EndObject();
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string base64_encode(std::string_view data) {
+  static constexpr char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    unsigned n = (static_cast<unsigned char>(data[i]) << 16) |
+                 (static_cast<unsigned char>(data[i + 1]) << 8) | static_cast<unsigned char>(data[i + 2]);
+    out += table[(n >> 18) & 63];
+    out += table[(n >> 12) & 63];
+    out += table[(n >> 6) & 63];
+    out += table[n & 63];
+  }
+  if (i < data.size()) {
+    unsigned n = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += table[(n >> 18) & 63];
+    out += table[(n >> 12) & 63];
+    out += i + 1 < data.size() ? table[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace octorun::admission

@@ -1,0 +1,38 @@
+// The Mutating/ValidatingWebhookConfiguration objects for our endpoints, with
+// the caBundle injected (pure: JSON in, JSON out). The manager applies them
+// (or the patch) through the Kubernetes client; tests through kubectl.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace octorun::admission {
+
+struct webhook_target {
+  // Either a Service (in-cluster) ...
+  std::string service_namespace;
+  std::string service_name;
+  int service_port = 443;
+  // ... or a base URL (https://127.0.0.1:PORT, out-of-cluster and tests).
+  std::string url_base;
+};
+
+struct webhook_configuration_options {
+  std::string name = "octorun";  // metadata.name of both configurations
+  webhook_target target;
+  std::string ca_bundle_pem;
+  // Only namespaces with these labels are covered (empty: all namespaces).
+  std::map<std::string, std::string> namespace_selector;
+  std::string failure_policy = "Fail";
+  int timeout_seconds = 10;
+};
+
+// JSON of the MutatingWebhookConfiguration (mrunnerset.octorun.io).
+std::string mutating_webhook_configuration(const webhook_configuration_options& options);
+// JSON of the ValidatingWebhookConfiguration (vrunnerset.octorun.io, vrunner.octorun.io).
+std::string validating_webhook_configuration(const webhook_configuration_options& options);
+
+// A JSON Patch that sets caBundle on the first `webhooks` webhooks of a configuration.
+std::string ca_bundle_patch(const std::string& ca_bundle_pem, int webhooks);
+
+}  // namespace octorun::admission

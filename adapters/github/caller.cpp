@@ -1,0 +1,126 @@
+#include "adapters/github/caller.hpp"
+
+#include <random>
+#include <thread>
+
+#include "adapters/github/json.hpp"
+
+namespace octorun::github {
+
+api_caller::api_caller(call_options options) : options_(std::move(options)), client_(options_.tls) {
+  if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  if (!options_.now)
+    options_.now = [] {
+      return std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  if (!options_.jitter) {
+    auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
+    options_.jitter = [rng] { return std::uniform_real_distribution<double>(0.0, 1.0)(*rng); };
+  }
+}
+
+result<http::response> api_caller::perform(http::request req, const authorizer& auth) {
+  if (req.timeout.count() == 0) req.timeout = options_.timeout;
+  bool has_ua = false;
+  for (auto& [k, v] : req.headers) has_ua = has_ua || k == "User-Agent";
+  if (!has_ua) req.headers.emplace_back("User-Agent", options_.user_agent);
+  const auto base_headers = req.headers;
+  bool refreshed = false;
+  for (int attempt = 0;; ++attempt) {
+    req.headers = base_headers;
+    if (auth) {
+      auto value = auth(false);
+      if (!value) return unexpected{value.error()};
+      req.headers.emplace_back("Authorization", *value);
+    }
+    ++attempts_;
+    auto resp = client_.perform(req);
+    if (!resp) {
+      auto d = decide_retry(options_.retry, attempt, nullptr, now(), options_.jitter());
+      if (d.retry && d.wait <= options_.retry.max_blocking_wait) {
+        options_.sleep(d.wait);
+        continue;
+      }
+      return unexpected{error{error_kind::transport, 0, resp.error().message}};
+    }
+    last_ = parse_rate_limit(*resp);
+    if (options_.budget) {
+      options_.budget->record(last_);
+      if (is_rate_limit_response(*resp)) options_.budget->rate_limited_responses++;
+    }
+    if (resp->status == 401 && auth && !refreshed) {
+      refreshed = true;
+      auto value = auth(true);
+      if (!value) return unexpected{value.error()};
+      --attempt;  // a refresh is not a failed attempt
+      continue;
+    }
+    auto d = decide_retry(options_.retry, attempt, &*resp, now(), options_.jitter());
+    if (d.retry && d.wait <= options_.retry.max_blocking_wait) {
+      options_.sleep(d.wait);
+      continue;
+    }
+    return std::move(*resp);
+  }
+}
+
+std::string error_message(const http::response& r) {
+  rapidjson::Document d;
+  d.Parse(r.body.data(), r.body.size());
+  if (!d.HasParseError() && d.IsObject()) {
+    auto msg = json::str(d, "message");
+    auto type = json::str(d, "typeName");
+    if (!type.empty()) return msg.empty() ? type : type + ": " + msg;
+    if (!msg.empty()) return msg;
+  }
+  if (!d.HasParseError() && d.IsString()) return d.GetString();
+  return r.body.substr(0, 300);
+}
+
+std::string error_type_name(const http::response& r) {
+  rapidjson::Document d;
+  d.Parse(r.body.data(), r.body.size());
+  if (d.HasParseError() || !d.IsObject()) return {};
+  return json::str(d, "typeName");
+}
+
+error error_from_response(const http::response& r, std::int64_t now_epoch, const retry_policy& p) {
+  error e;
+  e.status = r.status;
+  e.message = error_message(r);
+  if (is_rate_limit_response(r)) {
+    e.kind = error_kind::rate_limited;
+    auto info = parse_rate_limit(r);
+    e.reset_epoch = info.reset_epoch;
+    if (auto after = parse_retry_after(r.header_value("retry-after"), now_epoch))
+      e.retry_after = std::chrono::seconds(*after);
+    else if (info.remaining == 0 && info.reset_epoch > now_epoch)
+      e.retry_after = std::chrono::seconds(info.reset_epoch - now_epoch);
+    else
+      e.retry_after = std::chrono::duration_cast<std::chrono::seconds>(p.secondary_min);
+    return e;
+  }
+  switch (r.status) {
+    case 401:
+      e.kind = error_kind::unauthorized;
+      break;
+    case 404:
+      e.kind = error_kind::not_found;
+      break;
+    case 409:
+      e.kind = error_kind::conflict;
+      break;
+    default:
+      if (r.status >= 500)
+        e.kind = error_kind::server_error;
+      else if (r.status >= 400)
+        e.kind = error_kind::rejected;
+      else
+        e.kind = error_kind::bad_response;
+  }
+  return e;
+}
+
+}  // namespace octorun::github

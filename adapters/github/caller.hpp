@@ -1,0 +1,64 @@
+// One blocking HTTP caller for GitHub (REST and the Actions service): wraps
+// http::client with retries on transport errors, 5xx and rate limits (capped,
+// jittered; long waits returned to the caller instead of slept), records the
+// rate-limit budget, and turns failed responses into github::error values.
+// One per thread, like http::client.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "adapters/github/error.hpp"
+#include "adapters/github/rate_limit.hpp"
+#include "adapters/http/http_client.hpp"
+
+namespace octorun::github {
+
+struct call_options {
+  retry_policy retry;
+  http::tls_options tls;
+  std::string user_agent = "octorun/0.1";
+  std::chrono::milliseconds timeout{30'000};
+  std::shared_ptr<rate_limit_budget> budget;  // optional, shared by the clients of one credential
+  // Injectable for tests; defaults: this_thread::sleep_for, system clock, uniform [0,1).
+  std::function<void(std::chrono::milliseconds)> sleep;
+  std::function<std::int64_t()> now;
+  std::function<double()> jitter;
+};
+
+// Supplies the Authorization header value for an attempt; refresh=true after a 401.
+using authorizer = std::function<result<std::string>(bool refresh)>;
+
+class api_caller {
+ public:
+  explicit api_caller(call_options options);
+
+  // Sends `req` until it gets a response that is not worth retrying, and
+  // returns that response whatever its status. A 401 refreshes the
+  // authorization once (when `auth` is given). Only transport failures and
+  // authorization failures come back as errors.
+  result<http::response> perform(http::request req, const authorizer& auth = {});
+
+  std::int64_t now() const { return options_.now(); }
+  const call_options& options() const { return options_; }
+  const rate_limit_info& last_rate_limit() const { return last_; }
+  int attempts() const { return attempts_; }  // HTTP attempts made so far
+
+ private:
+  call_options options_;
+  http::client client_;
+  rate_limit_info last_;
+  int attempts_ = 0;
+};
+
+// The error for a response the API did not document as success.
+// Message: GitHub's "message" (REST) or the service's "typeName: message".
+error error_from_response(const http::response& r, std::int64_t now_epoch, const retry_policy& p);
+
+// "message" of a REST error body, "typeName" + "message" of a service error, or the text.
+std::string error_message(const http::response& r);
+std::string error_type_name(const http::response& r);
+
+}  // namespace octorun::github

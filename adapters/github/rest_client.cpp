@@ -1,0 +1,178 @@
+#include "adapters/github/rest_client.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "adapters/github/crypto.hpp"
+#include "adapters/github/json.hpp"
+
+namespace octorun::github {
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+result<rapidjson::Document> parse_object(const http::response& r) {
+  rapidjson::Document d;
+  d.Parse(r.body.data(), r.body.size());
+  if (d.HasParseError() || !d.IsObject())
+    return unexpected{error{error_kind::bad_response, r.status, "response is not a JSON object"}};
+  return d;
+}
+
+}  // namespace
+
+runner parse_runner(const rapidjson::Value& v) {
+  runner out;
+  out.id = json::i64(v, "id");
+  out.name = json::str(v, "name");
+  out.os = json::str(v, "os");
+  out.status = json::str(v, "status");
+  out.busy = json::boolean(v, "busy");
+  out.ephemeral = json::boolean(v, "ephemeral");
+  out.runner_group_id = json::i64(v, "runner_group_id");
+  out.labels = json::strings(v, "labels", "name");
+  return out;
+}
+
+rest_client::rest_client(rest_options options) : options_(std::move(options)), caller_(options_.call) {}
+
+error rest_client::fail(const http::response& r) const {
+  return error_from_response(r, caller_.now(), options_.call.retry);
+}
+
+result<http::response> rest_client::call(std::string method, std::string path, std::string body) {
+  http::request req;
+  req.method = std::move(method);
+  req.url = path.starts_with("http") ? path : options_.api_base + path;
+  req.headers = {{"Accept", "application/vnd.github+json"}, {"X-GitHub-Api-Version", "2022-11-28"}};
+  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  req.body = std::move(body);
+  authorizer auth;
+  if (options_.auth) {
+    auth = [this](bool refresh) -> result<std::string> {
+      auto t = options_.auth->token(caller_, refresh);
+      if (!t) return unexpected{t.error()};
+      return "Bearer " + *t;
+    };
+  }
+  return caller_.perform(std::move(req), auth);
+}
+
+result<auth_token> rest_client::token_call(const char* suffix) {
+  auto r = call("POST", options_.where.path() + "/actions/runners/" + suffix);
+  if (!r) return unexpected{r.error()};
+  if (r->status != 201) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  auth_token t{json::str(*d, "token"), parse_rfc3339(json::str(*d, "expires_at")).value_or(0)};
+  if (t.token.empty()) return unexpected{error{error_kind::bad_response, r->status, "token missing"}};
+  return t;
+}
+
+result<auth_token> rest_client::registration_token() { return token_call("registration-token"); }
+result<auth_token> rest_client::remove_token() { return token_call("remove-token"); }
+
+result<jit_config> rest_client::jit_once(const jit_request& req) {
+  std::string body = "{\"name\":" + json::quote(req.name) +
+                     ",\"runner_group_id\":" + std::to_string(req.runner_group_id) + ",\"labels\":[";
+  for (size_t i = 0; i < req.labels.size(); ++i) body += (i ? "," : "") + json::quote(req.labels[i]);
+  body += "],\"work_folder\":" + json::quote(req.work_folder) + "}";
+  auto r = call("POST", options_.where.path() + "/actions/runners/generate-jitconfig", body);
+  if (!r) return unexpected{r.error()};
+  if (r->status != 201) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  const auto* rn = json::member(*d, "runner");
+  jit_config out;
+  out.encoded_jit_config = json::str(*d, "encoded_jit_config");
+  if (rn == nullptr || !rn->IsObject() || out.encoded_jit_config.empty())
+    return unexpected{
+        error{error_kind::bad_response, r->status, "JIT response lacks runner/encoded_jit_config"}};
+  out.registered = parse_runner(*rn);
+  return out;
+}
+
+result<jit_config> rest_client::generate_jit_config(const jit_request& req) {
+  auto first = jit_once(req);
+  if (first || first.error().kind != error_kind::conflict) return first;
+  // 409: a runner with this name exists (often our own earlier attempt). Free the name when idle.
+  auto existing = list_runners(req.name);
+  if (!existing) return unexpected{existing.error()};
+  for (const auto& r : *existing) {
+    if (!same_name(r.name, req.name)) continue;
+    if (r.busy)
+      return unexpected{error{error_kind::conflict, 409, "runner " + r.name + " exists and is busy"}};
+    auto gone = delete_runner(r.id);
+    if (!gone) return unexpected{gone.error()};
+    if (*gone == delete_outcome::busy)
+      return unexpected{error{error_kind::conflict, 409, "runner " + r.name + " exists and is busy"}};
+  }
+  return jit_once(req);
+}
+
+result<std::vector<runner>> rest_client::list_runners(std::string_view name) {
+  std::vector<runner> out;
+  for (int page = 1; page <= 1000; ++page) {
+    std::string path = options_.where.path() + "/actions/runners?per_page=100&page=" + std::to_string(page);
+    if (!name.empty()) path += "&name=" + http::url_encode(name);
+    auto r = call("GET", path);
+    if (!r) return unexpected{r.error()};
+    if (r->status != 200) return unexpected{fail(*r)};
+    auto d = parse_object(*r);
+    if (!d) return unexpected{d.error()};
+    const auto* list = json::member(*d, "runners");
+    if (list == nullptr || !list->IsArray())
+      return unexpected{error{error_kind::bad_response, 200, "runner list lacks runners"}};
+    for (const auto& v : list->GetArray())
+      if (v.IsObject()) out.push_back(parse_runner(v));
+    auto total = json::i64(*d, "total_count", 0);
+    if (list->GetArray().Empty() || static_cast<std::int64_t>(out.size()) >= total) break;
+  }
+  return out;
+}
+
+result<runner> rest_client::get_runner(std::int64_t id) {
+  auto r = call("GET", options_.where.path() + "/actions/runners/" + std::to_string(id));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  return parse_runner(*d);
+}
+
+result<delete_outcome> rest_client::delete_runner(std::int64_t id) {
+  auto r = call("DELETE", options_.where.path() + "/actions/runners/" + std::to_string(id));
+  if (!r) return unexpected{r.error()};
+  if (r->status == 204 || r->status == 200) return delete_outcome::deleted;
+  if (r->status == 404) return delete_outcome::not_found;
+  if (r->status == 422) return delete_outcome::busy;
+  return unexpected{fail(*r)};
+}
+
+result<runner_group> rest_client::runner_group_by_name(std::string_view name) {
+  const bool want_default = name.empty() || same_name(name, "default");
+  if (options_.where.kind == scope_kind::repository) {
+    if (want_default) return runner_group{1, "Default", true};
+    return unexpected{
+        error{error_kind::rejected, 0, "runner groups exist only for organizations and enterprises"}};
+  }
+  auto r = call("GET", options_.where.path() + "/actions/runner-groups?per_page=100");
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  const auto* groups = json::member(*d, "runner_groups");
+  if (groups == nullptr || !groups->IsArray())
+    return unexpected{error{error_kind::bad_response, 200, "runner group list lacks runner_groups"}};
+  for (const auto& g : groups->GetArray()) {
+    runner_group rg{json::i64(g, "id"), json::str(g, "name"), json::boolean(g, "default")};
+    if ((want_default && rg.is_default) || same_name(rg.name, name)) return rg;
+  }
+  return unexpected{error{error_kind::not_found, 404, "no runner group named " + std::string(name)}};
+}
+
+}  // namespace octorun::github

@@ -1,0 +1,98 @@
+// GitHub REST for self-hosted runners at repository, organization or
+// enterprise scope, on github.com or GHES. Blocking: one instance per thread
+// (see github_workers.hpp for the actor front).
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/github/auth.hpp"
+#include "adapters/github/caller.hpp"
+#include "adapters/github/scope.hpp"
+
+namespace octorun::github {
+
+struct auth_token {
+  std::string token;
+  std::int64_t expires_at = 0;
+};
+
+struct runner {
+  std::int64_t id = 0;
+  std::string name;
+  std::string os;
+  std::string status;  // "online" / "offline"
+  bool busy = false;
+  bool ephemeral = false;
+  std::int64_t runner_group_id = 0;
+  std::vector<std::string> labels;  // label names
+};
+
+struct jit_request {
+  std::string name;
+  std::int64_t runner_group_id = 1;
+  std::vector<std::string> labels;
+  std::string work_folder = "_work";
+};
+
+struct jit_config {
+  runner registered;
+  std::string encoded_jit_config;
+};
+
+// DELETE of a runner: a busy runner is an answer, not a failure to retry blindly.
+enum class delete_outcome { deleted, not_found, busy };
+
+struct runner_group {
+  std::int64_t id = 0;
+  std::string name;
+  bool is_default = false;
+};
+
+struct rest_options {
+  std::string api_base;  // from parse_config_url
+  scope where;
+  std::shared_ptr<token_source> auth;
+  call_options call;
+};
+
+class rest_client {
+ public:
+  explicit rest_client(rest_options options);
+
+  result<auth_token> registration_token();
+  result<auth_token> remove_token();
+  // On 409 (name taken, e.g. a retried request GitHub had completed) the
+  // runner of that name is deleted when idle and the call repeated once.
+  result<jit_config> generate_jit_config(const jit_request& req);
+  result<std::vector<runner>> list_runners(std::string_view name = {});  // all pages
+  result<runner> get_runner(std::int64_t id);
+  result<delete_outcome> delete_runner(std::int64_t id);
+  // "default" (or empty) finds the default group; repository scope only has the default group (id 1).
+  result<runner_group> runner_group_by_name(std::string_view name);
+
+  // Any REST call on this client's credentials; `path` is appended to api_base.
+  result<http::response> call(std::string method, std::string path, std::string body = {});
+
+  api_caller& caller() { return caller_; }
+  const api_caller& caller() const { return caller_; }
+  const rest_options& options() const { return options_; }
+  const rate_limit_info& last_rate_limit() const { return caller_.last_rate_limit(); }
+
+ private:
+  result<auth_token> token_call(const char* suffix);
+  result<jit_config> jit_once(const jit_request& req);
+  error fail(const http::response& r) const;
+  rest_options options_;
+  api_caller caller_;
+};
+
+// Pure: the runner object of the REST API (labels are objects with a name).
+runner parse_runner(const rapidjson::Value& v);
+
+}  // namespace octorun::github

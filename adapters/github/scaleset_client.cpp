@@ -1,0 +1,451 @@
+#include "adapters/github/scaleset_client.hpp"
+
+#include "adapters/github/crypto.hpp"
+#include "adapters/github/json.hpp"
+
+namespace octorun::github {
+namespace {
+
+constexpr const char* api_version = "api-version=6.0-preview";
+
+std::string join_url(const std::string& base, std::string_view path) {
+  std::string out = base;
+  if (!out.empty() && out.back() != '/') out.push_back('/');
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  out += path;
+  out += (out.find('?') == std::string::npos ? "?" : "&");
+  return out + api_version;
+}
+
+result<rapidjson::Document> parse_object(const http::response& r) {
+  rapidjson::Document d;
+  std::string_view body = r.body;
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);  // a UTF-8 BOM
+  d.Parse(body.data(), body.size());
+  if (d.HasParseError() || !d.IsObject())
+    return unexpected{error{error_kind::bad_response, r.status, "response is not a JSON object"}};
+  return d;
+}
+
+runner_reference parse_runner_reference(const rapidjson::Value& v) {
+  return {json::i64(v, "id"), json::str(v, "name"), json::i64(v, "runnerScaleSetId")};
+}
+
+messages::job_info parse_job_info(const rapidjson::Value& v, std::int64_t scale_set_id) {
+  messages::job_info j;
+  j.source = messages::job_source::listener;
+  j.job_id = json::i64(v, "runnerRequestId");
+  j.github_job_id = json::str(v, "jobId");
+  j.scale_set_id = scale_set_id;
+  auto owner = json::str(v, "ownerName");
+  auto repo = json::str(v, "repositoryName");
+  j.repository = owner.empty() ? repo : owner + "/" + repo;
+  j.workflow_ref = json::str(v, "jobWorkflowRef");
+  j.run_id = json::i64(v, "workflowRunId");
+  j.labels = json::strings(v, "requestLabels");
+  j.display_name = json::str(v, "jobDisplayName");
+  return j;
+}
+
+}  // namespace
+
+messages::job_statistics parse_statistics(const rapidjson::Value& v) {
+  messages::job_statistics s;
+  s.total_available_jobs = json::i64(v, "totalAvailableJobs");
+  s.total_acquired_jobs = json::i64(v, "totalAcquiredJobs");
+  s.total_assigned_jobs = json::i64(v, "totalAssignedJobs");
+  s.total_running_jobs = json::i64(v, "totalRunningJobs");
+  s.total_registered_runners = json::i64(v, "totalRegisteredRunners");
+  s.total_busy_runners = json::i64(v, "totalBusyRunners");
+  s.total_idle_runners = json::i64(v, "totalIdleRunners");
+  return s;
+}
+
+scale_set parse_scale_set(const rapidjson::Value& v) {
+  scale_set s;
+  s.id = json::i64(v, "id");
+  s.name = json::str(v, "name");
+  s.runner_group_id = json::i64(v, "runnerGroupId");
+  s.runner_group_name = json::str(v, "runnerGroupName");
+  s.labels = json::strings(v, "labels", "name");
+  const auto* setting = json::member(v, "runnerSetting");
+  if (setting == nullptr) setting = json::member(v, "RunnerSetting");
+  s.disable_update = setting != nullptr && json::boolean(*setting, "disableUpdate");
+  if (const auto* st = json::member(v, "statistics")) s.statistics = parse_statistics(*st);
+  s.statistics.scale_set_id = s.id;
+  return s;
+}
+
+expected<scaleset_session, std::string> parse_session(std::string_view body) {
+  rapidjson::Document d;
+  d.Parse(body.data(), body.size());
+  if (d.HasParseError() || !d.IsObject()) return unexpected{std::string("session is not a JSON object")};
+  scaleset_session s;
+  s.session_id = json::str(d, "sessionId");
+  s.owner_name = json::str(d, "ownerName");
+  s.message_queue_url = json::str(d, "messageQueueUrl");
+  s.message_queue_token = json::str(d, "messageQueueAccessToken");
+  if (const auto* ss = json::member(d, "runnerScaleSet")) s.scale_set_id = json::i64(*ss, "id");
+  const auto* st = json::member(d, "statistics");
+  if (s.session_id.empty() || s.session_id == "00000000-0000-0000-0000-000000000000" ||
+      s.message_queue_url.empty() || s.message_queue_token.empty() || st == nullptr || !st->IsObject())
+    return unexpected{
+        std::string("session lacks sessionId, messageQueueUrl, messageQueueAccessToken or statistics")};
+  s.statistics = parse_statistics(*st);
+  s.statistics.scale_set_id = s.scale_set_id;
+  return s;
+}
+
+expected<queue_message, std::string> parse_queue_message(std::string_view body, std::int64_t scale_set_id) {
+  rapidjson::Document d;
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
+  d.Parse(body.data(), body.size());
+  if (d.HasParseError() || !d.IsObject()) return unexpected{std::string("message is not a JSON object")};
+  if (json::str(d, "messageType") != "RunnerScaleSetJobMessages")
+    return unexpected{"unexpected messageType '" + json::str(d, "messageType") + "'"};
+  queue_message m;
+  m.message_id = json::i64(d, "messageId");
+  if (const auto* st = json::member(d, "statistics")) m.statistics = parse_statistics(*st);
+  m.statistics.scale_set_id = scale_set_id;
+  std::string inner = json::str(d, "body");
+  if (inner.empty()) return m;
+  rapidjson::Document jobs;
+  jobs.Parse(inner.data(), inner.size());
+  if (jobs.HasParseError() || !jobs.IsArray())
+    return unexpected{std::string("message body is not a JSON array")};
+  for (const auto& j : jobs.GetArray()) {
+    if (!j.IsObject()) continue;
+    auto type = json::str(j, "messageType");
+    auto info = parse_job_info(j, scale_set_id);
+    if (type == "JobAvailable")
+      m.jobs.emplace_back(messages::job_available{std::move(info)});
+    else if (type == "JobAssigned")
+      m.jobs.emplace_back(messages::job_assigned{std::move(info)});
+    else if (type == "JobStarted")
+      m.jobs.emplace_back(
+          messages::job_started{std::move(info), json::str(j, "runnerName"), json::i64(j, "runnerId")});
+    else if (type == "JobCompleted")
+      m.jobs.emplace_back(messages::job_completed{std::move(info), json::str(j, "runnerName"),
+                                                  json::i64(j, "runnerId"), json::str(j, "result")});
+  }
+  return m;
+}
+
+std::string scale_set_json(const scale_set& s, bool for_update) {
+  std::string out = "{";
+  auto field = [&](const std::string& kv) { out += (out.size() > 1 ? "," : "") + kv; };
+  if (!s.name.empty()) field("\"name\":" + json::quote(s.name));
+  if (s.runner_group_id != 0) field("\"runnerGroupId\":" + std::to_string(s.runner_group_id));
+  auto labels = s.labels;
+  if (labels.empty() && !for_update && !s.name.empty()) labels.push_back(s.name);
+  if (!labels.empty()) {
+    std::string l = "\"labels\":[";
+    for (size_t i = 0; i < labels.size(); ++i)
+      l += (i ? "," : "") + std::string("{\"type\":\"System\",\"name\":") + json::quote(labels[i]) + "}";
+    field(l + "]");
+  }
+  field(std::string("\"RunnerSetting\":") +
+        (s.disable_update && !for_update ? "{\"disableUpdate\":true}" : "{}"));
+  field("\"createdOn\":\"0001-01-01T00:00:00Z\"");
+  return out + "}";
+}
+
+expected<std::unique_ptr<scaleset_client>, std::string> scaleset_client::make(scaleset_options options) {
+  auto target = parse_config_url(options.config_url);
+  if (!target) return unexpected{target.error()};
+  return std::unique_ptr<scaleset_client>(new scaleset_client(std::move(options), std::move(*target)));
+}
+
+scaleset_client::scaleset_client(scaleset_options options, github_target target)
+    : options_(std::move(options)),
+      target_(std::move(target)),
+      rest_(rest_options{target_.api_base, target_.where, options_.auth, options_.call}) {}
+
+error scaleset_client::fail(const http::response& r) const {
+  return error_from_response(r, rest_.caller().now(), options_.call.retry);
+}
+
+result<ok_t> scaleset_client::ensure_admin() {
+  const auto now = rest_.caller().now();
+  if (!tenant_url_.empty() && now + 60 < admin_expires_) return ok;
+  auto reg = rest_.registration_token();
+  if (!reg) return unexpected{reg.error()};
+  http::request req;
+  req.method = "POST";
+  req.url = target_.api_base + "/actions/runner-registration";
+  req.headers = {{"Authorization", "RemoteAuth " + reg->token}, {"Content-Type", "application/json"}};
+  req.body = "{\"url\":" + json::quote(target_.config_url) + ",\"runner_event\":\"register\"}\n";
+  auto r = rest_.caller().perform(req);
+  if (!r) return unexpected{r.error()};
+  if (r->status < 200 || r->status >= 300) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  auto url = json::str(*d, "url");
+  auto token = json::str(*d, "token");
+  if (url.empty() || token.empty())
+    return unexpected{error{error_kind::bad_response, r->status, "runner-registration lacks url/token"}};
+  auto claims = peek_jwt_claims(token);
+  if (!claims)
+    return unexpected{error{error_kind::bad_response, r->status, "admin token: " + claims.error()}};
+  tenant_url_ = url;
+  admin_token_ = token;
+  admin_expires_ = claims->exp;
+  return ok;
+}
+
+result<http::response> scaleset_client::service(std::string method, std::string path, std::string body,
+                                                bool queue_token) {
+  auto admin = ensure_admin();
+  if (!admin) return unexpected{admin.error()};
+  http::request req;
+  req.method = std::move(method);
+  req.url = join_url(tenant_url_, path);
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = std::move(body);
+  if (!queue_token) {
+    req.headers.emplace_back("Authorization", "Bearer " + admin_token_);
+    return rest_.caller().perform(std::move(req));
+  }
+  return queue_call(std::move(req));
+}
+
+result<http::response> scaleset_client::queue_call(http::request req) {
+  if (!session_) return unexpected{error{error_kind::rejected, 0, "no message session"}};
+  return rest_.caller().perform(std::move(req), [this](bool refresh) -> result<std::string> {
+    if (refresh) {
+      auto s = refresh_session();
+      if (!s) return unexpected{s.error()};
+    }
+    return "Bearer " + session_->message_queue_token;
+  });
+}
+
+result<runner_group> scaleset_client::runner_group_by_name(const std::string& name) {
+  auto r = service("GET", "_apis/runtime/runnergroups/?groupName=" + http::url_encode(name));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  const auto* v = json::member(*d, "value");
+  auto count = json::i64(*d, "count");
+  if (count != 1 || v == nullptr || !v->IsArray() || v->GetArray().Size() != 1)
+    return unexpected{error{count == 0 ? error_kind::not_found : error_kind::bad_response, r->status,
+                            "expected one runner group named " + name + ", got " + std::to_string(count)}};
+  const auto& g = v->GetArray()[0];
+  return runner_group{json::i64(g, "id"), json::str(g, "name"), json::boolean(g, "isDefaultGroup")};
+}
+
+result<std::optional<scale_set>> scaleset_client::scale_set_by_name(std::int64_t runner_group_id,
+                                                                    const std::string& name) {
+  auto r = service("GET", "_apis/runtime/runnerscalesets?runnerGroupId=" + std::to_string(runner_group_id) +
+                              "&name=" + http::url_encode(name));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  const auto* v = json::member(*d, "value");
+  auto count = json::i64(*d, "count");
+  if (count == 0) return std::optional<scale_set>{};
+  if (count > 1 || v == nullptr || !v->IsArray() || v->GetArray().Size() != 1)
+    return unexpected{error{error_kind::bad_response, r->status, "more than one scale set named " + name}};
+  return std::optional<scale_set>(parse_scale_set(v->GetArray()[0]));
+}
+
+namespace {
+result<scale_set> scale_set_from(const result<http::response>& r, long success,
+                                 const std::function<error(const http::response&)>& fail) {
+  if (!r) return unexpected{r.error()};
+  if (r->status != success) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  auto s = parse_scale_set(*d);
+  if (s.id == 0) return unexpected{error{error_kind::bad_response, r->status, "scale set without id"}};
+  return s;
+}
+}  // namespace
+
+result<scale_set> scaleset_client::get_scale_set(std::int64_t id) {
+  return scale_set_from(service("GET", "_apis/runtime/runnerscalesets/" + std::to_string(id)), 200,
+                        [this](const http::response& r) { return fail(r); });
+}
+
+result<scale_set> scaleset_client::create_scale_set(const scale_set& s) {
+  if (s.name.empty()) return unexpected{error{error_kind::rejected, 0, "a scale set needs a name"}};
+  return scale_set_from(service("POST", "_apis/runtime/runnerscalesets", scale_set_json(s, false)), 200,
+                        [this](const http::response& r) { return fail(r); });
+}
+
+result<scale_set> scaleset_client::update_scale_set(std::int64_t id, const scale_set& changes) {
+  return scale_set_from(
+      service("PATCH", "_apis/runtime/runnerscalesets/" + std::to_string(id), scale_set_json(changes, true)),
+      200, [this](const http::response& r) { return fail(r); });
+}
+
+result<ok_t> scaleset_client::delete_scale_set(std::int64_t id) {
+  auto r = service("DELETE", "_apis/runtime/runnerscalesets/" + std::to_string(id));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 204) return unexpected{fail(*r)};
+  return ok;
+}
+
+result<scaleset_session> scaleset_client::create_session(std::int64_t scale_set_id,
+                                                         const std::string& owner_name) {
+  auto r = service("POST", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/sessions",
+                   "{\"sessionId\":\"00000000-0000-0000-0000-000000000000\",\"ownerName\":" +
+                       json::quote(owner_name) + "}");
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto s = parse_session(r->body);
+  if (!s) return unexpected{error{error_kind::bad_response, r->status, s.error()}};
+  if (s->scale_set_id == 0) s->scale_set_id = s->statistics.scale_set_id = scale_set_id;
+  session_ = *s;
+  return *s;
+}
+
+result<scaleset_session> scaleset_client::refresh_session() {
+  if (!session_) return unexpected{error{error_kind::rejected, 0, "no message session"}};
+  auto r = service("PATCH", "_apis/runtime/runnerscalesets/" + std::to_string(session_->scale_set_id) +
+                                "/sessions/" + session_->session_id);
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto s = parse_session(r->body);
+  if (!s) return unexpected{error{error_kind::bad_response, r->status, s.error()}};
+  if (s->scale_set_id == 0) s->scale_set_id = s->statistics.scale_set_id = session_->scale_set_id;
+  session_ = *s;
+  return *s;
+}
+
+result<ok_t> scaleset_client::delete_session() {
+  if (!session_) return ok;
+  auto r = service("DELETE", "_apis/runtime/runnerscalesets/" + std::to_string(session_->scale_set_id) +
+                                 "/sessions/" + session_->session_id);
+  if (!r) return unexpected{r.error()};
+  if (r->status != 204 && r->status != 404) return unexpected{fail(*r)};
+  session_.reset();
+  return ok;
+}
+
+result<std::optional<queue_message>> scaleset_client::get_message(std::int64_t last_message_id,
+                                                                  int max_capacity) {
+  if (!session_) return unexpected{error{error_kind::rejected, 0, "no message session"}};
+  http::request req;
+  req.url = session_->message_queue_url;
+  if (last_message_id > 0)
+    req.url += (req.url.find('?') == std::string::npos ? "?" : "&") + std::string("lastMessageId=") +
+               std::to_string(last_message_id);
+  req.headers = {{"Accept", "application/json; api-version=6.0-preview"},
+                 {"X-ScaleSetMaxCapacity", std::to_string(std::max(0, max_capacity))}};
+  req.timeout = options_.long_poll + std::chrono::seconds(30);
+  auto r = queue_call(std::move(req));
+  if (!r) return unexpected{r.error()};
+  if (r->status == 202) return std::optional<queue_message>{};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto m = parse_queue_message(r->body, session_->scale_set_id);
+  if (!m) return unexpected{error{error_kind::bad_response, 200, m.error()}};
+  return std::optional<queue_message>(std::move(*m));
+}
+
+result<ok_t> scaleset_client::delete_message(std::int64_t message_id) {
+  if (!session_) return unexpected{error{error_kind::rejected, 0, "no message session"}};
+  http::request req;
+  req.method = "DELETE";
+  std::string url = session_->message_queue_url;
+  auto q = url.find('?');
+  std::string query = q == std::string::npos ? "" : url.substr(q);
+  url = url.substr(0, q);
+  req.url = url + (url.ends_with("/") ? "" : "/") + std::to_string(message_id) + query;
+  req.headers = {{"Content-Type", "application/json"}};
+  auto r = queue_call(std::move(req));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 204) return unexpected{fail(*r)};
+  return ok;
+}
+
+result<std::vector<std::int64_t>> scaleset_client::acquire_jobs(
+    std::int64_t scale_set_id, const std::vector<std::int64_t>& request_ids) {
+  std::string body = "[";
+  for (size_t i = 0; i < request_ids.size(); ++i) body += (i ? "," : "") + std::to_string(request_ids[i]);
+  auto r = service("POST", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/acquirejobs",
+                   body + "]", true);
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  std::vector<std::int64_t> out;
+  if (const auto* v = json::member(*d, "value"); v != nullptr && v->IsArray())
+    for (const auto& id : v->GetArray())
+      if (id.IsInt64()) out.push_back(id.GetInt64());
+  return out;
+}
+
+result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set_id, const std::string& name,
+                                                          const std::string& work_folder) {
+  auto once = [&]() -> result<scaleset_jit> {
+    auto r = service("POST",
+                     "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/generatejitconfig",
+                     "{\"name\":" + json::quote(name) + ",\"workFolder\":" + json::quote(work_folder) + "}");
+    if (!r) return unexpected{r.error()};
+    if (r->status != 200) {
+      auto e = fail(*r);
+      if (error_type_name(*r).find("AgentExistsException") != std::string::npos)
+        e.kind = error_kind::conflict;
+      return unexpected{e};
+    }
+    auto d = parse_object(*r);
+    if (!d) return unexpected{d.error()};
+    scaleset_jit j;
+    j.encoded_jit_config = json::str(*d, "encodedJITConfig");
+    const auto* rn = json::member(*d, "runner");
+    if (rn == nullptr || j.encoded_jit_config.empty())
+      return unexpected{error{error_kind::bad_response, 200, "JIT response lacks runner/encodedJITConfig"}};
+    j.runner = parse_runner_reference(*rn);
+    return j;
+  };
+  auto first = once();
+  if (first || first.error().kind != error_kind::conflict) return first;
+  auto existing = runner_by_name(name);
+  if (!existing) return unexpected{existing.error()};
+  if (*existing) {
+    if ((*existing)->scale_set_id != scale_set_id)
+      return unexpected{error{error_kind::conflict, 409, "runner " + name + " belongs to another scale set"}};
+    auto gone = remove_runner((*existing)->id);
+    if (!gone) return unexpected{gone.error()};
+    if (*gone == delete_outcome::busy)
+      return unexpected{error{error_kind::conflict, 409, "runner " + name + " exists and is busy"}};
+  }
+  return once();
+}
+
+result<runner_reference> scaleset_client::get_runner(std::int64_t runner_id) {
+  auto r = service("GET", "_apis/distributedtask/pools/0/agents/" + std::to_string(runner_id));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  return parse_runner_reference(*d);
+}
+
+result<std::optional<runner_reference>> scaleset_client::runner_by_name(const std::string& name) {
+  auto r = service("GET", "_apis/distributedtask/pools/0/agents?agentName=" + http::url_encode(name));
+  if (!r) return unexpected{r.error()};
+  if (r->status != 200) return unexpected{fail(*r)};
+  auto d = parse_object(*r);
+  if (!d) return unexpected{d.error()};
+  const auto* v = json::member(*d, "value");
+  auto count = json::i64(*d, "count");
+  if (count == 0) return std::optional<runner_reference>{};
+  if (count > 1 || v == nullptr || !v->IsArray() || v->GetArray().Size() != 1)
+    return unexpected{error{error_kind::bad_response, r->status, "more than one runner named " + name}};
+  return std::optional<runner_reference>(parse_runner_reference(v->GetArray()[0]));
+}
+
+result<delete_outcome> scaleset_client::remove_runner(std::int64_t runner_id) {
+  auto r = service("DELETE", "_apis/distributedtask/pools/0/agents/" + std::to_string(runner_id));
+  if (!r) return unexpected{r.error()};
+  if (r->status == 204) return delete_outcome::deleted;
+  if (r->status == 404) return delete_outcome::not_found;
+  if (error_type_name(*r).find("JobStillRunningException") != std::string::npos) return delete_outcome::busy;
+  return unexpected{fail(*r)};
+}
+
+}  // namespace octorun::github

@@ -1,0 +1,122 @@
+// The runner scale-set protocol (listener side): registration with the
+// Actions service, scale sets, the message session with its long poll and
+// acknowledgement, job acquisition, JIT configuration and runner removal.
+// Blocking: one instance per listener thread (a detached actor).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/github/rest_client.hpp"
+#include "messages/jobs.hpp"
+
+namespace octorun::github {
+
+struct scale_set {
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t runner_group_id = 0;
+  std::string runner_group_name;
+  std::vector<std::string> labels;
+  bool disable_update = true;
+  messages::job_statistics statistics;
+};
+
+struct scaleset_session {
+  std::string session_id;
+  std::string owner_name;
+  std::int64_t scale_set_id = 0;
+  std::string message_queue_url;
+  std::string message_queue_token;
+  messages::job_statistics statistics;
+};
+
+struct queue_message {
+  std::int64_t message_id = 0;
+  std::vector<messages::job_message> jobs;  // unknown job message types skipped
+  messages::job_statistics statistics;
+};
+
+struct runner_reference {
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t scale_set_id = 0;
+};
+
+struct scaleset_jit {
+  runner_reference runner;
+  std::string encoded_jit_config;
+};
+
+struct scaleset_options {
+  std::string config_url;  // https://github.com/org, .../owner/repo, .../enterprises/e
+  std::shared_ptr<token_source> auth;
+  call_options call;
+  std::chrono::seconds long_poll{50};  // the service holds get-message about 50 s
+};
+
+class scaleset_client {
+ public:
+  // Fails on an unparseable config URL.
+  static expected<std::unique_ptr<scaleset_client>, std::string> make(scaleset_options options);
+
+  result<runner_group> runner_group_by_name(const std::string& name);
+  result<std::optional<scale_set>> scale_set_by_name(std::int64_t runner_group_id, const std::string& name);
+  result<scale_set> get_scale_set(std::int64_t id);
+  result<scale_set> create_scale_set(const scale_set& s);
+  result<scale_set> update_scale_set(std::int64_t id, const scale_set& changes);  // non-default fields only
+  result<ok_t> delete_scale_set(std::int64_t id);
+
+  // A 409 (another listener holds the session) comes back as error_kind::conflict.
+  result<scaleset_session> create_session(std::int64_t scale_set_id, const std::string& owner_name);
+  result<scaleset_session> refresh_session();
+  result<ok_t> delete_session();
+  const std::optional<scaleset_session>& session() const { return session_; }
+
+  // Long poll: nullopt on 202 (nothing within the poll window). A 401
+  // refreshes the session once and retries.
+  result<std::optional<queue_message>> get_message(std::int64_t last_message_id, int max_capacity);
+  result<ok_t> delete_message(std::int64_t message_id);  // acknowledge
+  result<std::vector<std::int64_t>> acquire_jobs(std::int64_t scale_set_id,
+                                                 const std::vector<std::int64_t>& request_ids);
+
+  // 409 AgentExists: when the runner of that name belongs to this scale set it is removed and the call
+  // repeated once.
+  result<scaleset_jit> generate_jit_config(std::int64_t scale_set_id, const std::string& name,
+                                           const std::string& work_folder = {});
+  result<runner_reference> get_runner(std::int64_t runner_id);
+  result<std::optional<runner_reference>> runner_by_name(const std::string& name);
+  result<delete_outcome> remove_runner(std::int64_t runner_id);
+
+  rest_client& rest() { return rest_; }
+  const std::string& tenant_url() const { return tenant_url_; }
+
+ private:
+  scaleset_client(scaleset_options options, github_target target);
+  result<ok_t> ensure_admin();
+  result<http::response> service(std::string method, std::string path, std::string body = {},
+                                 bool queue_token = false);
+  result<http::response> queue_call(http::request req);
+  error fail(const http::response& r) const;
+
+  scaleset_options options_;
+  github_target target_;
+  rest_client rest_;
+  std::string tenant_url_;
+  std::string admin_token_;
+  std::int64_t admin_expires_ = 0;
+  std::optional<scaleset_session> session_;
+};
+
+// Pure parsers of the service's JSON (tolerant: missing fields are zero/empty).
+messages::job_statistics parse_statistics(const rapidjson::Value& v);
+scale_set parse_scale_set(const rapidjson::Value& v);
+expected<scaleset_session, std::string> parse_session(std::string_view body);
+// The get-message envelope; `body` is a JSON array serialized into a string.
+expected<queue_message, std::string> parse_queue_message(std::string_view body, std::int64_t scale_set_id);
+std::string scale_set_json(const scale_set& s, bool for_update);
+
+}  // namespace octorun::github

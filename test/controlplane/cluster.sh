@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # A real local control plane on loopback for tests and the demo:
 # etcd + kube-apiserver + kube-controller-manager (garbage collector, namespace,
-# service-account controllers), all on free ports, with certificates and tokens
+# service-account controllers) + kube-scheduler + kwok with one fake node
+# ("kwok-node-0"), so pods are scheduled and reach Running without a kubelet.
+# Everything listens on free loopback ports; certificates and tokens are
 # generated into the cluster folder.
+#
+# kwok drives pod status (Running, and deletion of pods with a nodeName).
+# A test that wants to drive a pod's status itself annotates the pod
+# kwok.x-k8s.io/status=custom and patches /status.
 #
 #   cluster.sh start DIR [OWNER_PID]   start; write DIR/env and DIR/kubeconfig
 #   cluster.sh stop DIR                stop every process and remove DIR
@@ -53,7 +59,12 @@ kill_named() {
   local pid
   pid=$(cat "$dir/pids/$name")
   kill -s "$sig" "$pid" 2>/dev/null || true
-  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  # A zombie counts as gone: PID 1 in a container may not reap it promptly.
+  for _ in $(seq 1 20); do
+    state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+    [[ -n "$state" && "$state" != Z* ]] || break
+    sleep 0.1
+  done
   kill -s KILL "$pid" 2>/dev/null || true
   rm -f "$dir/pids/$name"
 }
@@ -132,6 +143,28 @@ start_apiserver() {
     curl -fsS --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$api_port/readyz"
 }
 
+create_fake_node() {
+  "$bin/kubectl" --kubeconfig="$dir/kubeconfig" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  annotations:
+    kwok.x-k8s.io/node: fake
+  labels:
+    type: kwok
+    kubernetes.io/hostname: $1
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+status:
+  allocatable: {cpu: "1000", memory: 4Ti, pods: "10000"}
+  capacity: {cpu: "1000", memory: 4Ti, pods: "10000"}
+EOF
+  # The apiserver taints new nodes not-ready; the node lifecycle controller
+  # that would lift it is not running here.
+  "$bin/kubectl" --kubeconfig="$dir/kubeconfig" taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+}
+
 start_reaper() {
   local owner=$1
   # The reaper outlives a SIGKILLed owner: it runs in a session of its own.
@@ -175,6 +208,16 @@ start)
   wait_for 120 "kube-controller-manager (default ServiceAccount)" \
     "$bin/kubectl" --kubeconfig="$dir/kubeconfig" -n default get serviceaccount default
 
+  launch kube-scheduler "$bin/kube-scheduler" --kubeconfig="$dir/kubeconfig" \
+    --leader-elect=false --secure-port=0
+  launch kwok "$bin/kwok" --kubeconfig="$dir/kubeconfig" -c "$bin/kwok-stages.yaml" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --disregard-status-with-annotation-selector=kwok.x-k8s.io/status=custom \
+    --server-address=127.0.0.1:0 --node-lease-duration-seconds=40
+  create_fake_node kwok-node-0
+  wait_for 60 "kwok to mark the fake node Ready" \
+    "$bin/kubectl" --kubeconfig="$dir/kubeconfig" wait --for=condition=Ready node/kwok-node-0 --timeout=1s
+
   cat >"$dir/env" <<EOF
 export KUBECONFIG=$dir/kubeconfig
 export OCTORUN_TEST_CLUSTER=$dir
@@ -192,7 +235,7 @@ EOF
 stop)
   [[ -d "$dir" ]] || exit 0
   # The data is thrown away: no need for graceful shutdowns.
-  for name in kube-controller-manager kube-scheduler kube-apiserver etcd; do kill_named "$name" KILL; done
+  for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do kill_named "$name" KILL; done
   reaper_pid=$(cat "$dir/pids/reaper" 2>/dev/null || true)
   rm -rf "$dir"
   # The reaper exits on its own once DIR is gone; don't kill the caller if it is the reaper.

@@ -1,0 +1,199 @@
+// octorun_resources: parsing with errors as values, the generated names and
+// their limits, scope URLs, and the effective variants.
+#include <gtest/gtest.h>
+
+#include "adapters/resources/naming.hpp"
+#include "adapters/resources/parse.hpp"
+#include "adapters/resources/scope.hpp"
+#include "test/admission/fixtures.hpp"
+
+namespace octorun::resources {
+namespace {
+
+using test::doc;
+
+TEST(ParseRunnerSet, ReadsEveryField) {
+  auto set = parse_runnerset(std::string_view(test::valid_runnerset_json()));
+  ASSERT_TRUE(set);
+  EXPECT_EQ(set->metadata.name, "ci");
+  EXPECT_EQ(set->metadata.namespace_, "team");
+  EXPECT_EQ(set->spec.scope_url, "https://github.com/acme/app");
+  EXPECT_EQ(set->spec.credentials_secret_name, "github-app");
+  EXPECT_EQ(set->spec.runner_labels, std::vector<std::string>{"linux"});
+  EXPECT_EQ(set->spec.min_runners, 1);
+  EXPECT_EQ(set->spec.max_runners, 5);
+  EXPECT_FALSE(set->spec.replicas);
+  ASSERT_EQ(set->spec.template_.containers.size(), 1u);
+  EXPECT_TRUE(set->spec.template_.has_container("runner"));
+  EXPECT_EQ(set->spec.template_.labels.at("team"), "a");
+  EXPECT_NE(set->spec.template_.json.find("actions-runner"), std::string::npos);
+  ASSERT_EQ(set->spec.variants.size(), 2u);
+  EXPECT_FALSE(set->spec.variants[0].template_);
+  ASSERT_TRUE(set->spec.variants[1].template_);
+  EXPECT_EQ(set->spec.variants[1].template_->containers[0].image, "runner:big");
+}
+
+TEST(ParseRunnerSet, ReadsStatus) {
+  auto set = parse_runnerset(std::string_view(R"({"metadata":{"name":"x"},"status":{
+    "observedGeneration":3,"desiredReplicas":4,"replicas":3,"idleRunners":1,"runningRunners":2,
+    "selector":"octorun.io/runnerset=x","conditions":[{"type":"Ready","status":"True"}],
+    "variants":[{"name":"small","scaleSetId":9007199254740993,"replicas":2}]}})"));
+  ASSERT_TRUE(set);
+  EXPECT_EQ(set->status.observed_generation, 3);
+  EXPECT_EQ(set->status.counts.desired_replicas, 4);
+  EXPECT_EQ(set->status.counts.running_runners, 2);
+  EXPECT_EQ(set->status.selector, "octorun.io/runnerset=x");
+  ASSERT_EQ(set->status.conditions.size(), 1u);
+  EXPECT_EQ(set->status.conditions[0].status, "True");
+  ASSERT_EQ(set->status.variants.size(), 1u);
+  EXPECT_EQ(set->status.variants[0].scale_set_id, 9007199254740993LL);
+}
+
+TEST(ParseRunnerSet, ReportsEveryWrongTypeWithItsPath) {
+  auto set = parse_runnerset(std::string_view(R"({"metadata":{"name":7},"spec":{"minRunners":"3",
+    "maxRunners":1e20,"runnerLabels":["a",5],"template":{"spec":{"containers":[{"name":"runner","image":3}]}},
+    "variants":[{"name":"v","minRunners":-1},"oops"]}})"));
+  ASSERT_FALSE(set);
+  std::vector<std::string> fields;
+  for (const auto& e : set.error()) fields.push_back(e.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"metadata.name", "spec.runnerLabels[1]", "spec.minRunners",
+                                              "spec.maxRunners", "spec.template.spec.containers[0].image",
+                                              "spec.variants[1]"}));
+  EXPECT_EQ(set.error()[0].message, "must be a string");
+}
+
+TEST(ParseRunnerSet, RejectsNonObjectsAndBadJson) {
+  EXPECT_FALSE(parse_runnerset(std::string_view("[1,2]")));
+  EXPECT_FALSE(parse_runnerset(std::string_view("{")));
+  EXPECT_FALSE(parse_runnerset(std::string_view(R"({"spec":[]})")));
+}
+
+TEST(ParseRunner, ReadsSpecAndStatus) {
+  auto d = doc(test::valid_runner_json());
+  test::set(d, "/status/phase", std::string("Running"));
+  test::set(d, "/status/runnerId", 42);
+  test::set(d, "/status/job/id", 7);
+  test::set(d, "/status/job/repository", std::string("acme/app"));
+  test::set(d, "/status/failures/0/reason", std::string("PodFailed"));
+  auto r = parse_runner(d);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->spec.variant, "small");
+  EXPECT_EQ(r->spec.runner_set_name, "ci");
+  EXPECT_EQ(r->status.phase, runner_phase::running);
+  EXPECT_EQ(r->status.runner_id, 42);
+  ASSERT_TRUE(r->status.job);
+  EXPECT_EQ(r->status.job->repository, "acme/app");
+  ASSERT_EQ(r->status.failures.size(), 1u);
+}
+
+TEST(RunnerPhase, KnowsTerminalAndUndeclaredPhases) {
+  EXPECT_EQ(parse_phase(""), runner_phase::none);
+  EXPECT_EQ(parse_phase("Unknown"), runner_phase::unknown);
+  EXPECT_EQ(parse_phase("Outdated"), runner_phase::outdated);
+  EXPECT_TRUE(is_terminal(runner_phase::succeeded));
+  EXPECT_TRUE(is_terminal(runner_phase::failed));
+  EXPECT_TRUE(is_terminal(runner_phase::outdated));
+  EXPECT_FALSE(is_terminal(runner_phase::running));
+  EXPECT_FALSE(is_terminal(runner_phase::pending));
+}
+
+TEST(Naming, DerivesNamesFromTheSetAndVariant) {
+  EXPECT_EQ(runner_name_prefix("ci", ""), "ci-");
+  EXPECT_EQ(runner_name_prefix("ci", "small"), "ci-small-");
+  EXPECT_EQ(runner_name("ci", "small", "x7k2p"), "ci-small-x7k2p");
+  EXPECT_EQ(pod_name("ci-x7k2p"), "ci-x7k2p");
+  EXPECT_EQ(jit_secret_name("ci-x7k2p"), "ci-x7k2p-jit");
+  EXPECT_EQ(selector("ci"), "octorun.io/runnerset=ci");
+}
+
+TEST(Naming, MeasuresHowFarGeneratedNamesAreOverTheLimit) {
+  // set + '-' + 5 = 63 fits exactly; one more character does not.
+  EXPECT_FALSE(generated_name_overflow(std::string(57, 'a'), ""));
+  auto over = generated_name_overflow(std::string(58, 'a'), "");
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->length, 64u);
+  EXPECT_EQ(over->over(), 1u);
+  EXPECT_FALSE(generated_name_overflow(std::string(50, 'a'), "123456"));
+  auto variant_over = generated_name_overflow(std::string(50, 'a'), "1234567890");
+  ASSERT_TRUE(variant_over);
+  EXPECT_EQ(variant_over->over(), 4u);
+}
+
+TEST(Naming, ChecksDnsLabelsAndSubdomains) {
+  EXPECT_TRUE(is_dns_label("small-1"));
+  EXPECT_FALSE(is_dns_label("Small"));
+  EXPECT_FALSE(is_dns_label("-a"));
+  EXPECT_FALSE(is_dns_label("a-"));
+  EXPECT_FALSE(is_dns_label("a_b"));
+  EXPECT_FALSE(is_dns_label(""));
+  EXPECT_FALSE(is_dns_label(std::string(64, 'a')));
+  EXPECT_TRUE(is_dns_subdomain("github.app-1"));
+  EXPECT_FALSE(is_dns_subdomain("a..b"));
+  EXPECT_FALSE(is_dns_subdomain("a."));
+  EXPECT_FALSE(is_dns_subdomain(std::string(254, 'a')));
+}
+
+TEST(ScopeUrl, AcceptsRepositoriesOrganizationsEnterprisesAndGhes) {
+  auto repo = parse_scope_url("https://github.com/acme/app");
+  ASSERT_TRUE(repo) << repo.error();
+  EXPECT_EQ(repo->kind, github_scope::level::repository);
+  EXPECT_EQ(repo->owner, "acme");
+  EXPECT_EQ(repo->repository, "app");
+  EXPECT_EQ(repo->api_url(), "https://api.github.com");
+  auto org = parse_scope_url("https://github.com/acme/");
+  ASSERT_TRUE(org);
+  EXPECT_EQ(org->kind, github_scope::level::organization);
+  auto ent = parse_scope_url("https://github.com/enterprises/big-co");
+  ASSERT_TRUE(ent);
+  EXPECT_EQ(ent->kind, github_scope::level::enterprise);
+  EXPECT_EQ(ent->owner, "big-co");
+  auto ghes = parse_scope_url("https://ghes.example.com:8443/acme/app.js");
+  ASSERT_TRUE(ghes);
+  EXPECT_FALSE(ghes->github_com);
+  EXPECT_EQ(ghes->api_url(), "https://ghes.example.com:8443/api/v3");
+  EXPECT_TRUE(parse_scope_url("http://127.0.0.1:4000/acme"));  // the GitHub simulator
+}
+
+TEST(ScopeUrl, RejectsWhatIsNotAScope) {
+  for (const char* bad :
+       {"", "github.com/acme", "ftp://github.com/acme", "https://github.com", "https://github.com/",
+        "https://github.com/acme/app/tree", "https://github.com/enterprises",
+        "https://github.com/enterprises/a/b", "https://github.com/acme/app?x=1",
+        "https://user@github.com/acme", "https://github.com/-acme", "https://github.com/ac_me",
+        "https://github.com/acme/..", "https://git hub.com/acme", "https://github.com:0/acme",
+        "https://github.com:99999/acme", "https://github.com//acme"}) {
+    auto s = parse_scope_url(bad);
+    EXPECT_FALSE(s) << bad;
+    if (!s) {
+      EXPECT_NE(s.error().find("expected https://github.com/ORG"), std::string::npos) << s.error();
+    }
+  }
+}
+
+TEST(EffectiveVariants, OneDefaultVariantWithoutDeclaredOnes) {
+  runnerset_spec spec;
+  spec.runner_labels = {"linux"};
+  spec.min_runners = 2;
+  auto v = effective_variants(spec);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].name, "");
+  EXPECT_EQ(v[0].min_runners, 2);
+  EXPECT_EQ(v[0].max_runners, default_max_runners);
+  EXPECT_EQ(v[0].template_, &spec.template_);
+}
+
+TEST(EffectiveVariants, VariantsInheritAndOverride) {
+  auto set = parse_runnerset(std::string_view(test::valid_runnerset_json()));
+  ASSERT_TRUE(set);
+  auto v = effective_variants(set->spec);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].runner_labels, (std::vector<std::string>{"linux", "small"}));
+  EXPECT_EQ(v[0].min_runners, 1);
+  EXPECT_EQ(v[0].max_runners, 5);
+  EXPECT_EQ(v[0].template_, &set->spec.template_);
+  EXPECT_EQ(v[1].max_runners, 2);
+  EXPECT_EQ(v[1].template_, &*set->spec.variants[1].template_);
+}
+
+}  // namespace
+}  // namespace octorun::resources

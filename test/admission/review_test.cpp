@@ -1,0 +1,231 @@
+// The AdmissionReview codec, the endpoint decisions, defaulting patches and
+// the webhook configuration JSON.
+#include "adapters/admission/review.hpp"
+
+#include <gtest/gtest.h>
+
+#include "adapters/admission/defaults.hpp"
+#include "adapters/admission/handlers.hpp"
+#include "adapters/admission/webhook_configuration.hpp"
+#include "test/admission/fixtures.hpp"
+
+namespace octorun::admission {
+namespace {
+
+using test::doc;
+
+std::string review_json(const std::string& operation, const std::string& object,
+                        const std::string& old = "null", const std::string& kind = "RunnerSet") {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",
+    "kind":{"group":"octorun.io","version":"v1alpha1","kind":")" +
+         kind + R"("},"resource":{"group":"octorun.io","version":"v1alpha1","resource":"runnersets"},
+    "name":"ci","namespace":"team","operation":")" +
+         operation + R"(","userInfo":{"username":"alice"},"object":)" + object + R"(,"oldObject":)" + old +
+         R"(,"dryRun":true}})";
+}
+
+rapidjson::Document response_of(const http_reply& reply) {
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  auto d = doc(reply.body.c_str());
+  EXPECT_TRUE(d.IsObject());
+  EXPECT_STREQ(d["apiVersion"].GetString(), "admission.k8s.io/v1");
+  EXPECT_STREQ(d["kind"].GetString(), "AdmissionReview");
+  return d;
+}
+
+std::string base64_decode(const std::string& in) {
+  std::string out;
+  int val = 0, bits = -8;
+  for (char c : in) {
+    auto pos = std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").find(c);
+    if (pos == std::string::npos) break;
+    val = (val << 6) + static_cast<int>(pos);
+    bits += 6;
+    if (bits >= 0) {
+      out.push_back(static_cast<char>((val >> bits) & 0xFF));
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+TEST(AdmissionReview, ParsesTheRequest) {
+  auto req = parse_admission_review(review_json("UPDATE", test::valid_runnerset_json(), R"({"spec":{}})"));
+  ASSERT_TRUE(req) << req.error();
+  EXPECT_EQ(req->uid, "u-1");
+  EXPECT_EQ(req->kind, "RunnerSet");
+  EXPECT_EQ(req->group, "octorun.io");
+  EXPECT_EQ(req->resource, "runnersets");
+  EXPECT_EQ(req->operation, "UPDATE");
+  EXPECT_EQ(req->namespace_, "team");
+  EXPECT_TRUE(req->dry_run);
+  EXPECT_TRUE(req->object.IsObject());
+  EXPECT_TRUE(req->old_object.IsObject());
+}
+
+TEST(AdmissionReview, RejectsMalformedReviews) {
+  for (const std::string& bad :
+       {std::string("not json"), std::string("[]"),
+        std::string(R"({"apiVersion":"v1","kind":"AdmissionReview"})"),
+        std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})"),
+        std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})"),
+        std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a"}})"),
+        std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a",)"
+                    R"("operation":"CREATE","object":[1]}})")}) {
+    EXPECT_FALSE(parse_admission_review(bad)) << bad;
+    EXPECT_EQ(handle_review(endpoint::validate_runnerset, bad).status, 400) << bad;
+  }
+}
+
+TEST(AdmissionReview, EncodesDenialsWithCauses) {
+  admission_response r;
+  r.uid = "u\"1";
+  r.allowed = false;
+  r.code = 422;
+  r.reason = "Invalid";
+  r.message = "RunnerSet \"ci\" is invalid: spec.x: bad";
+  r.causes = {{"spec.x", "bad"}};
+  auto d = doc(encode_admission_review(r).c_str());
+  ASSERT_TRUE(d.IsObject());
+  const auto& resp = d["response"];
+  EXPECT_STREQ(resp["uid"].GetString(), "u\"1");
+  EXPECT_FALSE(resp["allowed"].GetBool());
+  EXPECT_EQ(resp["status"]["code"].GetInt(), 422);
+  EXPECT_STREQ(resp["status"]["message"].GetString(), r.message.c_str());
+  EXPECT_STREQ(resp["status"]["details"]["causes"][0]["field"].GetString(), "spec.x");
+  EXPECT_FALSE(resp.HasMember("patch"));
+}
+
+TEST(AdmissionReview, EncodesPatchesAsBase64JsonPatch) {
+  admission_response r;
+  r.uid = "u";
+  r.patch = {{"add", "/spec/minRunners", "0"}, {"remove", "/spec/x", ""}};
+  auto d = doc(encode_admission_review(r).c_str());
+  const auto& resp = d["response"];
+  EXPECT_TRUE(resp["allowed"].GetBool());
+  EXPECT_STREQ(resp["patchType"].GetString(), "JSONPatch");
+  EXPECT_EQ(base64_decode(resp["patch"].GetString()),
+            R"([{"op":"add","path":"/spec/minRunners","value":0},{"op":"remove","path":"/spec/x"}])");
+}
+
+TEST(Base64, MatchesRfc4648Vectors) {
+  EXPECT_EQ(base64_encode(""), "");
+  EXPECT_EQ(base64_encode("f"), "Zg==");
+  EXPECT_EQ(base64_encode("fo"), "Zm8=");
+  EXPECT_EQ(base64_encode("foo"), "Zm9v");
+  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(escape_pointer_token("a/b~c"), "a~1b~0c");
+}
+
+TEST(Defaults, FillOnlyWhatIsMissing) {
+  auto d = doc(R"({"spec":{"minRunners":12,"template":{"spec":{"containers":[]}},
+    "variants":[{"name":"a","template":{"spec":{"restartPolicy":"OnFailure"}}},{"name":"b",
+    "template":{"spec":{}}}]}})");
+  auto ops = runnerset_defaults(d);
+  EXPECT_EQ(ops, (std::vector<json_patch_op>{
+                     {"add", "/spec/runnerGroup", "\"Default\""},
+                     {"add", "/spec/maxRunners", "12"},
+                     {"add", "/spec/template/spec/restartPolicy", "\"Never\""},
+                     {"add", "/spec/variants/1/template/spec/restartPolicy", "\"Never\""}}));
+}
+
+TEST(Defaults, AreIdempotentOnTheSample) {
+  auto d = doc(test::valid_runnerset_json());
+  auto ops = runnerset_defaults(d);
+  EXPECT_EQ(ops.size(), 3u);  // runnerGroup, and restartPolicy in the set and in the large variant
+  test::set(d, "/spec/runnerGroup", std::string("Default"));
+  test::set(d, "/spec/template/spec/restartPolicy", std::string("Never"));
+  test::set(d, "/spec/variants/1/template/spec/restartPolicy", std::string("Never"));
+  test::set(d, "/spec/minRunners", 1);
+  EXPECT_TRUE(runnerset_defaults(d).empty());
+  EXPECT_TRUE(runnerset_defaults(doc("{}")).empty());
+  EXPECT_TRUE(runnerset_defaults(doc(R"({"spec":7})")).empty());
+}
+
+TEST(Endpoints, MutateAddsDefaults) {
+  auto d = response_of(handle_review(endpoint::mutate_runnerset, review_json("CREATE", R"({"spec":{}})")));
+  const auto& resp = d["response"];
+  EXPECT_STREQ(resp["uid"].GetString(), "u-1");
+  EXPECT_TRUE(resp["allowed"].GetBool());
+  EXPECT_EQ(
+      base64_decode(resp["patch"].GetString()),
+      R"([{"op":"add","path":"/spec/runnerGroup","value":"Default"},)"
+      R"({"op":"add","path":"/spec/minRunners","value":0},{"op":"add","path":"/spec/maxRunners","value":10}])");
+}
+
+TEST(Endpoints, ValidateRunnerSetDeniesWithTheFieldAndReason) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/scopeURL", std::string("https://github.com"));
+  auto r = response_of(handle_review(endpoint::validate_runnerset, review_json("CREATE", test::json(d))));
+  const auto& resp = r["response"];
+  EXPECT_FALSE(resp["allowed"].GetBool());
+  std::string msg = resp["status"]["message"].GetString();
+  EXPECT_EQ(
+      msg.rfind("RunnerSet \"ci\" is invalid: spec.scopeURL: \"https://github.com\" names no organization",
+                0),
+      0u)
+      << msg;
+}
+
+TEST(Endpoints, ValidateRunnerSetAllowsValidDeletingAndDeletedObjects) {
+  auto allowed = [](const std::string& body) {
+    auto r = response_of(handle_review(endpoint::validate_runnerset, body));
+    return r["response"]["allowed"].GetBool();
+  };
+  EXPECT_TRUE(allowed(review_json("CREATE", test::valid_runnerset_json())));
+  EXPECT_TRUE(allowed(review_json("DELETE", "null", test::valid_runnerset_json())));
+  EXPECT_TRUE(allowed(review_json("UPDATE", R"({"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}})")));
+  EXPECT_FALSE(allowed(review_json("UPDATE", R"({"metadata":{}})")));
+  EXPECT_FALSE(allowed(review_json("CREATE", R"({"spec":{"minRunners":"one"}})")));
+}
+
+TEST(Endpoints, ValidateRunnerGuardsTheSpec) {
+  auto allowed = [](const std::string& op, const std::string& obj, const std::string& old) {
+    auto r = response_of(handle_review(endpoint::validate_runner, review_json(op, obj, old, "Runner")));
+    return r["response"]["allowed"].GetBool();
+  };
+  const std::string runner = test::valid_runner_json();
+  EXPECT_TRUE(allowed("CREATE", runner, "null"));
+  auto labelled = doc(runner.c_str());
+  test::set(labelled, "/metadata/labels/x", std::string("y"));
+  EXPECT_TRUE(allowed("UPDATE", test::json(labelled), runner));
+  auto changed = doc(runner.c_str());
+  test::set(changed, "/spec/runnerLabels/0", std::string("windows"));
+  EXPECT_FALSE(allowed("UPDATE", test::json(changed), runner));
+  EXPECT_FALSE(allowed("CREATE", R"({"metadata":{"name":"r"},"spec":{}})", "null"));
+}
+
+TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
+  webhook_configuration_options o;
+  o.name = "octorun-test";
+  o.target.url_base = "https://127.0.0.1:4443";
+  o.ca_bundle_pem = "PEM";
+  o.namespace_selector = {{"octorun.io/test", "abc"}};
+  auto v = doc(validating_webhook_configuration(o).c_str());
+  ASSERT_TRUE(v.IsObject());
+  EXPECT_STREQ(v["kind"].GetString(), "ValidatingWebhookConfiguration");
+  ASSERT_EQ(v["webhooks"].Size(), 2u);
+  const auto& w = v["webhooks"][0];
+  EXPECT_STREQ(w["name"].GetString(), "vrunnerset.octorun.io");
+  EXPECT_STREQ(w["clientConfig"]["url"].GetString(), "https://127.0.0.1:4443/validate-runnerset");
+  EXPECT_EQ(base64_decode(w["clientConfig"]["caBundle"].GetString()), "PEM");
+  EXPECT_STREQ(w["failurePolicy"].GetString(), "Fail");
+  EXPECT_STREQ(w["namespaceSelector"]["matchLabels"]["octorun.io/test"].GetString(), "abc");
+  EXPECT_STREQ(v["webhooks"][1]["rules"][0]["resources"][0].GetString(), "runners");
+
+  o.target = {"octorun-system", "octorun-webhook", 443, ""};
+  o.ca_bundle_pem.clear();
+  auto m = doc(mutating_webhook_configuration(o).c_str());
+  ASSERT_EQ(m["webhooks"].Size(), 1u);
+  EXPECT_STREQ(m["webhooks"][0]["clientConfig"]["service"]["path"].GetString(), "/mutate-runnerset");
+  EXPECT_FALSE(m["webhooks"][0]["clientConfig"].HasMember("caBundle"));
+}
+
+TEST(WebhookConfiguration, CaBundlePatchCoversEachWebhook) {
+  EXPECT_EQ(ca_bundle_patch("PEM", 2),
+            R"([{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"UEVN"},)"
+            R"({"op":"add","path":"/webhooks/1/clientConfig/caBundle","value":"UEVN"}])");
+}
+
+}  // namespace
+}  // namespace octorun::admission

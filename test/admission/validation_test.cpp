@@ -1,0 +1,237 @@
+// Each admission rule on its own: the field it names and why.
+#include "adapters/admission/validation.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test/admission/fixtures.hpp"
+
+namespace octorun::admission {
+namespace {
+
+using resources::field_error;
+using test::doc;
+
+field_errors validate_set(const rapidjson::Document& d) {
+  auto set = resources::parse_runnerset(d);
+  EXPECT_TRUE(set);
+  return set ? validate_runnerset(*set) : field_errors{};
+}
+
+// The single error expected, as "field: message".
+std::string only_error(const field_errors& errors) {
+  EXPECT_EQ(errors.size(), 1u);
+  std::string out;
+  for (const auto& e : errors) out += (out.empty() ? "" : " | ") + e.field + ": " + e.message;
+  return out;
+}
+
+TEST(ValidateRunnerSet, AcceptsTheSample) {
+  auto d = doc(test::valid_runnerset_json());
+  EXPECT_TRUE(validate_set(d).empty());
+}
+
+TEST(ValidateRunnerSet, RejectsBadScopeUrls) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/scopeURL", std::string("https://github.com/acme/app/issues"));
+  auto msg = only_error(validate_set(d));
+  EXPECT_NE(msg.find("spec.scopeURL: \"https://github.com/acme/app/issues\" has too many path segments"),
+            std::string::npos)
+      << msg;
+  test::erase(d, "/spec/scopeURL");
+  EXPECT_NE(only_error(validate_set(d)).find("spec.scopeURL: is required"), std::string::npos);
+}
+
+TEST(ValidateRunnerSet, RequiresAValidCredentialsSecretName) {
+  auto d = doc(test::valid_runnerset_json());
+  test::erase(d, "/spec/credentialsSecretName");
+  EXPECT_NE(only_error(validate_set(d)).find("spec.credentialsSecretName: is required"), std::string::npos);
+  test::set(d, "/spec/credentialsSecretName", std::string("GitHub_App"));
+  EXPECT_NE(only_error(validate_set(d)).find("is not a valid Secret name"), std::string::npos);
+}
+
+TEST(ValidateRunnerSet, RejectsMinAboveMax) {
+  auto d = doc(test::valid_runnerset_json());
+  test::erase(d, "/spec/variants");
+  test::set(d, "/spec/minRunners", 6);
+  EXPECT_EQ(only_error(validate_set(d)), "spec.minRunners: must not exceed maxRunners (6 > 5)");
+}
+
+TEST(ValidateRunnerSet, RejectsNegativeCounts) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/replicas", -1);
+  EXPECT_EQ(only_error(validate_set(d)), "spec.replicas: must not be negative");
+  test::set(d, "/spec/replicas", 0);
+  test::set(d, "/spec/maxRunners", -2);
+  auto errors = validate_set(d);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].field, "spec.maxRunners");
+}
+
+TEST(ValidateRunnerSet, RejectsBadRunnerLabels) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/runnerLabels/1", std::string("gpu,arm64"));
+  EXPECT_EQ(only_error(validate_set(d)),
+            "spec.runnerLabels[1]: \"gpu,arm64\" must not contain ',': give each label as its own list item");
+  test::set(d, "/spec/runnerLabels/1", std::string("linux"));
+  EXPECT_EQ(only_error(validate_set(d)), "spec.runnerLabels[1]: duplicate label \"linux\"");
+}
+
+TEST(ValidateRunnerSet, RequiresARunnerContainer) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/template/spec/containers/0/name", std::string("main"));
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.template.spec.containers: must include a container named \"runner\": the manager starts the "
+      "GitHub runner in it");
+  test::erase(d, "/spec/template");
+  EXPECT_NE(only_error(validate_set(d)).find("spec.template.spec.containers: is required"),
+            std::string::npos);
+}
+
+TEST(ValidateRunnerSet, ChecksContainersAndRestartPolicy) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/template/spec/containers/1/name", std::string("runner"));
+  auto errors = validate_set(d);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0],
+            (field_error{"spec.template.spec.containers[1].name", "duplicate container name \"runner\""}));
+  EXPECT_EQ(errors[1], (field_error{"spec.template.spec.containers[1].image",
+                                    "is required: every container needs an image"}));
+  d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/template/spec/restartPolicy", std::string("Always"));
+  EXPECT_NE(only_error(validate_set(d)).find("spec.template.spec.restartPolicy: \"Always\" is not allowed"),
+            std::string::npos);
+}
+
+TEST(ValidateRunnerSet, RejectsNamesWhoseRunnerNamesWouldBeTooLong) {
+  auto d = doc(R"({"metadata":{"name":"x"},"spec":{"scopeURL":"https://github.com/acme",
+    "credentialsSecretName":"gh","template":{"spec":{"containers":[{"name":"runner","image":"i"}]}}}})");
+  test::set(d, "/metadata/name", std::string(60, 'a'));
+  EXPECT_EQ(only_error(validate_set(d)),
+            "metadata.name: is 3 characters too long: generated Runner names like \"" + std::string(60, 'a') +
+                "-xxxxx\" would be 66 characters, over the limit of 63 (they are also Pod names and label "
+                "values); shorten the RunnerSet name by 3");
+  test::set(d, "/metadata/name", std::string(57, 'a'));
+  EXPECT_TRUE(validate_set(d).empty());
+}
+
+TEST(ValidateRunnerSet, ChecksGenerateNameToo) {
+  auto d = doc(test::valid_runnerset_json());
+  test::erase(d, "/metadata/name");
+  test::erase(d, "/spec/variants");
+  test::set(d, "/metadata/generateName", std::string(55, 'g'));
+  EXPECT_NE(only_error(validate_set(d)).find("metadata.generateName: is 3 characters too long"),
+            std::string::npos);
+}
+
+TEST(ValidateVariants, RejectsDuplicateAndNonDnsNames) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/variants/1/name", std::string("small"));
+  auto errors = validate_set(d);
+  ASSERT_GE(errors.size(), 1u);
+  EXPECT_EQ(errors[0].field, "spec.variants[1].name");
+  EXPECT_EQ(errors[0].message, "duplicate variant name \"small\"");
+  test::set(d, "/spec/variants/1/name", std::string("Big_One"));
+  EXPECT_NE(only_error(validate_set(d)).find("spec.variants[1].name: \"Big_One\" is not a DNS label"),
+            std::string::npos);
+  test::set(d, "/spec/variants/1/name", std::string(""));
+  EXPECT_EQ(only_error(validate_set(d)), "spec.variants[1].name: is required");
+}
+
+TEST(ValidateVariants, RejectsVariantNamesWhoseRunnerNamesWouldBeTooLong) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/metadata/name", std::string(40, 'a'));
+  test::set(d, "/spec/variants/1/name", std::string(20, 'v'));
+  EXPECT_NE(only_error(validate_set(d))
+                .find("spec.variants[1].name: is 4 characters too long: generated Runner names like \"" +
+                      std::string(40, 'a') + "-" + std::string(20, 'v') +
+                      "-xxxxx\" would be 67 characters, over the limit of 63"),
+            std::string::npos);
+}
+
+TEST(ValidateVariants, ChecksCountsAgainstInheritedBounds) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/variants/0/minRunners", 7);
+  EXPECT_EQ(only_error(validate_set(d)),
+            "spec.variants[0].minRunners: must not exceed maxRunners inherited from spec.maxRunners (7 > 5)");
+  d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/variants/1/minRunners", 3);
+  EXPECT_EQ(only_error(validate_set(d)), "spec.variants[1].minRunners: must not exceed maxRunners (3 > 2)");
+  d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/variants/0/maxRunners", 0);
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.variants[0].maxRunners: must not be below minRunners inherited from spec.minRunners (0 < 1)");
+}
+
+TEST(ValidateVariants, ChecksTheOverrideTemplate) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/variants/1/template/spec/containers/0/name", std::string("big"));
+  EXPECT_NE(only_error(validate_set(d))
+                .find("spec.variants[1].template.spec.containers: must include a container "
+                      "named \"runner\""),
+            std::string::npos);
+}
+
+TEST(ValidateVariants, RejectsVariantsJobsCannotTellApart) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/variants/1/runnerLabels/0", std::string("small"));
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.variants[1].runnerLabels: variant \"large\" carries the same runner labels as variant \"small\": "
+      "give each variant a label that tells its jobs apart");
+}
+
+TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {
+  auto r = resources::parse_runner(doc(test::valid_runner_json()));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(validate_runner(*r).empty());
+  r->spec.scope_url = "https://github.com";
+  r->spec.template_.containers[0].name = "x";
+  auto errors = validate_runner(*r);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].field, "spec.scopeURL");
+  EXPECT_EQ(errors[1].field, "spec.template.spec.containers");
+}
+
+TEST(ValidateRunner, RejectsNamesOverTheLabelLimit) {
+  auto r = resources::parse_runner(doc(test::valid_runner_json()));
+  ASSERT_TRUE(r);
+  r->metadata.name = std::string(64, 'r');
+  EXPECT_EQ(
+      only_error(validate_runner(*r)),
+      "metadata.name: is 1 characters too long: a Runner name is also its Pod name and a label value, at "
+      "most 63");
+}
+
+TEST(ValidateRunnerUpdate, AllowsMetadataAndStatusChanges) {
+  auto before = doc(test::valid_runner_json());
+  auto after = doc(test::valid_runner_json());
+  test::set(after, "/metadata/labels/extra", std::string("x"));
+  test::set(after, "/metadata/annotations/note", std::string("y"));
+  test::set(after, "/status/phase", std::string("Running"));
+  EXPECT_TRUE(validate_runner_update(before, after).empty());
+}
+
+TEST(ValidateRunnerUpdate, RejectsAnySpecChangeNamingTheField) {
+  auto before = doc(test::valid_runner_json());
+  auto after = doc(test::valid_runner_json());
+  test::set(after, "/spec/template/spec/containers/0/image", std::string("other"));
+  test::set(after, "/spec/runnerGroup", std::string("gpu"));
+  auto errors = validate_runner_update(before, after);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].field, "spec.runnerGroup");
+  EXPECT_EQ(errors[1].field, "spec.template");
+  EXPECT_NE(errors[0].message.find("is immutable"), std::string::npos);
+  test::erase(after, "/spec");
+  errors = validate_runner_update(before, after);
+  EXPECT_FALSE(errors.empty());
+}
+
+TEST(Summarize, JoinsErrorsForTheUser) {
+  EXPECT_EQ(summarize("RunnerSet", "ci", {{"spec.a", "x"}, {"spec.b", "y"}}),
+            "RunnerSet \"ci\" is invalid: spec.a: x; spec.b: y");
+}
+
+}  // namespace
+}  // namespace octorun::admission

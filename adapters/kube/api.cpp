@@ -1,0 +1,252 @@
+#include "adapters/kube/api.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "adapters/http/http_client.hpp"
+
+namespace octorun::kube {
+namespace {
+
+std::string_view string_member(const rapidjson::Value& v, const char* name) {
+  if (!v.IsObject()) return {};
+  auto it = v.FindMember(name);
+  if (it == v.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+std::string_view reason_for(long code) {
+  switch (code) {
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 406:
+      return "NotAcceptable";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Expired";
+    case 413:
+      return "RequestEntityTooLarge";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    case 504:
+      return "Timeout";
+    default:
+      return code >= 500 ? "InternalError" : "Unknown";
+  }
+}
+
+}  // namespace
+
+std::string to_string(const api_error& e) {
+  if (e.transport) return "transport error: " + e.message;
+  std::string out = std::to_string(e.code) + " " + e.reason;
+  if (!e.message.empty()) out += ": " + e.message;
+  return out;
+}
+
+api_error parse_status(long code, std::string_view body, std::string_view retry_after_header) {
+  api_error e;
+  e.code = code;
+  rapidjson::Document d;
+  d.Parse(body.data(), body.size());
+  if (!d.HasParseError() && d.IsObject() && string_member(d, "kind") == "Status") {
+    e.reason = std::string(string_member(d, "reason"));
+    e.message = std::string(string_member(d, "message"));
+    auto c = d.FindMember("code");
+    if (c != d.MemberEnd() && c->value.IsInt64() && c->value.GetInt64() > 0 && code == 0)
+      e.code = static_cast<long>(c->value.GetInt64());
+    auto details = d.FindMember("details");
+    if (details != d.MemberEnd() && details->value.IsObject()) {
+      auto ra = details->value.FindMember("retryAfterSeconds");
+      if (ra != details->value.MemberEnd() && ra->value.IsInt64() && ra->value.GetInt64() > 0)
+        e.retry_after = std::chrono::seconds(ra->value.GetInt64());
+    }
+  } else {
+    // Plain text (APF 429s) or a proxy's HTML: keep a bounded excerpt.
+    e.message = std::string(body.substr(0, 512));
+    while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == ' ')) e.message.pop_back();
+  }
+  if (e.reason.empty()) e.reason = std::string(reason_for(e.code));
+  if (!retry_after_header.empty()) {
+    long long seconds = 0;
+    bool digits = true;
+    for (char ch : retry_after_header) {
+      if (ch < '0' || ch > '9') {
+        digits = false;
+        break;
+      }
+      seconds = seconds * 10 + (ch - '0');
+      if (seconds > 86400) break;
+    }
+    if (digits && seconds > 0) e.retry_after = std::chrono::seconds(std::min(seconds, 86400LL));
+  }
+  return e;
+}
+
+std::string resource::api_prefix() const {
+  return group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+}
+
+std::string resource::collection_path(std::string_view ns) const {
+  std::string out = api_prefix();
+  if (namespaced && !ns.empty()) out += "/namespaces/" + http::url_encode(ns);
+  return out + "/" + plural;
+}
+
+std::string resource::object_path(std::string_view ns, std::string_view name,
+                                  std::string_view subresource) const {
+  std::string out = collection_path(ns) + "/" + http::url_encode(name);
+  if (!subresource.empty()) out += "/" + std::string(subresource);
+  return out;
+}
+
+std::string resource::id() const { return group.empty() ? plural : plural + "." + group; }
+
+resource configmaps() { return {"", "v1", "configmaps", true}; }
+resource namespaces() { return {"", "v1", "namespaces", false}; }
+resource events_v1() { return {"events.k8s.io", "v1", "events", true}; }
+resource leases() { return {"coordination.k8s.io", "v1", "leases", true}; }
+
+std::string query_string(const list_options& o) {
+  std::string q;
+  auto add = [&](std::string_view key, std::string_view value) {
+    q += q.empty() ? '?' : '&';
+    q += key;
+    q += '=';
+    q += http::url_encode(value);
+  };
+  if (!o.label_selector.empty()) add("labelSelector", o.label_selector);
+  if (!o.field_selector.empty()) add("fieldSelector", o.field_selector);
+  if (!o.resource_version.empty()) add("resourceVersion", o.resource_version);
+  if (!o.resource_version_match.empty()) add("resourceVersionMatch", o.resource_version_match);
+  if (!o.continue_token.empty()) add("continue", o.continue_token);
+  if (o.limit > 0) add("limit", std::to_string(o.limit));
+  if (o.watch) add("watch", "1");
+  if (o.allow_watch_bookmarks) add("allowWatchBookmarks", "true");
+  if (o.timeout_seconds > 0) add("timeoutSeconds", std::to_string(o.timeout_seconds));
+  return q;
+}
+
+std::string_view content_type(patch_type t) {
+  switch (t) {
+    case patch_type::merge:
+      return "application/merge-patch+json";
+    case patch_type::json:
+      return "application/json-patch+json";
+    case patch_type::strategic:
+      return "application/strategic-merge-patch+json";
+    case patch_type::apply:
+      return "application/apply-patch+yaml";
+  }
+  return "application/merge-patch+json";
+}
+
+std::string to_json(const delete_options& o) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.StartObject();
+  w.Key("kind");
+  w.String("DeleteOptions");
+  w.Key("apiVersion");
+  w.String("v1");
+  if (!o.propagation_policy.empty()) {
+    w.Key("propagationPolicy");
+    w.String(o.propagation_policy.c_str());
+  }
+  if (o.grace_period_seconds >= 0) {
+    w.Key("gracePeriodSeconds");
+    w.Int64(o.grace_period_seconds);
+  }
+  if (o.dry_run) {
+    w.Key("dryRun");
+    w.StartArray();
+    w.String("All");
+    w.EndArray();
+  }
+  if (!o.precondition_uid.empty() || !o.precondition_resource_version.empty()) {
+    w.Key("preconditions");
+    w.StartObject();
+    if (!o.precondition_uid.empty()) {
+      w.Key("uid");
+      w.String(o.precondition_uid.c_str());
+    }
+    if (!o.precondition_resource_version.empty()) {
+      w.Key("resourceVersion");
+      w.String(o.precondition_resource_version.c_str());
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return sb.GetString();
+}
+
+bool base64_decode(std::string_view in, std::string& out) {
+  out.clear();
+  unsigned buffer = 0;
+  int bits = 0;
+  size_t padding = 0;
+  for (char c : in) {
+    int v;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+')
+      v = 62;
+    else if (c == '/')
+      v = 63;
+    else if (c == '=') {
+      ++padding;
+      continue;
+    } else if (c == '\n' || c == '\r' || c == ' ' || c == '\t') {
+      continue;
+    } else {
+      return false;
+    }
+    if (padding > 0) return false;  // data after padding
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xFF);
+    }
+  }
+  return padding <= 2 && bits < 6;
+}
+
+std::string micro_time(std::chrono::system_clock::time_point t) {
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(micros / 1'000'000);
+  long frac = static_cast<long>(micros % 1'000'000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  return buf;
+}
+
+}  // namespace octorun::kube

@@ -1,0 +1,232 @@
+#include "adapters/kube/client.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace octorun::kube {
+namespace {
+
+api_error transport(const http::transport_error& e) {
+  api_error out;
+  out.transport = true;
+  out.message = e.message;
+  out.reason = e.aborted ? "Cancelled" : (e.timed_out ? "Timeout" : "Transport");
+  return out;
+}
+
+api_error malformed(std::string what) {
+  api_error e;
+  e.code = 0;
+  e.transport = true;  // the reply was unusable; as good as no reply
+  e.reason = "MalformedResponse";
+  e.message = std::move(what);
+  return e;
+}
+
+}  // namespace
+
+client::client(config cfg, client_options opts)
+    : cfg_(std::move(cfg)), opts_(std::move(opts)), http_(cfg_.tls) {}
+
+void client::set_cancel_flag(const std::atomic<bool>* flag) {
+  cancel_ = flag;
+  http_.set_cancel_flag(flag);
+}
+
+void client::pause(std::chrono::milliseconds d) const {
+  auto until = std::chrono::steady_clock::now() + d;
+  while (!cancelled() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
+        std::chrono::milliseconds(50),
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()) +
+            std::chrono::milliseconds(1)));
+}
+
+expected<http::response, api_error> client::send(std::string_view method, std::string path_and_query,
+                                                 std::string_view body, std::string_view content_type,
+                                                 const http::chunk_sink* sink) {
+  bool reauthenticated = false;
+  for (int attempt = 0;; ++attempt) {
+    if (cancelled()) return unexpected{transport({"cancelled", false, true})};
+    if (opts_.limiter) {
+      auto wait = opts_.limiter->reserve();
+      if (wait.count() > 0) pause(std::chrono::duration_cast<std::chrono::milliseconds>(wait));
+    }
+    http::request req;
+    req.method = std::string(method);
+    req.url = cfg_.server + path_and_query;
+    req.body = std::string(body);
+    req.timeout = sink != nullptr ? std::chrono::milliseconds(0) : opts_.timeout;
+    req.headers.push_back({"Accept", "application/json"});
+    req.headers.push_back({"User-Agent", opts_.user_agent});
+    if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
+      req.headers.push_back({"Content-Type", std::string(content_type)});
+    if (cfg_.token) {
+      auto token = cfg_.token->token();
+      if (!token) {
+        api_error e;
+        e.code = 0;
+        e.reason = "Unauthorized";
+        e.message = token.error();
+        return unexpected{e};
+      }
+      req.headers.push_back({"Authorization", "Bearer " + *token});
+    }
+    auto resp = sink != nullptr ? http_.stream(req, *sink) : http_.perform(req);
+    if (!resp) return unexpected{transport(resp.error())};
+    long status = resp->status;
+    if (status == 401 && cfg_.token && !cfg_.token->path().empty() && !reauthenticated) {
+      cfg_.token->invalidate();  // a rotated token file: read it again, once
+      reauthenticated = true;
+      continue;
+    }
+    auto retry_after = resp->header_value("retry-after");
+    bool throttled = status == 429 || (status >= 500 && !retry_after.empty());
+    if (throttled && attempt < opts_.max_retries) {
+      auto err = parse_status(status, resp->body, retry_after);
+      auto wait =
+          std::clamp<std::chrono::seconds>(err.retry_after, std::chrono::seconds(1), opts_.max_retry_after);
+      pause(wait);
+      continue;
+    }
+    return std::move(*resp);
+  }
+}
+
+expected<std::string, api_error> client::call(std::string_view method, std::string_view path_and_query,
+                                              std::string_view body, std::string_view content_type) {
+  auto resp = send(method, std::string(path_and_query), body, content_type, nullptr);
+  if (!resp) return unexpected{resp.error()};
+  if (resp->status >= 300)
+    return unexpected{parse_status(resp->status, resp->body, resp->header_value("retry-after"))};
+  return std::move(resp->body);
+}
+
+expected<object, api_error> client::object_call(std::string_view method, std::string path,
+                                                std::string_view body, std::string_view content_type) {
+  auto text = call(method, path, body, content_type);
+  if (!text) return unexpected{text.error()};
+  auto obj = parse_object(*text);
+  if (!obj) return unexpected{malformed(obj.error())};
+  return std::move(*obj);
+}
+
+expected<object, api_error> client::get(const resource& r, std::string_view ns, std::string_view name,
+                                        std::string_view subresource) {
+  return object_call("GET", r.object_path(ns, name, subresource), {}, "application/json");
+}
+
+expected<object, api_error> client::create(const resource& r, std::string_view ns, std::string_view body) {
+  return object_call("POST", r.collection_path(ns), body, "application/json");
+}
+
+expected<object, api_error> client::update(const resource& r, std::string_view ns, std::string_view name,
+                                           std::string_view body, std::string_view subresource) {
+  return object_call("PUT", r.object_path(ns, name, subresource), body, "application/json");
+}
+
+expected<object, api_error> client::patch(const resource& r, std::string_view ns, std::string_view name,
+                                          patch_type type, std::string_view body,
+                                          std::string_view subresource) {
+  auto path = r.object_path(ns, name, subresource);
+  if (type == patch_type::apply) path += "?fieldManager=octorun&force=true";
+  return object_call("PATCH", path, body, content_type(type));
+}
+
+expected<object, api_error> client::remove(const resource& r, std::string_view ns, std::string_view name,
+                                           const delete_options& options) {
+  return object_call("DELETE", r.object_path(ns, name), to_json(options), "application/json");
+}
+
+expected<object_list, api_error> client::list_page(const resource& r, std::string_view ns,
+                                                   const list_options& options) {
+  list_options o = options;
+  o.watch = false;
+  auto text = call("GET", r.collection_path(ns) + query_string(o));
+  if (!text) return unexpected{text.error()};
+  rapidjson::Document d;
+  d.Parse(text->data(), text->size());
+  if (d.HasParseError() || !d.IsObject()) return unexpected{malformed("list reply is not a JSON object")};
+  object_list out;
+  auto meta = d.FindMember("metadata");
+  if (meta != d.MemberEnd() && meta->value.IsObject()) {
+    auto rv = meta->value.FindMember("resourceVersion");
+    if (rv != meta->value.MemberEnd() && rv->value.IsString()) out.resource_version = rv->value.GetString();
+    auto cont = meta->value.FindMember("continue");
+    if (cont != meta->value.MemberEnd() && cont->value.IsString())
+      out.continue_token = cont->value.GetString();
+  }
+  auto items = d.FindMember("items");
+  if (items != d.MemberEnd() && items->value.IsArray()) {
+    out.items.reserve(items->value.Size());
+    for (const auto& item : items->value.GetArray())
+      if (item.IsObject()) out.items.push_back(make_object(item));
+  } else if (items != d.MemberEnd() && !items->value.IsNull()) {
+    return unexpected{malformed("list reply: items is not an array")};
+  }
+  return out;
+}
+
+expected<object_list, api_error> client::list(const resource& r, std::string_view ns, list_options options) {
+  if (options.limit <= 0) options.limit = opts_.page_size;
+  options.continue_token.clear();
+  for (int restart = 0;; ++restart) {
+    object_list all;
+    list_options page = options;
+    for (;;) {
+      auto got = list_page(r, ns, page);
+      if (!got) {
+        // An expired continue token: the snapshot is gone; start over once.
+        if (got.error().gone() && !page.continue_token.empty() && restart == 0) break;
+        return unexpected{got.error()};
+      }
+      if (all.items.empty())
+        all.items = std::move(got->items);
+      else
+        std::move(got->items.begin(), got->items.end(), std::back_inserter(all.items));
+      if (page.continue_token.empty()) all.resource_version = got->resource_version;
+      if (got->continue_token.empty()) return all;
+      page.continue_token = got->continue_token;
+      page.resource_version.clear();  // continue carries the snapshot
+      page.resource_version_match.clear();
+    }
+  }
+}
+
+expected<ok_t, api_error> client::watch(const resource& r, std::string_view ns, list_options options,
+                                        const std::function<bool(watch_event&)>& on_event) {
+  options.watch = true;
+  options.limit = 0;
+  options.continue_token.clear();
+  watch_decoder decoder;
+  std::vector<watch_event> batch;
+  std::optional<api_error> server_error;
+  std::string decode_error;
+  http::chunk_sink sink = [&](std::string_view chunk) {
+    batch.clear();
+    bool ok = decoder.feed(chunk, batch);
+    for (auto& ev : batch) {
+      if (ev.type == event_type::error) {
+        server_error = ev.error;
+        return false;
+      }
+      if (!on_event(ev)) return false;
+    }
+    if (!ok) decode_error = decoder.error();
+    return ok;
+  };
+  auto resp = send("GET", r.collection_path(ns) + query_string(options), {}, "application/json", &sink);
+  if (server_error) return unexpected{*server_error};
+  if (!decode_error.empty()) return unexpected{malformed(decode_error)};
+  if (!resp) {
+    if (resp.error().reason == "Cancelled") return ok;  // stopped on purpose
+    return unexpected{resp.error()};
+  }
+  if (resp->status >= 300)
+    return unexpected{parse_status(resp->status, resp->body, resp->header_value("retry-after"))};
+  return ok;
+}
+
+}  // namespace octorun::kube

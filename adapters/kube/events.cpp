@@ -1,0 +1,192 @@
+#include "adapters/kube/events.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "adapters/kube/client.hpp"
+
+namespace octorun::kube {
+namespace {
+
+std::string string_at(const object& o, const char* name) {
+  const auto* v = o.member(name);
+  return (v != nullptr && v->IsString()) ? std::string(v->GetString(), v->GetStringLength()) : std::string{};
+}
+
+void write_ref(rapidjson::Writer<rapidjson::StringBuffer>& w, const object_ref& r) {
+  w.StartObject();
+  auto kv = [&](const char* k, const std::string& v) {
+    if (v.empty()) return;
+    w.Key(k);
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  kv("apiVersion", r.api_version);
+  kv("kind", r.kind);
+  kv("namespace", r.namespace_);
+  kv("name", r.name);
+  kv("uid", r.uid);
+  w.EndObject();
+}
+
+std::string cut(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a UTF-8 sequence
+  return s.substr(0, n);
+}
+
+}  // namespace
+
+object_ref reference_to(const object& o) {
+  return {string_at(o, "apiVersion"), string_at(o, "kind"), std::string(o.namespace_), std::string(o.name),
+          std::string(o.uid)};
+}
+
+event_spam_filter::event_spam_filter(int burst, std::chrono::seconds refill,
+                                     std::chrono::seconds series_interval, std::chrono::seconds series_expiry,
+                                     size_t max_series)
+    : burst_(std::max(burst, 1)),
+      refill_(refill),
+      series_interval_(series_interval),
+      series_expiry_(series_expiry),
+      max_series_(std::max<size_t>(max_series, 1)) {}
+
+std::string event_spam_filter::series_key(const event_spec& e) {
+  const auto& r = e.regarding;
+  return r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.reason + '\x1f' + e.action + '\x1f' +
+         e.type;
+}
+
+bool event_spam_filter::take(const std::string& key, time_point now) {
+  auto [it, fresh] = buckets_.try_emplace(key);
+  auto& b = it->second;
+  if (fresh) {
+    b.tokens = burst_;
+    b.last = now;
+  } else if (now > b.last) {
+    double elapsed = std::chrono::duration<double>(now - b.last).count();
+    b.tokens = std::min<double>(burst_, b.tokens + elapsed / static_cast<double>(refill_.count()));
+    b.last = now;
+  }
+  if (b.tokens < 1.0) return false;
+  b.tokens -= 1.0;
+  return true;
+}
+
+event_spam_filter::decision event_spam_filter::observe(const event_spec& e, time_point now) {
+  decision d;
+  auto key = series_key(e);
+  auto it = series_.find(key);
+  if (it != series_.end() && now - it->second.last_seen > series_expiry_) {
+    series_.erase(it);  // a quiet series ends; the next occurrence starts a new Event
+    it = series_.end();
+  }
+  const auto& r = e.regarding;
+  auto spam_key = r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.type;
+  if (it == series_.end() || it->second.name.empty()) {
+    // New series, or its Event was never written: create one.
+    if (!take(spam_key, now)) return d;
+    d.what = action::create;
+    d.count = it == series_.end() ? 1 : ++it->second.count;
+    if (it != series_.end()) it->second.last_seen = now;
+    return d;
+  }
+  auto& s = it->second;
+  ++s.count;
+  s.last_seen = now;
+  d.count = s.count;
+  if (now - s.last_write < series_interval_) return d;  // counted, written later
+  if (!take(spam_key, now)) return d;
+  s.last_write = now;
+  d.what = action::update_series;
+  d.event_name = s.name;
+  return d;
+}
+
+void event_spam_filter::created(const event_spec& e, std::string name, time_point now) {
+  if (series_.size() >= max_series_) {
+    // Bounded memory: forget the series seen longest ago.
+    auto oldest = std::min_element(series_.begin(), series_.end(), [](const auto& a, const auto& b) {
+      return a.second.last_seen < b.second.last_seen;
+    });
+    series_.erase(oldest);
+  }
+  auto& s = series_[series_key(e)];
+  s.name = std::move(name);
+  if (s.count == 0) s.count = 1;
+  s.last_seen = now;
+  s.last_write = now;
+  if (buckets_.size() > max_series_ * 4) buckets_.clear();  // idle buckets are full anyway
+}
+
+std::string event_name(const object_ref& regarding, std::chrono::system_clock::time_point now) {
+  char hex[24];
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(ns));
+  auto base = regarding.name.empty() ? std::string("octorun") : regarding.name;
+  return cut(base, 253 - 17) + "." + hex;
+}
+
+std::string event_body(const event_spec& e, const std::string& name, const std::string& reporting_controller,
+                       const std::string& reporting_instance, std::chrono::system_clock::time_point now) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  auto kv = [&](const char* k, const std::string& v) {
+    w.Key(k);
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  w.StartObject();
+  kv("apiVersion", "events.k8s.io/v1");
+  kv("kind", "Event");
+  w.Key("metadata");
+  w.StartObject();
+  kv("name", name);
+  kv("namespace", e.regarding.namespace_.empty() ? std::string("default") : e.regarding.namespace_);
+  w.EndObject();
+  kv("eventTime", micro_time(now));
+  kv("type", e.type);
+  kv("reason", cut(e.reason, 128));
+  kv("action", cut(e.action, 128));
+  kv("note", cut(e.note, 1024));
+  w.Key("regarding");
+  write_ref(w, e.regarding);
+  kv("reportingController", reporting_controller);
+  kv("reportingInstance", cut(reporting_instance, 128));
+  w.EndObject();
+  return {sb.GetString(), sb.GetSize()};
+}
+
+std::string event_series_patch(int32_t count, std::chrono::system_clock::time_point now) {
+  return R"({"series":{"count":)" + std::to_string(std::max(count, 2)) + R"(,"lastObservedTime":")" +
+         micro_time(now) + R"("}})";
+}
+
+event_recorder::event_recorder(client& api, std::string reporting_controller, std::string reporting_instance,
+                               event_spam_filter filter)
+    : api_(api),
+      controller_(std::move(reporting_controller)),
+      instance_(std::move(reporting_instance)),
+      filter_(std::move(filter)) {}
+
+expected<event_spam_filter::action, api_error> event_recorder::record(const event_spec& e) {
+  auto steady = std::chrono::steady_clock::now();
+  auto wall = std::chrono::system_clock::now();
+  auto d = filter_.observe(e, steady);
+  auto ns = e.regarding.namespace_.empty() ? std::string("default") : e.regarding.namespace_;
+  if (d.what == event_spam_filter::action::create) {
+    auto name = event_name(e.regarding, wall);
+    auto created = api_.create(events_v1(), ns, event_body(e, name, controller_, instance_, wall));
+    if (!created) return unexpected{created.error()};
+    filter_.created(e, name, steady);
+  } else if (d.what == event_spam_filter::action::update_series) {
+    auto patched =
+        api_.patch(events_v1(), ns, d.event_name, patch_type::merge, event_series_patch(d.count, wall));
+    if (!patched) return unexpected{patched.error()};
+  }
+  return d.what;
+}
+
+}  // namespace octorun::kube

@@ -1,0 +1,241 @@
+#include "adapters/kube/informer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <caf/all.hpp>
+#include <random>
+#include <thread>
+
+namespace {
+// What the reflector (detached) hands its informer.
+struct reflector_list {
+  octorun::kube::object_list list;
+};
+struct reflector_event {
+  octorun::kube::watch_event ev;
+};
+}  // namespace
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(reflector_list)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(reflector_event)
+
+namespace octorun::kube {
+namespace {
+
+void sleep_unless_stopped(std::chrono::milliseconds d, const std::atomic<bool>& stop) {
+  auto until = std::chrono::steady_clock::now() + d;
+  while (!stop.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// ---- request pool ---------------------------------------------------------
+
+struct worker_state {
+  std::unique_ptr<client> api;
+  static inline const char* name = "kube-request-worker";
+};
+
+caf::behavior request_worker(caf::stateful_actor<worker_state>* self, config cfg, client_options opts) {
+  self->state.api = std::make_unique<client>(std::move(cfg), std::move(opts));
+  return {
+      [=](get_request& r) -> object_result {
+        return self->state.api->get(r.res, r.ns, r.name, r.subresource);
+      },
+      [=](list_request& r) -> list_result { return self->state.api->list(r.res, r.ns, r.options); },
+      [=](create_request& r) -> object_result { return self->state.api->create(r.res, r.ns, r.body); },
+      [=](update_request& r) -> object_result {
+        return self->state.api->update(r.res, r.ns, r.name, r.body, r.subresource);
+      },
+      [=](patch_request& r) -> object_result {
+        return self->state.api->patch(r.res, r.ns, r.name, r.type, r.body, r.subresource);
+      },
+      [=](delete_request& r) -> object_result {
+        return self->state.api->remove(r.res, r.ns, r.name, r.options);
+      },
+  };
+}
+
+// ---- informer -------------------------------------------------------------
+
+struct informer_state {
+  std::string source;
+  object_cache cache;
+  std::vector<caf::actor> subscribers;
+  bool synced = false;
+  informer_stats stats;
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+  ~informer_state() { stop->store(true); }  // ends the reflector within ~100 ms
+  static inline const char* name = "kube-informer";
+};
+
+using informer_actor = caf::stateful_actor<informer_state>;
+
+void publish(informer_actor* self, event_type type, const object& obj) {
+  for (const auto& s : self->state.subscribers) self->send(s, informer_event{self->state.source, type, obj});
+}
+
+void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_options opts,
+               informer_options io, std::shared_ptr<std::atomic<bool>> stop) {
+  client api(std::move(cfg), std::move(opts));
+  api.set_cancel_flag(stop.get());
+  auto source = informer_source(io);
+  reflector_callbacks cb;
+  cb.replaced = [&](object_list l) { caf::anon_send(informer, reflector_list{std::move(l)}); };
+  cb.event = [&](watch_event ev) { caf::anon_send(informer, reflector_event{std::move(ev)}); };
+  cb.failed = [&](const api_error& e, const char* during) {
+    spdlog::warn("kube informer {}: {} failed: {}; retrying", source, during, to_string(e));
+  };
+  run_reflector(api, io, *stop, cb);
+}
+
+caf::behavior informer(informer_actor* self, config cfg, client_options opts, informer_options io) {
+  self->state.source = informer_source(io);
+  self->system().spawn<caf::detached>(reflector, caf::actor_cast<caf::actor>(self), std::move(cfg),
+                                      std::move(opts), io, self->state.stop);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto& subs = self->state.subscribers;
+    subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const caf::actor& a) { return a == dm.source; }),
+               subs.end());
+  });
+  return {
+      [=](reflector_list& msg) {
+        auto& st = self->state;
+        ++st.stats.lists;
+        auto diff = replace_all(st.cache, std::move(msg.list.items));
+        st.stats.events += diff.size();
+        for (const auto& ch : diff) publish(self, ch.type, ch.obj);
+        if (!st.synced) {
+          st.synced = true;
+          for (const auto& s : st.subscribers) self->send(s, informer_synced{st.source, st.cache.size()});
+        }
+      },
+      [=](reflector_event& msg) {
+        if (msg.ev.type == event_type::error) ++self->state.stats.watch_errors;
+        auto change = apply_event(self->state.cache, msg.ev.type, msg.ev.obj);
+        if (!change) return;
+        ++self->state.stats.events;
+        publish(self, change->type, change->obj);
+      },
+      [=](subscribe_atom, caf::actor who) {
+        auto& st = self->state;
+        if (std::find(st.subscribers.begin(), st.subscribers.end(), who) != st.subscribers.end()) return;
+        self->monitor(who);
+        st.subscribers.push_back(who);
+        for (const auto& [key, obj] : st.cache)
+          self->send(who, informer_event{st.source, event_type::added, obj});
+        if (st.synced) self->send(who, informer_synced{st.source, st.cache.size()});
+      },
+      [=](unsubscribe_atom, caf::actor who) {
+        auto& subs = self->state.subscribers;
+        subs.erase(std::remove(subs.begin(), subs.end(), who), subs.end());
+        self->demonitor(who);
+      },
+      [=](snapshot_atom) {
+        informer_snapshot snap;
+        snap.synced = self->state.synced;
+        snap.items.reserve(self->state.cache.size());
+        for (const auto& [key, obj] : self->state.cache) snap.items.push_back(obj);
+        return snap;
+      },
+      [=](snapshot_atom, const std::string& key) {
+        auto it = self->state.cache.find(key);
+        return it == self->state.cache.end() ? object{} : it->second;
+      },
+      [=](stats_atom) {
+        auto s = self->state.stats;
+        s.size = self->state.cache.size();
+        return s;
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_options opts, size_t size) {
+  auto factory = [&sys, cfg, opts] { return sys.spawn<caf::detached>(request_worker, cfg, opts); };
+  return caf::actor_pool::make(sys.dummy_execution_unit(), std::max<size_t>(size, 1), factory,
+                               caf::actor_pool::round_robin());
+}
+
+std::string informer_source(const informer_options& o) {
+  std::string s = o.res.id();
+  if (!o.ns.empty()) s += " ns=" + o.ns;
+  if (!o.label_selector.empty()) s += " labels=" + o.label_selector;
+  if (!o.field_selector.empty()) s += " fields=" + o.field_selector;
+  return s;
+}
+
+void run_reflector(client& c, const informer_options& o, const std::atomic<bool>& stop,
+                   const reflector_callbacks& cb) {
+  backoff retry(o.backoff_initial, o.backoff_max);
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> timeout(std::min(o.watch_timeout_min, o.watch_timeout_max),
+                                                 std::max(o.watch_timeout_min, o.watch_timeout_max));
+  auto wait_for = [&](const api_error& e) {
+    auto d = retry.next();
+    sleep_unless_stopped(std::max<std::chrono::milliseconds>(d, e.retry_after), stop);
+  };
+  std::string rv;
+  bool need_list = true;
+  while (!stop.load()) {
+    if (need_list) {
+      list_options lo;
+      lo.label_selector = o.label_selector;
+      lo.field_selector = o.field_selector;
+      auto listed = c.list(o.res, o.ns, lo);
+      if (stop.load()) break;
+      if (!listed) {
+        if (cb.failed) cb.failed(listed.error(), "list");
+        wait_for(listed.error());
+        continue;
+      }
+      rv = listed->resource_version;
+      need_list = false;
+      if (cb.replaced) cb.replaced(std::move(*listed));
+    }
+    list_options wo;
+    wo.label_selector = o.label_selector;
+    wo.field_selector = o.field_selector;
+    wo.resource_version = rv;
+    wo.allow_watch_bookmarks = true;
+    wo.timeout_seconds = timeout(rng);
+    auto started = std::chrono::steady_clock::now();
+    bool progressed = false;
+    auto watched = c.watch(o.res, o.ns, wo, [&](watch_event& ev) {
+      if (stop.load()) return false;
+      if (!ev.obj.resource_version.empty()) rv = std::string(ev.obj.resource_version);
+      progressed = true;
+      if (ev.type != event_type::bookmark && cb.event) cb.event(std::move(ev));
+      return true;
+    });
+    if (stop.load()) break;
+    if (progressed) retry.reset();
+    if (watched) {
+      // A clean end (timeoutSeconds): watch again from the last version. One
+      // that ends at once without events is a server shutting down: back off.
+      if (!progressed && std::chrono::steady_clock::now() - started < std::chrono::seconds(1))
+        sleep_unless_stopped(retry.next(), stop);
+      continue;
+    }
+    if (watched.error().gone()) {
+      need_list = true;  // our version is compacted away: relist and diff
+      if (cb.failed) cb.failed(watched.error(), "watch (relisting)");
+      continue;
+    }
+    if (cb.failed) cb.failed(watched.error(), "watch");
+    if (cb.event) {
+      watch_event note;
+      note.type = event_type::error;
+      note.error = watched.error();
+      cb.event(std::move(note));
+    }
+    wait_for(watched.error());
+  }
+}
+
+caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_options opts,
+                          informer_options io) {
+  return sys.spawn(informer, cfg, std::move(opts), std::move(io));
+}
+
+}  // namespace octorun::kube

@@ -1,0 +1,64 @@
+// CAF integration: the request pool (detached workers with blocking
+// clients) and informers (a cache per watched resource type + namespace +
+// selector, fed by list-then-watch). Message types: messages/kube.hpp.
+#pragma once
+
+#include <atomic>
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "adapters/kube/client.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::kube {
+
+// `size` detached workers, each owning a client (and its connection), serve
+// get/list/create/update/patch/delete requests round robin. Stop the pool
+// with caf::anon_send_exit(pool, caf::exit_reason::user_shutdown).
+caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_options opts = {},
+                              size_t size = 4);
+
+struct informer_options {
+  resource res;
+  std::string ns;  // empty: all namespaces
+  std::string label_selector;
+  std::string field_selector;
+  std::chrono::milliseconds backoff_initial{800};
+  std::chrono::milliseconds backoff_max{30'000};
+  int64_t watch_timeout_min = 300;  // seconds; each watch picks one in [min, max]
+  int64_t watch_timeout_max = 600;
+};
+
+// "configmaps ns=a labels=app=x": the `source` of its events.
+std::string informer_source(const informer_options& o);
+
+// What a reflector reports besides the data (for logs and tests).
+struct reflector_callbacks {
+  std::function<void(object_list)> replaced;                         // a complete (re)list
+  std::function<void(watch_event)> event;                            // ADDED / MODIFIED / DELETED
+  std::function<void(const api_error&, const char* during)> failed;  // list/watch failure, retried
+};
+
+// The blocking list-then-watch loop, until `stop` is set: LIST (paged), WATCH
+// from its resourceVersion with bookmarks, re-WATCH from the last seen
+// resourceVersion on a clean end, re-LIST on 410 Gone, capped jittered
+// backoff on failures. Runs on the calling thread.
+void run_reflector(client& c, const informer_options& o, const std::atomic<bool>& stop,
+                   const reflector_callbacks& cb);
+
+// An informer actor: the cache (namespace/name -> object) and the fan-out
+// of its changes to subscribers; its list-then-watch loop runs on a
+// detached actor of its own. Protocol (messages/kube.hpp):
+//   (subscribe_atom, actor)   -> ADDED for everything cached, informer_synced if synced, then changes
+//   (unsubscribe_atom, actor)
+//   (snapshot_atom)           -> informer_snapshot
+//   (snapshot_atom, string key) -> object (empty when absent)
+//   (stats_atom)              -> informer_stats
+// Stop it with caf::anon_send_exit(informer, caf::exit_reason::user_shutdown).
+caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_options opts,
+                          informer_options io);
+
+}  // namespace octorun::kube

@@ -1,0 +1,113 @@
+#include "adapters/kube/object.hpp"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace octorun::kube {
+namespace {
+
+using pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
+
+// Stateless; shared so that no pool allocates a base allocator of its own.
+rapidjson::CrtAllocator& crt() {
+  static rapidjson::CrtAllocator base;
+  return base;
+}
+
+// The document and the pool it allocates from, freed together.
+struct holder {
+  explicit holder(size_t capacity) : memory(capacity, &crt()), doc(&memory) {}
+  pool memory;
+  rapidjson::Document doc;
+};
+
+std::string_view view(const rapidjson::Value& obj, const char* name) {
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+}  // namespace
+
+object make_object(const rapidjson::Value& v) {
+  // Copy once into a scratch pool to learn the exact size, then into a pool
+  // of that capacity: one allocation per object, no slack.
+  thread_local pool scratch(64 * 1024, &crt());
+  size_t size;
+  {
+    rapidjson::Value probe(v, scratch);
+    size = scratch.Size();
+  }
+  scratch.Clear();
+  auto h = std::make_shared<holder>(size > 0 ? size : 64);
+  h->doc.CopyFrom(v, h->memory);
+
+  object o;
+  const rapidjson::Document& d = h->doc;
+  o.doc = std::shared_ptr<const rapidjson::Document>(h, &h->doc);
+  if (!d.IsObject()) return o;
+  auto meta = d.FindMember("metadata");
+  if (meta == d.MemberEnd() || !meta->value.IsObject()) return o;
+  const auto& m = meta->value;
+  o.namespace_ = view(m, "namespace");
+  o.name = view(m, "name");
+  o.uid = view(m, "uid");
+  o.resource_version = view(m, "resourceVersion");
+  o.deletion_timestamp = view(m, "deletionTimestamp");
+  auto g = m.FindMember("generation");
+  if (g != m.MemberEnd() && g->value.IsInt64()) o.generation = g->value.GetInt64();
+  return o;
+}
+
+expected<object, std::string> parse_object(std::string_view json) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError())
+    return unexpected{std::string("invalid JSON: ") + rapidjson::GetParseError_En(d.GetParseError())};
+  if (!d.IsObject()) return unexpected{std::string("not a JSON object")};
+  return make_object(d);
+}
+
+std::string object::key() const {
+  if (namespace_.empty()) return std::string(name);
+  std::string k;
+  k.reserve(namespace_.size() + 1 + name.size());
+  k.append(namespace_).append("/").append(name);
+  return k;
+}
+
+const rapidjson::Value* object::labels() const {
+  if (!doc || !doc->IsObject()) return nullptr;
+  auto meta = doc->FindMember("metadata");
+  if (meta == doc->MemberEnd() || !meta->value.IsObject()) return nullptr;
+  auto l = meta->value.FindMember("labels");
+  return (l != meta->value.MemberEnd() && l->value.IsObject()) ? &l->value : nullptr;
+}
+
+std::string_view object::label(std::string_view key) const {
+  const auto* l = labels();
+  if (l == nullptr) return {};
+  for (auto it = l->MemberBegin(); it != l->MemberEnd(); ++it) {
+    if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == key && it->value.IsString())
+      return {it->value.GetString(), it->value.GetStringLength()};
+  }
+  return {};
+}
+
+const rapidjson::Value* object::member(const char* member_name) const {
+  if (!doc || !doc->IsObject()) return nullptr;
+  auto it = doc->FindMember(member_name);
+  return it == doc->MemberEnd() ? nullptr : &it->value;
+}
+
+std::string object::json() const { return doc ? to_json(*doc) : std::string("null"); }
+
+std::string to_json(const rapidjson::Value& v) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  v.Accept(w);
+  return {sb.GetString(), sb.GetSize()};
+}
+
+}  // namespace octorun::kube

@@ -1,0 +1,139 @@
+#include "adapters/kube/watch.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+namespace octorun::kube {
+
+std::string_view to_string(event_type t) {
+  switch (t) {
+    case event_type::added:
+      return "ADDED";
+    case event_type::modified:
+      return "MODIFIED";
+    case event_type::deleted:
+      return "DELETED";
+    case event_type::bookmark:
+      return "BOOKMARK";
+    case event_type::error:
+      return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+bool watch_decoder::feed(std::string_view chunk, std::vector<watch_event>& out) {
+  if (!error_.empty()) return false;
+  while (!chunk.empty()) {
+    auto nl = chunk.find('\n');
+    if (nl == std::string_view::npos) {
+      buffer_.append(chunk);
+      if (buffer_.size() > max_line_) {
+        error_ = "watch event larger than " + std::to_string(max_line_) + " bytes";
+        return false;
+      }
+      return true;
+    }
+    bool ok;
+    if (buffer_.empty()) {
+      ok = decode_line(chunk.substr(0, nl), out);
+    } else {
+      buffer_.append(chunk.substr(0, nl));
+      ok = decode_line(buffer_, out);
+      buffer_.clear();
+    }
+    if (!ok) return false;
+    chunk.remove_prefix(nl + 1);
+  }
+  return true;
+}
+
+bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>& out) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+  if (line.empty()) return true;
+  rapidjson::Document d;
+  d.Parse(line.data(), line.size());
+  if (d.HasParseError() || !d.IsObject()) {
+    error_ = std::string("malformed watch event: ") +
+             (d.HasParseError() ? rapidjson::GetParseError_En(d.GetParseError()) : "not an object");
+    return false;
+  }
+  auto type = d.FindMember("type");
+  auto obj = d.FindMember("object");
+  if (type == d.MemberEnd() || !type->value.IsString() || obj == d.MemberEnd() || !obj->value.IsObject()) {
+    error_ = "watch event without type or object";
+    return false;
+  }
+  std::string_view t(type->value.GetString(), type->value.GetStringLength());
+  watch_event ev;
+  if (t == "ADDED")
+    ev.type = event_type::added;
+  else if (t == "MODIFIED")
+    ev.type = event_type::modified;
+  else if (t == "DELETED")
+    ev.type = event_type::deleted;
+  else if (t == "BOOKMARK")
+    ev.type = event_type::bookmark;
+  else if (t == "ERROR")
+    ev.type = event_type::error;
+  else
+    return true;  // an unknown type from a newer server: skip it
+  if (ev.type == event_type::error) {
+    long code = 0;
+    auto c = obj->value.FindMember("code");
+    if (c != obj->value.MemberEnd() && c->value.IsInt64()) code = static_cast<long>(c->value.GetInt64());
+    ev.error = parse_status(code, to_json(obj->value));
+  } else {
+    ev.obj = make_object(obj->value);
+  }
+  out.push_back(std::move(ev));
+  return true;
+}
+
+std::optional<cache_event> apply_event(object_cache& cache, event_type type, const object& obj) {
+  if (type != event_type::added && type != event_type::modified && type != event_type::deleted)
+    return std::nullopt;
+  auto key = obj.key();
+  auto it = cache.find(key);
+  if (type == event_type::deleted) {
+    if (it == cache.end()) return std::nullopt;
+    cache.erase(it);
+    return cache_event{event_type::deleted, obj};
+  }
+  if (it == cache.end()) {
+    cache.emplace(std::move(key), obj);
+    return cache_event{event_type::added, obj};
+  }
+  if (it->second.resource_version == obj.resource_version && it->second.uid == obj.uid) return std::nullopt;
+  it->second = obj;
+  return cache_event{event_type::modified, obj};
+}
+
+std::vector<cache_event> replace_all(object_cache& cache, std::vector<object> fresh) {
+  std::vector<cache_event> diff;
+  object_cache next;
+  next.reserve(fresh.size());
+  for (auto& o : fresh) {
+    auto key = o.key();
+    auto old = cache.find(key);
+    if (old == cache.end()) {
+      diff.push_back({event_type::added, o});
+    } else if (old->second.uid != o.uid) {
+      diff.push_back({event_type::deleted, old->second});
+      diff.push_back({event_type::added, o});
+    } else if (old->second.resource_version != o.resource_version) {
+      diff.push_back({event_type::modified, o});
+    }
+    if (old != cache.end()) cache.erase(old);
+    next.insert_or_assign(std::move(key), std::move(o));
+  }
+  for (auto& [key, gone] : cache) diff.push_back({event_type::deleted, gone});
+  cache.swap(next);
+  return diff;
+}
+
+bool newer_resource_version(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return a.size() > b.size();
+  return a > b;
+}
+
+}  // namespace octorun::kube

@@ -1,0 +1,113 @@
+// Messages between actors and the Kubernetes adapter (adapters/kube).
+//
+// Requests go to the request pool (kube::spawn_request_pool) and are answered
+// with an object_result / list_result — API failures are values in them:
+//
+//   self->request(pool, std::chrono::seconds(30), kube::patch_request{res, ns, name,
+//                 kube::patch_type::merge, body})
+//       .then([=](kube::object_result& r) { if (!r) log(kube::to_string(r.error())); },
+//             [=](caf::error& e) { /* timeout, pool gone */ });
+//
+// An informer (kube::spawn_informer) sends kube::informer_event to each
+// subscriber (send it `kube::subscribe_atom::value, self`), then
+// kube::informer_synced once the cache holds the first full list.
+//
+// These types hold shared_ptrs and string_views into shared JSON and never
+// leave the process: they are local-only message types.
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adapters/common/expected.hpp"
+#include "adapters/kube/api.hpp"
+#include "adapters/kube/client.hpp"
+#include "adapters/kube/object.hpp"
+#include "adapters/kube/watch.hpp"
+
+namespace octorun::kube {
+
+using subscribe_atom = caf::atom_constant<caf::atom("ksubscribe")>;
+using unsubscribe_atom = caf::atom_constant<caf::atom("kunsub")>;
+using snapshot_atom = caf::atom_constant<caf::atom("ksnapshot")>;
+using stats_atom = caf::atom_constant<caf::atom("kstats")>;
+
+using object_result = expected<object, api_error>;
+using list_result = expected<object_list, api_error>;
+
+struct get_request {
+  resource res;
+  std::string ns, name, subresource;
+};
+struct list_request {
+  resource res;
+  std::string ns;
+  list_options options;  // every page is fetched
+};
+struct create_request {
+  resource res;
+  std::string ns, body;
+};
+struct update_request {
+  resource res;
+  std::string ns, name, body, subresource;  // body carries metadata.resourceVersion
+};
+struct patch_request {
+  resource res;
+  std::string ns, name;
+  patch_type type = patch_type::merge;
+  std::string body, subresource;
+};
+struct delete_request {
+  resource res;
+  std::string ns, name;
+  delete_options options;
+};
+
+// One change of an informer's cache. `source` names the informer
+// (resource id, namespace, selector) so one actor can follow several.
+struct informer_event {
+  std::string source;
+  event_type type = event_type::added;  // added, modified or deleted
+  object obj;
+};
+
+// The cache holds a complete list (sent once per subscriber, after the
+// ADDED events of everything already cached).
+struct informer_synced {
+  std::string source;
+  size_t count = 0;
+};
+
+// Reply to snapshot_atom: the cache's objects.
+struct informer_snapshot {
+  bool synced = false;
+  std::vector<object> items;
+};
+
+// Reply to stats_atom: what an informer has done so far.
+struct informer_stats {
+  uint64_t lists = 0;         // complete lists: 1 + relists (after 410 Gone)
+  uint64_t watch_errors = 0;  // watches that ended in an error (retried)
+  uint64_t events = 0;        // changes applied to the cache
+  size_t size = 0;            // objects cached
+};
+
+}  // namespace octorun::kube
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::object_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::list_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::get_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::list_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::create_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::update_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::patch_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::delete_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_event)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_synced)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::object)

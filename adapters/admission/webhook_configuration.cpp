@@ -14,7 +14,7 @@ using writer = rapidjson::Writer<rapidjson::StringBuffer>;
 void str(writer& w, const std::string& s) { w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size())); }
 
 void webhook(writer& w, const webhook_configuration_options& o, const std::string& name, endpoint e,
-             const char* resource) {
+             const char* resource, const std::string& failure_policy) {
   w.StartObject();
   w.Key("name");
   str(w, name);
@@ -25,7 +25,7 @@ void webhook(writer& w, const webhook_configuration_options& o, const std::strin
   w.Key("sideEffects");
   w.String("None");
   w.Key("failurePolicy");
-  str(w, o.failure_policy);
+  str(w, failure_policy);
   w.Key("matchPolicy");
   w.String("Equivalent");
   w.Key("timeoutSeconds");
@@ -108,10 +108,10 @@ std::string configuration(const webhook_configuration_options& o, const char* ki
   w.Key("webhooks");
   w.StartArray();
   if (mutating) {
-    webhook(w, o, "mrunnerset.octorun.io", endpoint::mutate_runnerset, "runnersets");
+    webhook(w, o, "mrunnerset.octorun.io", endpoint::mutate_runnerset, "runnersets", o.failure_policy);
   } else {
-    webhook(w, o, "vrunnerset.octorun.io", endpoint::validate_runnerset, "runnersets");
-    webhook(w, o, "vrunner.octorun.io", endpoint::validate_runner, "runners");
+    webhook(w, o, "vrunnerset.octorun.io", endpoint::validate_runnerset, "runnersets", o.failure_policy);
+    webhook(w, o, "vrunner.octorun.io", endpoint::validate_runner, "runners", o.runner_failure_policy);
   }
   w.EndArray();
   w.EndObject();

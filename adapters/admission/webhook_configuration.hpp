@@ -23,7 +23,12 @@ struct webhook_configuration_options {
   std::string ca_bundle_pem;
   // Only namespaces with these labels are covered (empty: all namespaces).
   std::map<std::string, std::string> namespace_selector;
+  // RunnerSets: Fail, their URL and name rules exist only in the webhook.
   std::string failure_policy = "Fail";
+  // Runners: Ignore. The CRD's CEL rule already keeps the spec immutable, and
+  // the manager must be able to update Runners (finalizers) while no webhook
+  // replica answers, e.g. during its own rollout.
+  std::string runner_failure_policy = "Ignore";
   int timeout_seconds = 10;
 };
 

@@ -212,6 +212,7 @@ TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   EXPECT_STREQ(w["failurePolicy"].GetString(), "Fail");
   EXPECT_STREQ(w["namespaceSelector"]["matchLabels"]["octorun.io/test"].GetString(), "abc");
   EXPECT_STREQ(v["webhooks"][1]["rules"][0]["resources"][0].GetString(), "runners");
+  EXPECT_STREQ(v["webhooks"][1]["failurePolicy"].GetString(), "Ignore");
 
   o.target = {"octorun-system", "octorun-webhook", 443, ""};
   o.ca_bundle_pem.clear();

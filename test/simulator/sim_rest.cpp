@@ -1,0 +1,224 @@
+// The simulator's GitHub REST API: App installation tokens, runner tokens,
+// JIT configuration, runner listing/deletion, runner groups, and the Actions
+// service registration (POST /actions/runner-registration).
+#include <algorithm>
+
+#include "adapters/github/crypto.hpp"
+#include "test/simulator/simulator_impl.hpp"
+
+namespace octorun::sim {
+
+namespace json = github::json;
+
+std::string simulator::impl::runner_json(const sim_runner& r) const {
+  std::string labels = "[";
+  for (size_t i = 0; i < r.labels.size(); ++i)
+    labels += (i ? "," : "") + std::string("{\"id\":") + std::to_string(i + 1) +
+              ",\"name\":" + json::quote(r.labels[i]) + ",\"type\":\"custom\"}";
+  return "{\"id\":" + std::to_string(r.id) + ",\"name\":" + json::quote(r.name) +
+         ",\"os\":\"Linux\",\"status\":\"" + (r.online ? "online" : "offline") +
+         "\",\"busy\":" + (r.busy ? "true" : "false") +
+         ",\"ephemeral\":true,\"runner_group_id\":" + std::to_string(r.group_id) + ",\"labels\":" + labels +
+         "]}";
+}
+
+server_response simulator::impl::rest_json(int status, std::string body, const std::string& token) {
+  auto r = json_response(status, std::move(body));
+  if (status == 204) r.content_type.clear();
+  auto it = budgets.find(token);
+  if (it != budgets.end()) {
+    auto [start, used] = it->second;
+    r.headers.emplace_back("x-ratelimit-limit", std::to_string(options.rate_limit));
+    r.headers.emplace_back("x-ratelimit-remaining",
+                           std::to_string(std::max<std::int64_t>(0, options.rate_limit - used)));
+    r.headers.emplace_back("x-ratelimit-used", std::to_string(used));
+    r.headers.emplace_back("x-ratelimit-reset", std::to_string(start + 3600));
+    r.headers.emplace_back("x-ratelimit-resource", "core");
+  }
+  return r;
+}
+
+std::optional<server_response> simulator::impl::check_rest_auth(const server_request& r, std::string& token) {
+  std::string_view h = r.header_value("authorization");
+  if (h.starts_with("Bearer "))
+    token = h.substr(7);
+  else if (h.starts_with("token "))
+    token = h.substr(6);
+  else
+    return rest_error(401, "Requires authentication");
+  bool valid = pats.count(token) > 0;
+  if (!valid) {
+    auto it = installation_tokens.find(token);
+    valid = it != installation_tokens.end() && it->second > now();
+  }
+  if (!valid) return rest_error(401, "Bad credentials");
+  auto& [start, used] = budgets[token];
+  if (start == 0 || now() - start >= 3600) {
+    start = now();
+    used = 0;
+  }
+  if (used >= options.rate_limit) {
+    auto e = rest_json(403, "{\"message\":\"API rate limit exceeded\"}", token);
+    return e;
+  }
+  ++used;
+  return std::nullopt;
+}
+
+server_response simulator::impl::rest(const server_request& r, const std::vector<std::string>& seg,
+                                      lock_type& lock) {
+  const bool post = r.method == "POST";
+  // App installation token: Bearer <App JWT>.
+  if (seg.size() == 4 && seg[0] == "app" && seg[1] == "installations" && seg[3] == "access_tokens" && post) {
+    if (auto f = enter("rest.app_token", false, lock)) return *f;
+    std::string_view h = r.header_value("authorization");
+    if (!h.starts_with("Bearer ")) return rest_error(401, "A JSON web token could not be decoded");
+    if (options.app_public_key_pem.empty()) return rest_error(401, "A JSON web token could not be decoded");
+    auto claims = github::verify_app_jwt(h.substr(7), options.app_public_key_pem, now());
+    if (!claims) return rest_error(401, "A JSON web token could not be decoded: " + claims.error());
+    auto token = new_token("ghs_");
+    auto expires = now() + options.installation_token_ttl.count();
+    installation_tokens[token] = expires;
+    return json_response(
+        201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + github::format_rfc3339(expires) +
+                 "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
+                 "\"write\"},\"repository_selection\":\"all\"}");
+  }
+  // Actions service registration: RemoteAuth <registration token>.
+  if (seg.size() == 2 && seg[0] == "actions" && seg[1] == "runner-registration" && post) {
+    if (auto f = enter("rest.runner_registration", false, lock)) return *f;
+    std::string_view h = r.header_value("authorization");
+    if (!h.starts_with("RemoteAuth ")) return rest_error(401, "Requires authentication");
+    auto it = registration_tokens.find(std::string(h.substr(11)));
+    if (it == registration_tokens.end() || it->second <= now()) return rest_error(401, "Bad credentials");
+    auto exp = now() + options.admin_token_ttl.count();
+    auto token = github::make_hs256_jwt("simulator", {"simulator", now(), exp});
+    admin_tokens[token] = exp;
+    return json_response(200, "{\"url\":" + json::quote(base + "/tenant/1/") + ",\"token\":" +
+                                  json::quote(token) + ",\"token_schema\":\"OAuthAccessToken\"}");
+  }
+  // Scoped runner endpoints.
+  size_t scope_len = 0;
+  if (seg.size() >= 3 && seg[0] == "repos")
+    scope_len = 3;
+  else if (seg.size() >= 2 && (seg[0] == "orgs" || seg[0] == "enterprises"))
+    scope_len = 2;
+  if (scope_len == 0 || seg.size() < scope_len + 2 || seg[scope_len] != "actions") {
+    if (auto f = enter("rest.unknown", false, lock)) return *f;
+    return rest_error(404, "Not Found");
+  }
+  std::string scope_key = seg[0] + "/" + seg[1] + (scope_len == 3 ? "/" + seg[2] : "");
+  std::vector<std::string> rest(seg.begin() + static_cast<long>(scope_len) + 1, seg.end());
+  std::string endpoint;
+  if (rest.size() == 2 && rest[0] == "runners" && rest[1] == "registration-token" && post)
+    endpoint = "rest.registration_token";
+  else if (rest.size() == 2 && rest[0] == "runners" && rest[1] == "remove-token" && post)
+    endpoint = "rest.remove_token";
+  else if (rest.size() == 2 && rest[0] == "runners" && rest[1] == "generate-jitconfig" && post)
+    endpoint = "rest.generate_jitconfig";
+  else if (rest.size() == 1 && rest[0] == "runners" && r.method == "GET")
+    endpoint = "rest.list_runners";
+  else if (rest.size() == 2 && rest[0] == "runners" && r.method == "GET")
+    endpoint = "rest.get_runner";
+  else if (rest.size() == 2 && rest[0] == "runners" && r.method == "DELETE")
+    endpoint = "rest.delete_runner";
+  else if (rest.size() == 1 && rest[0] == "runner-groups" && r.method == "GET")
+    endpoint = "rest.runner_groups";
+  else {
+    if (auto f = enter("rest.unknown", false, lock)) return *f;
+    return rest_error(404, "Not Found");
+  }
+  if (auto f = enter(endpoint, false, lock)) return *f;
+  std::string token;
+  if (auto denied = check_rest_auth(r, token)) return *denied;
+  if (!scope_known(scope_key)) return rest_json(404, "{\"message\":\"Not Found\"}", token);
+
+  if (endpoint == "rest.registration_token" || endpoint == "rest.remove_token") {
+    auto t = new_token("AAREG");
+    auto exp = now() + 3600;
+    if (endpoint == "rest.registration_token") registration_tokens[t] = exp;
+    return rest_json(
+        201, "{\"token\":" + json::quote(t) + ",\"expires_at\":\"" + github::format_rfc3339(exp) + "\"}",
+        token);
+  }
+  if (endpoint == "rest.generate_jitconfig") {
+    rapidjson::Document d;
+    d.Parse(r.body.data(), r.body.size());
+    if (d.HasParseError() || !d.IsObject())
+      return rest_json(400, "{\"message\":\"Problems parsing JSON\"}", token);
+    auto name = json::str(d, "name");
+    const auto* group = json::member(d, "runner_group_id");
+    const auto* labels = json::member(d, "labels");
+    if (name.empty())
+      return rest_json(422, "{\"message\":\"Invalid request.\\n\\n\\\"name\\\" wasn't supplied.\"}", token);
+    if (group == nullptr || !group->IsInt64())
+      return rest_json(
+          422, "{\"message\":\"Invalid request.\\n\\n\\\"runner_group_id\\\" wasn't supplied.\"}", token);
+    if (labels == nullptr || !labels->IsArray() || labels->Size() < 1 || labels->Size() > 100)
+      return rest_json(422, "{\"message\":\"Invalid request.\\n\\nlabels must have 1 to 100 items.\"}",
+                       token);
+    if (runner_by_name(scope_key, 0, name) != nullptr)
+      return rest_json(409, "{\"message\":\"Already exists - A runner with the name *** already exists.\"}",
+                       token);
+    sim_runner rn;
+    rn.id = next_runner_id++;
+    rn.name = name;
+    rn.scope_key = scope_key;
+    rn.group_id = group->GetInt64();
+    rn.labels = json::strings(d, "labels");
+    rn.online = options.auto_online;
+    auto& stored = runners[rn.id] = rn;
+    std::string config =
+        github::base64url_encode("{\"name\":" + json::quote(name) + ",\"id\":" + std::to_string(rn.id) + "}");
+    auto body = "{\"runner\":" + runner_json(stored) + ",\"encoded_jit_config\":" + json::quote(config) + "}";
+    if (stored.online) dispatch();
+    changed();
+    return rest_json(201, body, token);
+  }
+  if (endpoint == "rest.list_runners") {
+    auto name = r.query_param("name");
+    auto per_page = std::clamp<long long>(
+        r.query_param("per_page").empty() ? 30 : std::atoll(r.query_param("per_page").c_str()), 1, 100);
+    auto page =
+        std::max<long long>(1, r.query_param("page").empty() ? 1 : std::atoll(r.query_param("page").c_str()));
+    std::vector<const sim_runner*> found;
+    for (const auto& [id, rn] : runners)
+      if (rn.scope_key == scope_key && rn.scale_set_id == 0 && (name.empty() || rn.name == name))
+        found.push_back(&rn);
+    std::string list = "[";
+    size_t from = static_cast<size_t>((page - 1) * per_page);
+    for (size_t i = from; i < found.size() && i < from + static_cast<size_t>(per_page); ++i)
+      list += (i > from ? "," : "") + runner_json(*found[i]);
+    auto resp = rest_json(
+        200, "{\"total_count\":" + std::to_string(found.size()) + ",\"runners\":" + list + "]}", token);
+    if (from + static_cast<size_t>(per_page) < found.size())
+      resp.headers.emplace_back("Link", "<" + base + "/" + scope_key +
+                                            "/actions/runners?per_page=" + std::to_string(per_page) +
+                                            "&page=" + std::to_string(page + 1) + ">; rel=\"next\"");
+    return resp;
+  }
+  if (endpoint == "rest.get_runner" || endpoint == "rest.delete_runner") {
+    auto it = runners.find(std::atoll(rest[1].c_str()));
+    if (it == runners.end() || it->second.scope_key != scope_key || it->second.scale_set_id != 0)
+      return rest_json(404, "{\"message\":\"Not Found\"}", token);
+    if (endpoint == "rest.get_runner") return rest_json(200, runner_json(it->second), token);
+    if (it->second.busy)
+      return rest_json(
+          422,
+          "{\"message\":" +
+              json::quote("Bad request - Runner \"" + it->second.name + "\" is still running a job\"") + "}",
+          token);
+    runners.erase(it);
+    changed();
+    return rest_json(204, "", token);
+  }
+  // rest.runner_groups
+  if (seg[0] == "repos") return rest_json(404, "{\"message\":\"Not Found\"}", token);
+  return rest_json(
+      200,
+      "{\"total_count\":1,\"runner_groups\":[{\"id\":1,\"name\":\"Default\",\"visibility\":\"all\","
+      "\"default\":true,\"inherited\":false,\"allows_public_repositories\":false}]}",
+      token);
+}
+
+}  // namespace octorun::sim

@@ -1,0 +1,113 @@
+// A faithful, scriptable stand-in for GitHub in one process: the REST API for
+// self-hosted runners (PATs, GitHub App JWTs and expiring installation tokens,
+// x-ratelimit-* headers), the runner scale-set protocol (Actions service
+// registration, scale sets, message sessions with long poll and
+// acknowledgement, job acquisition and assignment to a JIT runner once it comes
+// online) and signed workflow_job webhook deliveries. Faults are injected on
+// demand; calls are counted per endpoint. Everything is also reachable over
+// the control API under /_sim/ (see README.md). Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapters/common/expected.hpp"
+#include "adapters/http/http_server.hpp"
+
+namespace octorun::sim {
+
+struct simulator_options {
+  http::server_options http{.bind_address = "127.0.0.1", .port = 0, .tls_pem_file = {}, .threads = 48};
+  std::string app_public_key_pem;  // GitHub App JWTs are verified with it; empty: App auth refused
+  std::vector<std::string> pats{"ghp_simulator"};
+  std::string webhook_url;  // workflow_job/ping deliveries go here when set
+  std::string webhook_secret;
+  std::chrono::milliseconds long_poll{50'000};
+  std::chrono::seconds installation_token_ttl{3600};
+  std::chrono::seconds admin_token_ttl{3600};
+  std::int64_t rate_limit = 5000;  // per token and hour
+  bool auto_online = false;        // a JIT runner connects as soon as its config is generated
+  bool auto_scopes = false;        // unknown repos/orgs/enterprises exist on first use
+};
+
+struct job_spec {
+  std::string repository = "octo/app";  // owner/repo
+  std::vector<std::string> labels{"self-hosted"};
+  std::chrono::milliseconds duration{
+      0};  // run time once a runner picks it up; negative: until completed by hand
+  std::string name = "build";
+  std::string workflow = "ci.yml";
+  std::string result = "succeeded";  // scale-set JobCompleted result ("success" in the webhook)
+};
+
+// A fault served instead of (or before) the real answer of an endpoint.
+struct fault {
+  std::string endpoint = "*";     // endpoint key as in call_counts(), or "*" for any GitHub endpoint
+  int status = 500;               // 0: only latency
+  int count = 1;                  // how many calls it hits; -1: until cleared
+  std::int64_t retry_after = -1;  // seconds; adds Retry-After
+  bool exhausted = false;         // adds x-ratelimit-remaining: 0 and a reset in `reset_in` seconds
+  std::int64_t reset_in = 60;
+  std::chrono::milliseconds latency{0};
+  std::string type_name;  // scale-set error typeName
+  std::string message;
+};
+
+// Webhook delivery faults.
+struct delivery_fault {
+  int duplicate = 0;                   // the next n deliveries are sent twice with the same X-GitHub-Delivery
+  int reorder = 0;                     // the next n pairs of deliveries are sent in swapped order
+  std::chrono::milliseconds delay{0};  // before each delivery
+};
+
+class simulator {
+ public:
+  static expected<std::unique_ptr<simulator>, std::string> start(simulator_options options);
+  ~simulator();
+  simulator(const simulator&) = delete;
+  simulator& operator=(const simulator&) = delete;
+
+  std::string base_url() const;  // http://127.0.0.1:PORT
+  std::string ghes_url() const;  // base_url(): a GHES-style host, so REST is at /api/v3
+  std::string api_url() const;   // base_url() + "/api/v3"
+  std::uint16_t port() const;
+
+  // Scripting (the control API does the same).
+  void add_repository(const std::string& full_name);
+  void add_organization(const std::string& login);
+  void add_enterprise(const std::string& slug);
+  void add_pat(const std::string& token);
+  void set_webhook(const std::string& url, const std::string& secret);
+  std::int64_t add_job(const job_spec& spec);
+  bool runner_online(const std::string& name);  // the JIT runner connects; it gets a waiting job
+  bool set_runner_busy(const std::string& name, bool busy);
+  bool complete_job(std::int64_t job_id, const std::string& result = "succeeded");
+  void add_fault(const fault& f);
+  void set_delivery_fault(const delivery_fault& f);
+  void clear_faults();
+  void expire_tokens();  // installation, admin and message-queue tokens all expire now
+  void send_ping();
+
+  std::map<std::string, std::int64_t> call_counts() const;
+  std::int64_t calls(const std::string& endpoint) const;
+  void reset_counts();
+  std::int64_t deliveries_sent() const;
+  std::string job_state(std::int64_t job_id) const;  // queued/assigned/running/completed or ""
+  std::string state_json() const;
+
+  // Blocks until `pred` holds (checked after every call and state change) or the deadline passes.
+  bool wait_until(const std::function<bool(const simulator&)>& pred, std::chrono::milliseconds timeout) const;
+
+  struct impl;
+
+ private:
+  simulator() = default;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace octorun::sim

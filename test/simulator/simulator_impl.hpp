@@ -1,0 +1,164 @@
+// The simulator's state and handlers, shared by its translation units.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "adapters/github/json.hpp"
+#include "test/simulator/simulator.hpp"
+
+namespace octorun::sim {
+
+using http::server_request;
+using http::server_response;
+using clock_type = std::chrono::steady_clock;
+
+struct sim_runner {
+  std::int64_t id = 0;
+  std::string name;
+  std::string scope_key;  // "repos/o/r", "orgs/o", "enterprises/e"; "" for scale-set runners
+  std::vector<std::string> labels;
+  std::int64_t group_id = 1;
+  std::int64_t scale_set_id = 0;
+  bool online = false;
+  bool busy = false;
+  std::int64_t job_id = 0;
+};
+
+struct sim_job {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  job_spec spec;
+  std::string state = "queued";  // queued, assigned (acquired by a scale set), running, completed
+  std::int64_t scale_set_id = 0;
+  std::string runner_name;
+  std::int64_t runner_id = 0;
+  std::string result;
+  std::optional<clock_type::time_point> due;
+};
+
+struct sim_scale_set {
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t group_id = 1;
+  std::vector<std::string> labels;
+  bool disable_update = false;
+};
+
+struct sim_session {
+  std::string id;
+  std::string owner;
+  std::string token;
+  std::int64_t scale_set_id = 0;
+};
+
+struct sim_message {
+  std::int64_t id = 0;
+  std::vector<std::string> jobs;  // JSON objects
+  bool delivered = false;
+};
+
+struct delivery {
+  std::string event;
+  std::string id;
+  std::string body;
+};
+
+struct simulator::impl {
+  simulator_options options;
+  std::unique_ptr<http::server> server;
+  std::string base;
+
+  mutable std::mutex mu;
+  std::condition_variable queue_cv;  // long polls wait here
+  std::set<std::string> scopes;
+  std::set<std::string> pats;
+  std::map<std::string, std::int64_t> installation_tokens;  // token -> expiry epoch
+  std::map<std::string, std::int64_t> registration_tokens;
+  std::map<std::string, std::int64_t> admin_tokens;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> budgets;  // token -> (window start, used)
+  std::map<std::int64_t, sim_runner> runners;
+  std::map<std::int64_t, sim_job> jobs;
+  std::map<std::int64_t, sim_scale_set> scale_sets;
+  std::map<std::int64_t, sim_session> sessions;  // by scale set id
+  std::map<std::int64_t, std::deque<sim_message>> queues;
+  std::deque<fault> faults;
+  std::map<std::string, std::int64_t> counts;
+  std::int64_t next_runner_id = 100;
+  std::int64_t next_job_id = 5'000'000'001;
+  std::int64_t next_scale_set_id = 1;
+  std::int64_t next_message_id = 100'000'000;
+  bool stopping = false;
+
+  // Change notification for wait_until.
+  mutable std::mutex change_mu;
+  mutable std::condition_variable change_cv;
+  std::uint64_t version = 0;
+  void changed();
+
+  // Webhook deliveries.
+  std::mutex delivery_mu;
+  std::condition_variable delivery_cv;
+  std::deque<delivery> outbox;
+  std::optional<delivery> held;  // reorder: waits for the next one
+  delivery_fault delivery_faults;
+  std::atomic<std::int64_t> sent{0};
+  std::thread sender;
+  std::thread timer;
+  std::condition_variable timer_cv;
+
+  // Dispatch and helpers (mu held unless noted).
+  using lock_type = std::unique_lock<std::mutex>;
+  server_response handle(const server_request& r);  // any civetweb thread; takes mu
+  server_response control(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  server_response rest(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  server_response service(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  server_response queue(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  // Counts the call and serves an injected fault, if one matches (may unlock for latency).
+  std::optional<server_response> enter(const std::string& endpoint, bool service_style, lock_type& lock);
+  void count(const std::string& endpoint);
+
+  std::int64_t now() const;
+  std::string new_token(const char* prefix) const;
+  bool scope_known(const std::string& key);
+  std::optional<server_response> check_rest_auth(const server_request& r, std::string& token);
+  server_response rest_json(int status, std::string body, const std::string& token);
+  bool admin_ok(const server_request& r) const;
+  sim_session* session_for_token(const server_request& r);
+
+  std::string statistics_json(std::int64_t scale_set_id) const;
+  std::string scale_set_json(const sim_scale_set& s) const;
+  std::string session_json(const sim_session& s) const;
+  std::string runner_json(const sim_runner& r) const;
+  std::string job_message_json(const char* type, const sim_job& j) const;
+  void post_message(std::int64_t scale_set_id, std::string job_json);
+  void webhook_job(const char* action, const sim_job& j);
+  void enqueue_delivery(delivery d);  // takes delivery_mu
+
+  std::int64_t new_job(const job_spec& spec);
+  void dispatch();  // idle online runners take waiting jobs
+  void start_job(sim_job& j, sim_runner& r);
+  void finish_job(sim_job& j, const std::string& result);
+  sim_runner* runner_by_name(const std::string& scope_key, std::int64_t scale_set_id,
+                             const std::string& name);
+  sim_runner* runner_named(const std::string& name);
+
+  void expire_all();
+  std::string state_locked() const;
+  void run_sender();
+  void run_timer();
+};
+
+server_response json_response(int status, std::string body);
+server_response rest_error(int status, const std::string& message);
+server_response service_error(int status, const std::string& type_name, const std::string& message);
+std::vector<std::string> split_path(const std::string& path);
+bool labels_match(const std::vector<std::string>& job, const std::vector<std::string>& runner);
+std::string strings_json(const std::vector<std::string>& v);
+
+}  // namespace octorun::sim

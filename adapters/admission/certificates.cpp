@@ -27,14 +27,14 @@ expected<ok_t, std::string> write_file(const std::string& path, const std::strin
   const auto tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return unexpected("cannot write " + tmp);
+    if (!out) return unexpected<std::string>{"cannot write " + tmp};
     out << content;
-    if (!out.flush()) return unexpected("cannot write " + tmp);
+    if (!out.flush()) return unexpected<std::string>{"cannot write " + tmp};
   }
   if (secret) ::chmod(tmp.c_str(), 0600);
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (ec) return unexpected("cannot rename " + tmp + ": " + ec.message());
+  if (ec) return unexpected<std::string>{"cannot rename " + tmp + ": " + ec.message()};
   return ok;
 }
 
@@ -68,14 +68,15 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
   if (!self_signed_) {
     const auto cert = read_text(files_.cert_file);
     const auto key = read_text(files_.key_file);
-    if (cert.empty()) return unexpected("cannot read the certificate file " + files_.cert_file);
-    if (key.empty()) return unexpected("cannot read the key file " + files_.key_file);
+    if (cert.empty()) return unexpected<std::string>{"cannot read the certificate file " + files_.cert_file};
+    if (key.empty()) return unexpected<std::string>{"cannot read the key file " + files_.key_file};
     if (auto left = tls::seconds_until_expiry(cert); !left)
-      return unexpected(files_.cert_file + ": " + left.error());
+      return unexpected<std::string>{files_.cert_file + ": " + left.error()};
     std::error_code ec;
     fs::create_directories(files_.work_dir, ec);
     out.pem_file = files_.work_dir + "/tls.pem";
-    if (auto w = write_file(out.pem_file, with_newline(key) + cert, true); !w) return unexpected(w.error());
+    if (auto w = write_file(out.pem_file, with_newline(key) + cert, true); !w)
+      return unexpected<std::string>{w.error()};
     out.certificate = cert;
     out.ca_bundle = files_.ca_file.empty() ? std::string{} : read_text(files_.ca_file);
     current_certificate_ = cert;
@@ -85,7 +86,7 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
 
   std::error_code ec;
   fs::create_directories(config_.dir, ec);
-  if (ec) return unexpected("cannot create " + config_.dir + ": " + ec.message());
+  if (ec) return unexpected<std::string>{"cannot create " + config_.dir + ": " + ec.message()};
   const auto ca_crt = config_.dir + "/ca.crt", ca_key = config_.dir + "/ca.key";
   tls::key_pair_pem ca{read_text(ca_crt), read_text(ca_key)};
   std::string previous_ca;
@@ -99,13 +100,13 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
   }
   if (!reuse) {
     auto fresh = tls::make_ca("octorun-webhook-ca", config_.ca_validity);
-    if (!fresh) return unexpected("cannot create a CA: " + fresh.error());
+    if (!fresh) return unexpected<std::string>{"cannot create a CA: " + fresh.error()};
     ca = *fresh;
-    if (auto w = write_file(ca_key, ca.private_key, true); !w) return unexpected(w.error());
-    if (auto w = write_file(ca_crt, ca.certificate, false); !w) return unexpected(w.error());
+    if (auto w = write_file(ca_key, ca.private_key, true); !w) return unexpected<std::string>{w.error()};
+    if (auto w = write_file(ca_crt, ca.certificate, false); !w) return unexpected<std::string>{w.error()};
     if (!previous_ca.empty()) {
       if (auto w = write_file(config_.dir + "/ca-previous.crt", previous_ca, false); !w)
-        return unexpected(w.error());
+        return unexpected<std::string>{w.error()};
     }
   } else {
     previous_ca = read_text(config_.dir + "/ca-previous.crt");
@@ -117,14 +118,14 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
   const auto name = config_.dns_names.empty() ? std::string("octorun-webhook") : config_.dns_names.front();
   auto leaf = tls::issue_serving_certificate(
       ca, {name, config_.dns_names, config_.ip_addresses, config_.serving_validity});
-  if (!leaf) return unexpected("cannot issue the serving certificate: " + leaf.error());
+  if (!leaf) return unexpected<std::string>{"cannot issue the serving certificate: " + leaf.error()};
   if (auto w = write_file(config_.dir + "/tls.key", leaf->private_key, true); !w)
-    return unexpected(w.error());
+    return unexpected<std::string>{w.error()};
   if (auto w = write_file(config_.dir + "/tls.crt", leaf->certificate, false); !w)
-    return unexpected(w.error());
+    return unexpected<std::string>{w.error()};
   out.pem_file = config_.dir + "/tls.pem";
   if (auto w = write_file(out.pem_file, with_newline(leaf->private_key) + leaf->certificate, true); !w)
-    return unexpected(w.error());
+    return unexpected<std::string>{w.error()};
   out.certificate = leaf->certificate;
   out.ca_bundle = with_newline(ca.certificate) + previous_ca;
   current_certificate_ = leaf->certificate;
@@ -132,7 +133,7 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
 }
 
 expected<long long, std::string> certificate_source::seconds_left() const {
-  if (current_certificate_.empty()) return unexpected(std::string("no certificate issued yet"));
+  if (current_certificate_.empty()) return unexpected<std::string>{std::string("no certificate issued yet")};
   return tls::seconds_until_expiry(current_certificate_);
 }
 

@@ -37,18 +37,18 @@ void write_string(writer& w, std::string_view s) {
 expected<admission_request, std::string> parse_admission_review(std::string_view body) {
   rapidjson::Document d;
   d.Parse(body.data(), body.size());
-  if (d.HasParseError()) return unexpected(std::string("body is not valid JSON"));
-  if (!d.IsObject()) return unexpected(std::string("body is not a JSON object"));
+  if (d.HasParseError()) return unexpected<std::string>{std::string("body is not valid JSON")};
+  if (!d.IsObject()) return unexpected<std::string>{std::string("body is not a JSON object")};
   const Value* api_version = member(d, "apiVersion");
   const Value* kind = member(d, "kind");
   if (api_version == nullptr || !api_version->IsString() ||
       std::string_view(api_version->GetString(), api_version->GetStringLength()) != "admission.k8s.io/v1")
-    return unexpected(std::string("apiVersion must be admission.k8s.io/v1"));
+    return unexpected<std::string>{std::string("apiVersion must be admission.k8s.io/v1")};
   if (kind == nullptr || !kind->IsString() ||
       std::string_view(kind->GetString(), kind->GetStringLength()) != "AdmissionReview")
-    return unexpected(std::string("kind must be AdmissionReview"));
+    return unexpected<std::string>{std::string("kind must be AdmissionReview")};
   const Value* req = member(d, "request");
-  if (req == nullptr || !req->IsObject()) return unexpected(std::string("request is missing"));
+  if (req == nullptr || !req->IsObject()) return unexpected<std::string>{std::string("request is missing")};
 
   admission_request out;
   std::string error;
@@ -56,25 +56,26 @@ expected<admission_request, std::string> parse_admission_review(std::string_view
       !read_string(*req, "subResource", out.sub_resource, error) ||
       !read_string(*req, "name", out.name, error) || !read_string(*req, "namespace", out.namespace_, error) ||
       !read_string(*req, "operation", out.operation, error))
-    return unexpected(error);
-  if (out.uid.empty()) return unexpected(std::string("request.uid is missing"));
-  if (out.operation.empty()) return unexpected(std::string("request.operation is missing"));
+    return unexpected<std::string>{error};
+  if (out.uid.empty()) return unexpected<std::string>{std::string("request.uid is missing")};
+  if (out.operation.empty()) return unexpected<std::string>{std::string("request.operation is missing")};
   if (const Value* k = member(*req, "kind"); k != nullptr && k->IsObject()) {
     if (!read_string(*k, "group", out.group, error) || !read_string(*k, "version", out.version, error) ||
         !read_string(*k, "kind", out.kind, error))
-      return unexpected("request.kind: " + error);
+      return unexpected<std::string>{"request.kind: " + error};
   }
   if (const Value* r = member(*req, "resource"); r != nullptr && r->IsObject()) {
-    if (!read_string(*r, "resource", out.resource, error)) return unexpected("request.resource: " + error);
+    if (!read_string(*r, "resource", out.resource, error))
+      return unexpected<std::string>{"request.resource: " + error};
   }
   if (const Value* dry = member(*req, "dryRun"); dry != nullptr && dry->IsBool())
     out.dry_run = dry->GetBool();
   if (const Value* obj = member(*req, "object"); obj != nullptr && !obj->IsNull()) {
-    if (!obj->IsObject()) return unexpected(std::string("request.object must be an object"));
+    if (!obj->IsObject()) return unexpected<std::string>{std::string("request.object must be an object")};
     out.object.CopyFrom(*obj, out.object.GetAllocator());
   }
   if (const Value* old = member(*req, "oldObject"); old != nullptr && !old->IsNull()) {
-    if (!old->IsObject()) return unexpected(std::string("request.oldObject must be an object"));
+    if (!old->IsObject()) return unexpected<std::string>{std::string("request.oldObject must be an object")};
     out.old_object.CopyFrom(*old, out.old_object.GetAllocator());
   }
   return out;

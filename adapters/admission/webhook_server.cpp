@@ -30,14 +30,14 @@ std::vector<http::route> routes() {
 expected<std::unique_ptr<webhook_server>, std::string> webhook_server::start(
     webhook_server_options options, certificate_source certificates) {
   if (!http::tls_available())
-    return unexpected(
+    return unexpected<std::string>{
         std::string("the admission webhook needs TLS, but civetweb cannot load OpenSSL in this process (see "
-                    "adapters/http/openssl_compat)"));
+                    "adapters/http/openssl_compat)")};
   std::unique_ptr<webhook_server> self(new webhook_server(std::move(options), std::move(certificates)));
   auto material = self->certificates_.issue(self->options_.rotate_before);
-  if (!material) return unexpected("webhook certificate: " + material.error());
+  if (!material) return unexpected<std::string>{"webhook certificate: " + material.error()};
   self->material_ = std::move(*material);
-  if (auto started = self->restart(); !started) return unexpected(started.error());
+  if (auto started = self->restart(); !started) return unexpected<std::string>{started.error()};
   return self;
 }
 
@@ -50,7 +50,7 @@ expected<ok_t, std::string> webhook_server::restart() {
   opts.max_body_bytes = 3 << 20;  // the apiserver's request limit
   server_.reset();                // release the port before binding it again
   auto srv = http::server::start(opts, routes());
-  if (!srv) return unexpected("webhook server: " + srv.error());
+  if (!srv) return unexpected<std::string>{"webhook server: " + srv.error()};
   server_ = std::move(*srv);
   options_.port = server_->port();
   return ok;
@@ -78,14 +78,14 @@ expected<bool, std::string> webhook_server::rotate_if_due() {
     due = !left || rotation_due(*left, options_.rotate_before) || certificates_.files_changed();
   }
   if (!due) return false;
-  if (auto r = rotate_now(); !r) return unexpected(r.error());
+  if (auto r = rotate_now(); !r) return unexpected<std::string>{r.error()};
   return true;
 }
 
 expected<ok_t, std::string> webhook_server::rotate_now() {
   std::lock_guard lock(mutex_);
   auto material = certificates_.issue(options_.rotate_before);
-  if (!material) return unexpected("webhook certificate: " + material.error());
+  if (!material) return unexpected<std::string>{"webhook certificate: " + material.error()};
   material_ = std::move(*material);
   return restart();
 }

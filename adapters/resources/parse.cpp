@@ -278,7 +278,7 @@ template <class T, class Fn>
 expected<T, field_errors> parse_text(std::string_view json, Fn&& fn) {
   rapidjson::Document d;
   d.Parse(json.data(), json.size());
-  if (d.HasParseError()) return unexpected(field_errors{{"", "is not valid JSON"}});
+  if (d.HasParseError()) return unexpected<field_errors>{field_errors{{"", "is not valid JSON"}}};
   return fn(d);
 }
 
@@ -292,19 +292,19 @@ std::string to_json(const rapidjson::Value& v) {
 }
 
 expected<runnerset, field_errors> parse_runnerset(const rapidjson::Value& object) {
-  if (!object.IsObject()) return unexpected(field_errors{{"", "must be an object"}});
+  if (!object.IsObject()) return unexpected<field_errors>{field_errors{{"", "must be an object"}}};
   reader r;
   runnerset out;
   read_meta(r, object, out.metadata);
   if (const Value* spec = r.object(object, "spec", "spec")) read_runnerset_spec(r, *spec, out.spec);
   if (const Value* status = r.object(object, "status", "status"))
     read_runnerset_status(r, *status, out.status);
-  if (!r.errors.empty()) return unexpected(std::move(r.errors));
+  if (!r.errors.empty()) return unexpected<field_errors>{std::move(r.errors)};
   return out;
 }
 
 expected<runner, field_errors> parse_runner(const rapidjson::Value& object) {
-  if (!object.IsObject()) return unexpected(field_errors{{"", "must be an object"}});
+  if (!object.IsObject()) return unexpected<field_errors>{field_errors{{"", "must be an object"}}};
   reader r;
   runner out;
   read_meta(r, object, out.metadata);
@@ -319,7 +319,7 @@ expected<runner, field_errors> parse_runner(const rapidjson::Value& object) {
     if (auto t = read_template(r, *spec, "spec")) s.template_ = std::move(*t);
   }
   if (const Value* status = r.object(object, "status", "status")) read_runner_status(r, *status, out.status);
-  if (!r.errors.empty()) return unexpected(std::move(r.errors));
+  if (!r.errors.empty()) return unexpected<field_errors>{std::move(r.errors)};
   return out;
 }
 

@@ -46,7 +46,9 @@ bool valid_repository(std::string_view s) {
   return true;
 }
 
-unexpected<std::string> fail(const std::string& why) { return unexpected(why + "; " + expected_forms); }
+unexpected<std::string> fail(const std::string& why) {
+  return unexpected<std::string>{why + "; " + expected_forms};
+}
 
 }  // namespace
 
@@ -55,7 +57,7 @@ std::string github_scope::api_url() const {
 }
 
 expected<github_scope, std::string> parse_scope_url(std::string_view url) {
-  if (url.empty()) return unexpected(std::string("is required; ") + expected_forms);
+  if (url.empty()) return unexpected<std::string>{std::string("is required; ") + expected_forms};
   std::string_view rest;
   std::string scheme;
   if (url.starts_with("https://")) {

@@ -172,8 +172,8 @@ expected<std::unique_ptr<server>, std::string> server::start(server_options opti
   std::string threads = std::to_string(std::max(1, options.threads));
   std::string timeout = std::to_string(options.request_timeout_ms);
   std::vector<const char*> opts = {
-      "listening_ports",    ports.c_str(),   "num_threads",       threads.c_str(),
-      "request_timeout_ms", timeout.c_str(), "enable_keep_alive", "yes"};
+      "listening_ports", ports.c_str(),       "num_threads", threads.c_str(), "request_timeout_ms",
+      timeout.c_str(),   "enable_keep_alive", "yes",         "tcp_nodelay",   "1"};
   if (want_tls) {
     opts.insert(opts.end(), {"ssl_certificate", options.tls_pem_file.c_str(), "ssl_protocol_version", "4"});
   }

@@ -565,7 +565,6 @@ void simulator::expire_tokens() {
 }
 void simulator::impl::expire_all() {
   for (auto& [t, exp] : installation_tokens) exp = 0;
-  for (auto& [t, exp] : admin_tokens) exp = 0;
   for (auto& [id, s] : sessions) s.token = new_token("expired-");
   queue_cv.notify_all();
 }

@@ -90,7 +90,7 @@ class simulator {
   void add_fault(const fault& f);
   void set_delivery_fault(const delivery_fault& f);
   void clear_faults();
-  void expire_tokens();  // installation, admin and message-queue tokens all expire now
+  void expire_tokens();  // installation and message-queue tokens expire now (admin tokens by admin_token_ttl)
   void send_ping();
 
   std::map<std::string, std::int64_t> call_counts() const;

@@ -1,0 +1,320 @@
+// The REST client against the simulator: every call, its success and its errors;
+// App auth with a JWT the simulator verifies; token refresh; rate-limit backoff.
+#include "adapters/github/crypto.hpp"
+#include "test/github/sim_fixture.hpp"
+
+namespace octorun::github {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::fast_calls;
+using testing::sleep_log;
+
+struct RestClient : ::testing::Test {
+  std::unique_ptr<sim::simulator> sim = testing::start_simulator();
+  std::shared_ptr<sleep_log> sleeps = std::make_shared<sleep_log>();
+
+  rest_client client(scope where = {scope_kind::repository, "octo", "app"},
+                     std::string token = "ghp_simulator") {
+    return rest_client(rest_options{sim->api_url(), where, pat_auth(token), fast_calls(sleeps)});
+  }
+};
+
+TEST_F(RestClient, RegistrationAndRemoveTokensAtEveryScope) {
+  for (auto where : {scope{scope_kind::repository, "octo", "app"},
+                     scope{scope_kind::organization, "octo", {}}, scope{scope_kind::enterprise, "big", {}}}) {
+    auto c = client(where);
+    auto reg = c.registration_token();
+    ASSERT_TRUE(reg) << reg.error().describe();
+    EXPECT_FALSE(reg->token.empty());
+    EXPECT_GT(reg->expires_at, 0);
+    auto rm = c.remove_token();
+    ASSERT_TRUE(rm) << rm.error().describe();
+  }
+  EXPECT_EQ(sim->calls("rest.registration_token"), 3);
+  EXPECT_EQ(sim->calls("rest.remove_token"), 3);
+}
+
+TEST_F(RestClient, ConfigUrlOfTheSimulatorLeadsToItsGhesApi) {
+  auto target = parse_config_url(sim->ghes_url() + "/octo/app");
+  ASSERT_TRUE(target);
+  EXPECT_EQ(target->api_base, sim->api_url());
+  rest_client c(rest_options{target->api_base, target->where, pat_auth("ghp_simulator"), fast_calls(sleeps)});
+  EXPECT_TRUE(c.registration_token());
+}
+
+TEST_F(RestClient, JitConfigThenListGetAndDelete) {
+  auto c = client();
+  auto jit = c.generate_jit_config({"runner-a", 1, {"self-hosted", "linux"}, "_work"});
+  ASSERT_TRUE(jit) << jit.error().describe();
+  EXPECT_FALSE(jit->encoded_jit_config.empty());
+  EXPECT_EQ(jit->registered.name, "runner-a");
+  EXPECT_EQ(jit->registered.labels, (std::vector<std::string>{"self-hosted", "linux"}));
+  auto list = c.list_runners("runner-a");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 1u);
+  auto got = c.get_runner(jit->registered.id);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->status, "offline");
+  EXPECT_FALSE(got->busy);
+  auto del = c.delete_runner(jit->registered.id);
+  ASSERT_TRUE(del);
+  EXPECT_EQ(*del, delete_outcome::deleted);
+  auto gone = c.get_runner(jit->registered.id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().kind, error_kind::not_found);
+  auto again = c.delete_runner(jit->registered.id);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, delete_outcome::not_found);
+}
+
+TEST_F(RestClient, DeletingABusyRunnerAnswersBusyWithoutRetrying) {
+  auto c = client();
+  auto jit = c.generate_jit_config({"runner-b", 1, {"self-hosted"}, "_work"});
+  ASSERT_TRUE(jit);
+  ASSERT_TRUE(sim->set_runner_busy("runner-b", true));
+  auto del = c.delete_runner(jit->registered.id);
+  ASSERT_TRUE(del) << del.error().describe();
+  EXPECT_EQ(*del, delete_outcome::busy);
+  EXPECT_EQ(sim->calls("rest.delete_runner"), 1);
+  EXPECT_TRUE(sleeps->get().empty());
+}
+
+TEST_F(RestClient, JitNameConflictIsRecoveredByDeletingTheIdleRunner) {
+  auto c = client();
+  auto first = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
+  ASSERT_TRUE(first);
+  auto second = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
+  ASSERT_TRUE(second) << second.error().describe();
+  EXPECT_NE(second->registered.id, first->registered.id);
+  EXPECT_EQ(sim->calls("rest.generate_jitconfig"), 3);
+  EXPECT_EQ(sim->calls("rest.delete_runner"), 1);
+  // A busy holder of the name is not deleted: the conflict is reported.
+  ASSERT_TRUE(sim->set_runner_busy("runner-c", true));
+  auto third = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
+  ASSERT_FALSE(third);
+  EXPECT_EQ(third.error().kind, error_kind::conflict);
+}
+
+TEST_F(RestClient, InvalidJitRequestIsRejected) {
+  auto c = client();
+  auto r = c.generate_jit_config({"runner-d", 1, {}, "_work"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::rejected);
+  EXPECT_EQ(r.error().status, 422);
+}
+
+TEST_F(RestClient, UnknownScopeIsNotFoundAndBadTokenUnauthorized) {
+  auto missing = client({scope_kind::repository, "octo", "nope"}).registration_token();
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, error_kind::not_found);
+  auto bad = client({scope_kind::repository, "octo", "app"}, "ghp_wrong").registration_token();
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, error_kind::unauthorized);
+  EXPECT_EQ(bad.error().message, "Bad credentials");
+}
+
+TEST_F(RestClient, ListsEveryPage) {
+  auto c = client({scope_kind::organization, "octo", {}});
+  for (int i = 0; i < 130; ++i)
+    ASSERT_TRUE(c.generate_jit_config({"r-" + std::to_string(i), 1, {"self-hosted"}, ""}));
+  sim->reset_counts();
+  auto all = c.list_runners();
+  ASSERT_TRUE(all) << all.error().describe();
+  EXPECT_EQ(all->size(), 130u);
+  EXPECT_EQ(sim->calls("rest.list_runners"), 2);
+}
+
+TEST_F(RestClient, RunnerGroupLookup) {
+  auto org = client({scope_kind::organization, "octo", {}});
+  auto g = org.runner_group_by_name("default");
+  ASSERT_TRUE(g) << g.error().describe();
+  EXPECT_EQ(g->id, 1);
+  EXPECT_TRUE(g->is_default);
+  auto missing = org.runner_group_by_name("gpu");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, error_kind::not_found);
+  auto repo = client().runner_group_by_name("");
+  ASSERT_TRUE(repo);
+  EXPECT_EQ(repo->id, 1);
+  EXPECT_FALSE(client().runner_group_by_name("gpu"));
+}
+
+TEST_F(RestClient, HonoursRetryAfterOn429AndExportsTheBudget) {
+  auto c = client();
+  {
+    auto f = testing::fault_at("rest.list_runners", 429, 1);
+    f.retry_after = 7;
+    sim->add_fault(f);
+  }
+  auto r = c.list_runners();
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(sleeps->get(), (std::vector<std::chrono::milliseconds>{7s}));
+  EXPECT_EQ(sim->calls("rest.list_runners"), 2);
+  EXPECT_EQ(c.last_rate_limit().limit, 5000);
+  EXPECT_EQ(c.options().call.budget->remaining.load(), 4999);  // the 429 was not billed
+  EXPECT_EQ(c.options().call.budget->rate_limited_responses.load(), 1);
+}
+
+TEST_F(RestClient, WaitsForTheResetWhenThePrimaryLimitIsExhausted) {
+  auto c = client();
+  {
+    auto f = testing::fault_at("rest.get_runner", 403, 1);
+    f.exhausted = true;
+    f.reset_in = 30;
+    sim->add_fault(f);
+  }
+  auto r = c.get_runner(12345);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::not_found);  // the retry reached the real endpoint
+  ASSERT_EQ(sleeps->get().size(), 1u);
+  EXPECT_GE(sleeps->get()[0], 29s);
+  EXPECT_LE(sleeps->get()[0], 31s);
+}
+
+TEST_F(RestClient, SecondaryLimitBacksOffExponentiallyFromTheMinimum) {
+  auto c = client();
+  {
+    auto f = testing::fault_at("rest.registration_token", 403, 2);
+    sim->add_fault(f);
+  }
+  ASSERT_TRUE(c.registration_token());
+  auto w = sleeps->get();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_GE(w[0], 1000ms);
+  EXPECT_GT(w[1], w[0]);
+}
+
+TEST_F(RestClient, LongLimitsAreReturnedAsRateLimitedInsteadOfSleeping) {
+  auto c = client();
+  {
+    auto f = testing::fault_at("rest.list_runners", 403, 1);
+    f.exhausted = true;
+    f.reset_in = 3600;
+    sim->add_fault(f);
+  }
+  auto r = c.list_runners();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::rate_limited);
+  EXPECT_GE(r.error().retry_after, 3599s);
+  EXPECT_GT(r.error().reset_epoch, 0);
+  EXPECT_TRUE(sleeps->get().empty());
+}
+
+TEST_F(RestClient, ServerErrorsAreRetriedWithGrowingBackoffThenReported) {
+  auto c = client();
+  {
+    auto f = testing::fault_at("rest.remove_token", 502, 2);
+    sim->add_fault(f);
+  }
+  ASSERT_TRUE(c.remove_token());
+  auto w = sleeps->get();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_LT(w[0], w[1]);
+  {
+    auto f = testing::fault_at("rest.remove_token", 500, -1);
+    sim->add_fault(f);
+  }
+  auto r = c.remove_token();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::server_error);
+  EXPECT_EQ(sim->calls("rest.remove_token"), 3 + 5);
+}
+
+TEST_F(RestClient, TransportFailureIsAValue) {
+  std::string dead;
+  {
+    auto other = sim::simulator::start({});
+    ASSERT_TRUE(other);
+    dead = (*other)->api_url();
+  }
+  call_options opts = fast_calls(sleeps);
+  opts.retry.max_attempts = 2;
+  rest_client c(rest_options{dead, {scope_kind::organization, "octo", {}}, pat_auth("x"), opts});
+  auto r = c.registration_token();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::transport);
+}
+
+TEST_F(RestClient, GarbageBodiesAreBadResponsesNotCrashes) {
+  // A 2xx that is not the documented shape: bad_response, whatever the body.
+  auto c = client();
+  {
+    auto f = testing::fault_at("rest.list_runners", 0, 1);
+    sim->add_fault(f);
+  }  // latency-only fault passes through
+  ASSERT_TRUE(c.list_runners());
+  auto raw = c.call("GET", "/repos/octo/app/actions/runners/abc");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(raw->status, 404);
+}
+
+struct AppAuth : ::testing::Test {
+  void SetUp() override {
+    auto k = generate_rsa_key(2048);
+    ASSERT_TRUE(k) << k.error();
+    key = *k;
+    sim::simulator_options o;
+    o.app_public_key_pem = key.public_key;
+    o.installation_token_ttl = 400s;
+    sim = testing::start_simulator(o);
+  }
+  rsa_key_pem key;
+  std::unique_ptr<sim::simulator> sim;
+  std::shared_ptr<sleep_log> sleeps = std::make_shared<sleep_log>();
+};
+
+TEST_F(AppAuth, JwtIsVerifiedAndTheInstallationTokenCached) {
+  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
+  rest_client c(
+      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, fast_calls(sleeps)});
+  ASSERT_TRUE(c.registration_token());
+  ASSERT_TRUE(c.list_runners());
+  EXPECT_EQ(sim->calls("rest.app_token"), 1);
+  EXPECT_EQ(app->fetches(), 1);
+}
+
+TEST_F(AppAuth, TokenIsRefreshedBeforeExpiry) {
+  std::atomic<std::int64_t> now{
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count()};
+  auto opts = fast_calls(sleeps);
+  opts.now = [&now] { return now.load(); };
+  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
+  rest_client c(rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, opts});
+  ASSERT_TRUE(c.registration_token());
+  now += 50;  // 350 s left: still more than the 300 s margin
+  ASSERT_TRUE(c.registration_token());
+  EXPECT_EQ(app->fetches(), 1);
+  now += 51;  // 299 s left: refreshed ahead of expiry
+  ASSERT_TRUE(c.registration_token());
+  EXPECT_EQ(app->fetches(), 2);
+  EXPECT_EQ(sim->calls("rest.app_token"), 2);
+}
+
+TEST_F(AppAuth, ExpiredTokenIsRefreshedOnceAfter401) {
+  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
+  rest_client c(
+      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, fast_calls(sleeps)});
+  ASSERT_TRUE(c.registration_token());
+  sim->expire_tokens();
+  auto r = c.registration_token();
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(app->fetches(), 2);
+  EXPECT_EQ(sim->calls("rest.registration_token"), 3);  // ok, 401, ok
+}
+
+TEST_F(AppAuth, JwtSignedWithAnotherKeyIsRefused) {
+  auto other = generate_rsa_key(2048);
+  ASSERT_TRUE(other);
+  auto app = app_auth({"Iv1.simulated", 42, other->private_key, sim->api_url()});
+  rest_client c(
+      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, fast_calls(sleeps)});
+  auto r = c.registration_token();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::unauthorized);
+  EXPECT_NE(r.error().message.find("installation token"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace octorun::github

@@ -1,0 +1,306 @@
+// The scale-set protocol client against the simulator: scale sets, sessions
+// (conflict, refresh on 401), long poll with acknowledgement, acquire jobs,
+// JIT configuration and runner removal, through a whole job.
+#include <future>
+
+#include "adapters/github/scaleset_client.hpp"
+#include "test/github/sim_fixture.hpp"
+
+namespace octorun::github {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::fast_calls;
+using testing::sleep_log;
+
+struct ScaleSet : ::testing::Test {
+  std::unique_ptr<sim::simulator> sim;
+  std::shared_ptr<sleep_log> sleeps = std::make_shared<sleep_log>();
+
+  void SetUp() override { start({}); }
+  void start(sim::simulator_options o) {
+    if (o.long_poll == 50'000ms) o.long_poll = 10s;
+    sim = testing::start_simulator(o);
+  }
+  std::unique_ptr<scaleset_client> client() {
+    auto c = scaleset_client::make(
+        {sim->ghes_url() + "/octo", pat_auth("ghp_simulator"), fast_calls(sleeps), 10s});
+    EXPECT_TRUE(c) << c.error();
+    return c ? std::move(*c) : nullptr;
+  }
+  scale_set make_set(scaleset_client& c, const std::string& name, std::vector<std::string> labels = {}) {
+    scale_set s;
+    s.name = name;
+    s.runner_group_id = 1;
+    s.labels = std::move(labels);
+    auto created = c.create_scale_set(s);
+    EXPECT_TRUE(created) << created.error().describe();
+    return created ? *created : scale_set{};
+  }
+};
+
+TEST_F(ScaleSet, RegistersAndManagesScaleSets) {
+  auto c = client();
+  auto group = c->runner_group_by_name("Default");
+  ASSERT_TRUE(group) << group.error().describe();
+  EXPECT_EQ(group->id, 1);
+  EXPECT_EQ(sim->calls("rest.registration_token"), 1);
+  EXPECT_EQ(sim->calls("rest.runner_registration"), 1);
+  EXPECT_EQ(c->tenant_url(), sim->base_url() + "/tenant/1/");
+  auto missing_group = c->runner_group_by_name("gpu");
+  ASSERT_FALSE(missing_group);
+  EXPECT_EQ(missing_group.error().kind, error_kind::not_found);
+
+  auto none = c->scale_set_by_name(1, "arc");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->has_value());
+  auto s = make_set(*c, "arc");
+  EXPECT_GT(s.id, 0);
+  EXPECT_EQ(s.labels, std::vector<std::string>{"arc"});
+  EXPECT_TRUE(s.disable_update);
+  auto found = c->scale_set_by_name(1, "arc");
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ((*found)->id, s.id);
+  scale_set change;
+  change.labels = {"arc", "gpu"};
+  auto updated = c->update_scale_set(s.id, change);
+  ASSERT_TRUE(updated) << updated.error().describe();
+  EXPECT_EQ(updated->name, "arc");
+  EXPECT_EQ(updated->labels, (std::vector<std::string>{"arc", "gpu"}));
+  auto dup = c->create_scale_set(s);
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().kind, error_kind::conflict);
+  ASSERT_TRUE(c->delete_scale_set(s.id));
+  auto gone = c->get_scale_set(s.id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().kind, error_kind::not_found);
+  // The admin token was reused for all of these calls.
+  EXPECT_EQ(sim->calls("rest.runner_registration"), 1);
+}
+
+TEST_F(ScaleSet, ShortLivedAdminTokenIsRefreshedProactively) {
+  sim::simulator_options o;
+  o.admin_token_ttl = 30s;  // inside the client's 60 s margin: every call re-registers
+  start(o);
+  auto c = client();
+  ASSERT_TRUE(c->runner_group_by_name("Default"));
+  ASSERT_TRUE(c->scale_set_by_name(1, "x"));
+  EXPECT_EQ(sim->calls("rest.runner_registration"), 2);
+}
+
+TEST_F(ScaleSet, SecondSessionConflictsUntilTheFirstIsDeleted) {
+  auto a = client();
+  auto b = client();
+  auto s = make_set(*a, "linux");
+  auto first = a->create_session(s.id, "host-a");
+  ASSERT_TRUE(first) << first.error().describe();
+  EXPECT_FALSE(first->session_id.empty());
+  EXPECT_EQ(first->scale_set_id, s.id);
+  auto second = b->create_session(s.id, "host-b");
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().kind, error_kind::conflict);
+  EXPECT_EQ(second.error().status, 409);
+  EXPECT_NE(second.error().message.find("RunnerScaleSetSessionConflictException"), std::string::npos);
+  auto refreshed = a->refresh_session();
+  ASSERT_TRUE(refreshed);
+  EXPECT_NE(refreshed->message_queue_token, first->message_queue_token);
+  ASSERT_TRUE(a->delete_session());
+  EXPECT_TRUE(b->create_session(s.id, "host-b"));
+  EXPECT_EQ(sim->calls("scaleset.create_session"), 3);
+}
+
+TEST_F(ScaleSet, InjectedSessionConflictIsAConflict) {
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  sim->add_fault(testing::fault_at("scaleset.create_session", 409, 1));
+  auto r = c->create_session(s.id, "host");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::conflict);
+  EXPECT_TRUE(c->create_session(s.id, "host"));
+}
+
+TEST_F(ScaleSet, LongPollAnswersNothingWhenIdle) {
+  sim::simulator_options o;
+  o.long_poll = 200ms;
+  start(o);
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  ASSERT_TRUE(c->create_session(s.id, "host"));
+  auto m = c->get_message(0, 10);
+  ASSERT_TRUE(m) << m.error().describe();
+  EXPECT_FALSE(m->has_value());
+}
+
+TEST_F(ScaleSet, LongPollIsReleasedByANewJob) {
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  ASSERT_TRUE(c->create_session(s.id, "host"));
+  auto poll = std::async(std::launch::async, [&] { return c->get_message(0, 10); });
+  ASSERT_TRUE(
+      sim->wait_until([](const sim::simulator& x) { return x.calls("scaleset.get_message") == 1; }, 10s));
+  sim::job_spec job;
+  job.labels = {"linux"};
+  auto id = sim->add_job(job);
+  auto m = poll.get();
+  ASSERT_TRUE(m) << m.error().describe();
+  ASSERT_TRUE(m->has_value());
+  ASSERT_EQ((*m)->jobs.size(), 1u);
+  auto& avail = std::get<messages::job_available>((*m)->jobs[0]);
+  EXPECT_EQ(avail.job.job_id, id);
+  EXPECT_EQ(avail.job.repository, "octo/app");
+  EXPECT_EQ(avail.job.labels, std::vector<std::string>{"linux"});
+  EXPECT_EQ(avail.job.scale_set_id, s.id);
+  EXPECT_EQ((*m)->statistics.total_available_jobs, 1);
+}
+
+TEST_F(ScaleSet, UnacknowledgedMessagesAreRedelivered) {
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  ASSERT_TRUE(c->create_session(s.id, "host"));
+  sim::job_spec job;
+  job.labels = {"linux"};
+  sim->add_job(job);
+  auto first = c->get_message(0, 10);
+  ASSERT_TRUE(first && first->has_value());
+  auto again = c->get_message(0, 10);
+  ASSERT_TRUE(again && again->has_value());
+  EXPECT_EQ((*again)->message_id, (*first)->message_id);
+  ASSERT_TRUE(c->delete_message((*first)->message_id));
+  auto twice = c->delete_message((*first)->message_id);
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().kind, error_kind::not_found);
+}
+
+TEST_F(ScaleSet, ExpiredQueueTokenRefreshesTheSessionOnce) {
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  ASSERT_TRUE(c->create_session(s.id, "host"));
+  sim::job_spec job;
+  job.labels = {"linux"};
+  sim->add_job(job);
+  sim->expire_tokens();
+  auto m = c->get_message(0, 10);
+  ASSERT_TRUE(m) << m.error().describe();
+  EXPECT_TRUE(m->has_value());
+  EXPECT_EQ(sim->calls("scaleset.refresh_session"), 1);
+  EXPECT_EQ(sim->calls("scaleset.get_message"), 2);
+  // A second 401 in a row is an error, not a loop.
+  sim->add_fault(testing::fault_at("scaleset.get_message", 401, 2));
+  auto failed = c->get_message(0, 10);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().kind, error_kind::unauthorized);
+}
+
+TEST_F(ScaleSet, ServerErrorOnGetMessageIsRetried) {
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  ASSERT_TRUE(c->create_session(s.id, "host"));
+  sim::job_spec job;
+  job.labels = {"linux"};
+  sim->add_job(job);
+  sim->add_fault(testing::fault_at("scaleset.get_message", 503, 1));
+  auto m = c->get_message(0, 10);
+  ASSERT_TRUE(m && m->has_value());
+  EXPECT_EQ(sleeps->get().size(), 1u);
+}
+
+// The whole lifecycle of one job on an ephemeral JIT runner, as a listener sees it.
+TEST_F(ScaleSet, JobIsAssignedToTheJitRunnerOnceItComesOnline) {
+  auto c = client();
+  auto s = make_set(*c, "linux", {"linux", "x64"});
+  ASSERT_TRUE(c->create_session(s.id, "host"));
+  sim::job_spec job;
+  job.labels = {"linux"};
+  job.duration = -1ms;  // completed by hand below
+  auto id = sim->add_job(job);
+
+  std::int64_t last = 0;
+  std::vector<messages::job_message> seen;
+  auto next = [&] {
+    auto m = c->get_message(last, 10);
+    EXPECT_TRUE(m) << m.error().describe();
+    if (!m || !m->has_value()) return messages::job_statistics{};
+    last = (*m)->message_id;
+    EXPECT_TRUE(c->delete_message(last));
+    seen.insert(seen.end(), (*m)->jobs.begin(), (*m)->jobs.end());
+    return (*m)->statistics;
+  };
+  next();
+  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<messages::job_available>(seen[0]));
+  auto acquired = c->acquire_jobs(s.id, {id});
+  ASSERT_TRUE(acquired) << acquired.error().describe();
+  EXPECT_EQ(*acquired, std::vector<std::int64_t>{id});
+  auto stats = next();
+  ASSERT_TRUE(std::holds_alternative<messages::job_assigned>(seen.back()));
+  EXPECT_EQ(stats.total_assigned_jobs, 1);
+
+  auto jit = c->generate_jit_config(s.id, "linux-runner-1");
+  ASSERT_TRUE(jit) << jit.error().describe();
+  EXPECT_EQ(jit->runner.scale_set_id, s.id);
+  EXPECT_FALSE(jit->encoded_jit_config.empty());
+  EXPECT_EQ(sim->job_state(id), "assigned");
+  ASSERT_TRUE(sim->runner_online("linux-runner-1"));
+  stats = next();
+  auto& started = std::get<messages::job_started>(seen.back());
+  EXPECT_EQ(started.runner_name, "linux-runner-1");
+  EXPECT_EQ(started.runner_id, jit->runner.id);
+  EXPECT_EQ(stats.total_running_jobs, 1);
+  EXPECT_EQ(stats.total_busy_runners, 1);
+
+  auto busy = c->remove_runner(jit->runner.id);
+  ASSERT_TRUE(busy) << busy.error().describe();
+  EXPECT_EQ(*busy, delete_outcome::busy);
+
+  ASSERT_TRUE(sim->complete_job(id, "succeeded"));
+  stats = next();
+  auto& done = std::get<messages::job_completed>(seen.back());
+  EXPECT_EQ(done.result, "succeeded");
+  EXPECT_EQ(done.runner_name, "linux-runner-1");
+  EXPECT_EQ(stats.total_assigned_jobs, 0);
+  auto gone = c->get_runner(jit->runner.id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().kind, error_kind::not_found);
+  ASSERT_TRUE(c->delete_session());
+}
+
+TEST_F(ScaleSet, JitNameConflictIsRecoveredWithinTheScaleSet) {
+  auto c = client();
+  auto s = make_set(*c, "linux");
+  auto first = c->generate_jit_config(s.id, "r-1");
+  ASSERT_TRUE(first);
+  auto byname = c->runner_by_name("r-1");
+  ASSERT_TRUE(byname && byname->has_value());
+  EXPECT_EQ((*byname)->id, first->runner.id);
+  auto second = c->generate_jit_config(s.id, "r-1");
+  ASSERT_TRUE(second) << second.error().describe();
+  EXPECT_NE(second->runner.id, first->runner.id);
+  EXPECT_EQ(sim->calls("scaleset.delete_agent"), 1);
+  auto other = make_set(*c, "other");
+  auto foreign = c->generate_jit_config(other.id, "r-1");
+  ASSERT_FALSE(foreign);
+  EXPECT_EQ(foreign.error().kind, error_kind::conflict);
+  auto removed = c->remove_runner(second->runner.id);
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(*removed, delete_outcome::deleted);
+  auto again = c->remove_runner(second->runner.id);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, delete_outcome::not_found);
+}
+
+TEST_F(ScaleSet, BadConfigUrlAndMissingSessionAreErrors) {
+  EXPECT_FALSE(scaleset_client::make({"not a url", pat_auth("x"), {}, 1s}));
+  auto c = client();
+  auto m = c->get_message(0, 1);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().kind, error_kind::rejected);
+  auto bad =
+      scaleset_client::make({sim->ghes_url() + "/octo", pat_auth("ghp_wrong"), fast_calls(sleeps), 1s});
+  ASSERT_TRUE(bad);
+  auto r = (*bad)->runner_group_by_name("Default");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, error_kind::unauthorized);
+}
+
+}  // namespace
+}  // namespace octorun::github

@@ -19,6 +19,9 @@
 #ifndef OCTORUN_CRDS_DIR
 #error "OCTORUN_CRDS_DIR must name crds/"
 #endif
+#ifndef OCTORUN_DEPLOY_DIR
+#error "OCTORUN_DEPLOY_DIR must name deploy/"
+#endif
 
 namespace octorun::admission {
 namespace {
@@ -280,6 +283,43 @@ TEST(AdmissionWebhookDown, RunnerSetsFailClosedAndRunnersStayWritable) {
   EXPECT_FALSE(spec_change.ok);
   EXPECT_NE(spec_change.output.find("spec is immutable"), std::string::npos) << spec_change.output;
   w.stop();
+}
+
+// deploy/webhook-configurations.yaml says what the manager generates for
+// the in-cluster Service: same webhooks, paths, rules and failure policies.
+TEST(DeployManifests, MatchTheWebhookConfigurationsTheManagerGenerates) {
+  auto listed = run(std::string("create --dry-run=client -o json -f ") + OCTORUN_DEPLOY_DIR +
+                    "/webhook-configurations.yaml");
+  ASSERT_TRUE(listed.ok) << listed.output;
+  // kubectl prints one JSON object per manifest, one after the other.
+  std::vector<rapidjson::Document> items;
+  rapidjson::StringStream stream(listed.output.c_str());
+  for (;;) {
+    rapidjson::Document d;
+    d.ParseStream<rapidjson::kParseStopWhenDoneFlag>(stream);
+    if (d.HasParseError()) break;
+    items.push_back(std::move(d));
+  }
+  ASSERT_EQ(items.size(), 2u) << listed.output;
+  webhook_configuration_options o;
+  o.target = {"octorun-system", "octorun-webhook", 443, ""};
+  for (const auto& item : items) {
+    const std::string kind = item["kind"].GetString();
+    rapidjson::Document generated;
+    generated.Parse((kind == "MutatingWebhookConfiguration" ? mutating_webhook_configuration(o)
+                                                            : validating_webhook_configuration(o))
+                        .c_str());
+    EXPECT_STREQ(item["metadata"]["name"].GetString(), generated["metadata"]["name"].GetString());
+    const auto& want = generated["webhooks"];
+    const auto& have = item["webhooks"];
+    ASSERT_EQ(have.Size(), want.Size()) << kind;
+    for (rapidjson::SizeType i = 0; i < want.Size(); ++i) {
+      for (const char* key : {"name", "failurePolicy", "sideEffects", "matchPolicy"})
+        EXPECT_EQ(std::string(have[i][key].GetString()), want[i][key].GetString()) << kind << " " << key;
+      EXPECT_TRUE(have[i]["clientConfig"]["service"] == want[i]["clientConfig"]["service"]) << kind;
+      EXPECT_TRUE(have[i]["rules"] == want[i]["rules"]) << kind;
+    }
+  }
 }
 
 }  // namespace

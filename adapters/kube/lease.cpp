@@ -51,7 +51,7 @@ lease_record next_lease(const std::optional<lease_record>& current, const std::s
     r.transitions = current->transitions;
   } else {
     r.acquire_time = r.renew_time;
-    r.transitions = current ? current->transitions + (current->holder.empty() ? 0 : 1) : 0;
+    r.transitions = current ? current->transitions + 1 : 0;  // a new term, as client-go counts
   }
   if (current) r.resource_version = current->resource_version;
   return r;

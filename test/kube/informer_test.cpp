@@ -1,0 +1,239 @@
+// The CAF side against the real control plane: the request pool answering
+// event-based actors, informers feeding subscribers, a forced 410 relist and
+// an apiserver restart in the middle of a watch (both on private clusters).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "test/kube/support.hpp"
+
+namespace octorun::kube::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using test::cluster;
+using test::make_namespace;
+
+class Informer : public ::testing::Test {
+ protected:
+  ~Informer() override {
+    for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  caf::actor informer_for(const config& cfg, const std::string& ns, const std::string& labels = {}) {
+    informer_options io;
+    io.res = configmaps();
+    io.ns = ns;
+    io.label_selector = labels;
+    io.backoff_initial = 100ms;
+    io.backoff_max = 1s;
+    auto a = spawn_informer(sys, cfg, {}, io);
+    actors.push_back(a);
+    return a;
+  }
+  informer_stats stats(const caf::actor& informer) {
+    informer_stats out;
+    self->request(informer, 10s, stats_atom::value)
+        .receive([&](informer_stats& s) { out = s; }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    return out;
+  }
+
+  caf::actor_system_config sys_cfg;
+  caf::actor_system sys{sys_cfg};
+  caf::scoped_actor self{sys};
+  std::vector<caf::actor> actors;
+};
+
+TEST_F(Informer, SubscribersSeeAddModifyDeleteAndTheCacheConverges) {
+  const auto& c = cluster();
+  auto cfg = admin_config(c);
+  client api(cfg);
+  auto ns = make_namespace(c, "kube-informer");
+  create_configmaps(cfg, ns, "pre", 3, 1, R"({"app":"web"})");
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "unlabelled", "x")));
+
+  auto inf = informer_for(cfg, ns, "app=web");
+  self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  mirror m;
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.synced == 1; }, 30s));
+  EXPECT_EQ(m.added, 3u);
+
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "new", "1", R"({"app":"web"})")));
+  ASSERT_TRUE(api.patch(configmaps(), ns, "pre-0", patch_type::merge, R"({"data":{"value":"changed"}})"));
+  ASSERT_TRUE(api.remove(configmaps(), ns, "pre-1"));
+  ASSERT_TRUE(api.patch(configmaps(), ns, "unlabelled", patch_type::merge, R"({"data":{"value":"y"}})"));
+  auto want = [&] {
+    list_options o;
+    o.label_selector = "app=web";
+    std::map<std::string, std::string> t;
+    auto listed = api.list(configmaps(), ns, o);
+    EXPECT_TRUE(listed);
+    if (listed)
+      for (const auto& obj : listed->items) t[obj.key()] = std::string(obj.resource_version);
+    return t;
+  }();
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.rv_by_key == want; }, 30s));
+  EXPECT_EQ(m.deleted_keys, std::vector<std::string>{ns + "/pre-1"});
+  EXPECT_GE(m.modified, 1u);
+
+  // A late subscriber gets the cache as ADDED events, then synced.
+  caf::scoped_actor late{sys};
+  self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(late));
+  mirror m2;
+  ASSERT_TRUE(m2.run_until(
+      late, [&] { return m2.synced == 1; }, 10s));
+  EXPECT_EQ(m2.rv_by_key, want);
+
+  self->request(inf, 10s, snapshot_atom::value)
+      .receive(
+          [&](informer_snapshot& s) {
+            EXPECT_TRUE(s.synced);
+            EXPECT_EQ(s.items.size(), want.size());
+          },
+          [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  self->request(inf, 10s, snapshot_atom::value, ns + "/new")
+      .receive([&](object& o) { EXPECT_EQ(o.name, "new"); },
+               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  EXPECT_EQ(stats(inf).lists, 1u);
+}
+
+// An event-based actor that creates a ConfigMap, then patches it with a
+// stale resourceVersion, and reports both outcomes.
+caf::behavior writer(caf::event_based_actor* self, caf::actor pool, caf::actor report, std::string ns) {
+  self->request(pool, 30s, create_request{configmaps(), ns, configmap_json(ns, "via-pool", "1")})
+      .then(
+          [=](object_result& created) {
+            self->send(report, created);
+            self->request(pool, 30s,
+                          patch_request{configmaps(), ns, "via-pool", patch_type::merge,
+                                        R"({"metadata":{"resourceVersion":"1"},"data":{"value":"2"}})", ""})
+                .then([=](object_result& patched) { self->send(report, patched); },
+                      [=](caf::error& e) { self->send(report, self->system().render(e)); });
+          },
+          [=](caf::error& e) { self->send(report, self->system().render(e)); });
+  return {};
+}
+
+TEST_F(Informer, RequestPoolAnswersEventBasedActors) {
+  const auto& c = cluster();
+  auto ns = make_namespace(c, "kube-pool");
+  client_options opts;
+  opts.limiter = std::make_shared<token_bucket>(50, 100);
+  auto pool = spawn_request_pool(sys, admin_config(c), opts, 2);
+  actors.push_back(pool);
+  sys.spawn(writer, pool, caf::actor_cast<caf::actor>(self), ns);
+  std::vector<object_result> replies;
+  for (int i = 0; i < 2; ++i)
+    self->receive([&](object_result& r) { replies.push_back(r); },
+                  [&](std::string& err) { ADD_FAILURE() << err; },
+                  caf::after(30s) >> [&] { ADD_FAILURE() << "no reply"; });
+  ASSERT_EQ(replies.size(), 2u);
+  ASSERT_TRUE(replies[0]) << to_string(replies[0].error());
+  EXPECT_EQ(replies[0]->name, "via-pool");
+  ASSERT_FALSE(replies[1]);
+  EXPECT_TRUE(replies[1].error().conflict());
+
+  list_result listed = unexpected{api_error{}};
+  self->request(pool, 30s, list_request{configmaps(), ns, {}})
+      .receive([&](list_result& r) { listed = r; }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->items.size(), 1u);
+}
+
+TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {
+  const auto& c = test::private_cluster();
+  auto admin = admin_config(c);
+  client api(admin);
+  auto ns = make_namespace(c, "kube-gone");
+  create_configmaps(admin, ns, "cm", 6);
+
+  // The informer reaches the apiserver through a proxy the test can cut.
+  tcp_proxy proxy(port_of(c.server));
+  auto via_proxy = admin;
+  via_proxy.server = "https://127.0.0.1:" + std::to_string(proxy.port());
+  auto inf = informer_for(via_proxy, ns);
+  self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  mirror m;
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.synced == 1 && m.added == 6; }, 30s));
+
+  // While the informer is cut off: delete, modify and create; then compact
+  // etcd and restart the apiserver (dropping its watch cache), so that the
+  // informer's resourceVersion is gone everywhere.
+  proxy.cut();
+  ASSERT_TRUE(api.remove(configmaps(), ns, "cm-0"));
+  ASSERT_TRUE(api.remove(configmaps(), ns, "cm-1"));
+  ASSERT_TRUE(api.patch(configmaps(), ns, "cm-2", patch_type::merge, R"({"data":{"value":"changed"}})"));
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "cm-new", "1")));
+  compact_etcd(c);
+  test::cluster_control(c, "restart-apiserver");
+  proxy.resume();
+
+  client fresh(admin);
+  auto want = truth(fresh, configmaps(), ns);
+  ASSERT_EQ(want.size(), 5u);
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.rv_by_key == want; }, 60s))
+      << "mirror has " << m.rv_by_key.size() << " objects";
+  std::sort(m.deleted_keys.begin(), m.deleted_keys.end());
+  EXPECT_EQ(m.deleted_keys, (std::vector<std::string>{ns + "/cm-0", ns + "/cm-1"}));
+  EXPECT_EQ(stats(inf).lists, 2u);  // the initial list and the relist after 410
+}
+
+TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
+  const auto& c = test::private_cluster();
+  auto admin = admin_config(c);
+  auto ns = make_namespace(c, "kube-restart");
+  create_configmaps(admin, ns, "base", 20);
+  auto inf = informer_for(admin, ns);
+  self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  mirror m;
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.synced == 1 && m.added == 20; }, 30s));
+
+  // A writer keeps creating, modifying and deleting while the apiserver is
+  // killed and restarted; each write is retried until the server has it.
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::thread writer([&] {
+    client api(admin);
+    auto retry = [&](const std::function<expected<object, api_error>()>& op) {
+      for (int attempt = 0; attempt < 600 && !stop; ++attempt) {
+        auto r = op();
+        if (r || r.error().already_exists() || r.error().not_found())
+          return;  // landed (maybe on an earlier try)
+        std::this_thread::sleep_for(100ms);
+      }
+    };
+    for (int i = 0; !stop && i < 400; ++i) {
+      auto name = "w-" + std::to_string(i);
+      retry([&] { return api.create(configmaps(), ns, configmap_json(ns, name, "0")); });
+      retry([&] {
+        return api.patch(configmaps(), ns, "base-" + std::to_string(i % 20), patch_type::merge,
+                         R"({"data":{"value":")" + std::to_string(i) + R"("}})");
+      });
+      if (i % 3 == 0) retry([&] { return api.remove(configmaps(), ns, name); });
+      ++writes;
+    }
+  });
+  ASSERT_TRUE(eventually([&] { return writes >= 20; }, 60s));
+  test::cluster_control(c, "restart-apiserver");
+  int after_restart = writes;
+  ASSERT_TRUE(eventually([&] { return writes >= after_restart + 20; }, 120s));
+  stop = true;
+  writer.join();
+
+  client fresh(admin);
+  auto want = truth(fresh, configmaps(), ns);
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.rv_by_key == want; }, 90s))
+      << "mirror " << m.rv_by_key.size() << " objects, truth " << want.size();
+  auto s = stats(inf);
+  EXPECT_EQ(s.size, want.size());
+  EXPECT_GE(s.watch_errors + s.lists, 2u);  // the watch broke and was resumed (or relisted)
+}
+
+}  // namespace
+}  // namespace octorun::kube::testing

@@ -1,0 +1,81 @@
+// Helpers for the kube integration tests: configurations for the test
+// cluster, a subscriber that mirrors an informer and checks its event
+// sequence, a pausable TCP proxy, and etcd compaction.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "adapters/kube/client.hpp"
+#include "adapters/kube/informer.hpp"
+#include "messages/kube.hpp"
+#include "test/support/test_cluster.hpp"
+
+namespace octorun::kube::testing {
+
+// The admin configuration, read from the cluster's kubeconfig file.
+config admin_config(const test::cluster_info& c);
+// Same server and CA, another bearer token source.
+config config_with_token(const test::cluster_info& c, std::shared_ptr<token_source> token);
+
+std::string configmap_json(const std::string& ns, const std::string& name, const std::string& value,
+                           const std::string& labels_json = "{}");
+
+// Creates `count` ConfigMaps named prefix-0..prefix-(count-1), `parallel` at a time.
+void create_configmaps(const config& cfg, const std::string& ns, const std::string& prefix, int count,
+                       int parallel = 4, const std::string& labels_json = "{}");
+
+// Polls `done` every 20 ms until it holds or `deadline` passes.
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds deadline);
+
+// A subscriber's view of one informer: the objects by key, built only from
+// informer_event messages. It fails the test on an inconsistent sequence
+// (ADDED of a held key, DELETED or MODIFIED of an unknown one, MODIFIED to
+// the version already held).
+struct mirror {
+  std::map<std::string, std::string> rv_by_key;  // key -> resourceVersion
+  size_t added = 0, modified = 0, deleted = 0, synced = 0;
+  std::vector<std::string> deleted_keys;
+
+  void apply(const informer_event& e);
+  // Receives informer messages on `self` until `done()` or the deadline.
+  bool run_until(caf::scoped_actor& self, const std::function<bool()>& done,
+                 std::chrono::milliseconds deadline);
+};
+
+// The truth: key -> resourceVersion of a fresh list.
+std::map<std::string, std::string> truth(client& api, const resource& r, const std::string& ns);
+
+// A TCP proxy on 127.0.0.1:port -> target, whose traffic can be cut.
+class tcp_proxy {
+ public:
+  tcp_proxy(int target_port);
+  ~tcp_proxy();
+  int port() const { return port_; }
+  // Drops every open connection and refuses new ones until resume().
+  void cut();
+  void resume();
+
+ private:
+  void accept_loop();
+  void pump(int a, int b);
+  int listen_fd_ = -1, port_ = 0, target_port_;
+  std::atomic<bool> stop_{false}, cut_{false};
+  std::mutex mu_;
+  std::vector<int> open_fds_;
+  std::vector<std::thread> threads_;
+  std::thread acceptor_;
+};
+
+// Compacts etcd at its current revision: older resourceVersions are gone.
+void compact_etcd(const test::cluster_info& c);
+
+int port_of(const std::string& url);
+
+}  // namespace octorun::kube::testing

@@ -1,0 +1,208 @@
+// The webhook intake: signature, size, method, JSON and header checks with
+// clear 4xx answers, dedupe by delivery id, ping, and end to end with the
+// simulator's signed (and duplicated, reordered) deliveries into a CAF actor.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+
+#include "adapters/github/crypto.hpp"
+#include "adapters/github/webhook_intake.hpp"
+#include "test/github/sim_fixture.hpp"
+
+namespace octorun::github {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct collected {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<messages::job_message> all;
+  job_sink sink() {
+    return [this](messages::job_message m) {
+      {
+        std::lock_guard l(mu);
+        all.push_back(std::move(m));
+      }
+      cv.notify_all();
+    };
+  }
+  bool wait_for(size_t n, std::chrono::milliseconds timeout = 10s) {
+    std::unique_lock l(mu);
+    return cv.wait_for(l, timeout, [&] { return all.size() >= n; });
+  }
+  size_t size() {
+    std::lock_guard l(mu);
+    return all.size();
+  }
+};
+
+const std::string secret = "It's a Secret to Everybody";
+const std::string queued_body =
+    R"({"action":"queued","workflow_job":{"id":77,"run_id":5000000000,"labels":["self-hosted"],"name":"b",)"
+    R"("workflow_name":"CI","head_branch":"main","runner_name":null,"runner_id":null},"repository":{"full_name":"o/r"}})";
+
+struct Intake : ::testing::Test {
+  collected got;
+  std::unique_ptr<webhook_intake> intake;
+  http::client client;
+
+  void SetUp() override {
+    intake_options o;
+    o.secret = secret;
+    o.max_body_bytes = 64 * 1024;
+    auto in = webhook_intake::start(o, got.sink());
+    ASSERT_TRUE(in) << in.error();
+    intake = std::move(*in);
+  }
+  http::response post(const std::string& body, const std::string& event = "workflow_job",
+                      const std::string& delivery = "d-1", std::string signature = {},
+                      const std::string& method = "POST") {
+    if (signature.empty()) signature = webhook_signature(secret, body);
+    std::vector<http::header> h{{"Content-Type", "application/json"}};
+    if (!event.empty()) h.emplace_back("X-GitHub-Event", event);
+    if (!delivery.empty()) h.emplace_back("X-GitHub-Delivery", delivery);
+    if (signature != "none") h.emplace_back("X-Hub-Signature-256", signature);
+    auto r = client.perform({method, intake->url(), h, body});
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : http::response{};
+  }
+};
+
+TEST(IntakeStart, RefusesToStartWithoutASecretUnlessInsecureIsExplicit) {
+  collected got;
+  auto refused = webhook_intake::start({}, got.sink());
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("secret"), std::string::npos);
+  intake_options insecure;
+  insecure.allow_insecure = true;
+  auto started = webhook_intake::start(insecure, got.sink());
+  ASSERT_TRUE(started) << started.error();
+  http::client c;
+  auto r = c.perform({"POST",
+                      (*started)->url(),
+                      {{"X-GitHub-Event", "workflow_job"}, {"X-GitHub-Delivery", "x"}},
+                      queued_body});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 202);
+  EXPECT_TRUE(got.wait_for(1));
+}
+
+TEST_F(Intake, AcceptsASignedDeliveryAndHandsTheJobOn) {
+  auto r = post(queued_body);
+  EXPECT_EQ(r.status, 202);
+  ASSERT_TRUE(got.wait_for(1));
+  auto& avail = std::get<messages::job_available>(got.all[0]);
+  EXPECT_EQ(avail.job.job_id, 77);
+  EXPECT_EQ(avail.job.run_id, 5000000000);
+  EXPECT_EQ(avail.job.repository, "o/r");
+  EXPECT_EQ(intake->counters().accepted.load(), 1);
+}
+
+TEST_F(Intake, RejectsBadOrMissingSignatures) {
+  EXPECT_EQ(post(queued_body, "workflow_job", "d-1", webhook_signature("wrong", queued_body)).status, 401);
+  EXPECT_EQ(post(queued_body, "workflow_job", "d-2", "sha256=00").status, 401);
+  EXPECT_EQ(post(queued_body, "workflow_job", "d-3", "none").status, 401);
+  EXPECT_EQ(intake->counters().bad_signature.load(), 3);
+  EXPECT_EQ(got.size(), 0u);
+}
+
+TEST_F(Intake, RejectsOversizedBodies) {
+  std::string big(100 * 1024, ' ');
+  EXPECT_EQ(post(big).status, 413);
+}
+
+TEST_F(Intake, RejectsMalformedJsonAndPayloadsWithoutAJob) {
+  EXPECT_EQ(post("{not json").status, 400);
+  EXPECT_EQ(post(R"({"action":"queued"})", "workflow_job", "d-2").status, 400);
+  EXPECT_EQ(post(R"({"action":"queued","workflow_job":{"id":"seven"}})", "workflow_job", "d-3").status, 400);
+  EXPECT_EQ(intake->counters().malformed.load(), 3);
+  EXPECT_EQ(got.size(), 0u);
+}
+
+TEST_F(Intake, RejectsOtherMethodsAndMissingHeaders) {
+  EXPECT_EQ(post(queued_body, "workflow_job", "d-1", {}, "GET").status, 405);
+  EXPECT_EQ(post(queued_body, "workflow_job", "d-1", {}, "PUT").status, 405);
+  EXPECT_EQ(post(queued_body, "", "d-1").status, 400);
+  EXPECT_EQ(post(queued_body, "workflow_job", "").status, 400);
+  auto wrong_path = client.perform({"POST", intake->url() + "/x", {}, queued_body});
+  ASSERT_TRUE(wrong_path);
+  EXPECT_EQ(wrong_path->status, 404);
+}
+
+TEST_F(Intake, DeduplicatesRedeliveries) {
+  EXPECT_EQ(post(queued_body, "workflow_job", "same").status, 202);
+  EXPECT_EQ(post(queued_body, "workflow_job", "same").status, 200);
+  EXPECT_EQ(post(queued_body, "workflow_job", "other").status, 202);
+  ASSERT_TRUE(got.wait_for(2));
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_EQ(intake->counters().duplicates.load(), 1);
+}
+
+TEST_F(Intake, AnswersPingAndIgnoresOtherEvents) {
+  EXPECT_EQ(post(R"({"zen":"Design for failure.","hook_id":1})", "ping", "p").status, 200);
+  EXPECT_EQ(post(R"({"action":"opened"})", "issues", "i").status, 202);
+  EXPECT_EQ(post(R"({"action":"waiting","workflow_job":{"id":1}})", "workflow_job", "w").status, 202);
+  EXPECT_EQ(intake->counters().pings.load(), 1);
+  EXPECT_EQ(intake->counters().ignored.load(), 2);
+  EXPECT_EQ(got.size(), 0u);
+}
+
+// Simulator -> signed deliveries -> intake -> a CAF actor.
+TEST(IntakeEndToEnd, SimulatorDeliveriesReachAnActorDespiteDuplicatesAndReordering) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  collected got;
+  auto collector = sys.spawn([sink = got.sink()](caf::event_based_actor*) -> caf::behavior {
+    return {
+        [=](const messages::job_available& m) { sink(m); },
+        [=](const messages::job_started& m) { sink(m); },
+        [=](const messages::job_completed& m) { sink(m); },
+    };
+  });
+  intake_options o;
+  o.secret = "s3cret";
+  auto intake = webhook_intake::start(o, actor_sink(collector));
+  ASSERT_TRUE(intake) << intake.error();
+  auto sim = testing::start_simulator();
+  ASSERT_TRUE(sim);
+  sim->set_webhook((*intake)->url(), "s3cret");
+  sim->send_ping();
+  sim->set_delivery_fault({.duplicate = 3, .reorder = 1, .delay = 0ms});
+
+  rest_client rest(
+      rest_options{sim->api_url(), {scope_kind::repository, "octo", "app"}, pat_auth("ghp_simulator"), {}});
+  auto jit = rest.generate_jit_config({"hook-runner", 1, {"self-hosted", "linux"}, "_work"});
+  ASSERT_TRUE(jit);
+  sim::job_spec job;
+  job.labels = {"linux"};
+  job.duration = 0ms;
+  auto id = sim->add_job(job);
+  ASSERT_TRUE(sim->runner_online("hook-runner"));
+  ASSERT_TRUE(got.wait_for(3));
+  ASSERT_TRUE(sim->wait_until([](const sim::simulator& s) { return s.deliveries_sent() >= 7; }, 10s));
+  // queued + in_progress + completed, each once, whatever the delivery order.
+  std::lock_guard l(got.mu);
+  ASSERT_EQ(got.all.size(), 3u);
+  int available = 0, started = 0, completed = 0;
+  for (const auto& m : got.all) {
+    EXPECT_EQ(messages::job_of(m).job_id, id);
+    if (std::holds_alternative<messages::job_available>(m)) ++available;
+    if (auto* s = std::get_if<messages::job_started>(&m)) {
+      ++started;
+      EXPECT_EQ(s->runner_name, "hook-runner");
+    }
+    if (auto* c = std::get_if<messages::job_completed>(&m)) {
+      ++completed;
+      EXPECT_EQ(c->result, "success");
+    }
+  }
+  EXPECT_EQ(available + started + completed, 3);
+  EXPECT_EQ((*intake)->counters().duplicates.load(), 3);
+  EXPECT_EQ((*intake)->counters().pings.load(), 1);
+  EXPECT_EQ(sim->calls("webhook.workflow_job"), 6);
+  caf::anon_send_exit(collector, caf::exit_reason::user_shutdown);
+}
+
+}  // namespace
+}  // namespace octorun::github

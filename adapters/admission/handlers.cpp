@@ -5,6 +5,7 @@
 
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/validation.hpp"
+#include "adapters/resources/json.hpp"
 #include "adapters/resources/parse.hpp"
 
 namespace octorun::admission {
@@ -28,11 +29,8 @@ admission_response allow(const admission_request& req) {
 }
 
 bool deleting(const rapidjson::Value& object) {
-  if (!object.IsObject()) return false;
-  auto meta = object.FindMember("metadata");
-  if (meta == object.MemberEnd() || !meta->value.IsObject()) return false;
-  auto ts = meta->value.FindMember("deletionTimestamp");
-  return ts != meta->value.MemberEnd() && !ts->value.IsNull();
+  const rapidjson::Value* meta = resources::find_member(object, "metadata");
+  return meta != nullptr && resources::find_value(*meta, "deletionTimestamp") != nullptr;
 }
 
 bool writes_object(const admission_request& req) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "adapters/resources/json.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/scope.hpp"
 
@@ -199,9 +200,8 @@ field_errors validate_runner(const runner& r) {
 field_errors validate_runner_update(const rapidjson::Value& old_object, const rapidjson::Value& new_object) {
   static const rapidjson::Value null_value;
   auto spec_of = [](const rapidjson::Value& obj) -> const rapidjson::Value& {
-    if (!obj.IsObject()) return null_value;
-    auto it = obj.FindMember("spec");
-    return it == obj.MemberEnd() ? null_value : it->value;
+    const rapidjson::Value* spec = find_member(obj, "spec");
+    return spec == nullptr ? null_value : *spec;
   };
   const auto& before = spec_of(old_object);
   const auto& after = spec_of(new_object);

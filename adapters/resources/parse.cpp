@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "adapters/resources/json.hpp"
+
 namespace octorun::resources {
 namespace {
 
@@ -17,12 +19,7 @@ class reader {
  public:
   field_errors errors;
 
-  const Value* find(const Value& obj, const char* key) {
-    if (!obj.IsObject()) return nullptr;
-    auto it = obj.FindMember(key);
-    if (it == obj.MemberEnd() || it->value.IsNull()) return nullptr;
-    return &it->value;
-  }
+  const Value* find(const Value& obj, const char* key) { return find_value(obj, key); }
   const Value* object(const Value& obj, const char* key, const std::string& path) {
     const Value* v = find(obj, key);
     if (v != nullptr && !v->IsObject()) return wrong(path, "an object");
@@ -100,6 +97,24 @@ class reader {
       out[k] = std::string(it->value.GetString(), it->value.GetStringLength());
     }
   }
+  // Each object of the list at `key`, read by read_one(item, item_path, out_item).
+  template <class T, class Fn>
+  void objects(const Value& parent, const char* key, const std::string& path, std::vector<T>& out,
+               Fn&& read_one) {
+    const Value* list = array(parent, key, path);
+    if (list == nullptr) return;
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const Value& item = (*list)[i];
+      auto at = index(path, i);
+      if (!item.IsObject()) {
+        wrong(at, "an object");
+        continue;
+      }
+      T value;
+      read_one(item, at, value);
+      out.push_back(std::move(value));
+    }
+  }
   const Value* wrong(const std::string& path, const char* what) {
     errors.push_back({path, std::string("must be ") + what});
     return nullptr;
@@ -122,20 +137,10 @@ void read_meta(reader& r, const Value& obj, object_meta& m) {
 
 void read_containers(reader& r, const Value& spec, const char* key, const std::string& path,
                      std::vector<container_view>& out) {
-  const Value* list = r.array(spec, key, path);
-  if (list == nullptr) return;
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const Value& c = (*list)[i];
-    auto at = index(path, i);
-    if (!c.IsObject()) {
-      r.wrong(at, "an object");
-      continue;
-    }
-    container_view v;
+  r.objects(spec, key, path, out, [&](const Value& c, const std::string& at, container_view& v) {
     r.string(c, "name", at + ".name", v.name);
     r.string(c, "image", at + ".image", v.image);
-    out.push_back(std::move(v));
-  }
+  });
 }
 
 std::optional<pod_template> read_template(reader& r, const Value& parent, const std::string& parent_path) {
@@ -157,24 +162,14 @@ std::optional<pod_template> read_template(reader& r, const Value& parent, const 
 }
 
 void read_conditions(reader& r, const Value& status, const std::string& path, std::vector<condition>& out) {
-  const Value* list = r.array(status, "conditions", path);
-  if (list == nullptr) return;
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const Value& c = (*list)[i];
-    auto at = index(path, i);
-    if (!c.IsObject()) {
-      r.wrong(at, "an object");
-      continue;
-    }
-    condition v;
+  r.objects(status, "conditions", path, out, [&](const Value& c, const std::string& at, condition& v) {
     r.string(c, "type", at + ".type", v.type);
     r.string(c, "status", at + ".status", v.status);
     r.string(c, "reason", at + ".reason", v.reason);
     r.string(c, "message", at + ".message", v.message);
     r.string(c, "lastTransitionTime", at + ".lastTransitionTime", v.last_transition_time);
     r.int64(c, "observedGeneration", at + ".observedGeneration", v.observed_generation);
-    out.push_back(std::move(v));
-  }
+  });
 }
 
 void read_counts(reader& r, const Value& obj, const std::string& path, runner_counts& c) {
@@ -196,23 +191,14 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
   r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
   r.int32(spec, "replicas", "spec.replicas", s.replicas);
   if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
-  const Value* variants = r.array(spec, "variants", "spec.variants");
-  if (variants == nullptr) return;
-  for (rapidjson::SizeType i = 0; i < variants->Size(); ++i) {
-    const Value& v = (*variants)[i];
-    auto at = index("spec.variants", i);
-    if (!v.IsObject()) {
-      r.wrong(at, "an object");
-      continue;
-    }
-    variant_spec out;
-    r.string(v, "name", at + ".name", out.name);
-    r.string_list(v, "runnerLabels", at + ".runnerLabels", out.runner_labels);
-    r.int32(v, "minRunners", at + ".minRunners", out.min_runners);
-    r.int32(v, "maxRunners", at + ".maxRunners", out.max_runners);
-    out.template_ = read_template(r, v, at);
-    s.variants.push_back(std::move(out));
-  }
+  r.objects(spec, "variants", "spec.variants", s.variants,
+            [&](const Value& v, const std::string& at, variant_spec& out) {
+              r.string(v, "name", at + ".name", out.name);
+              r.string_list(v, "runnerLabels", at + ".runnerLabels", out.runner_labels);
+              r.int32(v, "minRunners", at + ".minRunners", out.min_runners);
+              r.int32(v, "maxRunners", at + ".maxRunners", out.max_runners);
+              out.template_ = read_template(r, v, at);
+            });
 }
 
 void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) {
@@ -220,27 +206,16 @@ void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) 
   read_counts(r, status, "status", s.counts);
   r.string(status, "selector", "status.selector", s.selector);
   read_conditions(r, status, "status.conditions", s.conditions);
-  const Value* variants = r.array(status, "variants", "status.variants");
-  if (variants == nullptr) return;
-  for (rapidjson::SizeType i = 0; i < variants->Size(); ++i) {
-    const Value& v = (*variants)[i];
-    auto at = index("status.variants", i);
-    if (!v.IsObject()) {
-      r.wrong(at, "an object");
-      continue;
-    }
-    variant_status out;
-    r.string(v, "name", at + ".name", out.name);
-    r.int64(v, "scaleSetId", at + ".scaleSetId", out.scale_set_id);
-    read_counts(r, v, at, out.counts);
-    s.variants.push_back(std::move(out));
-  }
+  r.objects(status, "variants", "status.variants", s.variants,
+            [&](const Value& v, const std::string& at, variant_status& out) {
+              r.string(v, "name", at + ".name", out.name);
+              r.int64(v, "scaleSetId", at + ".scaleSetId", out.scale_set_id);
+              read_counts(r, v, at, out.counts);
+            });
 }
 
 void read_runner_status(reader& r, const Value& status, runner_status& s) {
-  std::string phase;
-  r.string(status, "phase", "status.phase", phase);
-  s.phase = parse_phase(phase);
+  r.string(status, "phase", "status.phase", s.phase);
   r.int64(status, "runnerId", "status.runnerId", s.runner_id);
   r.string(status, "runnerName", "status.runnerName", s.runner_name);
   r.boolean(status, "podReady", "status.podReady", s.pod_ready);
@@ -256,22 +231,13 @@ void read_runner_status(reader& r, const Value& status, runner_status& s) {
     s.job = std::move(j);
   }
   read_conditions(r, status, "status.conditions", s.conditions);
-  const Value* failures = r.array(status, "failures", "status.failures");
-  if (failures == nullptr) return;
-  for (rapidjson::SizeType i = 0; i < failures->Size(); ++i) {
-    const Value& f = (*failures)[i];
-    auto at = index("status.failures", i);
-    if (!f.IsObject()) {
-      r.wrong(at, "an object");
-      continue;
-    }
-    runner_failure out;
-    r.string(f, "time", at + ".time", out.time);
-    r.string(f, "reason", at + ".reason", out.reason);
-    r.string(f, "message", at + ".message", out.message);
-    r.int32(f, "exitCode", at + ".exitCode", out.exit_code);
-    s.failures.push_back(std::move(out));
-  }
+  r.objects(status, "failures", "status.failures", s.failures,
+            [&](const Value& f, const std::string& at, runner_failure& out) {
+              r.string(f, "time", at + ".time", out.time);
+              r.string(f, "reason", at + ".reason", out.reason);
+              r.string(f, "message", at + ".message", out.message);
+              r.int32(f, "exitCode", at + ".exitCode", out.exit_code);
+            });
 }
 
 template <class T, class Fn>

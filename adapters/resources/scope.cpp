@@ -83,8 +83,6 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
     path.remove_prefix(next + 1);
   }
   github_scope out;
-  out.base_url = scheme + std::string(host);
-  out.github_com = host == "github.com" || host == "www.github.com";
   if (parts.empty()) return fail("names no organization, repository or enterprise");
   for (auto p : parts)
     if (p.empty()) return fail("has an empty path segment");

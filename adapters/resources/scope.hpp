@@ -22,6 +22,9 @@ struct github_scope {
 
 // Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with
 // an optional trailing slash. The error says what is wrong, for a user.
+// This is the admission rule; API endpoints come from the GitHub adapter's
+// github::parse_config_url, which accepts every URL this accepts, with the
+// same scope (test/admission/resources_test.cpp pins that).
 expected<github_scope, std::string> parse_scope_url(std::string_view url);
 
 }  // namespace octorun::resources

@@ -9,38 +9,6 @@ bool pod_template::has_container(const std::string& name) const {
                      [&](const container_view& c) { return c.name == name; });
 }
 
-const char* to_string(runner_phase p) {
-  switch (p) {
-    case runner_phase::none:
-      return "";
-    case runner_phase::pending:
-      return "Pending";
-    case runner_phase::running:
-      return "Running";
-    case runner_phase::succeeded:
-      return "Succeeded";
-    case runner_phase::failed:
-      return "Failed";
-    case runner_phase::outdated:
-      return "Outdated";
-    case runner_phase::unknown:
-      return "Unknown";
-  }
-  return "";
-}
-
-runner_phase parse_phase(const std::string& s) {
-  if (s.empty()) return runner_phase::none;
-  for (auto p : {runner_phase::pending, runner_phase::running, runner_phase::succeeded, runner_phase::failed,
-                 runner_phase::outdated})
-    if (s == to_string(p)) return p;
-  return runner_phase::unknown;
-}
-
-bool is_terminal(runner_phase p) {
-  return p == runner_phase::succeeded || p == runner_phase::failed || p == runner_phase::outdated;
-}
-
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
   const std::int32_t set_min = spec.min_runners.value_or(0);
   const std::int32_t set_max = spec.max_runners.value_or(std::max(set_min, default_max_runners));

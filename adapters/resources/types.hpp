@@ -119,11 +119,6 @@ struct runner_spec {
   pod_template template_;
 };
 
-enum class runner_phase { none, pending, running, succeeded, failed, outdated, unknown };
-const char* to_string(runner_phase p);
-runner_phase parse_phase(const std::string& s);  // "" -> none; anything undeclared -> unknown
-bool is_terminal(runner_phase p);
-
 struct job_ref {
   std::int64_t id = 0;
   std::string repository;
@@ -140,7 +135,8 @@ struct runner_failure {
 };
 
 struct runner_status {
-  runner_phase phase = runner_phase::none;
+  // As stored; its meaning and who may write it: actors/runner/phase.hpp.
+  std::string phase;
   std::int64_t runner_id = 0;
   std::string runner_name;
   std::optional<job_ref> job;

@@ -2,6 +2,7 @@
 // their limits, scope URLs, and the effective variants.
 #include <gtest/gtest.h>
 
+#include "adapters/github/scope.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/parse.hpp"
 #include "adapters/resources/scope.hpp"
@@ -79,22 +80,11 @@ TEST(ParseRunner, ReadsSpecAndStatus) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec.variant, "small");
   EXPECT_EQ(r->spec.runner_set_name, "ci");
-  EXPECT_EQ(r->status.phase, runner_phase::running);
+  EXPECT_EQ(r->status.phase, "Running");
   EXPECT_EQ(r->status.runner_id, 42);
   ASSERT_TRUE(r->status.job);
   EXPECT_EQ(r->status.job->repository, "acme/app");
   ASSERT_EQ(r->status.failures.size(), 1u);
-}
-
-TEST(RunnerPhase, KnowsTerminalAndUndeclaredPhases) {
-  EXPECT_EQ(parse_phase(""), runner_phase::none);
-  EXPECT_EQ(parse_phase("Unknown"), runner_phase::unknown);
-  EXPECT_EQ(parse_phase("Outdated"), runner_phase::outdated);
-  EXPECT_TRUE(is_terminal(runner_phase::succeeded));
-  EXPECT_TRUE(is_terminal(runner_phase::failed));
-  EXPECT_TRUE(is_terminal(runner_phase::outdated));
-  EXPECT_FALSE(is_terminal(runner_phase::running));
-  EXPECT_FALSE(is_terminal(runner_phase::pending));
 }
 
 TEST(Naming, DerivesNamesFromTheSetAndVariant) {
@@ -139,7 +129,6 @@ TEST(ScopeUrl, AcceptsRepositoriesOrganizationsEnterprisesAndGhes) {
   EXPECT_EQ(repo->kind, github_scope::level::repository);
   EXPECT_EQ(repo->owner, "acme");
   EXPECT_EQ(repo->repository, "app");
-  EXPECT_EQ(repo->api_url(), "https://api.github.com");
   auto org = parse_scope_url("https://github.com/acme/");
   ASSERT_TRUE(org);
   EXPECT_EQ(org->kind, github_scope::level::organization);
@@ -149,8 +138,7 @@ TEST(ScopeUrl, AcceptsRepositoriesOrganizationsEnterprisesAndGhes) {
   EXPECT_EQ(ent->owner, "big-co");
   auto ghes = parse_scope_url("https://ghes.example.com:8443/acme/app.js");
   ASSERT_TRUE(ghes);
-  EXPECT_FALSE(ghes->github_com);
-  EXPECT_EQ(ghes->api_url(), "https://ghes.example.com:8443/api/v3");
+  EXPECT_EQ(ghes->repository, "app.js");
   EXPECT_TRUE(parse_scope_url("http://127.0.0.1:4000/acme"));  // the GitHub simulator
 }
 
@@ -167,6 +155,22 @@ TEST(ScopeUrl, RejectsWhatIsNotAScope) {
     if (!s) {
       EXPECT_NE(s.error().find("expected https://github.com/ORG"), std::string::npos) << s.error();
     }
+  }
+}
+
+// Whatever the webhook admits, the GitHub adapter can talk to, as the same scope.
+TEST(ScopeUrl, AgreesWithTheGitHubAdapter) {
+  for (const char* url :
+       {"https://github.com/acme", "https://github.com/acme/app", "https://github.com/acme/app/",
+        "https://github.com/enterprises/big-co", "https://ghes.example.com:8443/acme/app.js",
+        "http://127.0.0.1:4000/acme/app", "https://acme.ghe.com/enterprises/acme"}) {
+    auto ours = parse_scope_url(url);
+    auto theirs = github::parse_config_url(url);
+    ASSERT_TRUE(ours) << url;
+    ASSERT_TRUE(theirs) << url << ": " << theirs.error();
+    EXPECT_EQ(static_cast<int>(ours->kind), static_cast<int>(theirs->where.kind)) << url;
+    EXPECT_EQ(ours->owner, theirs->where.owner) << url;
+    EXPECT_EQ(ours->repository, theirs->where.repository) << url;
   }
 }
 

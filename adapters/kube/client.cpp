@@ -162,7 +162,7 @@ expected<object_list, api_error> client::list_page(const resource& r, std::strin
   if (items != d.MemberEnd() && items->value.IsArray()) {
     out.items.reserve(items->value.Size());
     for (const auto& item : items->value.GetArray())
-      if (item.IsObject()) out.items.push_back(make_object(item));
+      if (item.IsObject()) out.items.push_back(make_object(item, opts_.drop_managed_fields));
   } else if (items != d.MemberEnd() && !items->value.IsNull()) {
     return unexpected{malformed("list reply: items is not an array")};
   }
@@ -200,7 +200,7 @@ expected<ok_t, api_error> client::watch(const resource& r, std::string_view ns, 
   options.watch = true;
   options.limit = 0;
   options.continue_token.clear();
-  watch_decoder decoder;
+  watch_decoder decoder(opts_.drop_managed_fields);
   std::vector<watch_event> batch;
   std::optional<api_error> server_error;
   std::string decode_error;

@@ -29,6 +29,8 @@ struct client_options {
   std::chrono::milliseconds timeout{30'000};  // per non-watch request
   int64_t page_size = 500;                    // list pagination
   std::string user_agent = "octorun";
+  // Objects from list and watch leave out metadata.managedFields (caches).
+  bool drop_managed_fields = false;
 };
 
 struct object_list {

@@ -76,6 +76,7 @@ void publish(informer_actor* self, event_type type, const object& obj) {
 
 void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_options opts,
                informer_options io, std::shared_ptr<std::atomic<bool>> stop) {
+  opts.drop_managed_fields = !io.keep_managed_fields;
   client api(std::move(cfg), std::move(opts));
   api.set_cancel_flag(stop.get());
   auto source = informer_source(io);

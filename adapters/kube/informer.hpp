@@ -30,6 +30,7 @@ struct informer_options {
   std::chrono::milliseconds backoff_max{30'000};
   int64_t watch_timeout_min = 300;  // seconds; each watch picks one in [min, max]
   int64_t watch_timeout_max = 600;
+  bool keep_managed_fields = false;  // cached objects leave out metadata.managedFields
 };
 
 // "configmaps ns=a labels=app=x": the `source` of its events.

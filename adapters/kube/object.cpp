@@ -8,6 +8,7 @@ namespace octorun::kube {
 namespace {
 
 using pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
+constexpr size_t kStackCapacity = 1024;  // RapidJSON's default, used only while populating
 
 // Stateless; shared so that no pool allocates a base allocator of its own.
 rapidjson::CrtAllocator& crt() {
@@ -15,9 +16,10 @@ rapidjson::CrtAllocator& crt() {
   return base;
 }
 
-// The document and the pool it allocates from, freed together.
+// The document and the pool it allocates from, freed together. The parse
+// stack (used while populating) comes from the shared base allocator.
 struct holder {
-  explicit holder(size_t capacity) : memory(capacity, &crt()), doc(&memory) {}
+  explicit holder(size_t capacity) : memory(capacity, &crt()), doc(&memory, kStackCapacity, &crt()) {}
   pool memory;
   rapidjson::Document doc;
 };
@@ -28,20 +30,58 @@ std::string_view view(const rapidjson::Value& obj, const char* name) {
   return {it->value.GetString(), it->value.GetStringLength()};
 }
 
+bool is(const rapidjson::Value& name, std::string_view s) {
+  return std::string_view(name.GetString(), name.GetStringLength()) == s;
+}
+
+// Replays `v` as SAX events into a document, leaving out
+// metadata.managedFields when asked (controllers do not read it, and it is
+// often the largest part of a small object). Documents built from SAX
+// events size every array and object exactly.
+struct copier {
+  const rapidjson::Value& v;
+  bool drop_managed_fields;
+
+  template <class Handler>
+  bool operator()(Handler& h) const {
+    if (!drop_managed_fields || !v.IsObject()) return v.Accept(h);
+    h.StartObject();
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      h.Key(m->name.GetString(), m->name.GetStringLength(), true);
+      if (!is(m->name, "metadata") || !m->value.IsObject()) {
+        m->value.Accept(h);
+        continue;
+      }
+      h.StartObject();
+      rapidjson::SizeType kept = 0;
+      for (auto mm = m->value.MemberBegin(); mm != m->value.MemberEnd(); ++mm) {
+        if (is(mm->name, "managedFields")) continue;
+        h.Key(mm->name.GetString(), mm->name.GetStringLength(), true);
+        mm->value.Accept(h);
+        ++kept;
+      }
+      h.EndObject(kept);
+    }
+    return h.EndObject(v.MemberCount());
+  }
+};
+
 }  // namespace
 
-object make_object(const rapidjson::Value& v) {
-  // Copy once into a scratch pool to learn the exact size, then into a pool
+object make_object(const rapidjson::Value& v, bool drop_managed_fields) {
+  // Build once into a scratch pool to learn the exact size, then into a pool
   // of that capacity: one allocation per object, no slack.
   thread_local pool scratch(64 * 1024, &crt());
+  copier copy{v, drop_managed_fields};
   size_t size;
   {
-    rapidjson::Value probe(v, scratch);
+    rapidjson::Document probe(&scratch, kStackCapacity, &crt());
+    probe.Populate(copy);
     size = scratch.Size();
   }
   scratch.Clear();
   auto h = std::make_shared<holder>(size > 0 ? size : 64);
-  h->doc.CopyFrom(v, h->memory);
+  h->doc.Populate(copy);
 
   object o;
   const rapidjson::Document& d = h->doc;

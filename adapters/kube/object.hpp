@@ -39,8 +39,10 @@ struct object {
   std::string json() const;
 };
 
-// A compact, immutable copy of `v` (which must be a JSON object).
-object make_object(const rapidjson::Value& v);
+// A compact, immutable copy of `v` (a JSON object). `drop_managed_fields`
+// leaves out metadata.managedFields (server-side apply bookkeeping that
+// controllers do not read; often the largest part of a small object).
+object make_object(const rapidjson::Value& v, bool drop_managed_fields = false);
 // Parses JSON text into an object; the error says why it is not one.
 expected<object, std::string> parse_object(std::string_view json);
 

@@ -83,7 +83,7 @@ bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>&
     if (c != obj->value.MemberEnd() && c->value.IsInt64()) code = static_cast<long>(c->value.GetInt64());
     ev.error = parse_status(code, to_json(obj->value));
   } else {
-    ev.obj = make_object(obj->value);
+    ev.obj = make_object(obj->value, drop_managed_fields_);
   }
   out.push_back(std::move(ev));
   return true;

@@ -25,7 +25,8 @@ struct watch_event {
 // object per line; chunks may cut anywhere.
 class watch_decoder {
  public:
-  explicit watch_decoder(size_t max_line = 64 * 1024 * 1024) : max_line_(max_line) {}
+  explicit watch_decoder(bool drop_managed_fields = false, size_t max_line = 64 * 1024 * 1024)
+      : max_line_(max_line), drop_managed_fields_(drop_managed_fields) {}
   // Appends the events completed by `chunk`. False (with error()) on a
   // malformed line or an oversized one; the stream should then be dropped.
   bool feed(std::string_view chunk, std::vector<watch_event>& out);
@@ -38,6 +39,7 @@ class watch_decoder {
   std::string buffer_;
   std::string error_;
   size_t max_line_;
+  bool drop_managed_fields_;
 };
 
 // A change as subscribers see it.

@@ -136,5 +136,20 @@ TEST(Object, UntrustedShapesDoNotCrash) {
   EXPECT_EQ(m->key(), "");
 }
 
+TEST(Object, ManagedFieldsCanBeLeftOut) {
+  rapidjson::Document d;
+  d.Parse(R"({"kind":"ConfigMap","metadata":{"name":"a","managedFields":[{"manager":"kubectl",
+    "fieldsV1":{"f:data":{}}}],"resourceVersion":"5"},"data":{"k":"v"}})");
+  auto kept = make_object(d);
+  auto dropped = make_object(d, true);
+  EXPECT_NE(kept.json().find("managedFields"), std::string::npos);
+  EXPECT_EQ(dropped.json(),
+            R"({"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"5"},"data":{"k":"v"}})");
+  EXPECT_EQ(dropped.resource_version, "5");
+  rapidjson::Document list;
+  list.Parse("[1,2]");
+  EXPECT_EQ(make_object(list, true).json(), "[1,2]");
+}
+
 }  // namespace
 }  // namespace octorun::kube

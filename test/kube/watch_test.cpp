@@ -69,7 +69,7 @@ TEST(WatchDecoder, MalformedOrOversizedInputStopsTheStream) {
                           events));
   EXPECT_EQ(shape.error(), "watch event without type or object");
 
-  watch_decoder small(16);
+  watch_decoder small(false, 16);
   EXPECT_FALSE(small.feed(std::string(17, 'x'), events));
 
   watch_decoder unknown;

@@ -46,7 +46,8 @@ void client::pause(std::chrono::milliseconds d) const {
 
 expected<http::response, api_error> client::send(std::string_view method, std::string path_and_query,
                                                  std::string_view body, std::string_view content_type,
-                                                 const http::chunk_sink* sink) {
+                                                 const http::chunk_sink* sink,
+                                                 std::chrono::milliseconds stream_limit) {
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     if (cancelled()) return unexpected{transport({"cancelled", false, true})};
@@ -58,7 +59,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
     req.method = std::string(method);
     req.url = cfg_.server + path_and_query;
     req.body = std::string(body);
-    req.timeout = sink != nullptr ? std::chrono::milliseconds(0) : opts_.timeout;
+    req.timeout = sink != nullptr ? stream_limit : opts_.timeout;
     req.headers.push_back({"Accept", "application/json"});
     req.headers.push_back({"User-Agent", opts_.user_agent});
     if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
@@ -217,7 +218,12 @@ expected<ok_t, api_error> client::watch(const resource& r, std::string_view ns, 
     if (!ok) decode_error = decoder.error();
     return ok;
   };
-  auto resp = send("GET", r.collection_path(ns) + query_string(options), {}, "application/json", &sink);
+  // The server ends the stream after timeoutSeconds; one that stays silent
+  // well beyond that is a dead connection: end it here (a clean end).
+  std::chrono::milliseconds limit{0};
+  if (options.timeout_seconds > 0) limit = std::chrono::seconds(options.timeout_seconds + 30);
+  auto resp =
+      send("GET", r.collection_path(ns) + query_string(options), {}, "application/json", &sink, limit);
   if (server_error) return unexpected{*server_error};
   if (!decode_error.empty()) return unexpected{malformed(decode_error)};
   if (!resp) {

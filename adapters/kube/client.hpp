@@ -78,9 +78,12 @@ class client {
   const config& cfg() const { return cfg_; }
 
  private:
+  // `stream_limit`: for a streamed body, when to give up on a silent stream
+  // (0 = never).
   expected<http::response, api_error> send(std::string_view method, std::string path_and_query,
                                            std::string_view body, std::string_view content_type,
-                                           const http::chunk_sink* sink);
+                                           const http::chunk_sink* sink,
+                                           std::chrono::milliseconds stream_limit = {});
   expected<object, api_error> object_call(std::string_view method, std::string path, std::string_view body,
                                           std::string_view content_type);
   bool cancelled() const { return cancel_ != nullptr && cancel_->load(); }

@@ -1,0 +1,164 @@
+// kube::client against a scripted local HTTP server: throttling, error
+// bodies that are not Status objects, malformed replies, watch streams.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "adapters/http/http_server.hpp"
+#include "adapters/kube/client.hpp"
+
+namespace octorun::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct fake_api {
+  std::unique_ptr<http::server> server;
+  config cfg;
+  explicit fake_api(http::handler fn) {
+    auto s = http::server::start({}, {{"/", {}, std::move(fn)}});
+    if (!s) ADD_FAILURE() << s.error();
+    server = std::move(*s);
+    cfg.server = server->base_url();
+    cfg.token = token_source::fixed("t0k3n");
+  }
+};
+
+http::server_response reply(int status, std::string body, std::string type = "application/json") {
+  http::server_response r;
+  r.status = status;
+  r.body = std::move(body);
+  r.content_type = std::move(type);
+  return r;
+}
+
+TEST(ClientAgainstAFakeServer, Honours429RetryAfterThenSucceeds) {
+  std::atomic<int> calls{0};
+  fake_api api([&](const http::server_request& r) {
+    EXPECT_EQ(r.header_value("authorization"), "Bearer t0k3n");
+    if (calls++ == 0) {
+      auto busy = reply(429, "Too many requests, please try again later.\n", "text/plain");
+      busy.headers.push_back({"Retry-After", "1"});
+      return busy;
+    }
+    return reply(200, R"({"metadata":{"name":"a","namespace":"ns","resourceVersion":"3"}})");
+  });
+  client c(api.cfg);
+  auto start = std::chrono::steady_clock::now();
+  auto got = c.get(configmaps(), "ns", "a");
+  ASSERT_TRUE(got) << to_string(got.error());
+  EXPECT_EQ(got->name, "a");
+  EXPECT_EQ(calls, 2);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);  // waited as told
+}
+
+TEST(ClientAgainstAFakeServer, GivesUpAfterMaxRetriesWithTheThrottleAsAValue) {
+  std::atomic<int> calls{0};
+  fake_api api([&](const http::server_request&) {
+    ++calls;
+    auto busy = reply(429, "slow down", "text/plain");
+    busy.headers.push_back({"Retry-After", "1"});
+    return busy;
+  });
+  client_options opts;
+  opts.max_retries = 1;
+  client c(api.cfg, opts);
+  auto got = c.get(configmaps(), "ns", "a");
+  ASSERT_FALSE(got);
+  EXPECT_TRUE(got.error().too_many_requests());
+  EXPECT_EQ(got.error().retry_after, 1s);
+  EXPECT_EQ(got.error().message, "slow down");
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(ClientAgainstAFakeServer, BadBodiesAreErrorsNotCrashes) {
+  fake_api api([&](const http::server_request& r) {
+    if (r.path.ends_with("/html")) return reply(502, "<html>bad gateway</html>", "text/html");
+    if (r.path.ends_with("/garbage")) return reply(200, "{\"metadata\":");
+    if (r.path.ends_with("/array")) return reply(200, "[]");
+    return reply(200,
+                 R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":{"not":"an array"}})");
+  });
+  client c(api.cfg);
+  auto html = c.get(configmaps(), "ns", "html");
+  ASSERT_FALSE(html);
+  EXPECT_EQ(html.error().code, 502);
+  EXPECT_TRUE(html.error().retryable());
+  EXPECT_EQ(html.error().message, "<html>bad gateway</html>");
+  auto garbage = c.get(configmaps(), "ns", "garbage");
+  ASSERT_FALSE(garbage);
+  EXPECT_EQ(garbage.error().reason, "MalformedResponse");
+  EXPECT_FALSE(c.get(configmaps(), "ns", "array"));
+  auto list = c.list(configmaps(), "ns");
+  ASSERT_FALSE(list);
+  EXPECT_EQ(list.error().reason, "MalformedResponse");
+}
+
+TEST(ClientAgainstAFakeServer, ListFollowsContinueTokens) {
+  std::vector<std::string> queries;
+  fake_api api([&](const http::server_request& r) {
+    queries.push_back(r.query);
+    if (r.query_param("continue").empty())
+      return reply(
+          200, R"({"metadata":{"resourceVersion":"7","continue":"p2"},"items":[{"metadata":{"name":"a"}}]})");
+    if (r.query_param("continue") == "p2")
+      return reply(200, R"({"metadata":{"resourceVersion":"7","continue":"p3"},"items":[]})");
+    return reply(200, R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"b"}}]})");
+  });
+  client c(api.cfg);
+  list_options o;
+  o.label_selector = "app=x";
+  o.limit = 1;
+  auto all = c.list(configmaps(), "ns", o);
+  ASSERT_TRUE(all) << to_string(all.error());
+  ASSERT_EQ(all->items.size(), 2u);
+  EXPECT_EQ(all->items[1].name, "b");
+  EXPECT_EQ(all->resource_version, "7");
+  EXPECT_EQ(queries, (std::vector<std::string>{"labelSelector=app%3Dx&limit=1",
+                                               "labelSelector=app%3Dx&continue=p2&limit=1",
+                                               "labelSelector=app%3Dx&continue=p3&limit=1"}));
+}
+
+TEST(ClientAgainstAFakeServer, WatchDeliversEventsThenTheServersError) {
+  fake_api api([&](const http::server_request& r) {
+    EXPECT_EQ(r.query_param("watch"), "1");
+    EXPECT_EQ(r.query_param("allowWatchBookmarks"), "true");
+    EXPECT_EQ(r.query_param("resourceVersion"), "5");
+    return reply(
+        200,
+        R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"6"}}})"
+        "\n"
+        R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"8"}}})"
+        "\n"
+        R"({"type":"ERROR","object":{"kind":"Status","reason":"Expired","message":"too old","code":410}})"
+        "\n");
+  });
+  client c(api.cfg);
+  list_options o;
+  o.resource_version = "5";
+  o.allow_watch_bookmarks = true;
+  std::vector<std::string> seen;
+  auto w = c.watch(configmaps(), "ns", o, [&](watch_event& ev) {
+    seen.push_back(std::string(to_string(ev.type)) + "@" + std::string(ev.obj.resource_version));
+    return true;
+  });
+  ASSERT_FALSE(w);
+  EXPECT_TRUE(w.error().gone());
+  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED@6", "BOOKMARK@8"}));
+}
+
+TEST(ClientAgainstAFakeServer, NoServerIsATransportError) {
+  config cfg;
+  {
+    fake_api gone([](const http::server_request&) { return reply(200, "{}"); });
+    cfg = gone.cfg;
+  }
+  client c(cfg);
+  auto got = c.get(configmaps(), "ns", "a");
+  ASSERT_FALSE(got);
+  EXPECT_TRUE(got.error().transport);
+  EXPECT_TRUE(got.error().retryable());
+}
+
+}  // namespace
+}  // namespace octorun::kube

@@ -1,0 +1,61 @@
+#include "actors/runner/next_step.hpp"
+
+namespace octorun::runner {
+namespace {
+
+step make(step_kind k) { return step{k, std::nullopt, false, {}}; }
+
+step wait(std::chrono::steady_clock::time_point at) {
+  return step{step_kind::wait_until, std::nullopt, false, at};
+}
+
+step on_deletion(const observation& o) {
+  if (!o.has_finalizer) return make(step_kind::none);  // not ours to hold any more
+  const bool registered = o.github_runner_id != 0 || o.secret_exists;
+  if (registered && o.removal != github_removal::removed) {
+    if (o.removal == github_removal::busy && o.now < o.retry_not_before) return wait(o.retry_not_before);
+    return make(step_kind::remove_from_github);
+  }
+  // GitHub no longer knows the runner: no job can be lost by stopping it.
+  if (o.pod.exists && !o.pod.deleting) return make(step_kind::delete_pod);
+  if (o.secret_exists) return make(step_kind::delete_secret);
+  return make(step_kind::remove_finalizer);
+}
+
+bool pod_failed(const pod_observation& pod) {
+  return pod.exists && pod.runner_exited && pod.exit_code != 0 && pod.exit_code != outdated_exit_code;
+}
+
+}  // namespace
+
+step next_step(const observation& o, const limits& l) {
+  if (o.deleting) return on_deletion(o);
+  if (!o.has_finalizer) return make(step_kind::add_finalizer);
+  if (is_terminal(o.current)) return make(step_kind::none);  // the RunnerSet deletes finished runners
+
+  if (!o.secret_exists) return make(step_kind::provision);
+
+  // A pod on its way out: wait for it to go before judging anything.
+  if (o.pod.exists && o.pod.deleting) return make(step_kind::none);
+  if (pod_failed(o.pod)) {
+    // Judge this failure against the ones before it, recorded or not yet.
+    const int earlier = o.failures - (o.pod_failure_recorded ? 1 : 0);
+    if (on_pod_failure(o.has_job, earlier, l.max_pod_failures) == pod_failure_action::mark_failed)
+      return make(step_kind::mark_failed);
+    return make(o.pod_failure_recorded ? step_kind::delete_pod : step_kind::record_pod_failure);
+  }
+  if (!o.pod.exists) {
+    // The pod of a runner that took a job vanished (evicted, deleted by
+    // hand): the job went with it and the JIT configuration is spent.
+    if (o.has_job) return make(step_kind::mark_failed);
+    if (o.now < o.retry_not_before) return wait(o.retry_not_before);
+    return make(step_kind::create_pod);
+  }
+
+  auto publish = controller_phase({o.current, o.deleting, o.has_job}, o.pod);
+  if (publish || o.pod.ready != o.status_pod_ready)
+    return step{step_kind::publish_status, publish, o.pod.ready, {}};
+  return make(step_kind::none);
+}
+
+}  // namespace octorun::runner

@@ -1,0 +1,77 @@
+// The Runner actor's reconcile, as a pure function: from what the actor has
+// observed (the Runner, its JIT Secret, its Pod, what GitHub said last), the
+// one next thing to do. The actor runs one step at a time; the step's reply
+// or the next watch event updates the observation, and it asks again.
+// Running it twice on the same observation yields the same step, so a
+// restarted actor simply picks up where the world is.
+//
+// Busy runners are never killed: a Runner being deleted keeps its pod until
+// GitHub confirms the runner is removed (GitHub refuses while a job runs).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "actors/runner/phase.hpp"
+
+namespace octorun::runner {
+
+enum class github_removal {
+  not_tried,  // nothing known
+  removed,    // GitHub confirmed (or the runner was never registered / is gone)
+  busy,       // GitHub refused: a job is running on it
+};
+
+struct observation {
+  // The Runner.
+  phase current = phase::unset;
+  bool deleting = false;
+  bool has_finalizer = false;
+  bool has_job = false;
+  std::int64_t github_runner_id = 0;  // status, or the JIT Secret
+  int failures = 0;                   // status.failures entries
+  bool status_pod_ready = false;      // what status says now
+  // Its children.
+  bool secret_exists = false;
+  pod_observation pod;
+  // status.failures already holds an entry for this pod (by uid): the
+  // failure was recorded and only the pod's deletion is left.
+  bool pod_failure_recorded = false;
+  // What the actor remembers between steps.
+  github_removal removal = github_removal::not_tried;
+  std::chrono::steady_clock::time_point now{};
+  std::chrono::steady_clock::time_point retry_not_before{};  // pod recreation / busy re-check
+};
+
+struct limits {
+  int max_pod_failures = 5;
+};
+
+enum class step_kind {
+  none,        // the world matches; wait for the next event
+  wait_until,  // nothing to do before `at` (backoff, busy re-check)
+  add_finalizer,
+  provision,  // generate the JIT config on GitHub, store it in the Secret
+  create_pod,
+  publish_status,      // phase (resourceVersion-locked) and/or readiness
+  record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after
+                       // backoff)
+  mark_failed,         // phase Failed, resourceVersion-locked (retries spent, or the job's pod died)
+  remove_from_github,  // DELETE the runner on GitHub; busy -> keep everything
+  delete_pod,
+  delete_secret,
+  remove_finalizer,
+};
+
+struct step {
+  step_kind kind = step_kind::none;
+  std::optional<phase> phase_to_publish;       // publish_status
+  bool pod_ready = false;                      // publish_status
+  std::chrono::steady_clock::time_point at{};  // wait_until
+  bool operator==(const step&) const = default;
+};
+
+step next_step(const observation& o, const limits& l = {});
+
+}  // namespace octorun::runner

@@ -1,0 +1,164 @@
+// The Runner actor's reconcile, step by step, over the situations that
+// matter: provisioning, pod failures, phase ownership and deletion of busy
+// and idle runners.
+#include "actors/runner/next_step.hpp"
+
+#include <gtest/gtest.h>
+
+namespace octorun::runner {
+namespace {
+
+using namespace std::chrono_literals;
+const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+
+observation provisioned() {
+  observation o;
+  o.has_finalizer = true;
+  o.secret_exists = true;
+  o.github_runner_id = 7;
+  o.now = t0;
+  return o;
+}
+
+pod_observation pod(bool ready = false) { return {true, false, false, 0, ready}; }
+pod_observation exited(int code) { return {true, false, true, code, false}; }
+
+TEST(NextStep, NewRunnerGetsAFinalizerThenItsJitConfigThenItsPod) {
+  observation o;
+  o.now = t0;
+  EXPECT_EQ(next_step(o).kind, step_kind::add_finalizer);
+  o.has_finalizer = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::provision);
+  o.secret_exists = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::create_pod);
+  o.pod = pod();
+  auto s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::publish_status);
+  EXPECT_EQ(s.phase_to_publish, phase::pending);
+  o.current = phase::pending;
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
+}
+
+TEST(NextStep, ReadinessIsPublishedWithoutTouchingThePhase) {
+  auto o = provisioned();
+  o.current = phase::running;
+  o.has_job = true;
+  o.pod = pod(true);
+  auto s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::publish_status);
+  EXPECT_EQ(s.phase_to_publish, std::nullopt);
+  EXPECT_TRUE(s.pod_ready);
+  o.status_pod_ready = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
+}
+
+TEST(NextStep, ExitZeroSucceedsAndExitSevenIsOutdated) {
+  auto o = provisioned();
+  o.current = phase::running;
+  o.has_job = true;
+  o.pod = exited(0);
+  EXPECT_EQ(next_step(o).phase_to_publish, phase::succeeded);
+  o.pod = exited(outdated_exit_code);
+  EXPECT_EQ(next_step(o).phase_to_publish, phase::outdated);
+}
+
+TEST(NextStep, AFailedIdlePodIsRecordedOnceThenDeletedThenRecreatedAfterBackoff) {
+  auto o = provisioned();
+  o.current = phase::pending;
+  o.pod = exited(1);
+  EXPECT_EQ(next_step(o).kind, step_kind::record_pod_failure);
+  o.failures = 1;
+  o.pod_failure_recorded = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  o.pod.deleting = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none) << "a terminating pod is not judged again";
+  o.pod = {};
+  o.pod_failure_recorded = false;
+  o.retry_not_before = t0 + 5s;
+  auto s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::wait_until);
+  EXPECT_EQ(s.at, t0 + 5s);
+  o.now = t0 + 5s;
+  EXPECT_EQ(next_step(o).kind, step_kind::create_pod);
+}
+
+TEST(NextStep, TheLastAllowedFailureMarksTheRunnerFailed) {
+  auto o = provisioned();
+  o.current = phase::pending;
+  o.pod = exited(1);
+  o.failures = 4;
+  EXPECT_EQ(next_step(o, {5}).kind, step_kind::mark_failed);
+  // Counting is stable once this pod's failure is recorded.
+  o.failures = 4;
+  o.pod_failure_recorded = true;
+  EXPECT_EQ(next_step(o, {5}).kind, step_kind::delete_pod);
+}
+
+TEST(NextStep, ARunnerWhoseJobPodDiesIsFailedNotRetried) {
+  auto o = provisioned();
+  o.current = phase::running;
+  o.has_job = true;
+  o.pod = exited(137);
+  EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
+  o.pod = {};
+  EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
+}
+
+TEST(NextStep, FinishedRunnersAreLeftForTheRunnerSet) {
+  for (auto p : {phase::succeeded, phase::failed, phase::outdated}) {
+    auto o = provisioned();
+    o.current = p;
+    o.pod = exited(1);
+    EXPECT_EQ(next_step(o).kind, step_kind::none);
+  }
+}
+
+TEST(NextStep, DeletionRemovesFromGitHubBeforeThePodIsTouched) {
+  auto o = provisioned();
+  o.deleting = true;
+  o.current = phase::pending;
+  o.pod = pod(true);
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+  o.removal = github_removal::removed;
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  o.pod.deleting = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_secret);
+  o.secret_exists = false;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+}
+
+TEST(NextStep, ABusyRunnerBeingDeletedKeepsItsPodAndIsAskedAgainLater) {
+  auto o = provisioned();
+  o.deleting = true;
+  o.current = phase::running;
+  o.has_job = true;
+  o.pod = pod(true);
+  o.removal = github_removal::busy;
+  o.retry_not_before = t0 + 30s;
+  auto s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::wait_until);
+  o.now = t0 + 30s;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+  // Whatever happens, while GitHub has not confirmed, the pod stays.
+  for (auto removal : {github_removal::not_tried, github_removal::busy}) {
+    o.removal = removal;
+    EXPECT_NE(next_step(o).kind, step_kind::delete_pod);
+  }
+}
+
+TEST(NextStep, AnUnregisteredRunnerIsDeletedWithoutAskingGitHub) {
+  observation o;
+  o.now = t0;
+  o.has_finalizer = true;
+  o.deleting = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+}
+
+TEST(NextStep, ItIsIdempotent) {
+  auto o = provisioned();
+  o.pod = pod(true);
+  EXPECT_EQ(next_step(o), next_step(o));
+}
+
+}  // namespace
+}  // namespace octorun::runner

@@ -1,13 +1,12 @@
 #include "adapters/kube/api.hpp"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <cstdio>
 #include <ctime>
 
 #include "adapters/http/http_client.hpp"
+#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -163,42 +162,25 @@ std::string_view content_type(patch_type t) {
 }
 
 std::string to_json(const delete_options& o) {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  w.StartObject();
-  w.Key("kind");
-  w.String("DeleteOptions");
-  w.Key("apiVersion");
-  w.String("v1");
-  if (!o.propagation_policy.empty()) {
-    w.Key("propagationPolicy");
-    w.String(o.propagation_policy.c_str());
-  }
-  if (o.grace_period_seconds >= 0) {
-    w.Key("gracePeriodSeconds");
-    w.Int64(o.grace_period_seconds);
-  }
+  json_writer w;
+  w.open()
+      .field("kind", "DeleteOptions")
+      .field("apiVersion", "v1")
+      .optional("propagationPolicy", o.propagation_policy);
+  if (o.grace_period_seconds >= 0) w.field("gracePeriodSeconds", o.grace_period_seconds);
   if (o.dry_run) {
-    w.Key("dryRun");
-    w.StartArray();
-    w.String("All");
-    w.EndArray();
+    w.raw().Key("dryRun");
+    w.raw().StartArray();
+    w.raw().String("All");
+    w.raw().EndArray();
   }
   if (!o.precondition_uid.empty() || !o.precondition_resource_version.empty()) {
-    w.Key("preconditions");
-    w.StartObject();
-    if (!o.precondition_uid.empty()) {
-      w.Key("uid");
-      w.String(o.precondition_uid.c_str());
-    }
-    if (!o.precondition_resource_version.empty()) {
-      w.Key("resourceVersion");
-      w.String(o.precondition_resource_version.c_str());
-    }
-    w.EndObject();
+    w.open("preconditions")
+        .optional("uid", o.precondition_uid)
+        .optional("resourceVersion", o.precondition_resource_version)
+        .close();
   }
-  w.EndObject();
-  return sb.GetString();
+  return w.close().str();
 }
 
 bool base64_decode(std::string_view in, std::string& out) {

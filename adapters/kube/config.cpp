@@ -49,6 +49,23 @@ bool has(const rapidjson::Value& obj, const char* name) {
   return obj.IsObject() && obj.FindMember(name) != obj.MemberEnd() && !obj.FindMember(name)->value.IsNull();
 }
 
+// `<name>-data` (base64 PEM) wins over `<name>` (a file, relative to the
+// kubeconfig): fills `pem` or `file`. Returns what is wrong, or nothing.
+std::string pem_or_file(const rapidjson::Value& section, const std::string& name, const std::string& base_dir,
+                        std::string& pem, std::string& file) {
+  auto data_key = name + "-data";
+  if (has(section, data_key.c_str())) {
+    if (!base64_decode(field(section, data_key.c_str()), pem) || pem.empty())
+      return data_key + " is not valid base64";
+    return {};
+  }
+  if (!has(section, name.c_str())) return {};
+  file = resolve(base_dir, field(section, name.c_str()));
+  std::string probe;
+  if (!read_file(file, probe)) return "cannot read " + name + " " + file;
+  return {};
+}
+
 // The `inner` map of the named entry of a kubeconfig list (clusters, users, contexts).
 const rapidjson::Value* named(const rapidjson::Value& root, const char* list, const char* inner,
                               const std::string& name, std::string& error) {
@@ -143,17 +160,9 @@ expected<config, std::string> parse_kubeconfig(std::string_view text, const std:
   if (!cfg.server.starts_with("https://") && !cfg.server.starts_with("http://"))
     return unexpected{"cluster '" + cluster_name + "': server '" + cfg.server + "' is not an http(s) URL"};
   while (cfg.server.size() > 8 && cfg.server.back() == '/') cfg.server.pop_back();
-  if (has(*cluster, "certificate-authority-data")) {
-    if (!base64_decode(field(*cluster, "certificate-authority-data"), cfg.tls.ca_pem) ||
-        cfg.tls.ca_pem.empty())
-      return unexpected{"cluster '" + cluster_name + "': certificate-authority-data is not valid base64"};
-  } else if (has(*cluster, "certificate-authority")) {
-    cfg.tls.ca_file = resolve(base_dir, field(*cluster, "certificate-authority"));
-    std::string probe;
-    if (!read_file(cfg.tls.ca_file, probe))
-      return unexpected{"cluster '" + cluster_name + "': cannot read certificate-authority " +
-                        cfg.tls.ca_file};
-  }
+  if (auto e = pem_or_file(*cluster, "certificate-authority", base_dir, cfg.tls.ca_pem, cfg.tls.ca_file);
+      !e.empty())
+    return unexpected{"cluster '" + cluster_name + "': " + e};
   cfg.tls.insecure_skip_verify = field(*cluster, "insecure-skip-tls-verify") == "true";
   if (has(*cluster, "proxy-url"))
     return unexpected{"cluster '" + cluster_name + "': proxy-url is not supported"};
@@ -165,24 +174,13 @@ expected<config, std::string> parse_kubeconfig(std::string_view text, const std:
   for (const char* unsupported : {"exec", "auth-provider", "username", "password", "as", "as-groups"})
     if (has(*user, unsupported)) return unexpected{where + unsupported + " is not supported"};
 
-  if (has(*user, "client-certificate-data")) {
-    if (!base64_decode(field(*user, "client-certificate-data"), cfg.tls.client_cert_pem))
-      return unexpected{where + "client-certificate-data is not valid base64"};
-  } else if (has(*user, "client-certificate")) {
-    cfg.tls.client_cert_file = resolve(base_dir, field(*user, "client-certificate"));
-    std::string probe;
-    if (!read_file(cfg.tls.client_cert_file, probe))
-      return unexpected{where + "cannot read client-certificate " + cfg.tls.client_cert_file};
-  }
-  if (has(*user, "client-key-data")) {
-    if (!base64_decode(field(*user, "client-key-data"), cfg.tls.client_key_pem))
-      return unexpected{where + "client-key-data is not valid base64"};
-  } else if (has(*user, "client-key")) {
-    cfg.tls.client_key_file = resolve(base_dir, field(*user, "client-key"));
-    std::string probe;
-    if (!read_file(cfg.tls.client_key_file, probe))
-      return unexpected{where + "cannot read client-key " + cfg.tls.client_key_file};
-  }
+  if (auto e = pem_or_file(*user, "client-certificate", base_dir, cfg.tls.client_cert_pem,
+                           cfg.tls.client_cert_file);
+      !e.empty())
+    return unexpected{where + e};
+  if (auto e = pem_or_file(*user, "client-key", base_dir, cfg.tls.client_key_pem, cfg.tls.client_key_file);
+      !e.empty())
+    return unexpected{where + e};
   bool has_cert = !cfg.tls.client_cert_file.empty() || !cfg.tls.client_cert_pem.empty();
   bool has_key = !cfg.tls.client_key_file.empty() || !cfg.tls.client_key_pem.empty();
   if (has_cert != has_key) return unexpected{where + "client certificate and key must be given together"};

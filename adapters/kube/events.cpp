@@ -1,12 +1,10 @@
 #include "adapters/kube/events.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include "adapters/kube/client.hpp"
+#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -16,19 +14,14 @@ std::string string_at(const object& o, const char* name) {
   return (v != nullptr && v->IsString()) ? std::string(v->GetString(), v->GetStringLength()) : std::string{};
 }
 
-void write_ref(rapidjson::Writer<rapidjson::StringBuffer>& w, const object_ref& r) {
-  w.StartObject();
-  auto kv = [&](const char* k, const std::string& v) {
-    if (v.empty()) return;
-    w.Key(k);
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  };
-  kv("apiVersion", r.api_version);
-  kv("kind", r.kind);
-  kv("namespace", r.namespace_);
-  kv("name", r.name);
-  kv("uid", r.uid);
-  w.EndObject();
+void write_ref(json_writer& w, const char* key, const object_ref& r) {
+  w.open(key)
+      .optional("apiVersion", r.api_version)
+      .optional("kind", r.kind)
+      .optional("namespace", r.namespace_)
+      .optional("name", r.name)
+      .optional("uid", r.uid)
+      .close();
 }
 
 std::string cut(const std::string& s, size_t max) {
@@ -132,31 +125,21 @@ std::string event_name(const object_ref& regarding, std::chrono::system_clock::t
 
 std::string event_body(const event_spec& e, const std::string& name, const std::string& reporting_controller,
                        const std::string& reporting_instance, std::chrono::system_clock::time_point now) {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  auto kv = [&](const char* k, const std::string& v) {
-    w.Key(k);
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  };
-  w.StartObject();
-  kv("apiVersion", "events.k8s.io/v1");
-  kv("kind", "Event");
-  w.Key("metadata");
-  w.StartObject();
-  kv("name", name);
-  kv("namespace", e.regarding.namespace_.empty() ? std::string("default") : e.regarding.namespace_);
-  w.EndObject();
-  kv("eventTime", micro_time(now));
-  kv("type", e.type);
-  kv("reason", cut(e.reason, 128));
-  kv("action", cut(e.action, 128));
-  kv("note", cut(e.note, 1024));
-  w.Key("regarding");
-  write_ref(w, e.regarding);
-  kv("reportingController", reporting_controller);
-  kv("reportingInstance", cut(reporting_instance, 128));
-  w.EndObject();
-  return {sb.GetString(), sb.GetSize()};
+  json_writer w;
+  w.open().field("apiVersion", "events.k8s.io/v1").field("kind", "Event");
+  w.open("metadata")
+      .field("name", name)
+      .field("namespace", e.regarding.namespace_.empty() ? std::string("default") : e.regarding.namespace_)
+      .close();
+  w.field("eventTime", micro_time(now))
+      .field("type", e.type)
+      .field("reason", cut(e.reason, 128))
+      .field("action", cut(e.action, 128))
+      .field("note", cut(e.note, 1024));
+  write_ref(w, "regarding", e.regarding);
+  w.field("reportingController", reporting_controller)
+      .field("reportingInstance", cut(reporting_instance, 128));
+  return w.close().str();
 }
 
 std::string event_series_patch(int32_t count, std::chrono::system_clock::time_point now) {

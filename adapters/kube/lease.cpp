@@ -1,9 +1,7 @@
 #include "adapters/kube/lease.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "adapters/kube/client.hpp"
+#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -65,33 +63,21 @@ bool lease_available(const lease_record& current, const std::string& identity,
 }
 
 std::string lease_body(const std::string& ns, const std::string& name, const lease_record& r) {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  auto kv = [&](const char* k, const std::string& v) {
-    w.Key(k);
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  };
-  w.StartObject();
-  kv("apiVersion", "coordination.k8s.io/v1");
-  kv("kind", "Lease");
-  w.Key("metadata");
-  w.StartObject();
-  kv("name", name);
-  kv("namespace", ns);
-  if (!r.resource_version.empty()) kv("resourceVersion", r.resource_version);
-  w.EndObject();
-  w.Key("spec");
-  w.StartObject();
-  kv("holderIdentity", r.holder);
-  w.Key("leaseDurationSeconds");
-  w.Int64(r.duration_seconds);
-  if (!r.acquire_time.empty()) kv("acquireTime", r.acquire_time);
-  if (!r.renew_time.empty()) kv("renewTime", r.renew_time);
-  w.Key("leaseTransitions");
-  w.Int64(r.transitions);
-  w.EndObject();
-  w.EndObject();
-  return {sb.GetString(), sb.GetSize()};
+  json_writer w;
+  w.open().field("apiVersion", "coordination.k8s.io/v1").field("kind", "Lease");
+  w.open("metadata")
+      .field("name", name)
+      .field("namespace", ns)
+      .optional("resourceVersion", r.resource_version);
+  w.close();
+  w.open("spec")
+      .field("holderIdentity", r.holder)
+      .field("leaseDurationSeconds", r.duration_seconds)
+      .optional("acquireTime", r.acquire_time)
+      .optional("renewTime", r.renew_time)
+      .field("leaseTransitions", r.transitions)
+      .close();
+  return w.close().str();
 }
 
 leader_elector::leader_elector(client& api, lease_config cfg) : api_(api), cfg_(std::move(cfg)) {}

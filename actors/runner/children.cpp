@@ -1,0 +1,147 @@
+#include "actors/runner/children.hpp"
+
+#include <rapidjson/document.h>
+
+#include "adapters/common/base64.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/resources/naming.hpp"
+
+namespace octorun::runner {
+namespace {
+
+using json::allocator;
+using json::set_member;
+using rapidjson::Value;
+
+Value str(const std::string& s, allocator& a) { return json::string_value(s, a); }
+
+Value owner_reference(const resources::runner& r, allocator& a) {
+  return json::controller_reference(resources::api_version, "Runner", r.metadata.name, r.metadata.uid, a);
+}
+
+// The labels every child of a Runner carries (so informers can select them).
+void add_owner_labels(Value& labels, const resources::runner& r, allocator& a) {
+  set_member(labels, resources::label_runnerset, str(r.spec.runner_set_name, a), a);
+  set_member(labels, resources::label_variant, str(r.spec.variant, a), a);
+  set_member(labels, resources::label_runner, str(r.metadata.name, a), a);
+}
+
+}  // namespace
+
+std::string jit_secret_json(const resources::runner& r, const jit_config& jit) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  d.AddMember("apiVersion", "v1", a);
+  d.AddMember("kind", "Secret", a);
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(resources::jit_secret_name(r.metadata.name), a), a);
+  meta.AddMember("namespace", str(r.metadata.namespace_, a), a);
+  Value labels(rapidjson::kObjectType);
+  add_owner_labels(labels, r, a);
+  meta.AddMember("labels", labels, a);
+  meta.AddMember("ownerReferences", owner_reference(r, a), a);
+  d.AddMember("metadata", meta, a);
+  d.AddMember("type", "Opaque", a);
+  Value data(rapidjson::kObjectType);
+  data.AddMember("jitConfig", str(base64_encode(jit.encoded), a), a);
+  data.AddMember("runnerId", str(base64_encode(std::to_string(jit.runner_id)), a), a);
+  data.AddMember("runnerName", str(base64_encode(jit.runner_name), a), a);
+  d.AddMember("data", data, a);
+  return json::to_string(d);
+}
+
+std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret) {
+  const auto* data = json::find_value(secret, "data");
+  if (data == nullptr || !data->IsObject()) return std::nullopt;
+  auto field = [&](const char* key) -> std::optional<std::string> {
+    const auto* v = json::find_value(*data, key);
+    if (v == nullptr || !v->IsString()) return std::nullopt;
+    return base64_decode(std::string_view(v->GetString(), v->GetStringLength()));
+  };
+  auto encoded = field("jitConfig");
+  auto id = field("runnerId");
+  auto name = field("runnerName");
+  if (!encoded || encoded->empty() || !id || !name) return std::nullopt;
+  jit_config out{*encoded, 0, *name};
+  try {
+    size_t used = 0;
+    out.runner_id = std::stoll(*id, &used);
+    if (used != id->size() || out.runner_id <= 0) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+expected<std::string, std::string> pod_json(const resources::runner& r, const std::string& user_agent) {
+  rapidjson::Document tmpl;
+  tmpl.Parse(r.spec.template_.json.c_str(), r.spec.template_.json.size());
+  if (tmpl.HasParseError() || !tmpl.IsObject())
+    return unexpected{std::string("spec.template is not a JSON object")};
+
+  rapidjson::Document pod(rapidjson::kObjectType);
+  auto& a = pod.GetAllocator();
+  pod.AddMember("apiVersion", "v1", a);
+  pod.AddMember("kind", "Pod", a);
+
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(resources::pod_name(r.metadata.name), a), a);
+  meta.AddMember("namespace", str(r.metadata.namespace_, a), a);
+  Value labels(rapidjson::kObjectType), annotations(rapidjson::kObjectType);
+  if (const auto* tm = json::find_value(tmpl, "metadata")) {
+    if (const auto* l = json::find_value(*tm, "labels"); l != nullptr && l->IsObject())
+      labels.CopyFrom(*l, a);
+    if (const auto* an = json::find_value(*tm, "annotations"); an != nullptr && an->IsObject())
+      annotations.CopyFrom(*an, a);
+  }
+  add_owner_labels(labels, r, a);
+  meta.AddMember("labels", labels, a);
+  if (annotations.MemberCount() > 0) meta.AddMember("annotations", annotations, a);
+  meta.AddMember("ownerReferences", owner_reference(r, a), a);
+  pod.AddMember("metadata", meta, a);
+
+  Value spec(rapidjson::kObjectType);
+  if (const auto* ts = json::find_value(tmpl, "spec"); ts != nullptr && ts->IsObject()) spec.CopyFrom(*ts, a);
+  // An ephemeral runner takes one job and exits; the Runner decides what
+  // happens next, not the kubelet.
+  if (spec.FindMember("restartPolicy") == spec.MemberEnd()) spec.AddMember("restartPolicy", "Never", a);
+
+  auto containers = spec.FindMember("containers");
+  Value* runner = nullptr;
+  if (containers != spec.MemberEnd() && containers->value.IsArray())
+    for (auto& c : containers->value.GetArray())
+      if (const auto* n = json::find_value(c, "name");
+          n != nullptr && n->IsString() && std::string_view(n->GetString()) == runner_container)
+        runner = &c;
+  if (runner == nullptr || !runner->IsObject())
+    return unexpected{std::string("spec.template has no container named \"runner\"")};
+
+  // Our variables replace any the template set under the same names.
+  Value env(rapidjson::kArrayType);
+  if (auto e = runner->FindMember("env"); e != runner->MemberEnd() && e->value.IsArray())
+    for (auto& var : e->value.GetArray()) {
+      const auto* n = json::find_value(var, "name");
+      std::string_view name = n != nullptr && n->IsString() ? n->GetString() : "";
+      if (name != jit_config_env && name != "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT")
+        env.PushBack(Value(var, a), a);
+    }
+  Value jit(rapidjson::kObjectType);
+  jit.AddMember("name", Value(jit_config_env, a), a);
+  Value key_ref(rapidjson::kObjectType);
+  key_ref.AddMember("name", str(resources::jit_secret_name(r.metadata.name), a), a);
+  key_ref.AddMember("key", "jitConfig", a);
+  Value from(rapidjson::kObjectType);
+  from.AddMember("secretKeyRef", key_ref, a);
+  jit.AddMember("valueFrom", from, a);
+  env.PushBack(jit, a);
+  Value agent(rapidjson::kObjectType);
+  agent.AddMember("name", "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT", a);
+  agent.AddMember("value", str(user_agent, a), a);
+  env.PushBack(agent, a);
+  set_member(*runner, "env", std::move(env), a);
+
+  pod.AddMember("spec", spec, a);
+  return json::to_string(pod);
+}
+
+}  // namespace octorun::runner

@@ -1,0 +1,40 @@
+// The objects a Runner owns, built as JSON: its JIT Secret and its Pod.
+// Pure and deterministic (same input, same bytes): golden tests pin them.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "adapters/common/expected.hpp"
+#include "adapters/resources/types.hpp"
+
+namespace octorun::runner {
+
+// The container that runs the GitHub Actions runner (the CRD requires it).
+inline constexpr const char* runner_container = "runner";
+// The environment variable the actions runner reads its JIT configuration from.
+inline constexpr const char* jit_config_env = "ACTIONS_RUNNER_INPUT_JITCONFIG";
+inline constexpr const char* finalizer = "octorun.io/runner";
+
+struct jit_config {
+  std::string encoded;  // the opaque encodedJITConfig GitHub returned
+  std::int64_t runner_id = 0;
+  std::string runner_name;
+};
+
+// The Secret holding the JIT configuration; owned by the Runner.
+std::string jit_secret_json(const resources::runner& r, const jit_config& jit);
+
+// What a JIT Secret read back says; nullopt when it is not one of ours or is damaged.
+std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret);
+
+// The Pod: the Runner's template, named after it, labelled and owned by it,
+// restartPolicy Never unless the template says otherwise, and the runner
+// container given the JIT configuration from the Secret (never in clear).
+// Fails when the template is not a JSON object or has no runner container.
+expected<std::string, std::string> pod_json(const resources::runner& r, const std::string& user_agent);
+
+}  // namespace octorun::runner

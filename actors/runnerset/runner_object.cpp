@@ -1,0 +1,57 @@
+#include "actors/runnerset/runner_object.hpp"
+
+#include <rapidjson/document.h>
+
+#include "adapters/common/json.hpp"
+#include "adapters/resources/naming.hpp"
+
+namespace octorun::runnerset {
+namespace {
+
+using json::allocator;
+using rapidjson::Value;
+
+Value str(const std::string& s, allocator& a) { return json::string_value(s, a); }
+
+}  // namespace
+
+std::string runner_json(const resources::runnerset& set, const resources::effective_variant& variant,
+                        const std::string& suffix) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  d.AddMember("apiVersion", Value(resources::api_version, a), a);
+  d.AddMember("kind", "Runner", a);
+
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(resources::runner_name(set.metadata.name, variant.name, suffix), a), a);
+  meta.AddMember("namespace", str(set.metadata.namespace_, a), a);
+  Value labels(rapidjson::kObjectType);
+  labels.AddMember(Value(resources::label_runnerset, a), str(set.metadata.name, a), a);
+  labels.AddMember(Value(resources::label_variant, a), str(variant.name, a), a);
+  meta.AddMember("labels", labels, a);
+  meta.AddMember(
+      "ownerReferences",
+      json::controller_reference(resources::api_version, "RunnerSet", set.metadata.name, set.metadata.uid, a),
+      a);
+  d.AddMember("metadata", meta, a);
+
+  Value spec(rapidjson::kObjectType);
+  spec.AddMember("scopeURL", str(set.spec.scope_url, a), a);
+  spec.AddMember("credentialsSecretName", str(set.spec.credentials_secret_name, a), a);
+  if (!set.spec.runner_group.empty()) spec.AddMember("runnerGroup", str(set.spec.runner_group, a), a);
+  Value runner_labels(rapidjson::kArrayType);
+  for (const auto& l : variant.runner_labels) runner_labels.PushBack(str(l, a), a);
+  spec.AddMember("runnerLabels", runner_labels, a);
+  spec.AddMember("runnerSetName", str(set.metadata.name, a), a);
+  spec.AddMember("variant", str(variant.name, a), a);
+  rapidjson::Document tmpl;
+  tmpl.Parse(variant.template_->json.c_str(), variant.template_->json.size());
+  Value template_value(rapidjson::kObjectType);
+  if (!tmpl.HasParseError() && tmpl.IsObject()) template_value.CopyFrom(tmpl, a);
+  spec.AddMember("template", template_value, a);
+  d.AddMember("spec", spec, a);
+
+  return json::to_string(d);
+}
+
+}  // namespace octorun::runnerset

@@ -1,0 +1,92 @@
+// RapidJSON helpers shared by every adapter and builder.
+// Reading untrusted JSON: lookups return a member or nullptr (never
+// operator[]), typed reads fall back instead of asserting.
+// Writing: strings are always copied into the document's allocator.
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace octorun::json {
+
+// ---- reading ---------------------------------------------------------------
+
+// The member `key` of `obj`, or nullptr when `obj` is not an object or has no such member.
+inline const rapidjson::Value* find_member(const rapidjson::Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+// Like find_member, but an explicit null counts as absent too.
+inline const rapidjson::Value* find_value(const rapidjson::Value& obj, const char* key) {
+  const rapidjson::Value* v = find_member(obj, key);
+  return v == nullptr || v->IsNull() ? nullptr : v;
+}
+
+inline std::string string_or(const rapidjson::Value& obj, const char* key, std::string fallback = {}) {
+  const auto* v = find_member(obj, key);
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
+}
+
+inline std::int64_t int64_or(const rapidjson::Value& obj, const char* key, std::int64_t fallback = 0) {
+  const auto* v = find_member(obj, key);
+  if (v == nullptr) return fallback;
+  if (v->IsInt64()) return v->GetInt64();
+  if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
+  return fallback;
+}
+
+inline bool bool_or(const rapidjson::Value& obj, const char* key, bool fallback = false) {
+  const auto* v = find_member(obj, key);
+  return v != nullptr && v->IsBool() ? v->GetBool() : fallback;
+}
+
+// ---- writing ---------------------------------------------------------------
+
+using allocator = rapidjson::Document::AllocatorType;
+
+inline rapidjson::Value string_value(std::string_view s, allocator& a) {
+  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+
+// Sets obj[key] = value, replacing an existing member (AddMember would add a second one).
+inline void set_member(rapidjson::Value& obj, std::string_view key, rapidjson::Value value, allocator& a) {
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == key) {
+      it->value = std::move(value);
+      return;
+    }
+  }
+  obj.AddMember(string_value(key, a), std::move(value), a);
+}
+
+// Compact serialisation, members in insertion order.
+inline std::string to_string(const rapidjson::Value& v) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  v.Accept(w);
+  return {sb.GetString(), sb.GetSize()};
+}
+
+// [{"apiVersion","kind","name","uid","controller":true,"blockOwnerDeletion":true}]
+inline rapidjson::Value controller_reference(std::string_view api_version, std::string_view kind,
+                                             std::string_view name, std::string_view uid, allocator& a) {
+  rapidjson::Value ref(rapidjson::kObjectType);
+  ref.AddMember("apiVersion", string_value(api_version, a), a);
+  ref.AddMember("kind", string_value(kind, a), a);
+  ref.AddMember("name", string_value(name, a), a);
+  ref.AddMember("uid", string_value(uid, a), a);
+  ref.AddMember("controller", true, a);
+  ref.AddMember("blockOwnerDeletion", true, a);
+  rapidjson::Value refs(rapidjson::kArrayType);
+  refs.PushBack(ref, a);
+  return refs;
+}
+
+}  // namespace octorun::json

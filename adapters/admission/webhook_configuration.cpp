@@ -128,12 +128,16 @@ std::string validating_webhook_configuration(const webhook_configuration_options
   return configuration(options, "ValidatingWebhookConfiguration", false);
 }
 
-std::string ca_bundle_patch(const std::string& ca_bundle_pem, int webhooks) {
+std::vector<json_patch_op> ca_bundle_ops(const std::string& ca_bundle_pem, int webhooks) {
   std::vector<json_patch_op> ops;
   const auto value = "\"" + base64_encode(ca_bundle_pem) + "\"";
   for (int i = 0; i < webhooks; ++i)
     ops.push_back({"add", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle", value});
-  return encode_json_patch(ops);
+  return ops;
+}
+
+std::string ca_bundle_patch(const std::string& ca_bundle_pem, int webhooks) {
+  return encode_json_patch(ca_bundle_ops(ca_bundle_pem, webhooks));
 }
 
 }  // namespace octorun::admission

@@ -5,6 +5,9 @@
 
 #include <map>
 #include <string>
+#include <vector>
+
+#include "adapters/admission/review.hpp"
 
 namespace octorun::admission {
 
@@ -37,7 +40,9 @@ std::string mutating_webhook_configuration(const webhook_configuration_options& 
 // JSON of the ValidatingWebhookConfiguration (vrunnerset.octorun.io, vrunner.octorun.io).
 std::string validating_webhook_configuration(const webhook_configuration_options& options);
 
-// A JSON Patch that sets caBundle on the first `webhooks` webhooks of a configuration.
+// The JSON Patch operations that set caBundle on the first `webhooks`
+// webhooks of a configuration, and that patch as a document.
+std::vector<json_patch_op> ca_bundle_ops(const std::string& ca_bundle_pem, int webhooks);
 std::string ca_bundle_patch(const std::string& ca_bundle_pem, int webhooks);
 
 }  // namespace octorun::admission

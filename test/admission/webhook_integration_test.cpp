@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/admission/webhook_server.hpp"
 #include "test/support/test_cluster.hpp"
@@ -102,7 +103,7 @@ class webhook_under_test {
     webhook_configuration_options config;
     config.name = "octorun-" + ns;
     config.target.url_base = "https://127.0.0.1:" + std::to_string(server->port());
-    config.ca_bundle_pem = server->ca_bundle();
+    // No caBundle in the objects: injected below the way the manager does it.
     config.namespace_selector = {{"octorun.io/admission-test", ns}};
     auto m = write_temp(dir, "mutating.json", mutating_webhook_configuration(config));
     auto v = write_temp(dir, "validating.json", validating_webhook_configuration(config));
@@ -110,6 +111,12 @@ class webhook_under_test {
     ASSERT_TRUE(created.ok) << created.output;
     configurations =
         "mutatingwebhookconfiguration/" + config.name + " validatingwebhookconfiguration/" + config.name;
+    name = config.name;
+    auto kube_config = kube::load_kubeconfig(cluster().kubeconfig);
+    ASSERT_TRUE(kube_config) << kube_config.error();
+    kube::client api(*kube_config);
+    auto injected = inject_ca_bundle(api, name, server->ca_bundle());
+    ASSERT_TRUE(injected) << injected.error();
     wait_until_in_effect();
   }
 
@@ -130,6 +137,7 @@ class webhook_under_test {
   std::string ns;
   std::string dir;
   std::string configurations;
+  std::string name;  // of both webhook configurations
 
  private:
   void wait_until_in_effect() {
@@ -200,6 +208,29 @@ TEST_F(Admission, AcceptsAValidRunnerSetAndStoresItsDefaults) {
   EXPECT_TRUE(run("get octorun -n " + w.ns).output.find("runnerset.octorun.io/ci") != std::string::npos);
   ASSERT_TRUE(run("scale runnerset/ci --replicas=3 -n " + w.ns).ok);
   EXPECT_EQ(run("get rset ci -n " + w.ns + " -o jsonpath={.spec.replicas}").output, "3");
+}
+
+TEST_F(Admission, InjectsTheCaBundleIntoEveryWebhook) {
+  auto& w = *webhook;
+  const auto expected = base64_encode(w.server->ca_bundle());
+  for (const char* kind : {"mutatingwebhookconfiguration", "validatingwebhookconfiguration"}) {
+    auto read = run(std::string("get ") + kind + " " + w.name + " -o json");
+    ASSERT_TRUE(read.ok) << read.output;
+    rapidjson::Document d;
+    d.Parse(read.output.c_str());
+    ASSERT_TRUE(d.IsObject() && d.HasMember("webhooks") && d["webhooks"].IsArray()) << read.output;
+    EXPECT_EQ(d["webhooks"].Size(), std::string(kind).starts_with("mutating") ? 1u : 2u) << kind;
+    for (const auto& hook : d["webhooks"].GetArray())
+      EXPECT_EQ(std::string(hook["clientConfig"]["caBundle"].GetString()), expected) << kind;
+  }
+  // Injecting again (after a rotation) is harmless.
+  auto kube_config = kube::load_kubeconfig(cluster().kubeconfig);
+  ASSERT_TRUE(kube_config);
+  kube::client api(*kube_config);
+  auto again = inject_ca_bundle(api, w.name, w.server->ca_bundle());
+  EXPECT_TRUE(again) << again.error();
+  auto missing = inject_ca_bundle(api, "octorun-no-such-configuration", w.server->ca_bundle());
+  EXPECT_FALSE(missing);
 }
 
 TEST_F(Admission, RejectsEachInvalidRunnerSetWithItsReason) {

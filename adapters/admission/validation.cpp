@@ -14,6 +14,7 @@ using namespace octorun::resources;
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string characters(std::size_t n) { return std::to_string(n) + (n == 1 ? " character" : " characters"); }
 
 void check_containers(const std::string& path, const std::vector<container_view>& containers,
                       std::set<std::string>& seen, field_errors& out) {
@@ -100,12 +101,12 @@ void check_generated_names(const std::string& path, const std::string& set, cons
   auto overflow = generated_name_overflow(set, variant);
   if (!overflow) return;
   const auto over = std::to_string(overflow->over());
-  out.push_back(
-      {path, "is " + over + " character" + (overflow->over() == 1 ? "" : "s") +
-                 " too long: generated Runner names like " + quoted(overflow->longest) + " would be " +
-                 std::to_string(overflow->length) + " characters, over the limit of " +
-                 std::to_string(overflow->limit) + " (they are also Pod names and label values); shorten " +
-                 (variant.empty() ? "the RunnerSet name" : "the RunnerSet or variant name") + " by " + over});
+  out.push_back({path, "is " + characters(overflow->over()) + " too long: generated Runner names like " +
+                           quoted(overflow->longest) + " would be " + std::to_string(overflow->length) +
+                           " characters, over the limit of " + std::to_string(overflow->limit) +
+                           " (they are also Pod names and label values); shorten " +
+                           (variant.empty() ? "the RunnerSet name" : "the RunnerSet or variant name") +
+                           " by " + over});
 }
 
 void check_variants(const runnerset& set, field_errors& out) {
@@ -183,11 +184,10 @@ field_errors validate_runner(const runner& r) {
   const auto effective =
       name.empty() ? r.metadata.generate_name + std::string(runner_suffix_length, 'x') : name;
   if (effective.size() > max_label_value)
-    out.push_back(
-        {name.empty() ? "metadata.generateName" : "metadata.name",
-         "is " + std::to_string(effective.size() - max_label_value) +
-             " characters too long: a Runner name is also its Pod name and a label value, at most " +
-             std::to_string(max_label_value)});
+    out.push_back({name.empty() ? "metadata.generateName" : "metadata.name",
+                   "is " + characters(effective.size() - max_label_value) +
+                       " too long: a Runner name is also its Pod name and a label value, at most " +
+                       std::to_string(max_label_value)});
   check_scope_url("spec.scopeURL", r.spec.scope_url, out);
   check_credentials_secret("spec.credentialsSecretName", r.spec.credentials_secret_name, out);
   check_runner_labels("spec.runnerLabels", r.spec.runner_labels, out);

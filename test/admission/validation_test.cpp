@@ -200,7 +200,7 @@ TEST(ValidateRunner, RejectsNamesOverTheLabelLimit) {
   r->metadata.name = std::string(64, 'r');
   EXPECT_EQ(
       only_error(validate_runner(*r)),
-      "metadata.name: is 1 characters too long: a Runner name is also its Pod name and a label value, at "
+      "metadata.name: is 1 character too long: a Runner name is also its Pod name and a label value, at "
       "most 63");
 }
 

@@ -155,7 +155,7 @@ class webhook_under_test {
     auto long_runner = apply("probe-runner", runner_yaml(ns, std::string(64, 'r')));
     EXPECT_TRUE(eventually([&] {
       auto r = run(long_runner + " --dry-run=server");
-      return !r.ok && r.output.find("is 1 characters too long") != std::string::npos;
+      return !r.ok && r.output.find("is 1 character too long") != std::string::npos;
     })) << "validating webhook for Runners never took effect";
   }
 };

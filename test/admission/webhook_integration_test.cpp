@@ -163,8 +163,10 @@ class webhook_under_test {
 class Admission : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto applied = run(std::string("apply -f ") + OCTORUN_CRDS_DIR);
-    ASSERT_TRUE(applied.ok) << applied.output;
+    // Test processes run in parallel and may race to create the CRDs: retry.
+    outcome applied{false, ""};
+    ASSERT_TRUE(eventually([&] { return (applied = run(std::string("apply -f ") + OCTORUN_CRDS_DIR)).ok; }))
+        << applied.output;
     ASSERT_TRUE(eventually([] {
       return run("wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io "
                  "--timeout=10s")

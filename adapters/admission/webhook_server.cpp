@@ -74,8 +74,13 @@ expected<bool, std::string> webhook_server::rotate_if_due() {
   bool due;
   {
     std::lock_guard lock(mutex_);
-    auto left = certificates_.seconds_left();
-    due = !left || rotation_due(*left, options_.rotate_before) || certificates_.files_changed();
+    if (certificates_.self_signed_mode()) {
+      auto left = certificates_.seconds_left();
+      due = !left || rotation_due(*left, options_.rotate_before);
+    } else {
+      // Files are renewed by their owner (cert-manager): reload when they change.
+      due = certificates_.files_changed();
+    }
   }
   if (!due) return false;
   if (auto r = rotate_now(); !r) return unexpected<std::string>{r.error()};

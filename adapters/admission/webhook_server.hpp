@@ -34,8 +34,8 @@ class webhook_server {
   // https://<host>:<port><path of e>.
   std::string url(endpoint e, const std::string& host = "127.0.0.1") const;
 
-  // Called periodically by the manager: when the certificate is due (or, in
-  // files mode, the files changed), issue/reload it and restart the listener
+  // Called periodically by the manager: when the self-generated certificate
+  // is due (files mode: when the files changed), issue/reload it and restart the listener
   // on the same port. Returns whether it rotated. The restart leaves a gap of
   // a few milliseconds in which the apiserver's calls fail (failurePolicy).
   expected<bool, std::string> rotate_if_due();

@@ -175,8 +175,8 @@ TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {
   auto want = truth(fresh, configmaps(), ns);
   ASSERT_EQ(want.size(), 5u);
   ASSERT_TRUE(m.run_until(
-      self, [&] { return m.rv_by_key == want; }, 60s))
-      << "mirror has " << m.rv_by_key.size() << " objects";
+      self, [&] { return m.rv_by_key == want; }, 120s))
+      << "mirror has " << m.rv_by_key.size() << " objects, lists " << stats(inf).lists;
   std::sort(m.deleted_keys.begin(), m.deleted_keys.end());
   EXPECT_EQ(m.deleted_keys, (std::vector<std::string>{ns + "/cm-0", ns + "/cm-1"}));
   EXPECT_EQ(stats(inf).lists, 2u);  // the initial list and the relist after 410
@@ -197,7 +197,12 @@ TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
   // killed and restarted; each write is retried until the server has it.
   std::atomic<bool> stop{false};
   std::atomic<int> writes{0};
-  std::thread writer([&] {
+  struct stop_on_exit {
+    std::atomic<bool>& flag;
+    ~stop_on_exit() { flag = true; }
+  };
+  // Stopped and joined on every exit from this test, failed assertions included.
+  std::jthread writer([&] {
     client api(admin);
     auto retry = [&](const std::function<expected<object, api_error>()>& op) {
       for (int attempt = 0; attempt < 600 && !stop; ++attempt) {
@@ -218,6 +223,7 @@ TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
       ++writes;
     }
   });
+  stop_on_exit stop_writer{stop};  // destroyed (stopping the writer) before `writer` joins
   ASSERT_TRUE(eventually([&] { return writes >= 20; }, 60s));
   test::cluster_control(c, "restart-apiserver");
   int after_restart = writes;
@@ -228,8 +234,9 @@ TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
   client fresh(admin);
   auto want = truth(fresh, configmaps(), ns);
   ASSERT_TRUE(m.run_until(
-      self, [&] { return m.rv_by_key == want; }, 90s))
-      << "mirror " << m.rv_by_key.size() << " objects, truth " << want.size();
+      self, [&] { return m.rv_by_key == want; }, 120s))
+      << "mirror " << m.rv_by_key.size() << " objects, truth " << want.size() << ", lists "
+      << stats(inf).lists;
   auto s = stats(inf);
   EXPECT_EQ(s.size, want.size());
   EXPECT_GE(s.watch_errors + s.lists, 2u);  // the watch broke and was resumed (or relisted)

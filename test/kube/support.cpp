@@ -143,8 +143,8 @@ tcp_proxy::~tcp_proxy() {
 }
 
 void tcp_proxy::cut() {
+  std::lock_guard lock(mu_);  // no connection registers between the flag and the shutdowns
   cut_ = true;
-  std::lock_guard lock(mu_);
   for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
 }
 
@@ -171,6 +171,11 @@ void tcp_proxy::accept_loop() {
       continue;
     }
     std::lock_guard lock(mu_);
+    if (cut_) {  // cut while connecting
+      ::close(in);
+      ::close(out);
+      continue;
+    }
     open_fds_.push_back(in);
     open_fds_.push_back(out);
     threads_.emplace_back([this, in, out] { pump(in, out); });

@@ -53,7 +53,7 @@ step next_step(const observation& o, const limits& l) {
   }
 
   auto publish = controller_phase({o.current, o.deleting, o.has_job}, o.pod);
-  if (publish || o.pod.ready != o.status_pod_ready)
+  if (publish || o.pod.ready != o.status_pod_ready || o.status_registration_stale)
     return step{step_kind::publish_status, publish, o.pod.ready, {}};
   return make(step_kind::none);
 }

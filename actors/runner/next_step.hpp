@@ -32,6 +32,8 @@ struct observation {
   std::int64_t github_runner_id = 0;  // status, or the JIT Secret
   int failures = 0;                   // status.failures entries
   bool status_pod_ready = false;      // what status says now
+  // status.runnerId/runnerName differ from the JIT Secret's (just provisioned).
+  bool status_registration_stale = false;
   // Its children.
   bool secret_exists = false;
   pod_observation pod;
@@ -54,7 +56,7 @@ enum class step_kind {
   add_finalizer,
   provision,  // generate the JIT config on GitHub, store it in the Secret
   create_pod,
-  publish_status,      // phase (resourceVersion-locked) and/or readiness
+  publish_status,      // phase (resourceVersion-locked), readiness and/or the GitHub registration
   record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after
                        // backoff)
   mark_failed,         // phase Failed, resourceVersion-locked (retries spent, or the job's pod died)

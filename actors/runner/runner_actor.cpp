@@ -1,0 +1,519 @@
+#include "actors/runner/runner_actor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ctime>
+#include <deque>
+#include <optional>
+
+#include "actors/kinds.hpp"
+#include "actors/runner/children.hpp"
+#include "actors/runner/observe.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/github/github_workers.hpp"
+#include "adapters/resources/naming.hpp"
+#include "adapters/resources/parse.hpp"
+#include "messages/jobs.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::runner {
+namespace {
+
+using wake_atom = caf::atom_constant<caf::atom("rwake")>;
+using clock = std::chrono::steady_clock;
+
+struct runner_state {
+  runner_actor_config cfg;
+  kube::object runner_object;
+  std::optional<resources::runner> runner;
+  kube::object pod;
+  kube::object secret;
+  actor_memory memory;
+  bool step_in_flight = false;
+  std::deque<messages::job_started> jobs;  // the job path, one at a time
+  bool job_in_flight = false;
+  int consecutive_errors = 0;
+  std::uint64_t wake_generation = 0;
+  static constexpr const char* name = "runner";
+};
+
+using self_ptr = caf::stateful_actor<runner_state>*;
+
+void reconcile(self_ptr self);
+void process_jobs(self_ptr self);
+
+std::string now_rfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
+
+std::chrono::milliseconds backoff(self_ptr self) {
+  auto& st = self->state;
+  auto d = st.cfg.retry_initial * (1LL << std::min(st.consecutive_errors, 16));
+  return std::min<std::chrono::milliseconds>(d, st.cfg.retry_max);
+}
+
+// Wakes reconcile at `at`; a later wake replaces an earlier one.
+void wake_at(self_ptr self, clock::time_point at) {
+  auto gen = ++self->state.wake_generation;
+  auto delay = std::max(at - clock::now(), clock::duration::zero());
+  self->delayed_send(self, delay, wake_atom::value, gen);
+}
+
+void set_runner(self_ptr self, kube::object obj) {
+  auto parsed = resources::parse_runner(*obj.doc);
+  if (!parsed) {
+    // The CRD schema and the webhook keep this from happening; never act on it.
+    spdlog::error("runner {}: cannot read the Runner: {}: {}", id(self), parsed.error().front().field,
+                  parsed.error().front().message);
+    return;
+  }
+  self->state.runner_object = std::move(obj);
+  self->state.runner = std::move(*parsed);
+}
+
+// A write failed: decide how soon to look again.
+void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
+  auto& st = self->state;
+  st.step_in_flight = false;
+  if (e.conflict()) {
+    // Someone wrote the Runner after the version we decided on: read it
+    // again rather than wait for the watch, then decide afresh.
+    st.step_in_flight = true;
+    self->request(st.cfg.kube, st.cfg.request_timeout,
+                  kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
+        .then(
+            [=](kube::object_result& r) {
+              self->state.step_in_flight = false;
+              if (r) set_runner(self, std::move(*r));
+              if (!r && r.error().not_found()) return self->quit();
+              reconcile(self);
+            },
+            [=](caf::error&) {
+              self->state.step_in_flight = false;
+              wake_at(self, clock::now() + backoff(self));
+            });
+    return;
+  }
+  ++st.consecutive_errors;
+  auto level = e.retryable() ? spdlog::level::warn : spdlog::level::err;
+  spdlog::log(level, "runner {}: {} failed: {}; retrying in {} ms", id(self), what, kube::to_string(e),
+              backoff(self).count());
+  wake_at(self, clock::now() + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after));
+}
+
+void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
+  auto& st = self->state;
+  st.step_in_flight = false;
+  ++st.consecutive_errors;
+  spdlog::warn("runner {}: {} got no answer: {}", id(self), what, self->system().render(e));
+  wake_at(self, clock::now() + backoff(self));
+}
+
+// Sends a write; on success stores what the server returned (when the cache
+// has not moved on meanwhile) and reconciles again.
+template <class Request>
+void write(self_ptr self, const char* what, Request req, kube::object* slot) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  std::string based_on = slot != nullptr && *slot ? std::string(slot->resource_version) : std::string();
+  self->request(st.cfg.kube, st.cfg.request_timeout, std::move(req))
+      .then(
+          [=](kube::object_result& r) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            if (!r && !r.error().not_found() && !r.error().already_exists())
+              return on_api_error(self, what, r.error());
+            s.consecutive_errors = 0;
+            if (slot == &s.runner_object && !r && r.error().not_found())
+              return self->quit();  // the Runner is gone
+            if (slot != nullptr) {
+              const bool unchanged =
+                  *slot ? std::string(slot->resource_version) == based_on : based_on.empty();
+              if (r && unchanged) {
+                if (slot == &s.runner_object)
+                  set_runner(self, std::move(*r));
+                else
+                  *slot = std::move(*r);
+              } else if (!r && r.error().not_found() && slot != &s.runner_object) {
+                *slot = kube::object{};  // already gone
+              }
+            }
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, what, e); });
+}
+
+kube::patch_request runner_patch(self_ptr self, rapidjson::Document& body, const char* subresource) {
+  auto& st = self->state;
+  return kube::patch_request{kinds::runners(),      st.cfg.ns,  st.cfg.name, kube::patch_type::merge,
+                             json::to_string(body), subresource};
+}
+
+// {"metadata":{"resourceVersion":rv}}: the optimistic lock every Runner write carries.
+rapidjson::Document locked_patch(self_ptr self) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", json::string_value(self->state.runner_object.resource_version, a), a);
+  d.AddMember("metadata", meta, a);
+  return d;
+}
+
+void patch_finalizers(self_ptr self, bool ours) {
+  auto d = locked_patch(self);
+  auto& a = d.GetAllocator();
+  rapidjson::Value list(rapidjson::kArrayType);
+  const auto* meta = self->state.runner_object.member("metadata");
+  if (const auto* existing = meta ? json::find_value(*meta, "finalizers") : nullptr;
+      existing && existing->IsArray())
+    for (const auto& f : existing->GetArray())
+      if (f.IsString() && std::string_view(f.GetString()) != finalizer)
+        list.PushBack(rapidjson::Value(f, a), a);
+  if (ours) list.PushBack(rapidjson::Value(finalizer, a), a);
+  d["metadata"].AddMember("finalizers", list, a);
+  write(self, ours ? "adding the finalizer" : "removing the finalizer", runner_patch(self, d, ""),
+        &self->state.runner_object);
+}
+
+void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d) {
+  d.AddMember("status", status, d.GetAllocator());
+  write(self, what, runner_patch(self, d, "status"), &self->state.runner_object);
+}
+
+void publish_status(self_ptr self, const step& s) {
+  auto d = locked_patch(self);
+  auto& a = d.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  if (s.phase_to_publish) status.AddMember("phase", json::string_value(to_string(*s.phase_to_publish), a), a);
+  status.AddMember("podReady", s.pod_ready, a);
+  if (self->state.secret)
+    if (auto jit = read_jit_secret(*self->state.secret.doc)) {
+      status.AddMember("runnerId", jit->runner_id, a);
+      status.AddMember("runnerName", json::string_value(jit->runner_name, a), a);
+    }
+  patch_status(self, "publishing status", std::move(status), d);
+}
+
+void mark_failed(self_ptr self, const observation& o) {
+  auto d = locked_patch(self);
+  auto& a = d.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("phase", "Failed", a);
+  std::string reason = o.has_job ? "JobPodLost" : "RetriesExhausted";
+  std::string message = o.has_job ? "the runner's pod ended while it was running a job"
+                                  : "the runner's pod failed " + std::to_string(o.failures + 1) + " times";
+  if (o.pod.runner_exited) message += " (last exit code " + std::to_string(o.pod.exit_code) + ")";
+  status.AddMember("reason", json::string_value(reason, a), a);
+  status.AddMember("message", json::string_value(message, a), a);
+  spdlog::warn("runner {}: Failed: {}", id(self), message);
+  patch_status(self, "marking Failed", std::move(status), d);
+}
+
+void record_pod_failure(self_ptr self, const observation& o) {
+  auto& st = self->state;
+  auto d = locked_patch(self);
+  auto& a = d.GetAllocator();
+  rapidjson::Value failures(rapidjson::kArrayType);
+  const auto* status = st.runner_object.member("status");
+  if (const auto* old = status ? json::find_value(*status, "failures") : nullptr; old && old->IsArray()) {
+    // Keep the newest nine, so with this one the list stays within the schema's ten.
+    auto n = old->Size();
+    for (rapidjson::SizeType i = n > 9 ? n - 9 : 0; i < n; ++i)
+      failures.PushBack(rapidjson::Value((*old)[i], a), a);
+  }
+  rapidjson::Value entry(rapidjson::kObjectType);
+  entry.AddMember("time", json::string_value(now_rfc3339(), a), a);
+  entry.AddMember("reason", "RunnerExited", a);
+  entry.AddMember(
+      "message",
+      json::string_value("the runner container exited with code " + std::to_string(o.pod.exit_code), a), a);
+  entry.AddMember("exitCode", o.pod.exit_code, a);
+  entry.AddMember("podUID", json::string_value(st.pod.uid, a), a);
+  failures.PushBack(entry, a);
+  rapidjson::Value s(rapidjson::kObjectType);
+  s.AddMember("failures", failures, a);
+  st.memory.retry_not_before = clock::now() + std::chrono::seconds(pod_retry_delay_seconds(o.failures + 1));
+  spdlog::info("runner {}: pod failed (exit {}), recreating it after backoff", id(self), o.pod.exit_code);
+  patch_status(self, "recording a pod failure", std::move(s), d);
+}
+
+void provision(self_ptr self) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  // Ask the server, not the cache: a JIT Secret from an earlier incarnation
+  // must be found before GitHub is asked to register the name again.
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::get_request{kinds::secrets(), st.cfg.ns, resources::jit_secret_name(st.cfg.name), ""})
+      .then(
+          [=](kube::object_result& existing) {
+            auto& s = self->state;
+            if (existing) {
+              s.step_in_flight = false;
+              s.secret = std::move(*existing);
+              return reconcile(self);
+            }
+            if (!existing.error().not_found())
+              return on_api_error(self, "reading the JIT Secret", existing.error());
+            auto store = [=](const jit_config& jit) {
+              write(self, "creating the JIT Secret",
+                    kube::create_request{kinds::secrets(), self->state.cfg.ns,
+                                         jit_secret_json(*self->state.runner, jit)},
+                    &self->state.secret);
+            };
+            auto failed = [=](const github::error& e) {
+              auto& s2 = self->state;
+              s2.step_in_flight = false;
+              ++s2.consecutive_errors;
+              auto wait = std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
+              spdlog::warn("runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self),
+                           e.describe(), wait.count());
+              wake_at(self, clock::now() + wait);
+            };
+            if (s.cfg.scale_set_id != 0) {
+              self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value,
+                            s.cfg.scale_set_id, s.cfg.name)
+                  .then(
+                      [=](github::scaleset_jit_reply& r) {
+                        if (!r) return failed(r.error());
+                        store({r->encoded_jit_config, r->runner.id, r->runner.name});
+                      },
+                      [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
+            } else {
+              github::jit_request req;
+              req.name = s.cfg.name;
+              req.runner_group_id = s.cfg.runner_group_id;
+              req.labels = s.runner->spec.runner_labels;
+              self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value,
+                            std::move(req))
+                  .then(
+                      [=](github::jit_reply& r) {
+                        if (!r) return failed(r.error());
+                        store({r->encoded_jit_config, r->registered.id, r->registered.name});
+                      },
+                      [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
+            }
+          },
+          [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+}
+
+void remove_from_github(self_ptr self, std::int64_t runner_id) {
+  auto& st = self->state;
+  if (runner_id == 0 && st.secret)
+    if (auto jit = read_jit_secret(*st.secret.doc)) runner_id = jit->runner_id;
+  if (runner_id == 0) {  // never registered: nothing to remove
+    st.memory.removal = github_removal::removed;
+    return reconcile(self);
+  }
+  st.step_in_flight = true;
+  self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, runner_id)
+      .then(
+          [=](github::delete_reply& r) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            if (!r) {
+              ++s.consecutive_errors;
+              auto wait = std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
+              spdlog::warn("runner {}: removing GitHub runner {} failed: {}; retrying in {} ms", id(self),
+                           runner_id, r.error().describe(), wait.count());
+              return wake_at(self, clock::now() + wait);
+            }
+            s.consecutive_errors = 0;
+            if (*r == github::delete_outcome::busy) {
+              // A job is running on it: keep everything, ask again later.
+              s.memory.removal = github_removal::busy;
+              s.memory.retry_not_before = clock::now() + s.cfg.busy_recheck;
+              spdlog::info("runner {}: GitHub runner {} is busy; keeping it until its job ends", id(self),
+                           runner_id);
+            } else {
+              s.memory.removal = github_removal::removed;
+            }
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, "removing the GitHub runner", e); });
+}
+
+void execute(self_ptr self, const step& s, const observation& o) {
+  auto& st = self->state;
+  switch (s.kind) {
+    case step_kind::none:
+      return;
+    case step_kind::wait_until:
+      return wake_at(self, s.at);
+    case step_kind::add_finalizer:
+      return patch_finalizers(self, true);
+    case step_kind::remove_finalizer:
+      return patch_finalizers(self, false);
+    case step_kind::provision:
+      return provision(self);
+    case step_kind::create_pod: {
+      auto body = pod_json(*st.runner, st.cfg.user_agent);
+      if (!body) {
+        // Admission rejects such templates; a Runner made without it fails here.
+        spdlog::error("runner {}: cannot build its pod: {}", id(self), body.error());
+        return mark_failed(self, o);
+      }
+      return write(self, "creating the pod", kube::create_request{kinds::pods(), st.cfg.ns, std::move(*body)},
+                   &st.pod);
+    }
+    case step_kind::publish_status:
+      return publish_status(self, s);
+    case step_kind::record_pod_failure:
+      return record_pod_failure(self, o);
+    case step_kind::mark_failed:
+      return mark_failed(self, o);
+    case step_kind::remove_from_github:
+      return remove_from_github(self, o.github_runner_id);
+    case step_kind::delete_pod:
+      return write(self, "deleting the pod",
+                   kube::delete_request{kinds::pods(), st.cfg.ns, resources::pod_name(st.cfg.name), {}},
+                   &st.pod);
+    case step_kind::delete_secret:
+      return write(
+          self, "deleting the JIT Secret",
+          kube::delete_request{kinds::secrets(), st.cfg.ns, resources::jit_secret_name(st.cfg.name), {}},
+          &st.secret);
+  }
+}
+
+void reconcile(self_ptr self) {
+  auto& st = self->state;
+  if (st.step_in_flight || !st.runner) return;
+  auto o = observe(st.runner_object, *st.runner, st.pod, st.secret, st.memory, clock::now());
+  execute(self, next_step(o, st.cfg.lim), o);
+}
+
+// ---- the job path -----------------------------------------------------------
+
+void job_done(self_ptr self) {
+  self->state.job_in_flight = false;
+  self->state.jobs.pop_front();
+  process_jobs(self);
+}
+
+void retry_job(self_ptr self, std::chrono::milliseconds after) {
+  self->state.job_in_flight = false;
+  self->delayed_send(self, after, wake_atom::value, std::uint64_t{0});
+}
+
+void promote(self_ptr self, std::string rv, const messages::job_started& job) {
+  auto& st = self->state;
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", json::string_value(rv, a), a);
+  d.AddMember("metadata", meta, a);
+  rapidjson::Value j(rapidjson::kObjectType);
+  j.AddMember("id", job.job.job_id, a);
+  j.AddMember("repository", json::string_value(job.job.repository, a), a);
+  j.AddMember("workflowRef", json::string_value(job.job.workflow_ref, a), a);
+  j.AddMember("runId", job.job.run_id, a);
+  j.AddMember("displayName", json::string_value(job.job.display_name, a), a);
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("phase", "Running", a);
+  status.AddMember("job", j, a);
+  d.AddMember("status", status, a);
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                                    json::to_string(d), "status"})
+      .then(
+          [=](kube::object_result& r) {
+            if (r) {
+              spdlog::info("runner {}: Running job {} ({})", id(self), job.job.job_id, job.job.repository);
+              // Store it unless a newer watch event already arrived.
+              if (self->state.runner_object && std::string(self->state.runner_object.resource_version) == rv)
+                set_runner(self, std::move(*r));
+              job_done(self);
+              return reconcile(self);
+            }
+            if (r.error().not_found()) return job_done(self);  // the Runner is gone
+            // Conflict: the Runner changed after our read; read and decide again.
+            retry_job(self, r.error().conflict() ? std::chrono::milliseconds(0) : backoff(self));
+          },
+          [=](caf::error&) { retry_job(self, backoff(self)); });
+}
+
+void process_jobs(self_ptr self) {
+  auto& st = self->state;
+  if (st.job_in_flight || st.jobs.empty()) return;
+  st.job_in_flight = true;
+  auto job = st.jobs.front();
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
+      .then(
+          [=](kube::object_result& r) {
+            if (!r) {
+              if (r.error().not_found()) return job_done(self);
+              return retry_job(self, backoff(self));
+            }
+            auto fresh = resources::parse_runner(*r->doc);
+            if (!fresh) return job_done(self);
+            job_view view{
+                parse_phase(fresh->status.phase).value_or(phase::unset), fresh->metadata.deleting,
+                fresh->status.job ? std::optional<std::int64_t>(fresh->status.job->id) : std::nullopt};
+            switch (on_job_started(view, job.job.job_id)) {
+              case job_started_verdict::promote:
+                return promote(self, std::string(r->resource_version), job);
+              case job_started_verdict::already_running:
+                return job_done(self);
+              case job_started_verdict::skip_terminal:
+              case job_started_verdict::skip_deleting:
+                spdlog::info("runner {}: job {} started on a runner that is {}; not promoting", id(self),
+                             job.job.job_id, view.deleting ? "being deleted" : "finished");
+                return job_done(self);
+            }
+          },
+          [=](caf::error&) { retry_job(self, backoff(self)); });
+}
+
+caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
+  self->state.cfg = std::move(cfg);
+  return {
+      [=](kube::informer_event& ev) {
+        if (!ev.obj) return;
+        auto& st = self->state;
+        auto kind = json::string_or(*ev.obj.doc, "kind");
+        const bool gone = ev.type == kube::event_type::deleted;
+        if (kind == "Runner") {
+          if (gone) return self->quit();  // finalizer removed: nothing left to do
+          set_runner(self, std::move(ev.obj));
+        } else if (kind == "Pod") {
+          st.pod = gone ? kube::object{} : std::move(ev.obj);
+        } else if (kind == "Secret") {
+          st.secret = gone ? kube::object{} : std::move(ev.obj);
+        } else {
+          return;
+        }
+        reconcile(self);
+      },
+      [=](messages::job_started& job) {
+        self->state.jobs.push_back(std::move(job));
+        process_jobs(self);
+      },
+      // The runner's pod ends when its job does; its exit decides the phase.
+      [=](messages::job_completed&) {},
+      [=](wake_atom, std::uint64_t generation) {
+        process_jobs(self);
+        if (generation == self->state.wake_generation) reconcile(self);
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
+  return parent->spawn(runner_behavior, std::move(cfg));
+}
+
+caf::actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg) {
+  return sys.spawn(runner_behavior, std::move(cfg));
+}
+
+}  // namespace octorun::runner

@@ -1,0 +1,44 @@
+// The Runner actor: one per Runner object. It holds the latest Runner, Pod
+// and JIT Secret its watches delivered, asks next_step() what to do, does
+// that one thing through the Kubernetes and GitHub worker pools, and asks
+// again — level-triggered, one write in flight at a time.
+//
+// The job path (job_started from the listener or the webhook intake) is the
+// only way to Running: read the Runner fresh, decide with on_job_started(),
+// and merge-patch status with the resourceVersion that was read; on a
+// conflict read again and re-decide, so a terminal phase written in between
+// is never undone.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "actors/runner/next_step.hpp"
+
+namespace octorun::runner {
+
+struct runner_actor_config {
+  std::string ns;
+  std::string name;
+  caf::actor kube;    // kube::spawn_request_pool
+  caf::actor github;  // github::spawn_rest_pool for the Runner's credentials
+  // Listener mode: JIT configurations come from this scale set. 0: the REST
+  // generate-jitconfig endpoint with the runner group and labels below.
+  std::int64_t scale_set_id = 0;
+  std::int64_t runner_group_id = 1;
+  std::string user_agent = "octorun";
+  limits lim;
+  std::chrono::milliseconds busy_recheck{30'000};  // a busy runner being deleted is asked again
+  std::chrono::milliseconds retry_initial{500};    // after a failed call
+  std::chrono::milliseconds retry_max{60'000};
+  std::chrono::milliseconds request_timeout{90'000};
+};
+
+// Messages: kube::informer_event for the Runner, its Pod and its Secret;
+// messages::job_started / job_completed. It quits when the Runner is gone.
+caf::actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg);
+caf::actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg);
+
+}  // namespace octorun::runner

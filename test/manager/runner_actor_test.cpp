@@ -1,0 +1,241 @@
+// The Runner actor against the real apiserver (kwok runs its pod) and the
+// GitHub simulator: provisioning, the job path, the runner's exit, and
+// deletion of idle and busy runners.
+#include "actors/runner/runner_actor.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <thread>
+
+#include "actors/kinds.hpp"
+#include "actors/runnerset/runner_object.hpp"
+#include "adapters/github/auth.hpp"
+#include "adapters/github/github_workers.hpp"
+#include "adapters/kube/config.hpp"
+#include "adapters/kube/informer.hpp"
+#include "adapters/resources/parse.hpp"
+#include "messages/jobs.hpp"
+#include "test/simulator/simulator.hpp"
+#include "test/support/test_cluster.hpp"
+
+namespace octorun::runner {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Forwards every event of the three informers to the Runner actor under test.
+caf::behavior forwarder(caf::event_based_actor*, caf::actor target) {
+  return {
+      [=](kube::informer_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [](kube::informer_synced&) {},
+  };
+}
+
+class RunnerActor : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const auto& c = test::cluster();
+    test::kubectl(c, "apply -f " OCTORUN_SOURCE_DIR "/crds >/dev/null");
+    test::kubectl(c, "wait --for=condition=Established crd/runners.octorun.io --timeout=60s >/dev/null");
+  }
+
+  RunnerActor() : c_(test::cluster()), ns_(test::make_namespace(c_, "runner")) {
+    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
+    if (!cfg) ADD_FAILURE() << cfg.error();
+    kube_cfg_ = *cfg;
+    auto sim = sim::simulator::start({});
+    if (!sim) ADD_FAILURE() << sim.error();
+    sim_ = std::move(*sim);
+    sim_->add_organization("acme");
+    kube_ = kube::spawn_request_pool(sys_, kube_cfg_, {}, 2);
+    github::rest_options gh;
+    gh.api_base = sim_->api_url();
+    gh.where = {github::scope_kind::organization, "acme", ""};
+    gh.auth = github::pat_auth("ghp_simulator");
+    github_ = github::spawn_rest_pool(sys_, gh, 1);
+  }
+
+  ~RunnerActor() override {
+    for (auto& a : {kube_, github_}) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+    if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
+    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
+  }
+
+  // Creates a RunnerSet (nothing reconciles it here) and one of its Runners,
+  // and starts the Runner actor with informers on the Runner, its Pod and Secret.
+  void start(std::chrono::milliseconds busy_recheck = 30s) {
+    auto set_json = test::kubectl(
+        c_,
+        "-n " + ns_ +
+            " create -o json -f - <<'EOF'\n"
+            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},)"
+            R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","runnerLabels":["linux"],)"
+            R"("template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
+            "\nEOF");
+    auto set = resources::parse_runnerset(set_json);
+    ASSERT_TRUE(set);
+    auto variants = resources::effective_variants(set->spec);
+    name_ = "linux-t3st1";
+    test::kubectl(c_, "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
+                          runnerset::runner_json(*set, variants[0], "t3st1") + "\nEOF");
+
+    runner_actor_config cfg;
+    cfg.ns = ns_;
+    cfg.name = name_;
+    cfg.kube = kube_;
+    cfg.github = github_;
+    cfg.busy_recheck = busy_recheck;
+    cfg.retry_initial = 100ms;
+    runner_ = spawn_runner(sys_, cfg);
+    auto fwd = sys_.spawn(forwarder, runner_);
+    const std::string selector = "octorun.io/runner=" + name_;
+    for (auto [res, labels, fields] : {std::tuple{kinds::runners(), std::string(), "metadata.name=" + name_},
+                                       std::tuple{kinds::pods(), selector, std::string()},
+                                       std::tuple{kinds::secrets(), selector, std::string()}}) {
+      kube::informer_options io;
+      io.res = res;
+      io.ns = ns_;
+      io.label_selector = labels;
+      io.field_selector = fields;
+      auto inf = kube::spawn_informer(sys_, kube_cfg_, {}, io);
+      caf::anon_send(inf, kube::subscribe_atom::value, fwd);
+      informers_.push_back(inf);
+    }
+  }
+
+  // Polls `jsonpath` of the Runner (or another object) until it equals `want`.
+  bool eventually(const std::string& what, const std::string& jsonpath, const std::string& want,
+                  std::chrono::seconds within = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    std::string got;
+    while (std::chrono::steady_clock::now() < deadline) {
+      got = test::kubectl(
+          c_, "-n " + ns_ + " get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null || true");
+      if (got == want) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << what << " " << jsonpath << ": wanted '" << want << "', last saw '" << got << "'";
+    return false;
+  }
+
+  bool gone(const std::string& what, std::chrono::seconds within = 30s) {
+    return test::kubectl(c_, "-n " + ns_ + " wait --for=delete " + what +
+                                 " --timeout=" + std::to_string(within.count()) +
+                                 "s >/dev/null 2>&1 && echo gone || echo present") == "gone\n";
+  }
+
+  void job_started(std::int64_t job_id) {
+    messages::job_started js;
+    js.job.job_id = job_id;
+    js.job.repository = "acme/app";
+    js.job.workflow_ref = "acme/app/.github/workflows/ci.yml@refs/heads/main";
+    js.job.run_id = 99;
+    js.job.display_name = "build";
+    js.runner_name = name_;
+    caf::anon_send(runner_, js);
+  }
+
+  // The runner container exits with `code` (kwok leaves pods with this
+  // annotation alone, so the test drives their status).
+  void runner_exits(int code) {
+    const std::string pod = "pod/" + name_;
+    test::kubectl(c_, "-n " + ns_ + " annotate " + pod + " kwok.x-k8s.io/status=custom >/dev/null");
+    test::kubectl(
+        c_,
+        "-n " + ns_ + " patch " + pod + " --subresource=status --type=merge -p '" +
+            R"({"status":{"phase":")" + (code == 0 ? "Succeeded" : "Failed") +
+            R"(","conditions":[{"type":"Ready","status":"False"}],"containerStatuses":[{"name":"runner","image":"r","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":)" +
+            std::to_string(code) + R"(}}}]}})" + "' >/dev/null");
+  }
+
+  const test::cluster_info& c_;
+  std::string ns_;
+  kube::config kube_cfg_;
+  std::unique_ptr<sim::simulator> sim_;
+  caf::actor_system_config sys_cfg_;
+  caf::actor_system sys_{sys_cfg_};
+  caf::actor kube_, github_, runner_;
+  std::vector<caf::actor> informers_;
+  std::string name_;
+};
+
+TEST_F(RunnerActor, ProvisionsRunsAJobAndSucceeds) {
+  start();
+  const std::string runner = "runner/" + name_;
+  // JIT config from GitHub into the Secret, a pod that kwok runs, Pending + ready.
+  EXPECT_TRUE(eventually(runner, "{.status.phase} {.status.podReady}", "Pending true"));
+  EXPECT_TRUE(eventually(runner, "{.metadata.finalizers[0]}", "octorun.io/runner"));
+  EXPECT_TRUE(eventually("secret/" + name_ + "-jit", "{.metadata.ownerReferences[0].name}", name_));
+  EXPECT_NE(test::kubectl(c_, "-n " + ns_ + " get " + runner + " -o jsonpath='{.status.runnerId}'"), "");
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 1);
+
+  job_started(4242);
+  EXPECT_TRUE(eventually(runner, "{.status.phase} {.status.job.id} {.status.job.repository}",
+                         "Running 4242 acme/app"));
+  // A duplicate delivery changes nothing.
+  job_started(4242);
+
+  runner_exits(0);
+  EXPECT_TRUE(eventually(runner, "{.status.phase}", "Succeeded"));
+  EXPECT_EQ(test::kubectl(c_, "-n " + ns_ + " get " + runner + " -o jsonpath='{.status.job.id}'"), "4242");
+
+  // Deleting it: removed from GitHub, pod and Secret deleted, finalizer released.
+  test::kubectl(c_, "-n " + ns_ + " delete " + runner + " --wait=false >/dev/null");
+  EXPECT_TRUE(gone(runner));
+  EXPECT_TRUE(gone("pod/" + name_));
+  EXPECT_TRUE(gone("secret/" + name_ + "-jit"));
+  EXPECT_EQ(sim_->calls("rest.delete_runner"), 1);
+}
+
+TEST_F(RunnerActor, ABusyRunnerIsNotKilledWhenDeleted) {
+  start(200ms);
+  const std::string runner = "runner/" + name_;
+  ASSERT_TRUE(eventually(runner, "{.status.phase} {.status.podReady}", "Pending true"));
+  job_started(7);
+  ASSERT_TRUE(eventually(runner, "{.status.phase}", "Running"));
+  ASSERT_TRUE(sim_->set_runner_busy(name_, true));
+
+  test::kubectl(c_, "-n " + ns_ + " delete " + runner + " --wait=false >/dev/null");
+  // GitHub says busy: several re-checks later the pod still runs.
+  ASSERT_TRUE(
+      sim_->wait_until([](const sim::simulator& s) { return s.calls("rest.delete_runner") >= 3; }, 30s));
+  EXPECT_EQ(test::kubectl(c_, "-n " + ns_ + " get pod/" + name_ + " -o jsonpath='{.status.phase}'"),
+            "Running");
+  EXPECT_EQ(
+      test::kubectl(c_, "-n " + ns_ + " get pod/" + name_ + " -o jsonpath='{.metadata.deletionTimestamp}'"),
+      "");
+
+  // The job ends; GitHub lets go; only now does the pod go.
+  ASSERT_TRUE(sim_->set_runner_busy(name_, false));
+  EXPECT_TRUE(gone(runner));
+  EXPECT_TRUE(gone("pod/" + name_));
+}
+
+TEST_F(RunnerActor, AFailedPodIsRecordedAndRecreated) {
+  start();
+  const std::string runner = "runner/" + name_;
+  ASSERT_TRUE(eventually(runner, "{.status.phase} {.status.podReady}", "Pending true"));
+  auto first_uid = test::kubectl(c_, "-n " + ns_ + " get pod/" + name_ + " -o jsonpath='{.metadata.uid}'");
+  runner_exits(3);
+  EXPECT_TRUE(eventually(runner, "{.status.failures[0].exitCode}", "3"));
+  // A new pod (new uid) comes up after the first backoff step (0 s for the first failure).
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  std::string uid = first_uid;
+  while (std::chrono::steady_clock::now() < deadline && (uid == first_uid || uid.empty())) {
+    std::this_thread::sleep_for(100ms);
+    uid = test::kubectl(
+        c_, "-n " + ns_ + " get pod/" + name_ + " -o jsonpath='{.metadata.uid}' 2>/dev/null || true");
+  }
+  EXPECT_NE(uid, first_uid);
+  EXPECT_FALSE(uid.empty());
+  EXPECT_TRUE(eventually(runner, "{.status.phase}", "Pending"));
+  EXPECT_EQ(
+      test::kubectl(c_, "-n " + ns_ + " get " + runner + " -o jsonpath='{.status.failures[*].exitCode}'"),
+      "3");
+}
+
+}  // namespace
+}  // namespace octorun::runner

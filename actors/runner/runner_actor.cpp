@@ -400,6 +400,7 @@ void job_done(self_ptr self) {
 
 void retry_job(self_ptr self, std::chrono::milliseconds after) {
   self->state.job_in_flight = false;
+  if (after.count() == 0) return process_jobs(self);  // a conflict: read again at once
   self->delayed_send(self, after, wake_atom::value, std::uint64_t{0});
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "adapters/resources/json.hpp"
+#include "adapters/common/json.hpp"
 #include "adapters/resources/types.hpp"
 
 namespace octorun::admission {
@@ -11,8 +11,8 @@ namespace {
 
 using rapidjson::Value;
 
-using resources::find_member;
-bool absent(const Value& obj, const char* key) { return resources::find_value(obj, key) == nullptr; }
+using json::find_member;
+bool absent(const Value& obj, const char* key) { return json::find_value(obj, key) == nullptr; }
 
 // add, or replace an explicit null (JSON Patch "add" replaces existing members too).
 void add_if_absent(const Value& obj, const std::string& path, const char* key, std::string value_json,

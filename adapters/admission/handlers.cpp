@@ -5,7 +5,7 @@
 
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/validation.hpp"
-#include "adapters/resources/json.hpp"
+#include "adapters/common/json.hpp"
 #include "adapters/resources/parse.hpp"
 
 namespace octorun::admission {
@@ -29,8 +29,8 @@ admission_response allow(const admission_request& req) {
 }
 
 bool deleting(const rapidjson::Value& object) {
-  const rapidjson::Value* meta = resources::find_member(object, "metadata");
-  return meta != nullptr && resources::find_value(*meta, "deletionTimestamp") != nullptr;
+  const rapidjson::Value* meta = json::find_member(object, "metadata");
+  return meta != nullptr && json::find_value(*meta, "deletionTimestamp") != nullptr;
 }
 
 bool writes_object(const admission_request& req) {

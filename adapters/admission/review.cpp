@@ -3,14 +3,15 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "adapters/resources/json.hpp"
+#include "adapters/common/base64.hpp"
+#include "adapters/common/json.hpp"
 
 namespace octorun::admission {
 namespace {
 
 using rapidjson::Value;
 
-using resources::find_member;
+using json::find_member;
 
 // A string member, or "" when absent; an error when present with another type.
 bool read_string(const Value& obj, const char* key, std::string& out, std::string& error) {
@@ -172,30 +173,6 @@ std::string escape_pointer_token(std::string_view token) {
       out += "~1";
     else
       out += c;
-  }
-  return out;
-}
-
-std::string base64_encode(std::string_view data) {
-  static constexpr char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    unsigned n = (static_cast<unsigned char>(data[i]) << 16) |
-                 (static_cast<unsigned char>(data[i + 1]) << 8) | static_cast<unsigned char>(data[i + 2]);
-    out += table[(n >> 18) & 63];
-    out += table[(n >> 12) & 63];
-    out += table[(n >> 6) & 63];
-    out += table[n & 63];
-  }
-  if (i < data.size()) {
-    unsigned n = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
-    out += table[(n >> 18) & 63];
-    out += table[(n >> 12) & 63];
-    out += i + 1 < data.size() ? table[(n >> 6) & 63] : '=';
-    out += '=';
   }
   return out;
 }

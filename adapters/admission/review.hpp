@@ -59,6 +59,4 @@ std::string encode_json_patch(const std::vector<json_patch_op>& ops);
 // JSON Pointer escaping of one reference token (~ -> ~0, / -> ~1).
 std::string escape_pointer_token(std::string_view token);
 
-std::string base64_encode(std::string_view data);
-
 }  // namespace octorun::admission

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "adapters/resources/json.hpp"
+#include "adapters/common/json.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/scope.hpp"
 
@@ -200,7 +200,7 @@ field_errors validate_runner(const runner& r) {
 field_errors validate_runner_update(const rapidjson::Value& old_object, const rapidjson::Value& new_object) {
   static const rapidjson::Value null_value;
   auto spec_of = [](const rapidjson::Value& obj) -> const rapidjson::Value& {
-    const rapidjson::Value* spec = find_member(obj, "spec");
+    const rapidjson::Value* spec = json::find_member(obj, "spec");
     return spec == nullptr ? null_value : *spec;
   };
   const auto& before = spec_of(old_object);

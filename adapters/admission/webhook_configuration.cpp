@@ -5,6 +5,7 @@
 
 #include "adapters/admission/handlers.hpp"
 #include "adapters/admission/review.hpp"
+#include "adapters/common/base64.hpp"
 
 namespace octorun::admission {
 namespace {

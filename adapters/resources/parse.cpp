@@ -3,7 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "adapters/resources/json.hpp"
+#include "adapters/common/json.hpp"
 
 namespace octorun::resources {
 namespace {
@@ -19,7 +19,7 @@ class reader {
  public:
   field_errors errors;
 
-  const Value* find(const Value& obj, const char* key) { return find_value(obj, key); }
+  const Value* find(const Value& obj, const char* key) { return json::find_value(obj, key); }
   const Value* object(const Value& obj, const char* key, const std::string& path) {
     const Value* v = find(obj, key);
     if (v != nullptr && !v->IsObject()) return wrong(path, "an object");
@@ -148,7 +148,7 @@ std::optional<pod_template> read_template(reader& r, const Value& parent, const 
   const Value* t = r.object(parent, "template", path);
   if (t == nullptr) return std::nullopt;
   pod_template out;
-  out.json = to_json(*t);
+  out.json = json::to_string(*t);
   if (const Value* meta = r.object(*t, "metadata", path + ".metadata")) {
     r.string_map(*meta, "labels", path + ".metadata.labels", out.labels);
     r.string_map(*meta, "annotations", path + ".metadata.annotations", out.annotations);
@@ -249,13 +249,6 @@ expected<T, field_errors> parse_text(std::string_view json, Fn&& fn) {
 }
 
 }  // namespace
-
-std::string to_json(const rapidjson::Value& v) {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  v.Accept(w);
-  return std::string(sb.GetString(), sb.GetSize());
-}
 
 expected<runnerset, field_errors> parse_runnerset(const rapidjson::Value& object) {
   if (!object.IsObject()) return unexpected<field_errors>{field_errors{{"", "must be an object"}}};

@@ -16,7 +16,4 @@ expected<runnerset, field_errors> parse_runnerset(std::string_view json);
 expected<runner, field_errors> parse_runner(const rapidjson::Value& object);
 expected<runner, field_errors> parse_runner(std::string_view json);
 
-// Compact JSON of `v` (used to keep pod templates verbatim).
-std::string to_json(const rapidjson::Value& v);
-
 }  // namespace octorun::resources

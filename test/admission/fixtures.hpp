@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "adapters/common/json.hpp"
 #include "adapters/resources/parse.hpp"
 
 namespace octorun::test {
@@ -48,6 +49,6 @@ inline void set(rapidjson::Document& d, const char* pointer, const std::string& 
 }
 inline void erase(rapidjson::Document& d, const char* pointer) { rapidjson::Pointer(pointer).Erase(d); }
 
-inline std::string json(const rapidjson::Value& v) { return resources::to_json(v); }
+inline std::string json(const rapidjson::Value& v) { return octorun::json::to_string(v); }
 
 }  // namespace octorun::test

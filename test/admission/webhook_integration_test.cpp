@@ -15,6 +15,7 @@
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/admission/webhook_server.hpp"
+#include "adapters/common/base64.hpp"
 #include "test/support/test_cluster.hpp"
 
 #ifndef OCTORUN_CRDS_DIR

@@ -1,0 +1,36 @@
+#include "actors/runnerset/routing.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace octorun::runnerset {
+namespace {
+
+bool same_label(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool carries(const resources::effective_variant& v, const std::string& label) {
+  auto match = [&](const std::string& l) { return same_label(l, label); };
+  return std::any_of(v.runner_labels.begin(), v.runner_labels.end(), match) ||
+         std::any_of(implicit_runner_labels.begin(), implicit_runner_labels.end(), match);
+}
+
+}  // namespace
+
+std::optional<std::size_t> variant_for_job(const std::vector<resources::effective_variant>& variants,
+                                           const std::vector<std::string>& job_labels) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const auto& v = variants[i];
+    if (!std::all_of(job_labels.begin(), job_labels.end(),
+                     [&](const std::string& l) { return carries(v, l); }))
+      continue;
+    if (!best || v.runner_labels.size() < variants[*best].runner_labels.size()) best = i;
+  }
+  return best;
+}
+
+}  // namespace octorun::runnerset

@@ -1,0 +1,24 @@
+// Which variant of a RunnerSet a job belongs to, by its runs-on labels.
+// GitHub hands a job to a runner that carries every label the job asks for
+// (case-insensitively). Every self-hosted runner carries "self-hosted"; the
+// OS and architecture labels depend on the image, so a variant lists them in
+// runnerLabels when its jobs ask for them (e.g. linux, x64 or arm64). Among
+// variants that fit, the one with the fewest labels wins (the most general
+// fit), then the first declared.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/resources/types.hpp"
+
+namespace octorun::runnerset {
+
+// Labels every runner has without declaring them.
+inline const std::vector<std::string> implicit_runner_labels{"self-hosted"};
+
+std::optional<std::size_t> variant_for_job(const std::vector<resources::effective_variant>& variants,
+                                           const std::vector<std::string>& job_labels);
+
+}  // namespace octorun::runnerset

@@ -182,15 +182,21 @@ void read_counts(reader& r, const Value& obj, const std::string& path, runner_co
   r.int32(obj, "assignedJobs", join(path, "assignedJobs"), c.assigned_jobs);
 }
 
-void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
+// The fields a Runner copies from its RunnerSet: same names in both specs.
+template <class Spec>
+void read_registration(reader& r, const Value& spec, Spec& s) {
   r.string(spec, "scopeURL", "spec.scopeURL", s.scope_url);
   r.string(spec, "credentialsSecretName", "spec.credentialsSecretName", s.credentials_secret_name);
   r.string(spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
   r.string_list(spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
+  if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
+}
+
+void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
+  read_registration(r, spec, s);
   r.int32(spec, "minRunners", "spec.minRunners", s.min_runners);
   r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
   r.int32(spec, "replicas", "spec.replicas", s.replicas);
-  if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
   r.objects(spec, "variants", "spec.variants", s.variants,
             [&](const Value& v, const std::string& at, variant_spec& out) {
               r.string(v, "name", at + ".name", out.name);
@@ -268,14 +274,9 @@ expected<runner, field_errors> parse_runner(const rapidjson::Value& object) {
   runner out;
   read_meta(r, object, out.metadata);
   if (const Value* spec = r.object(object, "spec", "spec")) {
-    auto& s = out.spec;
-    r.string(*spec, "scopeURL", "spec.scopeURL", s.scope_url);
-    r.string(*spec, "credentialsSecretName", "spec.credentialsSecretName", s.credentials_secret_name);
-    r.string(*spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
-    r.string_list(*spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
-    r.string(*spec, "runnerSetName", "spec.runnerSetName", s.runner_set_name);
-    r.string(*spec, "variant", "spec.variant", s.variant);
-    if (auto t = read_template(r, *spec, "spec")) s.template_ = std::move(*t);
+    read_registration(r, *spec, out.spec);
+    r.string(*spec, "runnerSetName", "spec.runnerSetName", out.spec.runner_set_name);
+    r.string(*spec, "variant", "spec.variant", out.spec.variant);
   }
   if (const Value* status = r.object(object, "status", "status")) read_runner_status(r, *status, out.status);
   if (!r.errors.empty()) return unexpected<field_errors>{std::move(r.errors)};

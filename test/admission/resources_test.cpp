@@ -57,9 +57,9 @@ TEST(ParseRunnerSet, ReportsEveryWrongTypeWithItsPath) {
   ASSERT_FALSE(set);
   std::vector<std::string> fields;
   for (const auto& e : set.error()) fields.push_back(e.field);
-  EXPECT_EQ(fields, (std::vector<std::string>{"metadata.name", "spec.runnerLabels[1]", "spec.minRunners",
-                                              "spec.maxRunners", "spec.template.spec.containers[0].image",
-                                              "spec.variants[1]"}));
+  EXPECT_EQ(fields, (std::vector<std::string>{"metadata.name", "spec.runnerLabels[1]",
+                                              "spec.template.spec.containers[0].image", "spec.minRunners",
+                                              "spec.maxRunners", "spec.variants[1]"}));
   EXPECT_EQ(set.error()[0].message, "must be a string");
 }
 

@@ -90,7 +90,10 @@ simulator::~simulator() {
   }
   impl_->queue_cv.notify_all();
   impl_->timer_cv.notify_all();
-  { std::lock_guard lock(impl_->delivery_mu); }
+  {
+    std::lock_guard lock(impl_->delivery_mu);
+    impl_->sender_stop = true;
+  }
   impl_->delivery_cv.notify_all();
   impl_->server.reset();
   if (impl_->sender.joinable()) impl_->sender.join();
@@ -454,11 +457,9 @@ void simulator::impl::run_sender() {
     std::chrono::milliseconds delay{0};
     {
       std::unique_lock lock(delivery_mu);
-      delivery_cv.wait(lock, [&] {
-        std::lock_guard g(mu);
-        return stopping || !outbox.empty();
-      });
-      if (outbox.empty()) return;
+      // Never takes mu here: handlers hold mu while they enqueue (lock order mu -> delivery_mu).
+      delivery_cv.wait(lock, [&] { return sender_stop || !outbox.empty(); });
+      if (sender_stop) return;
       d = std::move(outbox.front());
       outbox.pop_front();
       delay = delivery_faults.delay;

@@ -107,6 +107,7 @@ struct simulator::impl {
   std::deque<delivery> outbox;
   std::optional<delivery> held;  // reorder: waits for the next one
   delivery_fault delivery_faults;
+  bool sender_stop = false;  // guarded by delivery_mu
   std::atomic<std::int64_t> sent{0};
   std::thread sender;
   std::thread timer;

@@ -1,0 +1,113 @@
+// The simulator as the demo and the bench drive it: over its HTTP control API,
+// and over HTTPS with in-process certificates.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "adapters/github/json.hpp"
+#include "adapters/tls/certificates.hpp"
+#include "test/github/sim_fixture.hpp"
+
+namespace octorun::github {
+namespace {
+
+using namespace std::chrono_literals;
+
+http::response call(http::client& c, const std::string& method, const std::string& url,
+                    const std::string& body = {}) {
+  auto r = c.perform({method, url, {{"Authorization", "Bearer ghp_simulator"}}, body});
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? *r : http::response{};
+}
+
+TEST(SimulatorControl, ScriptsJobsFaultsAndCountsOverHttp) {
+  sim::simulator_options o;
+  o.auto_online = true;
+  auto sim = testing::start_simulator(o);
+  ASSERT_TRUE(sim);
+  http::client c;
+  const auto base = sim->base_url();
+  EXPECT_EQ(call(c, "POST", base + "/_sim/repos", R"({"full_name":"demo/svc"})").status, 200);
+  EXPECT_EQ(call(c, "POST", base + "/_sim/repos", R"({"full_name":"nope"})").status, 400);
+  EXPECT_EQ(
+      call(c, "POST", base + "/_sim/faults", R"({"endpoint":"rest.list_runners","status":503,"count":1})")
+          .status,
+      200);
+  EXPECT_EQ(call(c, "GET", sim->api_url() + "/repos/demo/svc/actions/runners").status, 503);
+  EXPECT_EQ(call(c, "GET", sim->api_url() + "/repos/demo/svc/actions/runners").status, 200);
+
+  auto jit = call(c, "POST", sim->api_url() + "/repos/demo/svc/actions/runners/generate-jitconfig",
+                  R"({"name":"demo-1","runner_group_id":1,"labels":["self-hosted","gpu"]})");
+  EXPECT_EQ(jit.status, 201);
+  auto job =
+      call(c, "POST", base + "/_sim/jobs", R"({"repository":"demo/svc","labels":["gpu"],"duration_ms":-1})");
+  ASSERT_EQ(job.status, 201);
+  rapidjson::Document d;
+  d.Parse(job.body.c_str());
+  auto id = json::i64(d, "id");
+  ASSERT_GT(id, 0);
+  EXPECT_EQ(sim->job_state(id), "running");  // the auto-online runner took it
+  EXPECT_EQ(call(c, "POST", sim->api_url() + "/repos/demo/svc/actions/runners/100", "").status, 404);
+  auto busy = call(c, "DELETE", sim->api_url() + "/repos/demo/svc/actions/runners/100");
+  EXPECT_EQ(busy.status, 422);
+  EXPECT_EQ(call(c, "POST", base + "/_sim/jobs/" + std::to_string(id) + "/complete", R"({"result":"failed"})")
+                .status,
+            200);
+  EXPECT_EQ(sim->job_state(id), "completed");
+  EXPECT_EQ(call(c, "DELETE", sim->api_url() + "/repos/demo/svc/actions/runners/100").status,
+            404);  // ephemeral: gone
+
+  auto calls = call(c, "GET", base + "/_sim/calls");
+  rapidjson::Document counts;
+  counts.Parse(calls.body.c_str());
+  EXPECT_EQ(json::i64(counts, "rest.list_runners"), 2);
+  EXPECT_EQ(json::i64(counts, "rest.generate_jitconfig"), 1);
+  auto state = call(c, "GET", base + "/_sim/state");
+  EXPECT_NE(state.body.find("\"state\":\"completed\""), std::string::npos);
+  EXPECT_EQ(call(c, "DELETE", base + "/_sim/calls").status, 200);
+  EXPECT_EQ(call(c, "GET", base + "/_sim/nothing").status, 404);
+  EXPECT_EQ(call(c, "POST", base + "/_sim/jobs", "{broken").status, 400);
+}
+
+TEST(SimulatorControl, RateLimitIsEnforcedWithHeaders) {
+  sim::simulator_options o;
+  o.rate_limit = 3;
+  auto sim = testing::start_simulator(o);
+  ASSERT_TRUE(sim);
+  http::client c;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(call(c, "GET", sim->api_url() + "/orgs/octo/actions/runners").status, 200);
+  auto limited = call(c, "GET", sim->api_url() + "/orgs/octo/actions/runners");
+  EXPECT_EQ(limited.status, 403);
+  EXPECT_EQ(limited.header_value("x-ratelimit-remaining"), "0");
+  EXPECT_FALSE(limited.header_value("x-ratelimit-reset").empty());
+}
+
+TEST(SimulatorTls, ServesTheApiOverHttps) {
+  auto ca = tls::make_ca("sim-ca", std::chrono::hours(1));
+  ASSERT_TRUE(ca) << ca.error();
+  auto cert =
+      tls::issue_serving_certificate(*ca, {"127.0.0.1", {"localhost"}, {"127.0.0.1"}, std::chrono::hours(1)});
+  ASSERT_TRUE(cert) << cert.error();
+  char path[] = "/tmp/octorun-sim-tls-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << cert->private_key << cert->certificate;
+  sim::simulator_options o;
+  o.http.tls_pem_file = path;
+  auto sim = testing::start_simulator(o);
+  std::remove(path);
+  ASSERT_TRUE(sim);
+  ASSERT_TRUE(sim->base_url().starts_with("https://"));
+  call_options opts;
+  opts.tls.ca_pem = ca->certificate;
+  rest_client rest(
+      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, pat_auth("ghp_simulator"), opts});
+  auto token = rest.registration_token();
+  ASSERT_TRUE(token) << token.error().describe();
+}
+
+}  // namespace
+}  // namespace octorun::github

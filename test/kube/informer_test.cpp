@@ -168,7 +168,7 @@ TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {
   ASSERT_TRUE(api.patch(configmaps(), ns, "cm-2", patch_type::merge, R"({"data":{"value":"changed"}})"));
   ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "cm-new", "1")));
   compact_etcd(c);
-  test::cluster_control(c, "restart-apiserver");
+  ASSERT_NO_FATAL_FAILURE(restart_apiserver(c));
   proxy.resume();
 
   client fresh(admin);
@@ -225,7 +225,7 @@ TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
   });
   stop_on_exit stop_writer{stop};  // destroyed (stopping the writer) before `writer` joins
   ASSERT_TRUE(eventually([&] { return writes >= 20; }, 60s));
-  test::cluster_control(c, "restart-apiserver");
+  ASSERT_NO_FATAL_FAILURE(restart_apiserver(c));
   int after_restart = writes;
   ASSERT_TRUE(eventually([&] { return writes >= after_restart + 20; }, 120s));
   stop = true;

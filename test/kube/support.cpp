@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 
 namespace octorun::kube::testing {
 
@@ -212,6 +213,17 @@ void tcp_proxy::pump(int a, int b) {
       open_fds_.end());
   ::close(a);
   ::close(b);
+}
+
+void restart_apiserver(const test::cluster_info& c) {
+  try {
+    test::cluster_control(c, "restart-apiserver");
+  } catch (const std::exception& e) {
+    std::ifstream log(c.dir + "/logs/kube-apiserver.log");
+    std::string text((std::istreambuf_iterator<char>(log)), {});
+    FAIL() << e.what() << "\n--- end of kube-apiserver.log ---\n"
+           << text.substr(text.size() > 6000 ? text.size() - 6000 : 0);
+  }
 }
 
 void compact_etcd(const test::cluster_info& c) {

@@ -73,6 +73,10 @@ class tcp_proxy {
   std::thread acceptor_;
 };
 
+// cluster_control(c, "restart-apiserver"); on failure, fails the test with
+// the end of the apiserver's log.
+void restart_apiserver(const test::cluster_info& c);
+
 // Compacts etcd at its current revision: older resourceVersions are gone.
 void compact_etcd(const test::cluster_info& c);
 

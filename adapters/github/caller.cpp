@@ -66,6 +66,16 @@ result<http::response> api_caller::perform(http::request req, const authorizer& 
   }
 }
 
+result<rapidjson::Document> json_object(const http::response& r) {
+  rapidjson::Document d;
+  std::string_view body = r.body;
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
+  d.Parse(body.data(), body.size());
+  if (d.HasParseError() || !d.IsObject())
+    return unexpected{error{error_kind::bad_response, r.status, "response is not a JSON object"}};
+  return d;
+}
+
 std::string error_message(const http::response& r) {
   rapidjson::Document d;
   d.Parse(r.body.data(), r.body.size());

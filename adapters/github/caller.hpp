@@ -5,6 +5,8 @@
 // One per thread, like http::client.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -56,6 +58,9 @@ class api_caller {
 // The error for a response the API did not document as success.
 // Message: GitHub's "message" (REST) or the service's "typeName: message".
 error error_from_response(const http::response& r, std::int64_t now_epoch, const retry_policy& p);
+
+// The body of a response as a JSON object (a leading UTF-8 BOM skipped); bad_response otherwise.
+result<rapidjson::Document> json_object(const http::response& r);
 
 // "message" of a REST error body, "typeName" + "message" of a service error, or the text.
 std::string error_message(const http::response& r);

@@ -15,14 +15,6 @@ bool same_name(std::string_view a, std::string_view b) {
          });
 }
 
-result<rapidjson::Document> parse_object(const http::response& r) {
-  rapidjson::Document d;
-  d.Parse(r.body.data(), r.body.size());
-  if (d.HasParseError() || !d.IsObject())
-    return unexpected{error{error_kind::bad_response, r.status, "response is not a JSON object"}};
-  return d;
-}
-
 }  // namespace
 
 runner parse_runner(const rapidjson::Value& v) {
@@ -39,6 +31,12 @@ runner parse_runner(const rapidjson::Value& v) {
 }
 
 rest_client::rest_client(rest_options options) : options_(std::move(options)), caller_(options_.call) {}
+
+result<rapidjson::Document> rest_client::answer(const result<http::response>& r, long success) const {
+  if (!r) return unexpected{r.error()};
+  if (r->status != success) return unexpected{fail(*r)};
+  return json_object(*r);
+}
 
 error rest_client::fail(const http::response& r) const {
   return error_from_response(r, caller_.now(), options_.call.retry);
@@ -64,9 +62,7 @@ result<http::response> rest_client::call(std::string method, std::string path, s
 
 result<auth_token> rest_client::token_call(const char* suffix) {
   auto r = call("POST", options_.where.path() + "/actions/runners/" + suffix);
-  if (!r) return unexpected{r.error()};
-  if (r->status != 201) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 201);
   if (!d) return unexpected{d.error()};
   auth_token t{json::str(*d, "token"), parse_rfc3339(json::str(*d, "expires_at")).value_or(0)};
   if (t.token.empty()) return unexpected{error{error_kind::bad_response, r->status, "token missing"}};
@@ -82,9 +78,7 @@ result<jit_config> rest_client::jit_once(const jit_request& req) {
   for (size_t i = 0; i < req.labels.size(); ++i) body += (i ? "," : "") + json::quote(req.labels[i]);
   body += "],\"work_folder\":" + json::quote(req.work_folder) + "}";
   auto r = call("POST", options_.where.path() + "/actions/runners/generate-jitconfig", body);
-  if (!r) return unexpected{r.error()};
-  if (r->status != 201) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 201);
   if (!d) return unexpected{d.error()};
   const auto* rn = json::member(*d, "runner");
   jit_config out;
@@ -120,9 +114,7 @@ result<std::vector<runner>> rest_client::list_runners(std::string_view name) {
     std::string path = options_.where.path() + "/actions/runners?per_page=100&page=" + std::to_string(page);
     if (!name.empty()) path += "&name=" + http::url_encode(name);
     auto r = call("GET", path);
-    if (!r) return unexpected{r.error()};
-    if (r->status != 200) return unexpected{fail(*r)};
-    auto d = parse_object(*r);
+    auto d = answer(r, 200);
     if (!d) return unexpected{d.error()};
     const auto* list = json::member(*d, "runners");
     if (list == nullptr || !list->IsArray())
@@ -137,9 +129,7 @@ result<std::vector<runner>> rest_client::list_runners(std::string_view name) {
 
 result<runner> rest_client::get_runner(std::int64_t id) {
   auto r = call("GET", options_.where.path() + "/actions/runners/" + std::to_string(id));
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   return parse_runner(*d);
 }
@@ -161,9 +151,7 @@ result<runner_group> rest_client::runner_group_by_name(std::string_view name) {
         error{error_kind::rejected, 0, "runner groups exist only for organizations and enterprises"}};
   }
   auto r = call("GET", options_.where.path() + "/actions/runner-groups?per_page=100");
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   const auto* groups = json::member(*d, "runner_groups");
   if (groups == nullptr || !groups->IsArray())

@@ -88,6 +88,8 @@ class rest_client {
   result<auth_token> token_call(const char* suffix);
   result<jit_config> jit_once(const jit_request& req);
   error fail(const http::response& r) const;
+  // The JSON object of a `success` answer, or the error.
+  result<rapidjson::Document> answer(const result<http::response>& r, long success) const;
   rest_options options_;
   api_caller caller_;
 };

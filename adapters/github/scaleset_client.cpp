@@ -17,16 +17,6 @@ std::string join_url(const std::string& base, std::string_view path) {
   return out + api_version;
 }
 
-result<rapidjson::Document> parse_object(const http::response& r) {
-  rapidjson::Document d;
-  std::string_view body = r.body;
-  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);  // a UTF-8 BOM
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsObject())
-    return unexpected{error{error_kind::bad_response, r.status, "response is not a JSON object"}};
-  return d;
-}
-
 runner_reference parse_runner_reference(const rapidjson::Value& v) {
   return {json::i64(v, "id"), json::str(v, "name"), json::i64(v, "runnerScaleSetId")};
 }
@@ -45,6 +35,17 @@ messages::job_info parse_job_info(const rapidjson::Value& v, std::int64_t scale_
   j.labels = json::strings(v, "requestLabels");
   j.display_name = json::str(v, "jobDisplayName");
   return j;
+}
+
+// {"count":n,"value":[x]}: nothing for 0, the one element for 1, an error for more.
+template <class T, class Parse>
+result<std::optional<T>> at_most_one(const rapidjson::Document& d, const std::string& what, Parse parse) {
+  const auto* v = json::member(d, "value");
+  auto count = json::i64(d, "count");
+  if (count == 0) return std::optional<T>{};
+  if (count > 1 || v == nullptr || !v->IsArray() || v->GetArray().Size() != 1)
+    return unexpected{error{error_kind::bad_response, 200, "expected at most one " + what}};
+  return std::optional<T>(parse(v->GetArray()[0]));
 }
 
 }  // namespace
@@ -161,6 +162,12 @@ scaleset_client::scaleset_client(scaleset_options options, github_target target)
       target_(std::move(target)),
       rest_(rest_options{target_.api_base, target_.where, options_.auth, options_.call}) {}
 
+result<rapidjson::Document> scaleset_client::answer(const result<http::response>& r, long success) const {
+  if (!r) return unexpected{r.error()};
+  if (r->status != success) return unexpected{fail(*r)};
+  return json_object(*r);
+}
+
 error scaleset_client::fail(const http::response& r) const {
   return error_from_response(r, rest_.caller().now(), options_.call.retry);
 }
@@ -178,7 +185,7 @@ result<ok_t> scaleset_client::ensure_admin() {
   auto r = rest_.caller().perform(req);
   if (!r) return unexpected{r.error()};
   if (r->status < 200 || r->status >= 300) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = json_object(*r);
   if (!d) return unexpected{d.error()};
   auto url = json::str(*d, "url");
   auto token = json::str(*d, "token");
@@ -222,9 +229,7 @@ result<http::response> scaleset_client::queue_call(http::request req) {
 
 result<runner_group> scaleset_client::runner_group_by_name(const std::string& name) {
   auto r = service("GET", "_apis/runtime/runnergroups/?groupName=" + http::url_encode(name));
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   const auto* v = json::member(*d, "value");
   auto count = json::i64(*d, "count");
@@ -239,46 +244,31 @@ result<std::optional<scale_set>> scaleset_client::scale_set_by_name(std::int64_t
                                                                     const std::string& name) {
   auto r = service("GET", "_apis/runtime/runnerscalesets?runnerGroupId=" + std::to_string(runner_group_id) +
                               "&name=" + http::url_encode(name));
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
-  const auto* v = json::member(*d, "value");
-  auto count = json::i64(*d, "count");
-  if (count == 0) return std::optional<scale_set>{};
-  if (count > 1 || v == nullptr || !v->IsArray() || v->GetArray().Size() != 1)
-    return unexpected{error{error_kind::bad_response, r->status, "more than one scale set named " + name}};
-  return std::optional<scale_set>(parse_scale_set(v->GetArray()[0]));
+  return at_most_one<scale_set>(*d, "scale set named " + name, parse_scale_set);
 }
 
-namespace {
-result<scale_set> scale_set_from(const result<http::response>& r, long success,
-                                 const std::function<error(const http::response&)>& fail) {
-  if (!r) return unexpected{r.error()};
-  if (r->status != success) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+result<scale_set> scaleset_client::scale_set_answer(const result<http::response>& r) const {
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   auto s = parse_scale_set(*d);
-  if (s.id == 0) return unexpected{error{error_kind::bad_response, r->status, "scale set without id"}};
+  if (s.id == 0) return unexpected{error{error_kind::bad_response, 200, "scale set without id"}};
   return s;
 }
-}  // namespace
 
 result<scale_set> scaleset_client::get_scale_set(std::int64_t id) {
-  return scale_set_from(service("GET", "_apis/runtime/runnerscalesets/" + std::to_string(id)), 200,
-                        [this](const http::response& r) { return fail(r); });
+  return scale_set_answer(service("GET", "_apis/runtime/runnerscalesets/" + std::to_string(id)));
 }
 
 result<scale_set> scaleset_client::create_scale_set(const scale_set& s) {
   if (s.name.empty()) return unexpected{error{error_kind::rejected, 0, "a scale set needs a name"}};
-  return scale_set_from(service("POST", "_apis/runtime/runnerscalesets", scale_set_json(s, false)), 200,
-                        [this](const http::response& r) { return fail(r); });
+  return scale_set_answer(service("POST", "_apis/runtime/runnerscalesets", scale_set_json(s, false)));
 }
 
 result<scale_set> scaleset_client::update_scale_set(std::int64_t id, const scale_set& changes) {
-  return scale_set_from(
-      service("PATCH", "_apis/runtime/runnerscalesets/" + std::to_string(id), scale_set_json(changes, true)),
-      200, [this](const http::response& r) { return fail(r); });
+  return scale_set_answer(
+      service("PATCH", "_apis/runtime/runnerscalesets/" + std::to_string(id), scale_set_json(changes, true)));
 }
 
 result<ok_t> scaleset_client::delete_scale_set(std::int64_t id) {
@@ -367,9 +357,7 @@ result<std::vector<std::int64_t>> scaleset_client::acquire_jobs(
   for (size_t i = 0; i < request_ids.size(); ++i) body += (i ? "," : "") + std::to_string(request_ids[i]);
   auto r = service("POST", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/acquirejobs",
                    body + "]", true);
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   std::vector<std::int64_t> out;
   if (const auto* v = json::member(*d, "value"); v != nullptr && v->IsArray())
@@ -391,7 +379,7 @@ result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set
         e.kind = error_kind::conflict;
       return unexpected{e};
     }
-    auto d = parse_object(*r);
+    auto d = json_object(*r);
     if (!d) return unexpected{d.error()};
     scaleset_jit j;
     j.encoded_jit_config = json::str(*d, "encodedJITConfig");
@@ -418,25 +406,16 @@ result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set
 
 result<runner_reference> scaleset_client::get_runner(std::int64_t runner_id) {
   auto r = service("GET", "_apis/distributedtask/pools/0/agents/" + std::to_string(runner_id));
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   return parse_runner_reference(*d);
 }
 
 result<std::optional<runner_reference>> scaleset_client::runner_by_name(const std::string& name) {
   auto r = service("GET", "_apis/distributedtask/pools/0/agents?agentName=" + http::url_encode(name));
-  if (!r) return unexpected{r.error()};
-  if (r->status != 200) return unexpected{fail(*r)};
-  auto d = parse_object(*r);
+  auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
-  const auto* v = json::member(*d, "value");
-  auto count = json::i64(*d, "count");
-  if (count == 0) return std::optional<runner_reference>{};
-  if (count > 1 || v == nullptr || !v->IsArray() || v->GetArray().Size() != 1)
-    return unexpected{error{error_kind::bad_response, r->status, "more than one runner named " + name}};
-  return std::optional<runner_reference>(parse_runner_reference(v->GetArray()[0]));
+  return at_most_one<runner_reference>(*d, "runner named " + name, parse_runner_reference);
 }
 
 result<delete_outcome> scaleset_client::remove_runner(std::int64_t runner_id) {

@@ -101,6 +101,8 @@ class scaleset_client {
                                  bool queue_token = false);
   result<http::response> queue_call(http::request req);
   error fail(const http::response& r) const;
+  result<rapidjson::Document> answer(const result<http::response>& r, long success) const;
+  result<scale_set> scale_set_answer(const result<http::response>& r) const;
 
   scaleset_options options_;
   github_target target_;

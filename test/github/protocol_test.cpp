@@ -1,0 +1,133 @@
+// Pure parsers and builders of the scale-set protocol: documented shapes are
+// read, anything else is an error value (never a crash).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "adapters/github/caller.hpp"
+#include "adapters/github/json.hpp"
+#include "adapters/github/scaleset_client.hpp"
+
+namespace octorun::github {
+namespace {
+
+TEST(ScaleSetProtocol, ParsesTheDoubleEncodedMessageBody) {
+  std::string jobs =
+      R"([{"messageType":"JobAvailable","runnerRequestId":1001,"repositoryName":"app","ownerName":"octo",)"
+      R"("jobId":"j-1","jobWorkflowRef":"octo/app/.github/workflows/ci.yml@refs/heads/main","jobDisplayName":"build",)"
+      R"("workflowRunId":9000000000,"requestLabels":["linux"],"acquireJobUrl":"x"},)"
+      R"({"messageType":"JobStarted","runnerRequestId":1001,"runnerId":7,"runnerName":"r-7"},)"
+      R"({"messageType":"JobCompleted","runnerRequestId":1001,"runnerId":7,"runnerName":"r-7","result":"canceled"},)"
+      R"({"messageType":"SomethingNew"},{"messageType":"JobAssigned","runnerRequestId":1002}, 42])";
+  std::string envelope = R"({"messageId":123456789012,"messageType":"RunnerScaleSetJobMessages",)"
+                         R"("statistics":{"totalAssignedJobs":3,"totalRunningJobs":1},"body":)" +
+                         json::quote(jobs) + "}";
+  auto m = parse_queue_message(envelope, 5);
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->message_id, 123456789012);
+  EXPECT_EQ(m->statistics.total_assigned_jobs, 3);
+  EXPECT_EQ(m->statistics.scale_set_id, 5);
+  ASSERT_EQ(m->jobs.size(), 4u);  // the unknown type and the non-object are skipped
+  auto& a = std::get<messages::job_available>(m->jobs[0]);
+  EXPECT_EQ(a.job.job_id, 1001);
+  EXPECT_EQ(a.job.repository, "octo/app");
+  EXPECT_EQ(a.job.run_id, 9000000000);
+  EXPECT_EQ(a.job.source, messages::job_source::listener);
+  EXPECT_EQ(std::get<messages::job_started>(m->jobs[1]).runner_name, "r-7");
+  EXPECT_EQ(std::get<messages::job_completed>(m->jobs[2]).result, "canceled");
+  EXPECT_TRUE(std::holds_alternative<messages::job_assigned>(m->jobs[3]));
+
+  auto empty =
+      parse_queue_message(R"({"messageId":1,"messageType":"RunnerScaleSetJobMessages","body":""})", 1);
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->jobs.empty());
+  EXPECT_FALSE(parse_queue_message(R"({"messageId":1,"messageType":"Other"})", 1));
+  EXPECT_FALSE(parse_queue_message(R"({"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1));
+  EXPECT_FALSE(parse_queue_message("", 1));
+}
+
+TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {
+  auto ok = parse_session(R"({"sessionId":"a-b","ownerName":"h","runnerScaleSet":{"id":3},)"
+                          R"("messageQueueUrl":"http://q","messageQueueAccessToken":"t","statistics":{}})");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->scale_set_id, 3);
+  EXPECT_FALSE(parse_session(R"({"sessionId":"00000000-0000-0000-0000-000000000000","messageQueueUrl":"u",)"
+                             R"("messageQueueAccessToken":"t","statistics":{}})"));
+  EXPECT_FALSE(parse_session(R"({"sessionId":"x","messageQueueUrl":"u","messageQueueAccessToken":"t"})"));
+  EXPECT_FALSE(parse_session("[]"));
+}
+
+TEST(ScaleSetProtocol, ScaleSetJsonFollowsTheGoClients) {
+  scale_set s;
+  s.name = "arc";
+  s.runner_group_id = 1;
+  EXPECT_EQ(scale_set_json(s, false),
+            R"({"name":"arc","runnerGroupId":1,"labels":[{"type":"System","name":"arc"}],)"
+            R"("RunnerSetting":{"disableUpdate":true},"createdOn":"0001-01-01T00:00:00Z"})");
+  scale_set change;
+  change.runner_group_id = 2;
+  EXPECT_EQ(scale_set_json(change, true),
+            R"({"runnerGroupId":2,"RunnerSetting":{},"createdOn":"0001-01-01T00:00:00Z"})");
+  rapidjson::Document d;
+  d.Parse(R"({"id":4,"name":"x","labels":[{"name":"a"},"b",7],"runnerSetting":{"disableUpdate":true}})");
+  auto parsed = parse_scale_set(d);
+  EXPECT_EQ(parsed.id, 4);
+  EXPECT_EQ(parsed.labels, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(parsed.disable_update);
+}
+
+TEST(ScaleSetProtocol, ErrorBodiesOfEveryShape) {
+  http::response r;
+  r.status = 409;
+  r.body = R"({"typeName":"AgentExistsException","message":"exists"})";
+  EXPECT_EQ(error_message(r), "AgentExistsException: exists");
+  EXPECT_EQ(error_type_name(r), "AgentExistsException");
+  r.body = R"({"message":"Bad credentials"})";
+  EXPECT_EQ(error_message(r), "Bad credentials");
+  r.body = "\"Already exists - A runner with the name *** already exists.\"";
+  EXPECT_EQ(error_message(r), "Already exists - A runner with the name *** already exists.");
+  r.body = "plain text";
+  EXPECT_EQ(error_message(r), "plain text");
+  EXPECT_EQ(error_from_response(r, 0, {}).kind, error_kind::conflict);
+  r.status = 418;
+  EXPECT_EQ(error_from_response(r, 0, {}).kind, error_kind::rejected);
+  r.body = "\xEF\xBB\xBF{\"a\":1}";
+  EXPECT_TRUE(json_object(r));
+}
+
+// Random bytes and mutated documents: parsers answer with values, never crash.
+TEST(ScaleSetProtocol, SurvivesGarbage) {
+  std::mt19937 rng(42);
+  const std::string seed =
+      R"({"messageId":1,"messageType":"RunnerScaleSetJobMessages","statistics":{"totalAssignedJobs":1},)"
+      R"("body":"[{\"messageType\":\"JobStarted\",\"runnerRequestId\":1,\"runnerId\":2,\"requestLabels\":[\"a\"]}]",)"
+      R"("sessionId":"s","messageQueueUrl":"u","messageQueueAccessToken":"t"})";
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = seed;
+    int edits = 1 + static_cast<int>(rng() % 8);
+    for (int e = 0; e < edits; ++e) {
+      size_t at = rng() % s.size();
+      switch (rng() % 3) {
+        case 0:
+          s[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          s.erase(at, 1 + rng() % 5);
+          break;
+        default:
+          s.insert(at, 1, "{}[]\",:0n"[rng() % 9]);
+      }
+      if (s.empty()) s = "x";
+    }
+    (void)parse_queue_message(s, 1);
+    (void)parse_session(s);
+    http::response r;
+    r.body = s;
+    (void)error_message(r);
+    (void)json_object(r);
+  }
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace octorun::github

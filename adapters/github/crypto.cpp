@@ -11,6 +11,8 @@
 #include <ctime>
 #include <memory>
 
+#include "adapters/common/base64.hpp"
+
 namespace octorun::github {
 namespace {
 
@@ -58,7 +60,7 @@ std::string claims_json(const jwt_claims& c) {
 }
 
 expected<jwt_claims, std::string> parse_claims(std::string_view payload_b64) {
-  auto payload = base64url_decode(payload_b64);
+  auto payload = base64_decode(payload_b64);
   if (!payload) return unexpected{std::string("JWT payload is not base64url")};
   rapidjson::Document d;
   d.Parse(payload->data(), payload->size());
@@ -121,53 +123,6 @@ bool webhook_signature_matches(std::string_view secret, std::string_view body, s
          CRYPTO_memcmp(header.data(), expected.data(), expected.size()) == 0;
 }
 
-std::string base64url_encode(std::string_view data) {
-  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  size_t i = 0;
-  auto byte = [&](size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(data[k])); };
-  for (; i + 2 < data.size(); i += 3) {
-    unsigned v = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
-    out += {table[v >> 18 & 63], table[v >> 12 & 63], table[v >> 6 & 63], table[v & 63]};
-  }
-  if (i + 1 == data.size()) {
-    unsigned v = byte(i) << 16;
-    out += {table[v >> 18 & 63], table[v >> 12 & 63]};
-  } else if (i + 2 == data.size()) {
-    unsigned v = byte(i) << 16 | byte(i + 1) << 8;
-    out += {table[v >> 18 & 63], table[v >> 12 & 63], table[v >> 6 & 63]};
-  }
-  return out;
-}
-
-std::optional<std::string> base64url_decode(std::string_view text) {
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '-' || c == '+') return 62;
-    if (c == '_' || c == '/') return 63;
-    return -1;
-  };
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  unsigned acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
 expected<std::string, std::string> make_app_jwt(const std::string& private_key_pem, const std::string& issuer,
                                                 std::int64_t now_epoch) {
   auto bio = memory_bio(private_key_pem);
@@ -196,7 +151,7 @@ expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const s
                                                  std::int64_t now_epoch) {
   auto parts = split_jwt(token);
   if (!parts) return unexpected{parts.error()};
-  auto header = base64url_decode(parts->header);
+  auto header = base64_decode(parts->header);
   if (!header) return unexpected{std::string("JWT header is not base64url")};
   rapidjson::Document h;
   h.Parse(header->data(), header->size());
@@ -204,7 +159,7 @@ expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const s
   auto alg = h.FindMember("alg");
   if (alg == h.MemberEnd() || !alg->value.IsString() || std::string_view(alg->value.GetString()) != "RS256")
     return unexpected{std::string("JWT alg is not RS256")};
-  auto sig = base64url_decode(parts->signature);
+  auto sig = base64_decode(parts->signature);
   if (!sig) return unexpected{std::string("JWT signature is not base64url")};
   auto bio = memory_bio(public_key_pem);
   pkey_ptr key(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr);

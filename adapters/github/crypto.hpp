@@ -1,5 +1,5 @@
 // The cryptography GitHub needs, over OpenSSL 3, without I/O: webhook HMAC
-// signatures, GitHub App JWTs (RS256), base64url, and RFC 3339 times.
+// signatures, GitHub App JWTs (RS256), and RFC 3339 times (base64: adapters/common).
 #pragma once
 
 #include <cstdint>
@@ -19,9 +19,6 @@ std::string webhook_signature(std::string_view secret, std::string_view body);
 
 // Constant-time check of an X-Hub-Signature-256 header against the body.
 bool webhook_signature_matches(std::string_view secret, std::string_view body, std::string_view header);
-
-std::string base64url_encode(std::string_view data);
-std::optional<std::string> base64url_decode(std::string_view text);
 
 // A GitHub App JWT: {"alg":"RS256","typ":"JWT"}, iat = now - 60, exp = now + 9 min, iss = issuer.
 expected<std::string, std::string> make_app_jwt(const std::string& private_key_pem, const std::string& issuer,

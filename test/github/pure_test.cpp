@@ -1,7 +1,8 @@
-// The pure parts of adapters/github: HMAC, JWT, base64url, times, rate-limit
+// The pure parts of adapters/github: HMAC, JWT, times, rate-limit
 // decisions, config URLs, webhook payloads, delivery dedupe.
 #include <gtest/gtest.h>
 
+#include "adapters/common/base64.hpp"
 #include "adapters/github/crypto.hpp"
 #include "adapters/github/rate_limit.hpp"
 #include "adapters/github/scope.hpp"
@@ -28,20 +29,6 @@ TEST(GithubHmac, RejectsWrongSecretBodyPrefixAndLength) {
   std::string upper = good;
   for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   EXPECT_FALSE(webhook_signature_matches("s", "body", upper));
-}
-
-TEST(GithubBase64url, RoundTripsWithoutPadding) {
-  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar",
-                                                       std::string("\xff\xfe\x00\x01", 4)}) {
-    auto enc = base64url_encode(s);
-    EXPECT_EQ(enc.find('='), std::string::npos);
-    auto dec = base64url_decode(enc);
-    ASSERT_TRUE(dec);
-    EXPECT_EQ(*dec, s);
-  }
-  EXPECT_EQ(base64url_encode("\xfb\xff"), "-_8");
-  EXPECT_FALSE(base64url_decode("a"));
-  EXPECT_FALSE(base64url_decode("ab$d"));
 }
 
 TEST(GithubJwt, AppJwtVerifiesWithThePublicKeyOnly) {

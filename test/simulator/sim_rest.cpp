@@ -3,6 +3,7 @@
 // service registration (POST /actions/runner-registration).
 #include <algorithm>
 
+#include "adapters/common/base64.hpp"
 #include "adapters/github/crypto.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
@@ -168,8 +169,8 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     rn.labels = json::strings(d, "labels");
     rn.online = options.auto_online;
     auto& stored = runners[rn.id] = rn;
-    std::string config =
-        github::base64url_encode("{\"name\":" + json::quote(name) + ",\"id\":" + std::to_string(rn.id) + "}");
+    std::string config = octorun::base64url_encode("{\"name\":" + json::quote(name) +
+                                                   ",\"id\":" + std::to_string(rn.id) + "}");
     auto body = "{\"runner\":" + runner_json(stored) + ",\"encoded_jit_config\":" + json::quote(config) + "}";
     if (stored.online) dispatch();
     changed();

@@ -3,6 +3,7 @@
 // job acquisition, JIT configuration and agents.
 #include <algorithm>
 
+#include "adapters/common/base64.hpp"
 #include "adapters/github/crypto.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
@@ -251,8 +252,8 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     runners[rn.id] = rn;
     if (rn.online) dispatch();
     changed();
-    auto config = github::base64url_encode("{\"name\":" + json::quote(name) +
-                                           ",\"scaleSetId\":" + std::to_string(id) + "}");
+    auto config = octorun::base64url_encode("{\"name\":" + json::quote(name) +
+                                            ",\"scaleSetId\":" + std::to_string(id) + "}");
     return json_response(
         200, "{\"runner\":" + agent_json(rn) + ",\"encodedJITConfig\":" + json::quote(config) + "}");
   }

@@ -12,6 +12,8 @@
 // subscriber (send it `kube::subscribe_atom::value, self`), then
 // kube::informer_synced once the cache holds the first full list.
 //
+// Events: send a kube::event_spec to kube::spawn_event_recorder's actor.
+//
 // These types hold shared_ptrs and string_views into shared JSON and never
 // leave the process: they are local-only message types.
 #pragma once
@@ -25,6 +27,7 @@
 #include "adapters/common/expected.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/client.hpp"
+#include "adapters/kube/events.hpp"
 #include "adapters/kube/object.hpp"
 #include "adapters/kube/watch.hpp"
 
@@ -111,3 +114,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_synced)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_snapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::object)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::event_spec)

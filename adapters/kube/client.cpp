@@ -35,15 +35,6 @@ void client::set_cancel_flag(const std::atomic<bool>* flag) {
   http_.set_cancel_flag(flag);
 }
 
-void client::pause(std::chrono::milliseconds d) const {
-  auto until = std::chrono::steady_clock::now() + d;
-  while (!cancelled() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
-        std::chrono::milliseconds(50),
-        std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()) +
-            std::chrono::milliseconds(1)));
-}
-
 expected<http::response, api_error> client::send(std::string_view method, std::string path_and_query,
                                                  std::string_view body, std::string_view content_type,
                                                  const http::chunk_sink* sink,
@@ -53,7 +44,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
     if (cancelled()) return unexpected{transport({"cancelled", false, true})};
     if (opts_.limiter) {
       auto wait = opts_.limiter->reserve();
-      if (wait.count() > 0) pause(std::chrono::duration_cast<std::chrono::milliseconds>(wait));
+      if (wait.count() > 0) sleep_unless(cancel_, std::chrono::ceil<std::chrono::milliseconds>(wait));
     }
     http::request req;
     req.method = std::string(method);
@@ -89,7 +80,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
       auto err = parse_status(status, resp->body, retry_after);
       auto wait =
           std::clamp<std::chrono::seconds>(err.retry_after, std::chrono::seconds(1), opts_.max_retry_after);
-      pause(wait);
+      sleep_unless(cancel_, wait);
       continue;
     }
     return std::move(*resp);

@@ -87,7 +87,6 @@ class client {
   expected<object, api_error> object_call(std::string_view method, std::string path, std::string_view body,
                                           std::string_view content_type);
   bool cancelled() const { return cancel_ != nullptr && cancel_->load(); }
-  void pause(std::chrono::milliseconds d) const;
 
   config cfg_;
   client_options opts_;

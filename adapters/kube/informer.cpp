@@ -7,6 +7,8 @@
 #include <random>
 #include <thread>
 
+#include "adapters/kube/events.hpp"
+
 namespace {
 // What the reflector (detached) hands its informer.
 struct reflector_list {
@@ -21,12 +23,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(reflector_event)
 
 namespace octorun::kube {
 namespace {
-
-void sleep_unless_stopped(std::chrono::milliseconds d, const std::atomic<bool>& stop) {
-  auto until = std::chrono::steady_clock::now() + d;
-  while (!stop.load() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
 
 // ---- request pool ---------------------------------------------------------
 
@@ -51,6 +47,29 @@ caf::behavior request_worker(caf::stateful_actor<worker_state>* self, config cfg
       },
       [=](delete_request& r) -> object_result {
         return self->state.api->remove(r.res, r.ns, r.name, r.options);
+      },
+  };
+}
+
+// ---- event recorder -------------------------------------------------------
+
+struct recorder_state {
+  std::unique_ptr<client> api;
+  std::unique_ptr<event_recorder> recorder;
+  static inline const char* name = "kube-event-recorder";
+};
+
+caf::behavior event_recorder_actor(caf::stateful_actor<recorder_state>* self, config cfg, client_options opts,
+                                   std::string controller, std::string instance) {
+  self->state.api = std::make_unique<client>(std::move(cfg), std::move(opts));
+  self->state.recorder =
+      std::make_unique<event_recorder>(*self->state.api, std::move(controller), std::move(instance));
+  return {
+      [=](const event_spec& e) {
+        auto written = self->state.recorder->record(e);
+        if (!written)
+          spdlog::warn("kube event {} for {}/{}: {}", e.reason, e.regarding.namespace_, e.regarding.name,
+                       to_string(written.error()));
       },
   };
 }
@@ -158,6 +177,12 @@ caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_
                                caf::actor_pool::round_robin());
 }
 
+caf::actor spawn_event_recorder(caf::actor_system& sys, const config& cfg, client_options opts,
+                                std::string reporting_controller, std::string reporting_instance) {
+  return sys.spawn<caf::detached>(event_recorder_actor, cfg, std::move(opts), std::move(reporting_controller),
+                                  std::move(reporting_instance));
+}
+
 std::string informer_source(const informer_options& o) {
   std::string s = o.res.id();
   if (!o.ns.empty()) s += " ns=" + o.ns;
@@ -174,7 +199,7 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
                                                  std::max(o.watch_timeout_min, o.watch_timeout_max));
   auto wait_for = [&](const api_error& e) {
     auto d = retry.next();
-    sleep_unless_stopped(std::max<std::chrono::milliseconds>(d, e.retry_after), stop);
+    sleep_unless(&stop, std::max<std::chrono::milliseconds>(d, e.retry_after));
   };
   std::string rv;
   bool need_list = true;
@@ -215,7 +240,7 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
       // A clean end (timeoutSeconds): watch again from the last version. One
       // that ends at once without events is a server shutting down: back off.
       if (!progressed && std::chrono::steady_clock::now() - started < std::chrono::seconds(1))
-        sleep_unless_stopped(retry.next(), stop);
+        sleep_unless(&stop, retry.next());
       continue;
     }
     if (watched.error().gone()) {

@@ -1,5 +1,5 @@
 // CAF integration: the request pool (detached workers with blocking
-// clients) and informers (a cache per watched resource type + namespace +
+// clients), the event recorder and informers (a cache per watched resource type + namespace +
 // selector, fed by list-then-watch). Message types: messages/kube.hpp.
 #pragma once
 
@@ -61,5 +61,12 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
 // Stop it with caf::anon_send_exit(informer, caf::exit_reason::user_shutdown).
 caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_options opts,
                           informer_options io);
+
+// A detached actor that writes events.k8s.io/v1 Events: send it an
+// event_spec (fire and forget); repeats are spam-limited (events.hpp) and
+// failed writes are logged, never returned. Its mailbox is the queue, so
+// recording never blocks the sender.
+caf::actor spawn_event_recorder(caf::actor_system& sys, const config& cfg, client_options opts,
+                                std::string reporting_controller, std::string reporting_instance);
 
 }  // namespace octorun::kube

@@ -34,6 +34,15 @@ bool token_bucket::try_take() {
   return true;
 }
 
+void sleep_unless(const std::atomic<bool>* stop, std::chrono::milliseconds d) {
+  auto until = steady_clock::now() + d;
+  while (stop == nullptr || !stop->load()) {
+    auto left = until - steady_clock::now();
+    if (left <= steady_clock::duration::zero()) return;
+    std::this_thread::sleep_for(std::min<steady_clock::duration>(left, std::chrono::milliseconds(20)));
+  }
+}
+
 void token_bucket::acquire() {
   auto wait = reserve();
   if (wait.count() > 0) std::this_thread::sleep_for(wait);

@@ -2,6 +2,7 @@
 // shared by every request of a process, and capped jittered backoff.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -57,5 +58,8 @@ class backoff {
   int attempt_ = 0;
   std::mt19937_64 rng_;
 };
+
+// Sleeps for `d`, waking within ~20 ms once `stop` (if given) is set.
+void sleep_unless(const std::atomic<bool>* stop, std::chrono::milliseconds d);
 
 }  // namespace octorun::kube

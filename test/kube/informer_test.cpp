@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "adapters/kube/events.hpp"
 #include "test/kube/support.hpp"
 
 namespace octorun::kube::testing {
@@ -140,6 +141,35 @@ TEST_F(Informer, RequestPoolAnswersEventBasedActors) {
       .receive([&](list_result& r) { listed = r; }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
   ASSERT_TRUE(listed);
   EXPECT_EQ(listed->items.size(), 1u);
+}
+
+TEST_F(Informer, EventRecorderActorWritesEvents) {
+  const auto& c = cluster();
+  auto cfg = admin_config(c);
+  client api(cfg);
+  auto ns = make_namespace(c, "kube-recorder");
+  auto subject = api.create(configmaps(), ns, configmap_json(ns, "subject", "1"));
+  ASSERT_TRUE(subject) << to_string(subject.error());
+  auto recorder = spawn_event_recorder(sys, cfg, {}, "tests.octorun.io/kube-test", "test-2");
+  actors.push_back(recorder);
+  event_spec e;
+  e.regarding = reference_to(*subject);
+  e.type = "Warning";
+  e.reason = "Recorded";
+  e.action = "Test";
+  e.note = "through the recorder actor";
+  for (int i = 0; i < 3; ++i) self->send(recorder, e);  // one Event; the repeats only count
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto listed = api.list(events_v1(), ns);
+        return listed && listed->items.size() == 1;
+      },
+      30s));
+  auto listed = api.list(events_v1(), ns);
+  ASSERT_TRUE(listed);
+  const auto* reason = listed->items[0].member("reason");
+  ASSERT_TRUE(reason != nullptr && reason->IsString());
+  EXPECT_STREQ(reason->GetString(), "Recorded");
 }
 
 TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {

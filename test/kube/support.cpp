@@ -198,7 +198,7 @@ void tcp_proxy::pump(int a, int b) {
       }
       int to = fds[1 - i].fd;
       for (ssize_t sent = 0; sent < n;) {
-        ssize_t w = ::write(to, buf + sent, static_cast<size_t>(n - sent));
+        ssize_t w = ::send(to, buf + sent, static_cast<size_t>(n - sent), MSG_NOSIGNAL);  // no SIGPIPE
         if (w <= 0) {
           open = false;
           break;

@@ -124,9 +124,16 @@ current-context: octorun-test
 EOF
 }
 
+port_free() {
+  python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1])))' "$1"
+}
+
 start_apiserver() {
   # shellcheck disable=SC1091
   source "$dir/ports"
+  # After a restart's kill, a zombie apiserver may still hold its port while
+  # its other threads exit.
+  wait_for 30 "port $api_port to be free" port_free "$api_port"
   launch kube-apiserver "$bin/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \

@@ -28,6 +28,12 @@ struct ScaleSet : ::testing::Test {
     EXPECT_TRUE(c) << c.error();
     return c ? std::move(*c) : nullptr;
   }
+  std::int64_t linux_job(std::chrono::milliseconds duration = 0ms) {
+    sim::job_spec job;
+    job.labels = {"linux"};
+    job.duration = duration;
+    return sim->add_job(job);
+  }
   scale_set make_set(scaleset_client& c, const std::string& name, std::vector<std::string> labels = {}) {
     scale_set s;
     s.name = name;
@@ -138,9 +144,7 @@ TEST_F(ScaleSet, LongPollIsReleasedByANewJob) {
   auto poll = std::async(std::launch::async, [&] { return c->get_message(0, 10); });
   ASSERT_TRUE(
       sim->wait_until([](const sim::simulator& x) { return x.calls("scaleset.get_message") == 1; }, 10s));
-  sim::job_spec job;
-  job.labels = {"linux"};
-  auto id = sim->add_job(job);
+  auto id = linux_job();
   auto m = poll.get();
   ASSERT_TRUE(m) << m.error().describe();
   ASSERT_TRUE(m->has_value());
@@ -157,9 +161,7 @@ TEST_F(ScaleSet, UnacknowledgedMessagesAreRedelivered) {
   auto c = client();
   auto s = make_set(*c, "linux");
   ASSERT_TRUE(c->create_session(s.id, "host"));
-  sim::job_spec job;
-  job.labels = {"linux"};
-  sim->add_job(job);
+  linux_job();
   auto first = c->get_message(0, 10);
   ASSERT_TRUE(first && first->has_value());
   auto again = c->get_message(0, 10);
@@ -175,9 +177,7 @@ TEST_F(ScaleSet, ExpiredQueueTokenRefreshesTheSessionOnce) {
   auto c = client();
   auto s = make_set(*c, "linux");
   ASSERT_TRUE(c->create_session(s.id, "host"));
-  sim::job_spec job;
-  job.labels = {"linux"};
-  sim->add_job(job);
+  linux_job();
   sim->expire_tokens();
   auto m = c->get_message(0, 10);
   ASSERT_TRUE(m) << m.error().describe();
@@ -195,9 +195,7 @@ TEST_F(ScaleSet, ServerErrorOnGetMessageIsRetried) {
   auto c = client();
   auto s = make_set(*c, "linux");
   ASSERT_TRUE(c->create_session(s.id, "host"));
-  sim::job_spec job;
-  job.labels = {"linux"};
-  sim->add_job(job);
+  linux_job();
   sim->add_fault(testing::fault_at("scaleset.get_message", 503, 1));
   auto m = c->get_message(0, 10);
   ASSERT_TRUE(m && m->has_value());
@@ -209,10 +207,7 @@ TEST_F(ScaleSet, JobIsAssignedToTheJitRunnerOnceItComesOnline) {
   auto c = client();
   auto s = make_set(*c, "linux", {"linux", "x64"});
   ASSERT_TRUE(c->create_session(s.id, "host"));
-  sim::job_spec job;
-  job.labels = {"linux"};
-  job.duration = -1ms;  // completed by hand below
-  auto id = sim->add_job(job);
+  auto id = linux_job(-1ms);  // completed by hand below
 
   std::int64_t last = 0;
   std::vector<messages::job_message> seen;

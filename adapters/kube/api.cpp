@@ -5,18 +5,12 @@
 #include <cstdio>
 #include <ctime>
 
+#include "adapters/common/json.hpp"
 #include "adapters/http/http_client.hpp"
 #include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
-
-std::string_view string_member(const rapidjson::Value& v, const char* name) {
-  if (!v.IsObject()) return {};
-  auto it = v.FindMember(name);
-  if (it == v.MemberEnd() || !it->value.IsString()) return {};
-  return {it->value.GetString(), it->value.GetStringLength()};
-}
 
 std::string_view reason_for(long code) {
   switch (code) {
@@ -69,17 +63,13 @@ api_error parse_status(long code, std::string_view body, std::string_view retry_
   e.code = code;
   rapidjson::Document d;
   d.Parse(body.data(), body.size());
-  if (!d.HasParseError() && d.IsObject() && string_member(d, "kind") == "Status") {
-    e.reason = std::string(string_member(d, "reason"));
-    e.message = std::string(string_member(d, "message"));
-    auto c = d.FindMember("code");
-    if (c != d.MemberEnd() && c->value.IsInt64() && c->value.GetInt64() > 0 && code == 0)
-      e.code = static_cast<long>(c->value.GetInt64());
-    auto details = d.FindMember("details");
-    if (details != d.MemberEnd() && details->value.IsObject()) {
-      auto ra = details->value.FindMember("retryAfterSeconds");
-      if (ra != details->value.MemberEnd() && ra->value.IsInt64() && ra->value.GetInt64() > 0)
-        e.retry_after = std::chrono::seconds(ra->value.GetInt64());
+  if (!d.HasParseError() && d.IsObject() && json::string_or(d, "kind") == "Status") {
+    e.reason = json::string_or(d, "reason");
+    e.message = json::string_or(d, "message");
+    if (e.code == 0) e.code = static_cast<long>(json::int64_or(d, "code"));
+    if (const auto* details = json::find_member(d, "details")) {
+      auto seconds = json::int64_or(*details, "retryAfterSeconds");
+      if (seconds > 0) e.retry_after = std::chrono::seconds(seconds);
     }
   } else {
     // Plain text (APF 429s) or a proxy's HTML: keep a bounded excerpt.
@@ -181,42 +171,6 @@ std::string to_json(const delete_options& o) {
         .close();
   }
   return w.close().str();
-}
-
-bool base64_decode(std::string_view in, std::string& out) {
-  out.clear();
-  unsigned buffer = 0;
-  int bits = 0;
-  size_t padding = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '+')
-      v = 62;
-    else if (c == '/')
-      v = 63;
-    else if (c == '=') {
-      ++padding;
-      continue;
-    } else if (c == '\n' || c == '\r' || c == ' ' || c == '\t') {
-      continue;
-    } else {
-      return false;
-    }
-    if (padding > 0) return false;  // data after padding
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  return padding <= 2 && bits < 6;
 }
 
 std::string micro_time(std::chrono::system_clock::time_point t) {

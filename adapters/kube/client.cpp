@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "adapters/common/json.hpp"
+
 namespace octorun::kube {
 namespace {
 
@@ -142,21 +144,17 @@ expected<object_list, api_error> client::list_page(const resource& r, std::strin
   d.Parse(text->data(), text->size());
   if (d.HasParseError() || !d.IsObject()) return unexpected{malformed("list reply is not a JSON object")};
   object_list out;
-  auto meta = d.FindMember("metadata");
-  if (meta != d.MemberEnd() && meta->value.IsObject()) {
-    auto rv = meta->value.FindMember("resourceVersion");
-    if (rv != meta->value.MemberEnd() && rv->value.IsString()) out.resource_version = rv->value.GetString();
-    auto cont = meta->value.FindMember("continue");
-    if (cont != meta->value.MemberEnd() && cont->value.IsString())
-      out.continue_token = cont->value.GetString();
+  if (const auto* meta = json::find_member(d, "metadata")) {
+    out.resource_version = json::string_or(*meta, "resourceVersion");
+    out.continue_token = json::string_or(*meta, "continue");
   }
-  auto items = d.FindMember("items");
-  if (items != d.MemberEnd() && items->value.IsArray()) {
-    out.items.reserve(items->value.Size());
-    for (const auto& item : items->value.GetArray())
-      if (item.IsObject()) out.items.push_back(make_object(item, opts_.drop_managed_fields));
-  } else if (items != d.MemberEnd() && !items->value.IsNull()) {
+  const auto* items = json::find_value(d, "items");
+  if (items != nullptr && !items->IsArray())
     return unexpected{malformed("list reply: items is not an array")};
+  if (items != nullptr) {
+    out.items.reserve(items->Size());
+    for (const auto& item : items->GetArray())
+      if (item.IsObject()) out.items.push_back(make_object(item, opts_.drop_managed_fields));
   }
   return out;
 }

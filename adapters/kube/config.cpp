@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/common/base64.hpp"
+#include "adapters/common/json.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/yaml.hpp"
 
@@ -35,19 +37,16 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 // A string field; YAML may have typed it (a bool, a number): read it as text.
 std::string field(const rapidjson::Value& obj, const char* name) {
-  if (!obj.IsObject()) return {};
-  auto it = obj.FindMember(name);
-  if (it == obj.MemberEnd()) return {};
-  const auto& v = it->value;
+  const auto* found = json::find_member(obj, name);
+  if (found == nullptr) return {};
+  const auto& v = *found;
   if (v.IsString()) return {v.GetString(), v.GetStringLength()};
   if (v.IsBool()) return v.GetBool() ? "true" : "false";
   if (v.IsInt64()) return std::to_string(v.GetInt64());
   return {};
 }
 
-bool has(const rapidjson::Value& obj, const char* name) {
-  return obj.IsObject() && obj.FindMember(name) != obj.MemberEnd() && !obj.FindMember(name)->value.IsNull();
-}
+bool has(const rapidjson::Value& obj, const char* name) { return json::find_value(obj, name) != nullptr; }
 
 // `<name>-data` (base64 PEM) wins over `<name>` (a file, relative to the
 // kubeconfig): fills `pem` or `file`. Returns what is wrong, or nothing.
@@ -55,8 +54,9 @@ std::string pem_or_file(const rapidjson::Value& section, const std::string& name
                         std::string& pem, std::string& file) {
   auto data_key = name + "-data";
   if (has(section, data_key.c_str())) {
-    if (!base64_decode(field(section, data_key.c_str()), pem) || pem.empty())
-      return data_key + " is not valid base64";
+    auto decoded = base64_decode(field(section, data_key.c_str()));
+    if (!decoded || decoded->empty()) return data_key + " is not valid base64";
+    pem = std::move(*decoded);
     return {};
   }
   if (!has(section, name.c_str())) return {};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/json_writer.hpp"
 
@@ -10,8 +11,7 @@ namespace octorun::kube {
 namespace {
 
 std::string string_at(const object& o, const char* name) {
-  const auto* v = o.member(name);
-  return (v != nullptr && v->IsString()) ? std::string(v->GetString(), v->GetStringLength()) : std::string{};
+  return o.doc ? json::string_or(*o.doc, name) : std::string{};
 }
 
 void write_ref(json_writer& w, const char* key, const object_ref& r) {

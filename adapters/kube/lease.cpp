@@ -1,21 +1,11 @@
 #include "adapters/kube/lease.hpp"
 
+#include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
-
-std::string str(const rapidjson::Value& obj, const char* name) {
-  auto it = obj.FindMember(name);
-  return (it != obj.MemberEnd() && it->value.IsString())
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string{};
-}
-int64_t num(const rapidjson::Value& obj, const char* name) {
-  auto it = obj.FindMember(name);
-  return (it != obj.MemberEnd() && it->value.IsInt64()) ? it->value.GetInt64() : 0;
-}
 
 bool same_record(const lease_record& a, const lease_record& b) {
   return a.holder == b.holder && a.renew_time == b.renew_time && a.resource_version == b.resource_version &&
@@ -29,11 +19,11 @@ std::optional<lease_record> parse_lease(const object& o) {
   if (spec == nullptr) return lease_record{{}, 0, {}, {}, 0, std::string(o.resource_version)};
   if (!spec->IsObject()) return std::nullopt;
   lease_record r;
-  r.holder = str(*spec, "holderIdentity");
-  r.duration_seconds = num(*spec, "leaseDurationSeconds");
-  r.acquire_time = str(*spec, "acquireTime");
-  r.renew_time = str(*spec, "renewTime");
-  r.transitions = num(*spec, "leaseTransitions");
+  r.holder = json::string_or(*spec, "holderIdentity");
+  r.duration_seconds = json::int64_or(*spec, "leaseDurationSeconds");
+  r.acquire_time = json::string_or(*spec, "acquireTime");
+  r.renew_time = json::string_or(*spec, "renewTime");
+  r.transitions = json::int64_or(*spec, "leaseTransitions");
   r.resource_version = std::string(o.resource_version);
   return r;
 }

@@ -1,8 +1,8 @@
 #include "adapters/kube/object.hpp"
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+
+#include "adapters/common/json.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -24,10 +24,11 @@ struct holder {
   rapidjson::Document doc;
 };
 
+// A string member as a view into the document (no copy).
 std::string_view view(const rapidjson::Value& obj, const char* name) {
-  auto it = obj.FindMember(name);
-  if (it == obj.MemberEnd() || !it->value.IsString()) return {};
-  return {it->value.GetString(), it->value.GetStringLength()};
+  const auto* v = json::find_member(obj, name);
+  if (v == nullptr || !v->IsString()) return {};
+  return {v->GetString(), v->GetStringLength()};
 }
 
 bool is(const rapidjson::Value& name, std::string_view s) {
@@ -87,16 +88,15 @@ object make_object(const rapidjson::Value& v, bool drop_managed_fields) {
   const rapidjson::Document& d = h->doc;
   o.doc = std::shared_ptr<const rapidjson::Document>(h, &h->doc);
   if (!d.IsObject()) return o;
-  auto meta = d.FindMember("metadata");
-  if (meta == d.MemberEnd() || !meta->value.IsObject()) return o;
-  const auto& m = meta->value;
+  const auto* meta = json::find_member(d, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return o;
+  const auto& m = *meta;
   o.namespace_ = view(m, "namespace");
   o.name = view(m, "name");
   o.uid = view(m, "uid");
   o.resource_version = view(m, "resourceVersion");
   o.deletion_timestamp = view(m, "deletionTimestamp");
-  auto g = m.FindMember("generation");
-  if (g != m.MemberEnd() && g->value.IsInt64()) o.generation = g->value.GetInt64();
+  o.generation = json::int64_or(m, "generation");
   return o;
 }
 
@@ -118,11 +118,10 @@ std::string object::key() const {
 }
 
 const rapidjson::Value* object::labels() const {
-  if (!doc || !doc->IsObject()) return nullptr;
-  auto meta = doc->FindMember("metadata");
-  if (meta == doc->MemberEnd() || !meta->value.IsObject()) return nullptr;
-  auto l = meta->value.FindMember("labels");
-  return (l != meta->value.MemberEnd() && l->value.IsObject()) ? &l->value : nullptr;
+  if (!doc) return nullptr;
+  const auto* meta = json::find_member(*doc, "metadata");
+  const auto* l = meta != nullptr ? json::find_member(*meta, "labels") : nullptr;
+  return l != nullptr && l->IsObject() ? l : nullptr;
 }
 
 std::string_view object::label(std::string_view key) const {
@@ -136,18 +135,9 @@ std::string_view object::label(std::string_view key) const {
 }
 
 const rapidjson::Value* object::member(const char* member_name) const {
-  if (!doc || !doc->IsObject()) return nullptr;
-  auto it = doc->FindMember(member_name);
-  return it == doc->MemberEnd() ? nullptr : &it->value;
+  return doc ? json::find_member(*doc, member_name) : nullptr;
 }
 
-std::string object::json() const { return doc ? to_json(*doc) : std::string("null"); }
-
-std::string to_json(const rapidjson::Value& v) {
-  rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-  v.Accept(w);
-  return {sb.GetString(), sb.GetSize()};
-}
+std::string object::json() const { return doc ? json::to_string(*doc) : std::string("null"); }
 
 }  // namespace octorun::kube

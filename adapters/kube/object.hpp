@@ -48,7 +48,4 @@ expected<object, std::string> parse_object(std::string_view json);
 
 using object_cache = std::unordered_map<std::string, object>;
 
-// Serializes any JSON value.
-std::string to_json(const rapidjson::Value& v);
-
 }  // namespace octorun::kube

@@ -3,6 +3,8 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "adapters/common/json.hpp"
+
 namespace octorun::kube {
 
 std::string_view to_string(event_type t) {
@@ -57,13 +59,13 @@ bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>&
              (d.HasParseError() ? rapidjson::GetParseError_En(d.GetParseError()) : "not an object");
     return false;
   }
-  auto type = d.FindMember("type");
-  auto obj = d.FindMember("object");
-  if (type == d.MemberEnd() || !type->value.IsString() || obj == d.MemberEnd() || !obj->value.IsObject()) {
+  const auto* type = json::find_member(d, "type");
+  const auto* obj = json::find_member(d, "object");
+  if (type == nullptr || !type->IsString() || obj == nullptr || !obj->IsObject()) {
     error_ = "watch event without type or object";
     return false;
   }
-  std::string_view t(type->value.GetString(), type->value.GetStringLength());
+  std::string_view t(type->GetString(), type->GetStringLength());
   watch_event ev;
   if (t == "ADDED")
     ev.type = event_type::added;
@@ -78,12 +80,9 @@ bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>&
   else
     return true;  // an unknown type from a newer server: skip it
   if (ev.type == event_type::error) {
-    long code = 0;
-    auto c = obj->value.FindMember("code");
-    if (c != obj->value.MemberEnd() && c->value.IsInt64()) code = static_cast<long>(c->value.GetInt64());
-    ev.error = parse_status(code, to_json(obj->value));
+    ev.error = parse_status(static_cast<long>(json::int64_or(*obj, "code")), json::to_string(*obj));
   } else {
-    ev.obj = make_object(obj->value, drop_managed_fields_);
+    ev.obj = make_object(*obj, drop_managed_fields_);
   }
   out.push_back(std::move(ev));
   return true;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "adapters/common/json.hpp"
 #include "adapters/kube/events.hpp"
 #include "adapters/kube/lease.hpp"
 #include "test/kube/support.hpp"
@@ -79,7 +80,7 @@ TEST_F(Kube, StaleUpdateIsAConflict) {
   auto body_at = [&](const object& o, const std::string& value) {
     auto d = json(o.json());
     d["data"]["value"].SetString(value.c_str(), d.GetAllocator());
-    return to_json(d);
+    return json::to_string(d);
   };
   auto v2 = api.update(configmaps(), ns, "a", body_at(*v1, "2"));
   ASSERT_TRUE(v2) << to_string(v2.error());

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "adapters/kube/object.hpp"
+#include "adapters/common/json.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -12,7 +12,7 @@ std::string yaml_to_json(std::string_view text) {
   rapidjson::Document d;
   auto r = parse_yaml(text, d);
   if (!r) return "ERROR " + r.error();
-  return to_json(d);
+  return json::to_string(d);
 }
 
 TEST(Yaml, BlockMapsAndSequencesOfMaps) {

@@ -53,6 +53,24 @@ TEST_F(Kube, KubeconfigFromTheClusterWorks) {
   EXPECT_NE(version->find("gitVersion"), std::string::npos);
 }
 
+TEST_F(Kube, ClientCertificateFromAKubeconfig) {
+  auto path = c.dir + "/kube-test-cert.kubeconfig";
+  std::ofstream(path)
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: " << c.server
+      << "\n    certificate-authority: pki/ca.crt\nusers:\n- name: admin\n  user:\n"
+         "    client-certificate: pki/admin.crt\n    client-key: pki/admin.key\n"
+         "contexts:\n- name: cert\n  context: {cluster: t, user: admin, namespace: kube-system}\n"
+         "current-context: cert\n";
+  auto cert_cfg = load_kubeconfig(path);
+  ASSERT_TRUE(cert_cfg) << cert_cfg.error();
+  EXPECT_FALSE(cert_cfg->token);
+  client mtls(*cert_cfg);
+  auto ns = mtls.get(namespaces(), "", cert_cfg->namespace_);
+  ASSERT_TRUE(ns) << to_string(ns.error());  // authenticated as O=system:masters
+  EXPECT_EQ(ns->name, "kube-system");
+  fs::remove(path);
+}
+
 TEST_F(Kube, CreateGetAndAlreadyExists) {
   auto ns = make_namespace(c, "kube-create");
   auto created = api.create(configmaps(), ns, configmap_json(ns, "a", "1"));

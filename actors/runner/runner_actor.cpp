@@ -451,8 +451,11 @@ void process_jobs(self_ptr self) {
       .then(
           [=](kube::object_result& r) {
             if (!r) {
-              if (r.error().not_found()) return job_done(self);
-              return retry_job(self, backoff(self));
+              if (!r.error().not_found()) return retry_job(self, backoff(self));
+              job_done(self);
+              // Spawned for a job on a Runner that does not exist: nothing to keep alive for.
+              if (!self->state.runner) self->quit();
+              return;
             }
             auto fresh = resources::parse_runner(*r->doc);
             if (!fresh) return job_done(self);
@@ -500,6 +503,10 @@ caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
       },
       // The runner's pod ends when its job does; its exit decides the phase.
       [=](messages::job_completed&) {},
+      [=](removed_from_github_atom) {
+        self->state.memory.removal = github_removal::removed;
+        reconcile(self);
+      },
       [=](wake_atom, std::uint64_t generation) {
         process_jobs(self);
         if (generation == self->state.wake_generation) reconcile(self);

@@ -36,8 +36,13 @@ struct runner_actor_config {
   std::chrono::milliseconds request_timeout{90'000};
 };
 
+// Sent by the RunnerSet after it removed this runner from GitHub itself
+// (scale-down), so the Runner's finalizer need not ask GitHub again.
+using removed_from_github_atom = caf::atom_constant<caf::atom("rgone")>;
+
 // Messages: kube::informer_event for the Runner, its Pod and its Secret;
-// messages::job_started / job_completed. It quits when the Runner is gone.
+// messages::job_started / job_completed; removed_from_github_atom. It quits
+// when the Runner is gone.
 caf::actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg);
 caf::actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg);
 

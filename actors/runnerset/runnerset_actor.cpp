@@ -1,0 +1,536 @@
+#include "actors/runnerset/runnerset_actor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "actors/kinds.hpp"
+#include "actors/runner/phase.hpp"
+#include "actors/runnerset/credentials.hpp"
+#include "actors/runnerset/routing.hpp"
+#include "actors/runnerset/runner_object.hpp"
+#include "actors/runnerset/scaling.hpp"
+#include "actors/supervisor/supervisor.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/github/auth.hpp"
+#include "adapters/github/github_workers.hpp"
+#include "adapters/github/scope.hpp"
+#include "adapters/resources/naming.hpp"
+#include "adapters/resources/parse.hpp"
+#include "messages/jobs.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::runnerset {
+namespace {
+
+using tick_atom = caf::atom_constant<caf::atom("rstick")>;
+using clock = std::chrono::steady_clock;
+
+// What the set knows of one of its Runners (from the watch).
+struct tracked_runner {
+  runner_view view;
+  std::string variant;
+  std::int64_t github_runner_id = 0;
+};
+
+struct set_state {
+  runnerset_actor_config cfg;
+  kube::object set_object;
+  std::optional<resources::runnerset> set;
+  std::map<std::string, tracked_runner> runners;
+  std::map<std::string, std::string> creating;  // name -> variant: create sent, not seen yet
+  std::set<std::string> removing;               // scale-down in flight
+  std::map<std::string, clock::time_point> busy_until;
+  std::map<std::int64_t, std::string> active_jobs;           // job id -> variant
+  std::map<std::int64_t, clock::time_point> completed_jobs;  // late or duplicate deliveries are ignored
+  std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
+  caf::actor github;                             // REST pool on the current credentials
+  std::string credentials_version;
+  std::string credentials_error;
+  bool credentials_in_flight = false;
+  caf::actor runners_supervisor;
+  std::string published_status;
+  bool status_in_flight = false;
+  bool status_stale = false;  // a newer status was computed while one was in flight
+  std::mt19937 rng{std::random_device{}()};
+  static constexpr const char* name = "runnerset";
+};
+
+using self_ptr = caf::stateful_actor<set_state>*;
+
+void reconcile(self_ptr self);
+
+std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
+
+std::string random_suffix(std::mt19937& rng) {
+  static constexpr char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // as the apiserver's generateName
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof alphabet - 2);
+  std::string s;
+  for (std::size_t i = 0; i < resources::runner_suffix_length; ++i) s.push_back(alphabet[pick(rng)]);
+  return s;
+}
+
+std::int64_t epoch_seconds(const std::string& rfc3339) {
+  std::tm tm{};
+  if (strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return 0;
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+std::optional<tracked_runner> track(const kube::object& obj) {
+  auto r = resources::parse_runner(*obj.doc);
+  if (!r) return std::nullopt;
+  tracked_runner t;
+  t.view.name = r->metadata.name;
+  t.view.phase = runner::parse_phase(r->status.phase).value_or(runner::phase::unset);
+  t.view.has_job = r->status.job.has_value() && r->status.job->id != 0;
+  t.view.deleting = r->metadata.deleting;
+  t.view.pod_ready = r->status.pod_ready;
+  const auto* meta = obj.member("metadata");
+  t.view.created = meta ? epoch_seconds(json::string_or(*meta, "creationTimestamp")) : 0;
+  t.variant = r->spec.variant;
+  t.github_runner_id = r->status.runner_id;
+  return t;
+}
+
+// ---- credentials -------------------------------------------------------------
+
+void refresh_credentials(self_ptr self) {
+  auto& st = self->state;
+  if (!st.set || st.credentials_in_flight) return;
+  st.credentials_in_flight = true;
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::get_request{kinds::secrets(), st.cfg.ns, st.set->spec.credentials_secret_name, ""})
+      .then(
+          [=](kube::object_result& r) {
+            auto& s = self->state;
+            s.credentials_in_flight = false;
+            auto fail = [&](std::string why) {
+              if (why != s.credentials_error)
+                spdlog::error("runnerset {}: credentials Secret {}: {}", id(self),
+                              s.set->spec.credentials_secret_name, why);
+              s.credentials_error = std::move(why);
+              reconcile(self);
+            };
+            if (!r) return fail(kube::to_string(r.error()));
+            if (s.github && std::string(r->resource_version) == s.credentials_version) return;
+            auto creds = read_credentials(*r->doc);
+            if (!creds) return fail(creds.error());
+            auto target = github::parse_config_url(s.set->spec.scope_url);
+            if (!target) return fail("spec.scopeURL: " + target.error());
+            github::rest_options opts;
+            opts.api_base = target->api_base;
+            opts.where = target->where;
+            opts.call.user_agent = s.cfg.user_agent;
+            if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
+              opts.auth = github::pat_auth(pat->token);
+            } else {
+              const auto& app = std::get<app_credentials>(*creds);
+              opts.auth =
+                  github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target->api_base});
+            }
+            if (s.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
+            s.github = github::spawn_rest_pool(self->system(), opts, s.cfg.github_workers);
+            s.credentials_version = std::string(r->resource_version);
+            s.credentials_error.clear();
+            spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), s.set->spec.scope_url);
+            reconcile(self);
+          },
+          [=](caf::error& e) {
+            self->state.credentials_in_flight = false;
+            spdlog::warn("runnerset {}: reading credentials: {}", id(self), self->system().render(e));
+          });
+}
+
+// ---- scaling -----------------------------------------------------------------
+
+void create_runner(self_ptr self, const resources::effective_variant& v) {
+  auto& st = self->state;
+  auto suffix = random_suffix(st.rng);
+  auto name = resources::runner_name(st.set->metadata.name, v.name, suffix);
+  st.creating[name] = v.name;
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.set, v, suffix)})
+      .then(
+          [=](kube::object_result& r) {
+            if (r) return;  // the watch brings it
+            self->state.creating.erase(name);
+            if (!r.error().already_exists())
+              spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name,
+                           kube::to_string(r.error()));
+          },
+          [=](caf::error& e) {
+            self->state.creating.erase(name);
+            spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, self->system().render(e));
+          });
+}
+
+void delete_runner(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  st.removing.insert(name);
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::delete_request{kinds::runners(), st.cfg.ns, name, {}})
+      .then(
+          [=](kube::object_result& r) {
+            self->state.removing.erase(name);
+            if (!r && !r.error().not_found())
+              spdlog::warn("runnerset {}: deleting Runner {}: {}", id(self), name,
+                           kube::to_string(r.error()));
+          },
+          [=](caf::error&) { self->state.removing.erase(name); });
+}
+
+void route_to_runner(self_ptr self, const std::string& runner, caf::message msg);
+
+// Scale-down of an idle runner: GitHub first; busy means keep it.
+void remove_idle(self_ptr self, const tracked_runner& t) {
+  auto& st = self->state;
+  const auto name = t.view.name;
+  if (t.github_runner_id == 0) return delete_runner(self, name);  // never registered
+  st.removing.insert(name);
+  self->request(st.github, st.cfg.request_timeout, github::delete_runner_atom::value, t.github_runner_id)
+      .then(
+          [=](github::delete_reply& r) {
+            auto& s = self->state;
+            s.removing.erase(name);
+            if (!r) {
+              spdlog::warn("runnerset {}: removing runner {} from GitHub: {}", id(self), name,
+                           r.error().describe());
+              return;
+            }
+            if (*r == github::delete_outcome::busy) {
+              spdlog::info("runnerset {}: runner {} took a job; keeping it", id(self), name);
+              s.busy_until[name] = clock::now() + s.cfg.busy_recheck;
+              return;
+            }
+            route_to_runner(self, name, caf::make_message(runner::removed_from_github_atom::value));
+            delete_runner(self, name);
+          },
+          [=](caf::error&) { self->state.removing.erase(name); });
+}
+
+std::int64_t assigned_jobs(const set_state& st, const std::string& variant) {
+  std::int64_t n = 0;
+  for (const auto& [job, v] : st.active_jobs) n += v == variant ? 1 : 0;
+  return n;
+}
+
+// ---- status ------------------------------------------------------------------
+
+struct counts {
+  std::int32_t desired = 0, replicas = 0, pending = 0, idle = 0, running = 0, failed = 0;
+  std::int64_t assigned = 0;
+  void add(const runner_view& v) {
+    if (v.deleting && !v.busy()) return;
+    if (v.phase == runner::phase::failed) {
+      ++failed;
+      return;
+    }
+    if (v.finished()) return;
+    ++replicas;
+    if (v.busy())
+      ++running;
+    else if (v.pod_ready)
+      ++idle;
+    else
+      ++pending;
+  }
+};
+
+void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
+  obj.AddMember("desiredReplicas", c.desired, a);
+  obj.AddMember("replicas", c.replicas, a);
+  obj.AddMember("pendingRunners", c.pending, a);
+  obj.AddMember("idleRunners", c.idle, a);
+  obj.AddMember("runningRunners", c.running, a);
+  obj.AddMember("failedRunners", c.failed, a);
+  obj.AddMember("assignedJobs", static_cast<std::int32_t>(c.assigned), a);
+}
+
+void publish_status(self_ptr self, const std::vector<std::pair<std::string, counts>>& per_variant,
+                    bool declared) {
+  auto& st = self->state;
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("observedGeneration", st.set->metadata.generation, a);
+  counts total;
+  for (const auto& [v, c] : per_variant) {
+    total.desired += c.desired;
+    total.replicas += c.replicas;
+    total.pending += c.pending;
+    total.idle += c.idle;
+    total.running += c.running;
+    total.failed += c.failed;
+    total.assigned += c.assigned;
+  }
+  put_counts(status, total, a);
+  status.AddMember("selector", json::string_value(resources::selector(st.set->metadata.name), a), a);
+  rapidjson::Value conditions(rapidjson::kArrayType);
+  rapidjson::Value ready(rapidjson::kObjectType);
+  ready.AddMember("type", "CredentialsReady", a);
+  const bool loaded = st.credentials_error.empty() && st.github;
+  ready.AddMember("status", rapidjson::StringRef(loaded ? "True" : "False"), a);
+  ready.AddMember("reason", rapidjson::StringRef(loaded ? "Loaded" : "Invalid"), a);
+  ready.AddMember("message", json::string_value(st.credentials_error, a), a);
+  conditions.PushBack(ready, a);
+  status.AddMember("conditions", conditions, a);
+  if (declared) {
+    rapidjson::Value variants(rapidjson::kArrayType);
+    for (const auto& [v, c] : per_variant) {
+      rapidjson::Value entry(rapidjson::kObjectType);
+      entry.AddMember("name", json::string_value(v, a), a);
+      put_counts(entry, c, a);
+      variants.PushBack(entry, a);
+    }
+    status.AddMember("variants", variants, a);
+  }
+  auto text = json::to_string(status);
+  if (text == st.published_status) return;
+  if (st.status_in_flight) {
+    st.status_stale = true;  // published once the write in flight returns
+    return;
+  }
+  d.AddMember("status", status, a);
+  st.status_in_flight = true;
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                                    json::to_string(d), "status"})
+      .then(
+          [=](kube::object_result& r) {
+            auto& s = self->state;
+            s.status_in_flight = false;
+            if (r) {
+              s.published_status = text;
+            } else if (!r.error().not_found()) {
+              spdlog::warn("runnerset {}: publishing status: {}", id(self), kube::to_string(r.error()));
+            }
+            if (std::exchange(s.status_stale, false)) reconcile(self);
+          },
+          [=](caf::error&) { self->state.status_in_flight = false; });
+}
+
+void reconcile(self_ptr self) {
+  auto& st = self->state;
+  if (!st.set || st.set->metadata.deleting) return;  // deletion: owner references take the Runners
+  if (!st.github) {
+    refresh_credentials(self);
+    if (!st.credentials_error.empty()) publish_status(self, {}, !st.set->spec.variants.empty());
+    return;
+  }
+  auto variants = resources::effective_variants(st.set->spec);
+  std::vector<std::pair<std::string, counts>> per_variant;
+  const auto now = clock::now();
+  for (const auto& v : variants) {
+    demand d{v.min_runners, v.max_runners, variants.size() == 1 ? st.set->spec.replicas : std::nullopt,
+             assigned_jobs(st, v.name)};
+    auto desired = desired_runners(d);
+    std::vector<runner_view> views;
+    counts c;
+    c.desired = desired;
+    c.assigned = d.assigned_jobs;
+    for (const auto& [name, t] : st.runners) {
+      if (t.variant != v.name) continue;
+      c.add(t.view);
+      auto view = t.view;
+      // In-flight removals and runners GitHub just called busy are not
+      // candidates again (a busy runner still holds capacity).
+      auto busy = st.busy_until.find(name);
+      if (st.removing.count(name) > 0 || (busy != st.busy_until.end() && busy->second > now))
+        view.has_job = true;
+      views.push_back(std::move(view));
+    }
+    for (const auto& [name, variant] : st.creating)
+      if (variant == v.name && st.runners.count(name) == 0)
+        views.push_back({name, runner::phase::unset, true, false, false, 0});  // occupied, not removable
+    auto plan = plan_scale(desired, views);
+    for (std::int32_t i = 0; i < plan.create; ++i) create_runner(self, v);
+    for (const auto& name : plan.remove_finished)
+      if (st.removing.count(name) == 0) delete_runner(self, name);
+    for (const auto& name : plan.remove_idle) remove_idle(self, st.runners.at(name));
+    per_variant.emplace_back(v.name, c);
+  }
+  publish_status(self, per_variant, !st.set->spec.variants.empty());
+}
+
+// ---- events ------------------------------------------------------------------
+
+void route_to_runner(self_ptr self, const std::string& runner, caf::message msg) {
+  self->send(self->state.runners_supervisor, supervision::route_atom::value, runner, std::move(msg));
+}
+
+// Counts a job as demand on the variant its labels pick.
+void add_demand(self_ptr self, const messages::job_info& job) {
+  auto& st = self->state;
+  if (st.completed_jobs.count(job.job_id) > 0) return;
+  if (!st.set) {  // kept until the RunnerSet is read, never dropped
+    st.early_demand.push_back(job);
+    return;
+  }
+  auto variants = resources::effective_variants(st.set->spec);
+  if (auto v = variant_for_job(variants, job.labels)) st.active_jobs.emplace(job.job_id, variants[*v].name);
+}
+
+// Stops what this actor owns: its Runners' actors and its GitHub workers.
+void stop_children(self_ptr self) {
+  auto& st = self->state;
+  if (st.runners_supervisor) caf::anon_send_exit(st.runners_supervisor, caf::exit_reason::user_shutdown);
+  if (st.github) caf::anon_send_exit(st.github, caf::exit_reason::user_shutdown);
+}
+
+void on_event(self_ptr self, kube::informer_event& ev) {
+  auto& st = self->state;
+  if (!ev.obj) return;
+  auto kind = json::string_or(*ev.obj.doc, "kind");
+  const bool deleted = ev.type == kube::event_type::deleted;
+  if (kind == "RunnerSet") {
+    if (deleted) {
+      stop_children(self);
+      return self->quit();
+    }
+    auto parsed = resources::parse_runnerset(*ev.obj.doc);
+    if (!parsed) {
+      spdlog::error("runnerset {}: cannot read the RunnerSet: {}", id(self), parsed.error().front().message);
+      return;
+    }
+    const bool credentials_changed =
+        !st.set || st.set->spec.credentials_secret_name != parsed->spec.credentials_secret_name ||
+        st.set->spec.scope_url != parsed->spec.scope_url;
+    st.set_object = std::move(ev.obj);
+    st.set = std::move(*parsed);
+    for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
+    if (credentials_changed) {
+      st.credentials_version.clear();
+      refresh_credentials(self);
+    }
+    return reconcile(self);
+  }
+  if (kind == "Runner") {
+    std::string name(ev.obj.name);
+    st.creating.erase(name);
+    if (deleted) {
+      st.runners.erase(name);
+      st.busy_until.erase(name);
+      self->send(st.runners_supervisor, supervision::retire_atom::value, name);
+    } else if (auto t = track(ev.obj)) {
+      st.runners[name] = std::move(*t);
+      route_to_runner(self, name, caf::make_message(std::move(ev)));
+    }
+    return reconcile(self);
+  }
+  if (kind == "Pod" || kind == "Secret") {
+    std::string runner(ev.obj.label(resources::label_runner));
+    // Only to Runners we know: a late event must not resurrect a retired actor.
+    if (st.runners.count(runner) > 0) route_to_runner(self, runner, caf::make_message(std::move(ev)));
+  }
+}
+
+template <class Job>
+void on_demand(self_ptr self, const Job& m) {
+  add_demand(self, m.job);
+  reconcile(self);
+}
+
+template <class Reply, class... Ts>
+caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
+  auto& st = self->state;
+  if (!st.github)
+    return Reply{
+        unexpected{github::error{github::error_kind::unauthorized,
+                                 0,
+                                 "the RunnerSet's GitHub credentials are not loaded: " + st.credentials_error,
+                                 {},
+                                 0}}};
+  auto rp = self->make_response_promise<Reply>();
+  self->request(st.github, st.cfg.request_timeout, std::move(xs)...)
+      .then([=](Reply& r) mutable { rp.deliver(std::move(r)); },
+            [=](caf::error& e) mutable { rp.deliver(e); });
+  return rp;
+}
+
+caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  auto runner_defaults = st.cfg.runner_defaults;
+  auto kube = st.cfg.kube;
+  auto ns = st.cfg.ns;
+  auto me = caf::actor_cast<caf::actor>(self);
+  st.runners_supervisor = supervision::spawn_supervisor(
+      self->system(), "runners of " + ns + "/" + st.cfg.name,
+      [=](caf::local_actor* parent, const std::string& name) {
+        auto c = runner_defaults;
+        c.ns = ns;
+        c.name = name;
+        c.kube = kube;
+        c.github = me;  // GitHub calls go through the set, to its current credentials
+        return runner::spawn_runner(parent, c);
+      });
+  // The Runner actors die with the set's actor, however it ends (a crash
+  // restarts them all from the watches' state).
+  auto sup = st.runners_supervisor;
+  self->attach_functor(
+      [sup](const caf::error&) { caf::anon_send_exit(sup, caf::exit_reason::user_shutdown); });
+  self->set_exit_handler([=](caf::exit_msg& em) {
+    stop_children(self);
+    self->quit(em.reason);
+  });
+  self->delayed_send(self, st.cfg.resync, tick_atom::value);
+  return {
+      [=](kube::informer_event& ev) { on_event(self, ev); },
+      [=](kube::informer_synced&) {},
+      [=](messages::job_available& m) { on_demand(self, m); },
+      [=](messages::job_assigned& m) { on_demand(self, m); },
+      [=](messages::job_started& m) {
+        auto& s = self->state;
+        if (s.completed_jobs.count(m.job.job_id) == 0) {
+          auto runner = s.runners.find(m.runner_name);
+          if (runner != s.runners.end())
+            s.active_jobs[m.job.job_id] = runner->second.variant;
+          else
+            add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
+        }
+        // The Runner's actor promotes it (or finds it gone and stands down).
+        route_to_runner(self, m.runner_name, caf::make_message(m));
+        reconcile(self);
+      },
+      [=](messages::job_completed& m) {
+        auto& s = self->state;
+        s.active_jobs.erase(m.job.job_id);
+        std::erase_if(s.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
+        s.completed_jobs[m.job.job_id] = clock::now();
+        if (s.runners.count(m.runner_name) > 0) route_to_runner(self, m.runner_name, caf::make_message(m));
+        reconcile(self);
+      },
+      [=](tick_atom) {
+        auto& s = self->state;
+        auto horizon = clock::now() - std::chrono::hours(1);
+        std::erase_if(s.completed_jobs, [&](const auto& kv) { return kv.second < horizon; });
+        std::erase_if(s.busy_until, [&](const auto& kv) { return kv.second < clock::now(); });
+        refresh_credentials(self);  // picks up a rotated Secret
+        reconcile(self);
+        self->delayed_send(self, s.cfg.resync, tick_atom::value);
+      },
+      // GitHub requests of the Runner actors, answered by the current pool.
+      [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
+        return forward_to_github<github::jit_reply>(self, a, std::move(req));
+      },
+      [=](github::delete_runner_atom a, std::int64_t runner_id) -> caf::result<github::delete_reply> {
+        return forward_to_github<github::delete_reply>(self, a, runner_id);
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg) {
+  return parent->spawn(runnerset_behavior, std::move(cfg));
+}
+
+caf::actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg) {
+  return sys.spawn(runnerset_behavior, std::move(cfg));
+}
+
+}  // namespace octorun::runnerset

@@ -1,0 +1,38 @@
+// The RunnerSet actor: one per RunnerSet. It reads the set's GitHub
+// credentials and owns the REST worker pool that uses them; it keeps the job
+// demand of each variant; it creates Runners up to the desired count,
+// replaces finished ones, and scales down idle ones — removing each from
+// GitHub first and keeping any that GitHub reports busy; it publishes the
+// set's status. Its Runners' actors live under a supervisor it owns, and
+// reach GitHub through it (so a credential rotation reaches them all).
+//
+// Messages: kube::informer_event for the RunnerSet, its Runners and their
+// Pods and Secrets; messages::job_available / job_assigned / job_started /
+// job_completed; GitHub requests from its Runner actors.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <string>
+
+#include "actors/runner/runner_actor.hpp"
+
+namespace octorun::runnerset {
+
+struct runnerset_actor_config {
+  std::string ns;
+  std::string name;
+  caf::actor kube;  // kube::spawn_request_pool
+  std::string user_agent = "octorun";
+  std::size_t github_workers = 2;
+  std::chrono::milliseconds resync{30'000};        // re-read credentials, reconcile from scratch
+  std::chrono::milliseconds busy_recheck{30'000};  // a busy runner chosen for scale-down
+  std::chrono::milliseconds request_timeout{90'000};
+  // Settings for the Runner actors (their ns/name/kube/github are filled in).
+  runner::runner_actor_config runner_defaults;
+};
+
+caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);
+caf::actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg);
+
+}  // namespace octorun::runnerset

@@ -1,0 +1,215 @@
+// The RunnerSet actor with its Runner actors, on the real apiserver (kwok
+// runs the pods) against the GitHub simulator as a GHES host: scaling from
+// job demand up and back to zero, and scale-down that never takes a busy runner.
+#include "actors/runnerset/runnerset_actor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "actors/kinds.hpp"
+#include "adapters/kube/config.hpp"
+#include "adapters/kube/informer.hpp"
+#include "messages/jobs.hpp"
+#include "test/simulator/simulator.hpp"
+#include "test/support/test_cluster.hpp"
+
+namespace octorun::runnerset {
+namespace {
+
+using namespace std::chrono_literals;
+
+caf::behavior forwarder(caf::event_based_actor*, caf::actor target) {
+  return {
+      [=](kube::informer_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [](kube::informer_synced&) {},
+  };
+}
+
+class RunnerSetActor : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const auto& c = test::cluster();
+    test::kubectl(c, "apply -f " OCTORUN_SOURCE_DIR "/crds >/dev/null");
+    test::kubectl(c,
+                  "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
+                  "--timeout=60s >/dev/null");
+  }
+
+  RunnerSetActor() : c_(test::cluster()), ns_(test::make_namespace(c_, "rset")) {
+    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
+    if (!cfg) ADD_FAILURE() << cfg.error();
+    kube_cfg_ = *cfg;
+    auto sim = sim::simulator::start({});
+    if (!sim) ADD_FAILURE() << sim.error();
+    sim_ = std::move(*sim);
+    sim_->add_organization("acme");
+    kube_ = kube::spawn_request_pool(sys_, kube_cfg_, {}, 2);
+  }
+
+  ~RunnerSetActor() override {
+    if (set_) caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+    for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(kube_, caf::exit_reason::user_shutdown);
+    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
+  }
+
+  void start(int min_runners, int max_runners) {
+    test::kubectl(
+        c_, "-n " + ns_ + " create secret generic gh --from-literal=github_token=ghp_simulator >/dev/null");
+    test::kubectl(
+        c_,
+        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
+            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},)"
+            R"("spec":{"scopeURL":")" +
+            sim_->ghes_url() +
+            R"(/acme","credentialsSecretName":"gh",)"
+            R"("runnerLabels":["linux"],"minRunners":)" +
+            std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
+            R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
+            "\nEOF");
+    runnerset_actor_config cfg;
+    cfg.ns = ns_;
+    cfg.name = "linux";
+    cfg.kube = kube_;
+    cfg.busy_recheck = 200ms;
+    cfg.runner_defaults.busy_recheck = 200ms;
+    cfg.runner_defaults.retry_initial = 100ms;
+    set_ = spawn_runnerset(sys_, cfg);
+    auto fwd = sys_.spawn(forwarder, set_);
+    const std::string mine = "octorun.io/runnerset=linux";
+    for (auto [res, labels, fields] :
+         {std::tuple{kinds::runnersets(), std::string(), std::string("metadata.name=linux")},
+          std::tuple{kinds::runners(), mine, std::string()}, std::tuple{kinds::pods(), mine, std::string()},
+          std::tuple{kinds::secrets(), mine, std::string()}}) {
+      kube::informer_options io;
+      io.res = res;
+      io.ns = ns_;
+      io.label_selector = labels;
+      io.field_selector = fields;
+      auto inf = kube::spawn_informer(sys_, kube_cfg_, {}, io);
+      caf::anon_send(inf, kube::subscribe_atom::value, fwd);
+      informers_.push_back(inf);
+    }
+  }
+
+  std::string get(const std::string& args) {
+    return test::kubectl(c_, "-n " + ns_ + " get " + args + " 2>/dev/null || true");
+  }
+
+  bool eventually(const std::string& args, const std::string& want, std::chrono::seconds within = 60s) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    std::string got;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if ((got = get(args)) == want) return true;
+      std::this_thread::sleep_for(150ms);
+    }
+    ADD_FAILURE() << args << ": wanted '" << want << "', last saw '" << got << "'\n"
+                  << get("runners,pods,secrets -o wide") << get("runners -o yaml");
+    return false;
+  }
+
+  std::vector<std::string> runner_names() {
+    std::vector<std::string> out;
+    std::istringstream in(get("runners -o jsonpath='{.items[*].metadata.name}'"));
+    for (std::string n; in >> n;) out.push_back(n);
+    return out;
+  }
+
+  messages::job_info job(std::int64_t id) {
+    messages::job_info j;
+    j.job_id = id;
+    j.repository = "acme/app";
+    j.labels = {"self-hosted", "linux"};
+    return j;
+  }
+  void available(std::int64_t id) { caf::anon_send(set_, messages::job_available{job(id)}); }
+  void started(std::int64_t id, const std::string& runner) {
+    caf::anon_send(set_, messages::job_started{job(id), runner, 0});
+  }
+  void completed(std::int64_t id, const std::string& runner) {
+    caf::anon_send(set_, messages::job_completed{job(id), runner, 0, "succeeded"});
+  }
+  void runner_exits(const std::string& name, int code) {
+    test::kubectl(c_, "-n " + ns_ + " annotate pod/" + name + " kwok.x-k8s.io/status=custom >/dev/null");
+    test::kubectl(
+        c_,
+        "-n " + ns_ + " patch pod/" + name + " --subresource=status --type=merge -p '" +
+            R"({"status":{"phase":")" + (code == 0 ? "Succeeded" : "Failed") +
+            R"(","containerStatuses":[{"name":"runner","image":"r","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":)" +
+            std::to_string(code) + R"(}}}]}})" + "' >/dev/null");
+  }
+
+  const test::cluster_info& c_;
+  std::string ns_;
+  kube::config kube_cfg_;
+  std::unique_ptr<sim::simulator> sim_;
+  caf::actor_system_config sys_cfg_;
+  caf::actor_system sys_{sys_cfg_};
+  caf::actor kube_, set_;
+  std::vector<caf::actor> informers_;
+};
+
+TEST_F(RunnerSetActor, ScalesFromZeroToDemandAndBackToZero) {
+  start(0, 5);
+  EXPECT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas}'", "0"));
+  for (int id = 1; id <= 3; ++id) available(id);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "3 3"));
+  auto names = runner_names();
+  ASSERT_EQ(names.size(), 3u);
+  for (int i = 0; i < 3; ++i) started(i + 1, names[i]);
+  EXPECT_TRUE(
+      eventually("runnerset linux -o jsonpath='{.status.runningRunners} {.status.assignedJobs}'", "3 3"));
+  EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].status.phase}'", "Running Running Running"));
+
+  for (int i = 0; i < 3; ++i) {
+    completed(i + 1, names[i]);
+    runner_exits(names[i], 0);
+  }
+  // Finished runners are deleted (through their finalizers) and none replace them.
+  EXPECT_TRUE(eventually("runners -o name", ""));
+  EXPECT_TRUE(eventually("pods -o name", ""));
+  EXPECT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.assignedJobs}'", "0 0"));
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 3);
+}
+
+TEST_F(RunnerSetActor, ScaleDownTakesIdleRunnersAndNeverABusyOne) {
+  start(0, 5);
+  available(1);
+  available(2);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "2 2"));
+  auto names = runner_names();
+  ASSERT_EQ(names.size(), 2u);
+  const auto busy = names[0], idle = names[1];
+  started(1, busy);
+  ASSERT_TRUE(sim_->set_runner_busy(busy, true));
+  ASSERT_TRUE(eventually("runner " + busy + " -o jsonpath='{.status.phase}'", "Running"));
+
+  // Job 2 is cancelled before a runner takes it, and job 1's completion is
+  // delivered early (a reordered webhook): demand drops to zero while the
+  // busy runner's pod still runs its job.
+  completed(2, "");
+  completed(1, busy);
+  EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].metadata.name}'", busy));
+  EXPECT_TRUE(
+      eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.runningRunners}'", "0 1"));
+  // The idle runner was removed from GitHub once (its finalizer knows it is
+  // gone). The busy one is still registered: the set does not pick a runner
+  // with a job, and if its watch has not yet shown the job, GitHub answers
+  // "busy" and the set keeps it — at most one such refused call.
+  EXPECT_LE(sim_->calls("rest.delete_runner"), 2);
+  EXPECT_NE(sim_->state_json().find("\"" + busy + "\""), std::string::npos);
+  EXPECT_EQ(sim_->state_json().find("\"" + idle + "\""), std::string::npos);
+  EXPECT_EQ(get("pod/" + busy + " -o jsonpath='{.status.phase}{.metadata.deletionTimestamp}'"), "Running");
+  EXPECT_EQ(get("runner/" + busy + " -o jsonpath='{.metadata.deletionTimestamp}'"), "");
+
+  // The job really ends: the runner exits, is cleaned up, nothing replaces it.
+  ASSERT_TRUE(sim_->set_runner_busy(busy, false));
+  runner_exits(busy, 0);
+  EXPECT_TRUE(eventually("runners -o name", ""));
+}
+
+}  // namespace
+}  // namespace octorun::runnerset

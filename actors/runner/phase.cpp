@@ -68,4 +68,12 @@ job_started_verdict on_job_started(const job_view& runner, std::int64_t job_id) 
   return job_started_verdict::promote;
 }
 
+job_completed_verdict on_job_completed(const job_view& runner, std::int64_t job_id) {
+  if (is_terminal(runner.current)) return job_completed_verdict::already_finished;
+  if (runner.deleting) return job_completed_verdict::skip_deleting;
+  if (runner.recorded_job_id && *runner.recorded_job_id != job_id)
+    return job_completed_verdict::skip_other_job;
+  return job_completed_verdict::finish;
+}
+
 }  // namespace octorun::runner

@@ -76,4 +76,16 @@ struct job_view {
 };
 job_started_verdict on_job_started(const job_view& runner, std::int64_t job_id);
 
+// The job path's end (listener JobCompleted / webhook workflow_job completed).
+// An ephemeral runner serves one job: once GitHub says it completed, the
+// runner is done, whether or not its pod has exited yet. A completion that
+// overtakes its own start (reordered deliveries) finishes the runner too.
+enum class job_completed_verdict {
+  finish,            // write phase Succeeded (+ the job fields), resourceVersion-locked
+  already_finished,  // terminal already: nothing to write
+  skip_deleting,     // being deleted: the deletion runs its course
+  skip_other_job,    // the runner recorded a different job
+};
+job_completed_verdict on_job_completed(const job_view& runner, std::int64_t job_id);
+
 }  // namespace octorun::runner

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <deque>
 #include <optional>
+#include <variant>
 
 #include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
@@ -23,6 +24,8 @@ namespace {
 using wake_atom = caf::atom_constant<caf::atom("rwake")>;
 using clock = std::chrono::steady_clock;
 
+using job_event = std::variant<messages::job_started, messages::job_completed>;
+
 struct runner_state {
   runner_actor_config cfg;
   kube::object runner_object;
@@ -31,7 +34,7 @@ struct runner_state {
   kube::object secret;
   actor_memory memory;
   bool step_in_flight = false;
-  std::deque<messages::job_started> jobs;  // the job path, one at a time
+  std::deque<job_event> jobs;  // the job path, one at a time
   bool job_in_flight = false;
   int consecutive_errors = 0;
   std::uint64_t wake_generation = 0;
@@ -404,7 +407,10 @@ void retry_job(self_ptr self, std::chrono::milliseconds after) {
   self->delayed_send(self, after, wake_atom::value, std::uint64_t{0});
 }
 
-void promote(self_ptr self, std::string rv, const messages::job_started& job) {
+// Writes the job path's decision: Running with the job (started) or
+// Succeeded (completed), locked to the resourceVersion that was read.
+void write_job_phase(self_ptr self, std::string rv, const messages::job_info& job, phase target,
+                     const std::string& detail) {
   auto& st = self->state;
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
@@ -412,14 +418,18 @@ void promote(self_ptr self, std::string rv, const messages::job_started& job) {
   meta.AddMember("resourceVersion", json::string_value(rv, a), a);
   d.AddMember("metadata", meta, a);
   rapidjson::Value j(rapidjson::kObjectType);
-  j.AddMember("id", job.job.job_id, a);
-  j.AddMember("repository", json::string_value(job.job.repository, a), a);
-  j.AddMember("workflowRef", json::string_value(job.job.workflow_ref, a), a);
-  j.AddMember("runId", job.job.run_id, a);
-  j.AddMember("displayName", json::string_value(job.job.display_name, a), a);
+  j.AddMember("id", job.job_id, a);
+  j.AddMember("repository", json::string_value(job.repository, a), a);
+  j.AddMember("workflowRef", json::string_value(job.workflow_ref, a), a);
+  j.AddMember("runId", job.run_id, a);
+  j.AddMember("displayName", json::string_value(job.display_name, a), a);
   rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("phase", "Running", a);
+  status.AddMember("phase", json::string_value(to_string(target), a), a);
   status.AddMember("job", j, a);
+  if (target == phase::succeeded) {
+    status.AddMember("reason", "JobCompleted", a);
+    status.AddMember("message", json::string_value(detail, a), a);
+  }
   d.AddMember("status", status, a);
   self->request(st.cfg.kube, st.cfg.request_timeout,
                 kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
@@ -427,7 +437,8 @@ void promote(self_ptr self, std::string rv, const messages::job_started& job) {
       .then(
           [=](kube::object_result& r) {
             if (r) {
-              spdlog::info("runner {}: Running job {} ({})", id(self), job.job.job_id, job.job.repository);
+              spdlog::info("runner {}: {} job {} ({})", id(self), to_string(target), job.job_id,
+                           job.repository);
               // Store it unless a newer watch event already arrived.
               if (self->state.runner_object && std::string(self->state.runner_object.resource_version) == rv)
                 set_runner(self, std::move(*r));
@@ -439,6 +450,38 @@ void promote(self_ptr self, std::string rv, const messages::job_started& job) {
             retry_job(self, r.error().conflict() ? std::chrono::milliseconds(0) : backoff(self));
           },
           [=](caf::error&) { retry_job(self, backoff(self)); });
+}
+
+// Decides one job event against the Runner as just read.
+void decide_job(self_ptr self, const kube::object& fresh_object, const resources::runner& fresh,
+                const job_event& event) {
+  job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
+                fresh.status.job ? std::optional<std::int64_t>(fresh.status.job->id) : std::nullopt};
+  std::string rv(fresh_object.resource_version);
+  if (const auto* started = std::get_if<messages::job_started>(&event)) {
+    switch (on_job_started(view, started->job.job_id)) {
+      case job_started_verdict::promote:
+        return write_job_phase(self, rv, started->job, phase::running, {});
+      case job_started_verdict::already_running:
+        return job_done(self);
+      case job_started_verdict::skip_terminal:
+      case job_started_verdict::skip_deleting:
+        spdlog::info("runner {}: job {} started on a runner that is {}; not promoting", id(self),
+                     started->job.job_id, view.deleting ? "being deleted" : "finished");
+        return job_done(self);
+    }
+  }
+  const auto& completed = std::get<messages::job_completed>(event);
+  switch (on_job_completed(view, completed.job.job_id)) {
+    case job_completed_verdict::finish:
+      return write_job_phase(
+          self, rv, completed.job, phase::succeeded,
+          "job " + std::to_string(completed.job.job_id) + " completed: " + completed.result);
+    case job_completed_verdict::already_finished:
+    case job_completed_verdict::skip_deleting:
+    case job_completed_verdict::skip_other_job:
+      return job_done(self);
+  }
 }
 
 void process_jobs(self_ptr self) {
@@ -459,20 +502,7 @@ void process_jobs(self_ptr self) {
             }
             auto fresh = resources::parse_runner(*r->doc);
             if (!fresh) return job_done(self);
-            job_view view{
-                parse_phase(fresh->status.phase).value_or(phase::unset), fresh->metadata.deleting,
-                fresh->status.job ? std::optional<std::int64_t>(fresh->status.job->id) : std::nullopt};
-            switch (on_job_started(view, job.job.job_id)) {
-              case job_started_verdict::promote:
-                return promote(self, std::string(r->resource_version), job);
-              case job_started_verdict::already_running:
-                return job_done(self);
-              case job_started_verdict::skip_terminal:
-              case job_started_verdict::skip_deleting:
-                spdlog::info("runner {}: job {} started on a runner that is {}; not promoting", id(self),
-                             job.job.job_id, view.deleting ? "being deleted" : "finished");
-                return job_done(self);
-            }
+            decide_job(self, *r, *fresh, job);
           },
           [=](caf::error&) { retry_job(self, backoff(self)); });
 }
@@ -501,8 +531,10 @@ caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
         self->state.jobs.push_back(std::move(job));
         process_jobs(self);
       },
-      // The runner's pod ends when its job does; its exit decides the phase.
-      [=](messages::job_completed&) {},
+      [=](messages::job_completed& job) {
+        self->state.jobs.push_back(std::move(job));
+        process_jobs(self);
+      },
       [=](removed_from_github_atom) {
         self->state.memory.removal = github_removal::removed;
         reconcile(self);

@@ -3,11 +3,12 @@
 // that one thing through the Kubernetes and GitHub worker pools, and asks
 // again — level-triggered, one write in flight at a time.
 //
-// The job path (job_started from the listener or the webhook intake) is the
-// only way to Running: read the Runner fresh, decide with on_job_started(),
-// and merge-patch status with the resourceVersion that was read; on a
-// conflict read again and re-decide, so a terminal phase written in between
-// is never undone.
+// The job path (job_started / job_completed from the listener or the webhook
+// intake) is the only way to Running, and ends the runner (Succeeded) when
+// its one job completes: read the Runner fresh, decide with
+// on_job_started() / on_job_completed(), and merge-patch status with the
+// resourceVersion that was read; on a conflict read again and re-decide, so
+// a terminal phase written in between is never undone.
 #pragma once
 
 #include <caf/all.hpp>

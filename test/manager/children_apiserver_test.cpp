@@ -15,10 +15,7 @@ class ChildrenOnTheApiserver : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const auto& c = test::cluster();
-    test::kubectl(c, "apply -f " OCTORUN_SOURCE_DIR "/crds >/dev/null");
-    test::kubectl(c,
-                  "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
-                  "--timeout=60s >/dev/null");
+    test::install_crds(c);
   }
 
   ChildrenOnTheApiserver()

@@ -113,5 +113,30 @@ TEST_F(JobPath, ARunnerAlreadyRunningThisJobIsLeftAlone) {
   EXPECT_TRUE(s_->patches.empty());
 }
 
+TEST_F(JobPath, ACompletedJobFinishesTheRunnerAndALateStartCannotRevive) {
+  s_->reads = {runner_at("5", "Pending"), runner_at("6", "Succeeded")};
+  kube_ = t_.sys.spawn(fake_kube, s_);
+  runner_actor_config cfg;
+  cfg.ns = "ns";
+  cfg.name = "r";
+  cfg.kube = kube_;
+  cfg.github = kube_;
+  runner_ = spawn_runner(t_.sys, cfg);
+  // Reordered deliveries: the completion first, then the start.
+  messages::job_completed done;
+  done.job.job_id = 42;
+  done.runner_name = "r";
+  done.result = "success";
+  caf::anon_send(runner_, done);
+  messages::job_started late;
+  late.job.job_id = 42;
+  late.runner_name = "r";
+  caf::anon_send(runner_, late);
+  t_.run();
+  ASSERT_EQ(s_->patches.size(), 1u);
+  EXPECT_NE(s_->patches[0].find(R"("phase":"Succeeded")"), std::string::npos) << s_->patches[0];
+  EXPECT_NE(s_->patches[0].find(R"("resourceVersion":"5")"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace octorun::runner

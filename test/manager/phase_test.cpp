@@ -83,5 +83,17 @@ TEST(Phase, PodRetryBackoffDoublesUpToTheCap) {
   EXPECT_EQ(pod_retry_delay_seconds(20), 300);
 }
 
+TEST(Phase, JobCompletedFinishesTheRunnerOnce) {
+  EXPECT_EQ(on_job_completed({phase::running, false, 42}, 42), job_completed_verdict::finish);
+  // Reordered: the completion arrives before the start.
+  EXPECT_EQ(on_job_completed({phase::pending, false, std::nullopt}, 42), job_completed_verdict::finish);
+  EXPECT_EQ(on_job_completed({phase::running, false, 7}, 42), job_completed_verdict::skip_other_job);
+  EXPECT_EQ(on_job_completed({phase::running, true, 42}, 42), job_completed_verdict::skip_deleting);
+  for (auto t : {phase::succeeded, phase::failed, phase::outdated})
+    EXPECT_EQ(on_job_completed({t, false, 42}, 42), job_completed_verdict::already_finished);
+  // And a start that arrives after the completion finds the runner terminal.
+  EXPECT_EQ(on_job_started({phase::succeeded, false, 42}, 42), job_started_verdict::skip_terminal);
+}
+
 }  // namespace
 }  // namespace octorun::runner

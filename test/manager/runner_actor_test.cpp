@@ -37,8 +37,7 @@ class RunnerActor : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const auto& c = test::cluster();
-    test::kubectl(c, "apply -f " OCTORUN_SOURCE_DIR "/crds >/dev/null");
-    test::kubectl(c, "wait --for=condition=Established crd/runners.octorun.io --timeout=60s >/dev/null");
+    test::install_crds(c);
   }
 
   RunnerActor() : c_(test::cluster()), ns_(test::make_namespace(c_, "runner")) {

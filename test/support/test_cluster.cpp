@@ -12,8 +12,12 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
+#ifndef OCTORUN_CRDS_DIR
+#error "OCTORUN_CRDS_DIR must name crds/"
+#endif
 #ifndef OCTORUN_CLUSTER_SCRIPT
 #error "OCTORUN_CLUSTER_SCRIPT must name test/controlplane/cluster.sh"
 #endif
@@ -123,6 +127,25 @@ void cluster_control(const cluster_info& c, const std::string& verb) {
 
 std::string kubectl(const cluster_info& c, const std::string& args) {
   return run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) + " " + args);
+}
+
+void install_crds(const cluster_info& c) {
+  std::string last;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    int status = 0;
+    last = run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) + " apply -f " +
+                           quote(OCTORUN_CRDS_DIR) + " 2>&1",
+                       &status);
+    if (status == 0) {
+      kubectl(c,
+              "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
+              "--timeout=60s >/dev/null");
+      return;
+    }
+    // Another test binary is applying the same objects: its write won; read and try again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+  }
+  throw std::runtime_error("cannot install the CRDs: " + last);
 }
 
 std::string make_namespace(const cluster_info& c, const std::string& prefix) {

@@ -38,6 +38,11 @@ const cluster_info& private_cluster();
 // Runs kubectl against `c` with `args`; returns its stdout. Throws on failure.
 std::string kubectl(const cluster_info& c, const std::string& args);
 
+// Installs Octorun's CRDs (crds/) and waits until they are Established.
+// Safe to call from test binaries running in parallel (a conflicting
+// concurrent apply is retried). Throws when they cannot be installed.
+void install_crds(const cluster_info& c);
+
 // A fresh, uniquely named namespace for one test.
 std::string make_namespace(const cluster_info& c, const std::string& prefix);
 

@@ -4,17 +4,11 @@
 #include <cctype>
 #include <vector>
 
+#include "adapters/common/strings.hpp"
 #include "adapters/http/http_client.hpp"
 
 namespace octorun::github {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool valid_segment(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
@@ -37,7 +31,7 @@ std::string scope::path() const {
 }
 
 std::string api_base_for(std::string_view scheme, std::string_view host) {
-  std::string h = lower(host);
+  std::string h = ascii_lower(host);
   std::string bare = h.substr(0, h.find(':'));
   if (bare == "github.com" || bare == "www.github.com") return std::string(scheme) + "://api.github.com";
   if (bare == "github.localhost" || bare.ends_with(".ghe.com")) return std::string(scheme) + "://api." + h;
@@ -50,7 +44,7 @@ expected<github_target, std::string> parse_config_url(std::string_view url) {
   };
   auto sep = url.find("://");
   if (sep == std::string_view::npos) return fail("no scheme");
-  std::string scheme = lower(url.substr(0, sep));
+  std::string scheme = ascii_lower(url.substr(0, sep));
   if (scheme != "https" && scheme != "http") return fail("scheme must be http or https");
   std::string_view rest = url.substr(sep + 3);
   auto slash = rest.find('/');
@@ -71,7 +65,7 @@ expected<github_target, std::string> parse_config_url(std::string_view url) {
   t.enterprise_server = t.api_base.ends_with("/api/v3");
   if (parts.size() == 1) {
     t.where = {scope_kind::organization, std::string(parts[0]), {}};
-  } else if (parts.size() == 2 && lower(parts[0]) == "enterprises") {
+  } else if (parts.size() == 2 && ascii_lower(parts[0]) == "enterprises") {
     t.where = {scope_kind::enterprise, std::string(parts[1]), {}};
   } else if (parts.size() == 2) {
     t.where = {scope_kind::repository, std::string(parts[0]), std::string(parts[1])};

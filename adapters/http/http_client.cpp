@@ -6,19 +6,14 @@
 #include <cctype>
 #include <mutex>
 
+#include "adapters/common/strings.hpp"
+
 namespace octorun::http {
 namespace {
 
 void global_init_once() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 std::string_view trim(std::string_view s) {
@@ -45,7 +40,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   }
   auto colon = line.find(':');
   if (colon != std::string_view::npos)
-    t->resp.headers.emplace_back(lower(trim(line.substr(0, colon))),
+    t->resp.headers.emplace_back(ascii_lower(trim(line.substr(0, colon))),
                                  std::string(trim(line.substr(colon + 1))));
   return size * n;
 }
@@ -156,7 +151,7 @@ expected<response, transport_error> client::run(const request& req, const chunk_
   bool has_expect = false;
   for (const auto& [k, v] : req.headers) {
     list = curl_slist_append(list, (k + ": " + v).c_str());
-    has_expect = has_expect || lower(k) == "expect";
+    has_expect = has_expect || ascii_lower(k) == "expect";
   }
   if (!has_expect) list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);

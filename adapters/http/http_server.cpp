@@ -11,6 +11,8 @@
 #include <chrono>
 #include <future>
 
+#include "adapters/common/strings.hpp"
+
 extern "C" int octorun_openssl_compat_version(void);
 extern "C" int octorun_crypto_compat_version(void);
 
@@ -22,13 +24,6 @@ struct server::state {
 };
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 unsigned civetweb_features() {
   // mg_init_library is reference-counted; one call for the process is enough.
@@ -72,7 +67,7 @@ int dispatch(mg_connection* c, void* cbdata) {
   req.query = ri->query_string ? ri->query_string : "";
   req.remote_addr = ri->remote_addr;
   for (int i = 0; i < ri->num_headers; ++i)
-    req.headers.emplace_back(lower(ri->http_headers[i].name), ri->http_headers[i].value);
+    req.headers.emplace_back(ascii_lower(ri->http_headers[i].name), ri->http_headers[i].value);
 
   const route* found = nullptr;
   bool path_known = false;

@@ -17,6 +17,7 @@
 #include "adapters/kube/informer.hpp"
 #include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
+#include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 
@@ -24,14 +25,6 @@ namespace octorun::runner {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Forwards every event of the three informers to the Runner actor under test.
-caf::behavior forwarder(caf::event_based_actor*, caf::actor target) {
-  return {
-      [=](kube::informer_event& ev) { caf::anon_send(target, std::move(ev)); },
-      [](kube::informer_synced&) {},
-  };
-}
 
 class RunnerActor : public ::testing::Test {
  protected:
@@ -89,20 +82,12 @@ class RunnerActor : public ::testing::Test {
     cfg.busy_recheck = busy_recheck;
     cfg.retry_initial = 100ms;
     runner_ = spawn_runner(sys_, cfg);
-    auto fwd = sys_.spawn(forwarder, runner_);
     const std::string selector = "octorun.io/runner=" + name_;
-    for (auto [res, labels, fields] : {std::tuple{kinds::runners(), std::string(), "metadata.name=" + name_},
-                                       std::tuple{kinds::pods(), selector, std::string()},
-                                       std::tuple{kinds::secrets(), selector, std::string()}}) {
-      kube::informer_options io;
-      io.res = res;
-      io.ns = ns_;
-      io.label_selector = labels;
-      io.field_selector = fields;
-      auto inf = kube::spawn_informer(sys_, kube_cfg_, {}, io);
-      caf::anon_send(inf, kube::subscribe_atom::value, fwd);
-      informers_.push_back(inf);
-    }
+    informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
+                                         {{kinds::runners(), "", "metadata.name=" + name_},
+                                          {kinds::pods(), selector, ""},
+                                          {kinds::secrets(), selector, ""}},
+                                         runner_);
   }
 
   // Polls `jsonpath` of the Runner (or another object) until it equals `want`.

@@ -13,6 +13,7 @@
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "messages/jobs.hpp"
+#include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 
@@ -20,13 +21,6 @@ namespace octorun::runnerset {
 namespace {
 
 using namespace std::chrono_literals;
-
-caf::behavior forwarder(caf::event_based_actor*, caf::actor target) {
-  return {
-      [=](kube::informer_event& ev) { caf::anon_send(target, std::move(ev)); },
-      [](kube::informer_synced&) {},
-  };
-}
 
 class RunnerSetActor : public ::testing::Test {
  protected:
@@ -75,21 +69,13 @@ class RunnerSetActor : public ::testing::Test {
     cfg.runner_defaults.busy_recheck = 200ms;
     cfg.runner_defaults.retry_initial = 100ms;
     set_ = spawn_runnerset(sys_, cfg);
-    auto fwd = sys_.spawn(forwarder, set_);
     const std::string mine = "octorun.io/runnerset=linux";
-    for (auto [res, labels, fields] :
-         {std::tuple{kinds::runnersets(), std::string(), std::string("metadata.name=linux")},
-          std::tuple{kinds::runners(), mine, std::string()}, std::tuple{kinds::pods(), mine, std::string()},
-          std::tuple{kinds::secrets(), mine, std::string()}}) {
-      kube::informer_options io;
-      io.res = res;
-      io.ns = ns_;
-      io.label_selector = labels;
-      io.field_selector = fields;
-      auto inf = kube::spawn_informer(sys_, kube_cfg_, {}, io);
-      caf::anon_send(inf, kube::subscribe_atom::value, fwd);
-      informers_.push_back(inf);
-    }
+    informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
+                                         {{kinds::runnersets(), "", "metadata.name=linux"},
+                                          {kinds::runners(), mine, ""},
+                                          {kinds::pods(), mine, ""},
+                                          {kinds::secrets(), mine, ""}},
+                                         set_);
   }
 
   std::string get(const std::string& args) {

@@ -95,61 +95,66 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
 
 }  // namespace
 
+// Spawned with its arguments (never an empty argument list: CAF 0.17 then
+// dereferences a null tuple pointer, which UBSan rightly reports).
+caf::behavior supervisor_behavior(self_ptr self, std::string name, child_factory make,
+                                  supervisor_options options) {
+  self->state.label = name;
+  self->state.make = make;
+  self->state.options = options;
+  self->state.rng.seed(options.seed != 0 ? options.seed : std::random_device{}());
+  self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
+  // Stopping the supervisor stops its children with it.
+  self->set_exit_handler([=](caf::exit_msg& em) {
+    for (auto& [key, entry] : self->state.children)
+      if (entry.handle) self->send_exit(entry.handle, em.reason);
+    self->quit(em.reason);
+  });
+  return {
+      [=](ensure_atom, const std::string& key) { ensure_child(self, key); },
+      [=](retire_atom, const std::string& key) {
+        auto it = self->state.children.find(key);
+        if (it == self->state.children.end()) return;
+        if (!it->second.handle) {  // waiting to restart: nothing is running
+          forget(self, key);
+          return;
+        }
+        it->second.retiring = true;
+        self->send_exit(it->second.handle, caf::exit_reason::user_shutdown);
+      },
+      [=](route_atom, const std::string& key, caf::message& msg) {
+        auto& entry = ensure_child(self, key);
+        if (entry.retiring) return;  // the object is gone; late events die with it
+        if (entry.handle) {
+          deliver(self, entry.handle, std::move(msg));
+          return;
+        }
+        if (entry.pending.size() >= self->state.options.max_pending_messages) {
+          spdlog::error(
+              "supervisor {}: child {} is down and its backlog is full; dropping its oldest message",
+              self->state.label, key);
+          entry.pending.pop_front();
+        }
+        entry.pending.push_back(std::move(msg));
+      },
+      [=](restart_atom, const std::string& key, std::uint64_t incarnation) {
+        auto it = self->state.children.find(key);
+        if (it == self->state.children.end() || it->second.handle || it->second.incarnation != incarnation)
+          return;
+        start_child(self, key, it->second);
+      },
+      [=](status_atom) {
+        supervisor_status out;
+        for (const auto& [key, entry] : self->state.children)
+          out.push_back({key, static_cast<bool>(entry.handle), entry.restarts});
+        return out;
+      },
+  };
+}
+
 caf::actor spawn_supervisor(caf::actor_system& sys, std::string name, child_factory make,
                             supervisor_options options) {
-  return sys.spawn([name = std::move(name), make = std::move(make), options](self_ptr self) -> caf::behavior {
-    self->state.label = name;
-    self->state.make = make;
-    self->state.options = options;
-    self->state.rng.seed(options.seed != 0 ? options.seed : std::random_device{}());
-    self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
-    // Stopping the supervisor stops its children with it.
-    self->set_exit_handler([=](caf::exit_msg& em) {
-      for (auto& [key, entry] : self->state.children)
-        if (entry.handle) self->send_exit(entry.handle, em.reason);
-      self->quit(em.reason);
-    });
-    return {
-        [=](ensure_atom, const std::string& key) { ensure_child(self, key); },
-        [=](retire_atom, const std::string& key) {
-          auto it = self->state.children.find(key);
-          if (it == self->state.children.end()) return;
-          if (!it->second.handle) {  // waiting to restart: nothing is running
-            forget(self, key);
-            return;
-          }
-          it->second.retiring = true;
-          self->send_exit(it->second.handle, caf::exit_reason::user_shutdown);
-        },
-        [=](route_atom, const std::string& key, caf::message& msg) {
-          auto& entry = ensure_child(self, key);
-          if (entry.retiring) return;  // the object is gone; late events die with it
-          if (entry.handle) {
-            deliver(self, entry.handle, std::move(msg));
-            return;
-          }
-          if (entry.pending.size() >= self->state.options.max_pending_messages) {
-            spdlog::error(
-                "supervisor {}: child {} is down and its backlog is full; dropping its oldest message",
-                self->state.label, key);
-            entry.pending.pop_front();
-          }
-          entry.pending.push_back(std::move(msg));
-        },
-        [=](restart_atom, const std::string& key, std::uint64_t incarnation) {
-          auto it = self->state.children.find(key);
-          if (it == self->state.children.end() || it->second.handle || it->second.incarnation != incarnation)
-            return;
-          start_child(self, key, it->second);
-        },
-        [=](status_atom) {
-          supervisor_status out;
-          for (const auto& [key, entry] : self->state.children)
-            out.push_back({key, static_cast<bool>(entry.handle), entry.restarts});
-          return out;
-        },
-    };
-  });
+  return sys.spawn(supervisor_behavior, std::move(name), std::move(make), options);
 }
 
 }  // namespace octorun::supervision

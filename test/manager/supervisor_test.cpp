@@ -47,6 +47,16 @@ struct received {
   int incarnation;
 };
 
+caf::behavior recording_child(caf::event_based_actor* self, std::shared_ptr<std::vector<received>> log,
+                              std::string key, int incarnation) {
+  return {
+      [=](int v) {
+        log->push_back({key, v, incarnation});
+      },
+      [=](fail_atom) { self->quit(caf::make_error(caf::sec::runtime_error)); },
+  };
+}
+
 class SupervisorTest : public ::testing::Test {
  protected:
   SupervisorTest() {
@@ -59,14 +69,7 @@ class SupervisorTest : public ::testing::Test {
         t_.sys, "test",
         [log, spawned](caf::local_actor* parent, const std::string& key) {
           int incarnation = ++(*spawned)[key];
-          return parent->spawn([=](caf::event_based_actor* self) -> caf::behavior {
-            return {
-                [=](int v) {
-                  log->push_back({key, v, incarnation});
-                },
-                [=](fail_atom) { self->quit(caf::make_error(caf::sec::runtime_error)); },
-            };
-          });
+          return parent->spawn(recording_child, log, key, incarnation);
         },
         opts);
   }

@@ -51,10 +51,12 @@ static std::string lower(std::string s) {
   return s;
 }
 
+// Every self-hosted runner carries the default label "self-hosted", declared or not.
 bool labels_match(const std::vector<std::string>& job, const std::vector<std::string>& runner) {
   return std::all_of(job.begin(), job.end(), [&](const std::string& l) {
-    return std::any_of(runner.begin(), runner.end(),
-                       [&](const std::string& r) { return lower(r) == lower(l); });
+    return lower(l) == "self-hosted" || std::any_of(runner.begin(), runner.end(), [&](const std::string& r) {
+             return lower(r) == lower(l);
+           });
   });
 }
 

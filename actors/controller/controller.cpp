@@ -1,0 +1,173 @@
+#include "actors/controller/controller.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "actors/kinds.hpp"
+#include "actors/runnerset/routing.hpp"
+#include "actors/supervisor/supervisor.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/common/strings.hpp"
+#include "adapters/github/scope.hpp"
+#include "adapters/kube/informer.hpp"
+#include "adapters/resources/naming.hpp"
+#include "adapters/resources/parse.hpp"
+#include "messages/jobs.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::controller {
+namespace {
+
+struct controller_state {
+  controller_config cfg;
+  caf::actor kube;
+  caf::actor sets;  // supervisor of the RunnerSet actors, keyed "ns/name"
+  std::vector<caf::actor> informers;
+  std::map<std::string, resources::runnerset> known_sets;  // for routing demand
+  std::map<std::string, std::string> runner_set;           // runner name -> "ns/set"
+  static constexpr const char* name = "controller";
+};
+
+using self_ptr = caf::stateful_actor<controller_state>*;
+
+void route(self_ptr self, const std::string& set_key, caf::message msg) {
+  self->send(self->state.sets, supervision::route_atom::value, set_key, std::move(msg));
+}
+
+void on_event(self_ptr self, kube::informer_event& ev) {
+  auto& st = self->state;
+  if (!ev.obj) return;
+  auto kind = json::string_or(*ev.obj.doc, "kind");
+  const bool deleted = ev.type == kube::event_type::deleted;
+  std::string ns(ev.obj.namespace_);
+  std::string set_name;
+  if (kind == "RunnerSet") {
+    set_name = std::string(ev.obj.name);
+    auto key = ns + "/" + set_name;
+    if (deleted) {
+      st.known_sets.erase(key);
+    } else if (auto parsed = resources::parse_runnerset(*ev.obj.doc)) {
+      st.known_sets[key] = std::move(*parsed);
+    }
+  } else {
+    set_name = std::string(ev.obj.label(resources::label_runnerset));
+    if (set_name.empty()) return;  // not made by a RunnerSet
+    if (kind == "Runner") {
+      if (deleted)
+        st.runner_set.erase(std::string(ev.obj.name));
+      else
+        st.runner_set[std::string(ev.obj.name)] = ns + "/" + set_name;
+    }
+  }
+  route(self, ns + "/" + set_name, caf::make_message(std::move(ev)));
+}
+
+// Queued demand goes to the first RunnerSet (by namespace/name) whose scope
+// serves the repository and one of whose variants carries the job's labels.
+std::optional<std::string> set_for_demand(const controller_state& st, const messages::job_info& job) {
+  for (const auto& [key, set] : st.known_sets) {
+    if (set.metadata.deleting || !scope_serves(set.spec.scope_url, job.repository)) continue;
+    if (runnerset::variant_for_job(resources::effective_variants(set.spec), job.labels)) return key;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> set_by_runner_name(const controller_state& st, const std::string& runner) {
+  for (const auto& [key, set] : st.known_sets)
+    for (const auto& v : resources::effective_variants(set.spec)) {
+      auto prefix = resources::runner_name_prefix(set.metadata.name, v.name);
+      if (runner.size() == prefix.size() + resources::runner_suffix_length && runner.starts_with(prefix))
+        return key;
+    }
+  return std::nullopt;
+}
+
+template <class Demand>
+void on_demand(self_ptr self, const Demand& m) {
+  if (auto key = set_for_demand(self->state, m.job)) route(self, *key, caf::make_message(m));
+}
+
+caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.kube = kube::spawn_request_pool(self->system(), st.cfg.kube, st.cfg.kube_options, st.cfg.kube_workers);
+  auto defaults = st.cfg.runnerset_defaults;
+  defaults.kube = st.kube;
+  st.sets = supervision::spawn_supervisor(self->system(), "runnersets",
+                                          [defaults](caf::local_actor* parent, const std::string& key) {
+                                            auto c = defaults;
+                                            auto slash = key.find('/');
+                                            c.ns = key.substr(0, slash);
+                                            c.name = key.substr(slash + 1);
+                                            return runnerset::spawn_runnerset(parent, c);
+                                          });
+  const std::string owned_by_set = resources::label_runnerset;
+  for (auto [res, selector] :
+       {std::pair{kinds::runnersets(), std::string()}, std::pair{kinds::runners(), owned_by_set},
+        std::pair{kinds::pods(), owned_by_set}, std::pair{kinds::secrets(), owned_by_set}}) {
+    kube::informer_options io;
+    io.res = res;
+    io.ns = st.cfg.ns;
+    io.label_selector = selector;
+    auto inf = kube::spawn_informer(self->system(), st.cfg.kube, st.cfg.kube_options, io);
+    self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+    st.informers.push_back(inf);
+  }
+  self->set_exit_handler([=](caf::exit_msg& em) {
+    auto& s = self->state;
+    for (auto& inf : s.informers) self->send_exit(inf, em.reason);
+    self->send_exit(s.sets, em.reason);
+    self->send_exit(s.kube, em.reason);
+    self->quit(em.reason);
+  });
+  spdlog::info("controller: watching RunnerSets in {}", st.cfg.ns.empty() ? "every namespace" : st.cfg.ns);
+  return {
+      [=](kube::informer_event& ev) { on_event(self, ev); },
+      [=](kube::informer_synced& s) {
+        spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
+      },
+      [=](messages::job_available& m) { on_demand(self, m); },
+      [=](messages::job_assigned& m) { on_demand(self, m); },
+      [=](messages::job_started& m) {
+        auto owner = self->state.runner_set.find(m.runner_name);
+        if (owner != self->state.runner_set.end()) return route(self, owner->second, caf::make_message(m));
+        // Not seen yet (a restart before the watches synced): our runner
+        // names say which set and variant made them. A start on a runner
+        // that is not ours at all (another pool, a hosted runner) is ignored.
+        if (auto key = set_by_runner_name(self->state, m.runner_name))
+          route(self, *key, caf::make_message(m));
+      },
+      [=](messages::job_completed& m) {
+        // Every set drops the job from its demand; the owner also ends the runner.
+        for (const auto& [key, set] : self->state.known_sets) route(self, key, caf::make_message(m));
+      },
+  };
+}
+
+}  // namespace
+
+bool scope_serves(const std::string& scope_url, const std::string& repository) {
+  auto target = github::parse_config_url(scope_url);
+  if (!target) return false;
+  auto slash = repository.find('/');
+  if (slash == std::string::npos) return false;
+  const auto owner = ascii_lower(repository.substr(0, slash));
+  switch (target->where.kind) {
+    case github::scope_kind::enterprise:
+      return true;
+    case github::scope_kind::organization:
+      return ascii_lower(target->where.owner) == owner;
+    case github::scope_kind::repository:
+      return ascii_lower(target->where.owner + "/" + target->where.repository) == ascii_lower(repository);
+  }
+  return false;
+}
+
+caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg) {
+  return sys.spawn(controller_behavior, std::move(cfg));
+}
+
+}  // namespace octorun::controller

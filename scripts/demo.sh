@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The demo: the manager against a real local control plane (etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler, kwok) and the
+# GitHub simulator. It applies a RunnerSet, queues a burst of jobs on the
+# simulated GitHub, and shows runners scaling up, taking jobs and scaling
+# back to zero, then prints a summary. Everything it starts is stopped at
+# the end (or on Ctrl-C).
+#   scripts/demo.sh [JOBS] [JOB_SECONDS]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+jobs=${1:-8}
+job_seconds=${2:-4}
+
+scripts/install-deps.sh
+test/controlplane/build.sh >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" --target octorun github-simulator
+
+work=$(mktemp -d /tmp/octorun-demo.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  test/controlplane/cluster.sh stop "$work/cluster" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+wait_for_line() {  # wait_for_line FILE PATTERN SECONDS -> the first matching line
+  local deadline=$((SECONDS + $3))
+  until grep -m1 -E "$2" "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || { echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
+say "starting the control plane"
+test/controlplane/cluster.sh start "$work/cluster" $$
+# shellcheck disable=SC1091
+source "$work/cluster/env"
+kubectl() { "$OCTORUN_TEST_BIN/kubectl" "$@"; }
+kubectl apply -f crds/ >/dev/null
+kubectl wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io --timeout=60s >/dev/null
+
+say "starting the GitHub simulator"
+build/test/simulator/github-simulator --port 0 --org acme --auto-online >"$work/simulator.log" 2>&1 &
+pids+=($!)
+sim=$(wait_for_line "$work/simulator.log" 'listening on http' 30 | grep -oE 'http://[0-9.:]+')
+echo "GitHub (simulated, GHES-style) at $sim"
+
+say "starting the manager"
+secret=$(openssl rand -hex 20)
+OCTORUN_WEBHOOK_SECRET=$secret build/cmd/octorun --kubeconfig="$KUBECONFIG" --log-format=text \
+  --webhook-bind=127.0.0.1 --webhook-port=0 --health-bind=127.0.0.1 --health-port=0 \
+  --lease-namespace=default >"$work/manager.log" 2>&1 &
+pids+=($!)
+intake=$(wait_for_line "$work/manager.log" 'webhook intake listening on' 60 | grep -oE 'http://[0-9.:]+/webhook')
+echo "manager is leading; GitHub webhooks go to $intake"
+curl -fsS -X POST "$sim/_sim/webhook" -d "{\"url\":\"$intake\",\"secret\":\"$secret\"}" >/dev/null
+
+say "applying a RunnerSet (min 0, max 5) for the organisation acme"
+kubectl create namespace demo >/dev/null
+kubectl -n demo create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
+kubectl -n demo apply -f - <<EOF
+apiVersion: octorun.io/v1alpha1
+kind: RunnerSet
+metadata:
+  name: linux
+spec:
+  scopeURL: $sim/acme
+  credentialsSecretName: github
+  runnerLabels: [linux]
+  minRunners: 0
+  maxRunners: 5
+  template:
+    spec:
+      containers:
+      - name: runner
+        image: ghcr.io/actions/actions-runner:latest
+EOF
+
+say "queueing $jobs jobs of ${job_seconds}s on acme/app"
+started=$SECONDS
+curl -fsS -X POST "$sim/_sim/jobs" \
+  -d "{\"repository\":\"acme/app\",\"labels\":[\"self-hosted\",\"linux\"],\"duration_ms\":$((job_seconds * 1000)),\"count\":$jobs}" >/dev/null
+
+peak=0
+deadline=$((SECONDS + 60 + jobs * job_seconds * 2))
+while ((SECONDS < deadline)); do
+  state=$(curl -fsS "$sim/_sim/state")
+  done_jobs=$( (grep -o '"state":"completed"' <<<"$state" || true) | wc -l)
+  phases=$(kubectl -n demo get runners -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | sort | uniq -c | tr '\n' ' ')
+  count=$(kubectl -n demo get runners -o name | wc -l)
+  ((count > peak)) && peak=$count
+  printf '%4ss  jobs done %2s/%s  runners %s  [%s]\n' "$((SECONDS - started))" "$done_jobs" "$jobs" "$count" "${phases:-none}"
+  if ((done_jobs == jobs && count == 0)); then break; fi
+  sleep 1
+done
+
+say "summary"
+kubectl -n demo get runnerset linux
+calls=$(curl -fsS "$sim/_sim/calls")
+echo "jobs completed:      $done_jobs of $jobs in $((SECONDS - started)) s"
+echo "peak runners:        $peak (maxRunners 5)"
+echo "runners left:        $(kubectl -n demo get runners -o name | wc -l), pods left: $(kubectl -n demo get pods -o name | wc -l)"
+echo "GitHub calls:        $calls"
+if ((done_jobs != jobs)); then
+  echo "not every job completed; manager log: $work/manager.log" >&2
+  tail -30 "$work/manager.log" >&2
+  exit 1
+fi

@@ -52,10 +52,6 @@ unexpected<std::string> fail(const std::string& why) {
 
 }  // namespace
 
-std::string github_scope::api_url() const {
-  return github_com ? "https://api.github.com" : base_url + "/api/v3";
-}
-
 expected<github_scope, std::string> parse_scope_url(std::string_view url) {
   if (url.empty()) return unexpected<std::string>{std::string("is required; ") + expected_forms};
   std::string_view rest;

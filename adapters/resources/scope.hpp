@@ -1,4 +1,6 @@
-// The GitHub scope a RunnerSet registers runners with, parsed from its URL.
+// The GitHub scope a RunnerSet registers runners with, validated for users:
+// each rejection says what is wrong. Where the API lives (REST base, GHES)
+// is the GitHub adapter's business: github::parse_config_url.
 #pragma once
 
 #include <string>
@@ -16,8 +18,6 @@ struct github_scope {
   std::string repository;  // empty unless kind == repository
   bool github_com = false;
 
-  // REST API root: https://api.github.com, or <base>/api/v3 on GitHub Enterprise Server.
-  std::string api_url() const;
 };
 
 // Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with

@@ -56,6 +56,7 @@ struct set_state {
   std::string published_status;
   bool status_in_flight = false;
   bool status_stale = false;  // a newer status was computed while one was in flight
+  bool finalizer_in_flight = false;
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };
@@ -212,6 +213,67 @@ void remove_idle(self_ptr self, const tracked_runner& t) {
           [=](caf::error&) { self->state.removing.erase(name); });
 }
 
+// ---- deletion ------------------------------------------------------------------
+// The set holds a finalizer so that it (and its credentials, which its
+// Runners' finalizers need to deregister them from GitHub) outlives its
+// Runners: deleting a RunnerSet deletes every Runner, waits until they are
+// gone (busy ones after their job), then lets the set go.
+
+constexpr const char* set_finalizer = "octorun.io/runnerset";
+
+bool has_set_finalizer(const kube::object& set) {
+  const auto* meta = set.member("metadata");
+  const auto* list = meta ? json::find_value(*meta, "finalizers") : nullptr;
+  if (list == nullptr || !list->IsArray()) return false;
+  for (const auto& f : list->GetArray())
+    if (f.IsString() && std::string_view(f.GetString()) == set_finalizer) return true;
+  return false;
+}
+
+void patch_set_finalizer(self_ptr self, bool ours) {
+  auto& st = self->state;
+  if (st.finalizer_in_flight) return;
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", json::string_value(st.set_object.resource_version, a), a);
+  rapidjson::Value list(rapidjson::kArrayType);
+  const auto* m = st.set_object.member("metadata");
+  if (const auto* existing = m ? json::find_value(*m, "finalizers") : nullptr;
+      existing && existing->IsArray())
+    for (const auto& f : existing->GetArray())
+      if (f.IsString() && std::string_view(f.GetString()) != set_finalizer)
+        list.PushBack(rapidjson::Value(f, a), a);
+  if (ours) list.PushBack(rapidjson::StringRef(set_finalizer), a);
+  meta.AddMember("finalizers", list, a);
+  d.AddMember("metadata", meta, a);
+  st.finalizer_in_flight = true;
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                                    json::to_string(d), ""})
+      .then(
+          [=](kube::object_result& r) {
+            self->state.finalizer_in_flight = false;
+            // A conflict or any failure: the next event or tick decides again.
+            if (!r && !r.error().not_found() && !r.error().conflict())
+              spdlog::warn("runnerset {}: {} the finalizer: {}", id(self), ours ? "adding" : "removing",
+                           kube::to_string(r.error()));
+          },
+          [=](caf::error&) { self->state.finalizer_in_flight = false; });
+}
+
+void delete_runner(self_ptr self, const std::string& name);
+
+void drain_for_deletion(self_ptr self) {
+  auto& st = self->state;
+  for (const auto& [name, t] : st.runners)
+    if (!t.view.deleting && st.removing.count(name) == 0) delete_runner(self, name);
+  if (st.runners.empty() && st.creating.empty() && has_set_finalizer(st.set_object)) {
+    spdlog::info("runnerset {}: every runner is gone; releasing the RunnerSet", id(self));
+    patch_set_finalizer(self, false);
+  }
+}
+
 std::int64_t assigned_jobs(const set_state& st, const std::string& variant) {
   std::int64_t n = 0;
   for (const auto& [job, v] : st.active_jobs) n += v == variant ? 1 : 0;
@@ -315,7 +377,9 @@ void publish_status(self_ptr self, const std::vector<std::pair<std::string, coun
 
 void reconcile(self_ptr self) {
   auto& st = self->state;
-  if (!st.set || st.set->metadata.deleting) return;  // deletion: owner references take the Runners
+  if (!st.set) return;
+  if (st.set->metadata.deleting) return drain_for_deletion(self);
+  if (!has_set_finalizer(st.set_object)) return patch_set_finalizer(self, true);
   if (!st.github) {
     refresh_credentials(self);
     if (!st.credentials_error.empty()) publish_status(self, {}, !st.set->spec.variants.empty());

@@ -183,5 +183,19 @@ TEST_F(RunnerSetActor, ScaleDownTakesIdleRunnersAndNeverABusyOne) {
   EXPECT_TRUE(eventually("pods -o name", ""));
 }
 
+TEST_F(RunnerSetActor, DeletingTheSetRemovesEveryRunnerHereAndOnGitHub) {
+  start(2, 5);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "2 2"));
+  EXPECT_EQ(get("runnerset linux -o jsonpath='{.metadata.finalizers[0]}'"), "octorun.io/runnerset");
+  EXPECT_NE(sim_->state_json().find("\"ephemeral\":true"), std::string::npos);
+
+  test::kubectl(c_, "-n " + ns_ + " delete runnerset linux --wait=false >/dev/null");
+  EXPECT_TRUE(eventually("runnersets -o name", ""));
+  EXPECT_TRUE(eventually("runners -o name", ""));
+  EXPECT_TRUE(eventually("pods -o name", ""));
+  EXPECT_TRUE(eventually("secrets -l octorun.io/runner -o name", ""));
+  EXPECT_EQ(sim_->state_json().find("\"ephemeral\":true"), std::string::npos) << "a GitHub runner leaked";
+}
+
 }  // namespace
 }  // namespace octorun::runnerset

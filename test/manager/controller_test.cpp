@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "actors/controller/controller.hpp"
+
+#include <gtest/gtest.h>
 
 namespace octorun::controller {
 namespace {

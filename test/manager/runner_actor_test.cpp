@@ -26,22 +26,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class RunnerActor : public ::testing::Test {
+class RunnerActor : public test::actor_test_base {
  protected:
-  static void SetUpTestSuite() {
-    const auto& c = test::cluster();
-    test::install_crds(c);
-  }
-
-  RunnerActor() : c_(test::cluster()), ns_(test::make_namespace(c_, "runner")) {
-    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
-    if (!cfg) ADD_FAILURE() << cfg.error();
-    kube_cfg_ = *cfg;
-    auto sim = sim::simulator::start({});
-    if (!sim) ADD_FAILURE() << sim.error();
-    sim_ = std::move(*sim);
-    sim_->add_organization("acme");
-    kube_ = kube::spawn_request_pool(sys_, kube_cfg_, {}, 2);
+  RunnerActor() : actor_test_base("runner") {
     github::rest_options gh;
     gh.api_base = sim_->api_url();
     gh.where = {github::scope_kind::organization, "acme", ""};
@@ -50,10 +37,8 @@ class RunnerActor : public ::testing::Test {
   }
 
   ~RunnerActor() override {
-    for (auto& a : {kube_, github_}) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(github_, caf::exit_reason::user_shutdown);
     if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
-    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
   }
 
   // Creates a RunnerSet (nothing reconciles it here) and one of its Runners,
@@ -135,14 +120,7 @@ class RunnerActor : public ::testing::Test {
             std::to_string(code) + R"(}}}]}})" + "' >/dev/null");
   }
 
-  const test::cluster_info& c_;
-  std::string ns_;
-  kube::config kube_cfg_;
-  std::unique_ptr<sim::simulator> sim_;
-  caf::actor_system_config sys_cfg_;
-  caf::actor_system sys_{sys_cfg_};
-  caf::actor kube_, github_, runner_;
-  std::vector<caf::actor> informers_;
+  caf::actor github_, runner_;
   std::string name_;
 };
 

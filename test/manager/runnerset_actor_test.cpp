@@ -22,29 +22,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class RunnerSetActor : public ::testing::Test {
+class RunnerSetActor : public test::actor_test_base {
  protected:
-  static void SetUpTestSuite() {
-    const auto& c = test::cluster();
-    test::install_crds(c);
-  }
-
-  RunnerSetActor() : c_(test::cluster()), ns_(test::make_namespace(c_, "rset")) {
-    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
-    if (!cfg) ADD_FAILURE() << cfg.error();
-    kube_cfg_ = *cfg;
-    auto sim = sim::simulator::start({});
-    if (!sim) ADD_FAILURE() << sim.error();
-    sim_ = std::move(*sim);
-    sim_->add_organization("acme");
-    kube_ = kube::spawn_request_pool(sys_, kube_cfg_, {}, 2);
-  }
+  RunnerSetActor() : actor_test_base("rset") {}
 
   ~RunnerSetActor() override {
     if (set_) caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
-    for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(kube_, caf::exit_reason::user_shutdown);
-    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
   }
 
   void start(int min_runners, int max_runners) {
@@ -116,14 +99,7 @@ class RunnerSetActor : public ::testing::Test {
     caf::anon_send(set_, messages::job_completed{job(id), runner, 0, "succeeded"});
   }
 
-  const test::cluster_info& c_;
-  std::string ns_;
-  kube::config kube_cfg_;
-  std::unique_ptr<sim::simulator> sim_;
-  caf::actor_system_config sys_cfg_;
-  caf::actor_system sys_{sys_cfg_};
-  caf::actor kube_, set_;
-  std::vector<caf::actor> informers_;
+  caf::actor set_;
 };
 
 TEST_F(RunnerSetActor, ScalesFromZeroToDemandAndBackToZero) {

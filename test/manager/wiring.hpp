@@ -2,13 +2,18 @@
 // actor (what the controller does for real, routing by owner).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <caf/all.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "messages/kube.hpp"
+#include "test/simulator/simulator.hpp"
+#include "test/support/test_cluster.hpp"
 
 namespace octorun::test {
 
@@ -44,5 +49,38 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
   }
   return out;
 }
+
+// What the actor tests share: the cluster with the CRDs, a fresh namespace,
+// the GitHub simulator with organisation "acme", a Kubernetes request pool.
+class actor_test_base : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { install_crds(cluster()); }
+
+  explicit actor_test_base(const std::string& ns_prefix) : c_(cluster()), ns_(make_namespace(c_, ns_prefix)) {
+    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
+    if (!cfg) ADD_FAILURE() << cfg.error();
+    kube_cfg_ = *cfg;
+    auto sim = sim::simulator::start({});
+    if (!sim) ADD_FAILURE() << sim.error();
+    sim_ = std::move(*sim);
+    sim_->add_organization("acme");
+    kube_ = kube::spawn_request_pool(sys_, kube_cfg_, {}, 2);
+  }
+
+  ~actor_test_base() override {
+    for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(kube_, caf::exit_reason::user_shutdown);
+    kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
+  }
+
+  const cluster_info& c_;
+  std::string ns_;
+  kube::config kube_cfg_;
+  std::unique_ptr<sim::simulator> sim_;
+  caf::actor_system_config sys_cfg_;
+  caf::actor_system sys_{sys_cfg_};
+  caf::actor kube_;
+  std::vector<caf::actor> informers_;
+};
 
 }  // namespace octorun::test

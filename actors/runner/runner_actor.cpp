@@ -22,6 +22,7 @@ namespace octorun::runner {
 namespace {
 
 using wake_atom = caf::atom_constant<caf::atom("rwake")>;
+using resync_atom = caf::atom_constant<caf::atom("rresync")>;
 using clock = std::chrono::steady_clock;
 
 using job_event = std::variant<messages::job_started, messages::job_completed>;
@@ -509,7 +510,12 @@ void process_jobs(self_ptr self) {
 
 caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
   self->state.cfg = std::move(cfg);
+  self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
   return {
+      [=](resync_atom) {
+        reconcile(self);
+        self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
+      },
       [=](kube::informer_event& ev) {
         if (!ev.obj) return;
         auto& st = self->state;

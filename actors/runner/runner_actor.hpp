@@ -35,6 +35,9 @@ struct runner_actor_config {
   std::chrono::milliseconds retry_initial{500};    // after a failed call
   std::chrono::milliseconds retry_max{60'000};
   std::chrono::milliseconds request_timeout{90'000};
+  // Reconcile from what the watches last showed even without news: the
+  // level-triggered safety net for anything an event did not trigger.
+  std::chrono::milliseconds resync{60'000};
 };
 
 // Sent by the RunnerSet after it removed this runner from GitHub itself

@@ -77,7 +77,7 @@ class RunnerActor : public test::actor_test_base {
 
   // Polls `jsonpath` of the Runner (or another object) until it equals `want`.
   bool eventually(const std::string& what, const std::string& jsonpath, const std::string& want,
-                  std::chrono::seconds within = 30s) {
+                  std::chrono::seconds within = 60s) {
     auto deadline = std::chrono::steady_clock::now() + within;
     std::string got;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -86,7 +86,9 @@ class RunnerActor : public test::actor_test_base {
       if (got == want) return true;
       std::this_thread::sleep_for(100ms);
     }
-    ADD_FAILURE() << what << " " << jsonpath << ": wanted '" << want << "', last saw '" << got << "'";
+    ADD_FAILURE() << what << " " << jsonpath << ": wanted '" << want << "', last saw '" << got << "'\n"
+                  << test::kubectl(c_, "-n " + ns_ + " get runners,pods,secrets -o wide 2>&1 || true")
+                  << test::kubectl(c_, "-n " + ns_ + " get pods -o yaml 2>&1 || true");
     return false;
   }
 

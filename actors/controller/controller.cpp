@@ -48,7 +48,7 @@ void on_event(self_ptr self, kube::informer_event& ev) {
     set_name = std::string(ev.obj.name);
     auto key = ns + "/" + set_name;
     if (deleted) {
-      st.known_sets.erase(key);
+      if (st.known_sets.erase(key) == 0) return;  // never started: nothing to stop
     } else if (auto parsed = resources::parse_runnerset(*ev.obj.doc)) {
       st.known_sets[key] = std::move(*parsed);
     }
@@ -62,7 +62,11 @@ void on_event(self_ptr self, kube::informer_event& ev) {
         st.runner_set[std::string(ev.obj.name)] = ns + "/" + set_name;
     }
   }
-  route(self, ns + "/" + set_name, caf::make_message(std::move(ev)));
+  auto key = ns + "/" + set_name;
+  // A deletion for a set we do not know (its own deletion already seen, or a
+  // late Pod/Secret event after the set went) must not spawn an actor for it.
+  if (deleted && kind != "RunnerSet" && st.known_sets.count(key) == 0) return;
+  route(self, key, caf::make_message(std::move(ev)));
 }
 
 // Queued demand goes to the first RunnerSet (by namespace/name) whose scope

@@ -40,7 +40,7 @@ void route(self_ptr self, const std::string& set_key, caf::message msg) {
 void on_event(self_ptr self, kube::informer_event& ev) {
   auto& st = self->state;
   if (!ev.obj) return;
-  auto kind = json::string_or(*ev.obj.doc, "kind");
+  auto kind = json::str(*ev.obj.doc, "kind");
   const bool deleted = ev.type == kube::event_type::deleted;
   std::string ns(ev.obj.namespace_);
   std::string set_name;

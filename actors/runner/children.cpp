@@ -47,7 +47,7 @@ std::string jit_secret_json(const resources::runner& r, const jit_config& jit) {
   data.AddMember("runnerId", str(base64_encode(std::to_string(jit.runner_id)), a), a);
   data.AddMember("runnerName", str(base64_encode(jit.runner_name), a), a);
   d.AddMember("data", data, a);
-  return json::to_string(d);
+  return json::write(d);
 }
 
 std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret) {
@@ -141,7 +141,7 @@ expected<std::string, std::string> pod_json(const resources::runner& r, const st
   set_member(*runner, "env", std::move(env), a);
 
   pod.AddMember("spec", spec, a);
-  return json::to_string(pod);
+  return json::write(pod);
 }
 
 }  // namespace octorun::runner

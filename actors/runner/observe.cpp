@@ -15,21 +15,21 @@ pod_observation observe_pod(const kube::object& pod) {
   if (status == nullptr) return out;
   if (const auto* conditions = json::find_value(*status, "conditions"); conditions && conditions->IsArray())
     for (const auto& c : conditions->GetArray())
-      if (json::string_or(c, "type") == "Ready") out.ready = json::string_or(c, "status") == "True";
+      if (json::str(c, "type") == "Ready") out.ready = json::str(c, "status") == "True";
   if (const auto* cs = json::find_value(*status, "containerStatuses"); cs && cs->IsArray()) {
     for (const auto& c : cs->GetArray()) {
-      if (json::string_or(c, "name") != runner_container) continue;
+      if (json::str(c, "name") != runner_container) continue;
       const auto* state = json::find_value(c, "state");
       const auto* terminated = state ? json::find_value(*state, "terminated") : nullptr;
       if (terminated != nullptr && terminated->IsObject()) {
         out.runner_exited = true;
-        out.exit_code = static_cast<int>(json::int64_or(*terminated, "exitCode", 1));
+        out.exit_code = static_cast<int>(json::i64(*terminated, "exitCode", 1));
       }
     }
   }
   // A pod that failed or succeeded as a whole without a container status
   // (evicted, rejected by the node) ended the runner too.
-  auto phase = json::string_or(*status, "phase");
+  auto phase = json::str(*status, "phase");
   if (!out.runner_exited && (phase == "Failed" || phase == "Succeeded")) {
     out.runner_exited = true;
     out.exit_code = phase == "Succeeded" ? 0 : 1;
@@ -51,7 +51,7 @@ bool failure_recorded_for(const kube::object& runner_object, std::string_view po
   const auto* failures = status ? json::find_value(*status, "failures") : nullptr;
   if (pod_uid.empty() || failures == nullptr || !failures->IsArray()) return false;
   return std::any_of(failures->Begin(), failures->End(),
-                     [&](const rapidjson::Value& f) { return json::string_or(f, "podUID") == pod_uid; });
+                     [&](const rapidjson::Value& f) { return json::str(f, "podUID") == pod_uid; });
 }
 
 observation observe(const kube::object& runner_object, const resources::runner& runner,

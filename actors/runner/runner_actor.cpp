@@ -157,8 +157,8 @@ void write(self_ptr self, const char* what, Request req, kube::object* slot) {
 
 kube::patch_request runner_patch(self_ptr self, rapidjson::Document& body, const char* subresource) {
   auto& st = self->state;
-  return kube::patch_request{kinds::runners(),      st.cfg.ns,  st.cfg.name, kube::patch_type::merge,
-                             json::to_string(body), subresource};
+  return kube::patch_request{kinds::runners(),        st.cfg.ns,         st.cfg.name,
+                             kube::patch_type::merge, json::write(body), subresource};
 }
 
 // {"metadata":{"resourceVersion":rv}}: the optimistic lock every Runner write carries.
@@ -434,7 +434,7 @@ void write_job_phase(self_ptr self, std::string rv, const messages::job_info& jo
   d.AddMember("status", status, a);
   self->request(st.cfg.kube, st.cfg.request_timeout,
                 kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                                    json::to_string(d), "status"})
+                                    json::write(d), "status"})
       .then(
           [=](kube::object_result& r) {
             if (r) {
@@ -519,7 +519,7 @@ caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
       [=](kube::informer_event& ev) {
         if (!ev.obj) return;
         auto& st = self->state;
-        auto kind = json::string_or(*ev.obj.doc, "kind");
+        auto kind = json::str(*ev.obj.doc, "kind");
         const bool gone = ev.type == kube::event_type::deleted;
         if (kind == "Runner") {
           if (gone) return self->quit();  // finalizer removed: nothing left to do

@@ -51,7 +51,7 @@ std::string runner_json(const resources::runnerset& set, const resources::effect
   spec.AddMember("template", template_value, a);
   d.AddMember("spec", spec, a);
 
-  return json::to_string(d);
+  return json::write(d);
 }
 
 }  // namespace octorun::runnerset

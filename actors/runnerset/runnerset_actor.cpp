@@ -91,7 +91,7 @@ std::optional<tracked_runner> track(const kube::object& obj) {
   t.view.deleting = r->metadata.deleting;
   t.view.pod_ready = r->status.pod_ready;
   const auto* meta = obj.member("metadata");
-  t.view.created = meta ? epoch_seconds(json::string_or(*meta, "creationTimestamp")) : 0;
+  t.view.created = meta ? epoch_seconds(json::str(*meta, "creationTimestamp")) : 0;
   t.variant = r->spec.variant;
   t.github_runner_id = r->status.runner_id;
   return t;
@@ -250,7 +250,7 @@ void patch_set_finalizer(self_ptr self, bool ours) {
   st.finalizer_in_flight = true;
   self->request(st.cfg.kube, st.cfg.request_timeout,
                 kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                                    json::to_string(d), ""})
+                                    json::write(d), ""})
       .then(
           [=](kube::object_result& r) {
             self->state.finalizer_in_flight = false;
@@ -350,7 +350,7 @@ void publish_status(self_ptr self, const std::vector<std::pair<std::string, coun
     }
     status.AddMember("variants", variants, a);
   }
-  auto text = json::to_string(status);
+  auto text = json::write(status);
   if (text == st.published_status) return;
   if (st.status_in_flight) {
     st.status_stale = true;  // published once the write in flight returns
@@ -360,7 +360,7 @@ void publish_status(self_ptr self, const std::vector<std::pair<std::string, coun
   st.status_in_flight = true;
   self->request(st.cfg.kube, st.cfg.request_timeout,
                 kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                                    json::to_string(d), "status"})
+                                    json::write(d), "status"})
       .then(
           [=](kube::object_result& r) {
             auto& s = self->state;
@@ -448,7 +448,7 @@ void stop_children(self_ptr self) {
 void on_event(self_ptr self, kube::informer_event& ev) {
   auto& st = self->state;
   if (!ev.obj) return;
-  auto kind = json::string_or(*ev.obj.doc, "kind");
+  auto kind = json::str(*ev.obj.doc, "kind");
   const bool deleted = ev.type == kube::event_type::deleted;
   if (kind == "RunnerSet") {
     if (deleted) {

@@ -11,7 +11,7 @@ namespace {
 
 using rapidjson::Value;
 
-using json::find_member;
+using json::member;
 bool absent(const Value& obj, const char* key) { return json::find_value(obj, key) == nullptr; }
 
 // add, or replace an explicit null (JSON Patch "add" replaces existing members too).
@@ -21,9 +21,9 @@ void add_if_absent(const Value& obj, const std::string& path, const char* key, s
 }
 
 void template_defaults(const Value& parent, const std::string& path, std::vector<json_patch_op>& out) {
-  const Value* t = find_member(parent, "template");
+  const Value* t = member(parent, "template");
   if (t == nullptr || !t->IsObject()) return;
-  const Value* spec = find_member(*t, "spec");
+  const Value* spec = member(*t, "spec");
   if (spec == nullptr || !spec->IsObject()) return;  // validation reports it
   add_if_absent(*spec, path + "/template/spec", "restartPolicy",
                 std::string("\"") + default_restart_policy + "\"", out);
@@ -33,10 +33,10 @@ void template_defaults(const Value& parent, const std::string& path, std::vector
 
 std::vector<json_patch_op> runnerset_defaults(const rapidjson::Value& object) {
   std::vector<json_patch_op> out;
-  const Value* spec = find_member(object, "spec");
+  const Value* spec = member(object, "spec");
   if (spec == nullptr || !spec->IsObject()) return out;
   add_if_absent(*spec, "/spec", "runnerGroup", std::string("\"") + default_runner_group + "\"", out);
-  const Value* min = find_member(*spec, "minRunners");
+  const Value* min = member(*spec, "minRunners");
   std::int64_t min_runners = 0;
   if (min == nullptr || min->IsNull()) {
     out.push_back({"add", "/spec/minRunners", "0"});
@@ -46,7 +46,7 @@ std::vector<json_patch_op> runnerset_defaults(const rapidjson::Value& object) {
   add_if_absent(*spec, "/spec", "maxRunners",
                 std::to_string(std::max<std::int64_t>(min_runners, resources::default_max_runners)), out);
   template_defaults(*spec, "/spec", out);
-  if (const Value* variants = find_member(*spec, "variants"); variants != nullptr && variants->IsArray()) {
+  if (const Value* variants = member(*spec, "variants"); variants != nullptr && variants->IsArray()) {
     for (rapidjson::SizeType i = 0; i < variants->Size(); ++i)
       template_defaults((*variants)[i], "/spec/variants/" + std::to_string(i), out);
   }

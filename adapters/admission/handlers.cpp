@@ -29,7 +29,7 @@ admission_response allow(const admission_request& req) {
 }
 
 bool deleting(const rapidjson::Value& object) {
-  const rapidjson::Value* meta = json::find_member(object, "metadata");
+  const rapidjson::Value* meta = json::member(object, "metadata");
   return meta != nullptr && json::find_value(*meta, "deletionTimestamp") != nullptr;
 }
 

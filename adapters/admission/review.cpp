@@ -11,11 +11,11 @@ namespace {
 
 using rapidjson::Value;
 
-using json::find_member;
+using json::member;
 
 // A string member, or "" when absent; an error when present with another type.
 bool read_string(const Value& obj, const char* key, std::string& out, std::string& error) {
-  const Value* v = find_member(obj, key);
+  const Value* v = member(obj, key);
   if (v == nullptr || v->IsNull()) return true;
   if (!v->IsString()) {
     error = std::string("request.") + key + " must be a string";
@@ -38,15 +38,15 @@ expected<admission_request, std::string> parse_admission_review(std::string_view
   d.Parse(body.data(), body.size());
   if (d.HasParseError()) return unexpected<std::string>{std::string("body is not valid JSON")};
   if (!d.IsObject()) return unexpected<std::string>{std::string("body is not a JSON object")};
-  const Value* api_version = find_member(d, "apiVersion");
-  const Value* kind = find_member(d, "kind");
+  const Value* api_version = member(d, "apiVersion");
+  const Value* kind = member(d, "kind");
   if (api_version == nullptr || !api_version->IsString() ||
       std::string_view(api_version->GetString(), api_version->GetStringLength()) != "admission.k8s.io/v1")
     return unexpected<std::string>{std::string("apiVersion must be admission.k8s.io/v1")};
   if (kind == nullptr || !kind->IsString() ||
       std::string_view(kind->GetString(), kind->GetStringLength()) != "AdmissionReview")
     return unexpected<std::string>{std::string("kind must be AdmissionReview")};
-  const Value* req = find_member(d, "request");
+  const Value* req = member(d, "request");
   if (req == nullptr || !req->IsObject()) return unexpected<std::string>{std::string("request is missing")};
 
   admission_request out;
@@ -58,22 +58,22 @@ expected<admission_request, std::string> parse_admission_review(std::string_view
     return unexpected<std::string>{error};
   if (out.uid.empty()) return unexpected<std::string>{std::string("request.uid is missing")};
   if (out.operation.empty()) return unexpected<std::string>{std::string("request.operation is missing")};
-  if (const Value* k = find_member(*req, "kind"); k != nullptr && k->IsObject()) {
+  if (const Value* k = member(*req, "kind"); k != nullptr && k->IsObject()) {
     if (!read_string(*k, "group", out.group, error) || !read_string(*k, "version", out.version, error) ||
         !read_string(*k, "kind", out.kind, error))
       return unexpected<std::string>{"request.kind: " + error};
   }
-  if (const Value* r = find_member(*req, "resource"); r != nullptr && r->IsObject()) {
+  if (const Value* r = member(*req, "resource"); r != nullptr && r->IsObject()) {
     if (!read_string(*r, "resource", out.resource, error))
       return unexpected<std::string>{"request.resource: " + error};
   }
-  if (const Value* dry = find_member(*req, "dryRun"); dry != nullptr && dry->IsBool())
+  if (const Value* dry = member(*req, "dryRun"); dry != nullptr && dry->IsBool())
     out.dry_run = dry->GetBool();
-  if (const Value* obj = find_member(*req, "object"); obj != nullptr && !obj->IsNull()) {
+  if (const Value* obj = member(*req, "object"); obj != nullptr && !obj->IsNull()) {
     if (!obj->IsObject()) return unexpected<std::string>{std::string("request.object must be an object")};
     out.object.CopyFrom(*obj, out.object.GetAllocator());
   }
-  if (const Value* old = find_member(*req, "oldObject"); old != nullptr && !old->IsNull()) {
+  if (const Value* old = member(*req, "oldObject"); old != nullptr && !old->IsNull()) {
     if (!old->IsObject()) return unexpected<std::string>{std::string("request.oldObject must be an object")};
     out.old_object.CopyFrom(*old, out.old_object.GetAllocator());
   }

@@ -200,7 +200,7 @@ field_errors validate_runner(const runner& r) {
 field_errors validate_runner_update(const rapidjson::Value& old_object, const rapidjson::Value& new_object) {
   static const rapidjson::Value null_value;
   auto spec_of = [](const rapidjson::Value& obj) -> const rapidjson::Value& {
-    const rapidjson::Value* spec = json::find_member(obj, "spec");
+    const rapidjson::Value* spec = json::member(obj, "spec");
     return spec == nullptr ? null_value : *spec;
   };
   const auto& before = spec_of(old_object);

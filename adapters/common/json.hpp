@@ -11,40 +11,60 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace octorun::json {
 
 // ---- reading ---------------------------------------------------------------
 
 // The member `key` of `obj`, or nullptr when `obj` is not an object or has no such member.
-inline const rapidjson::Value* find_member(const rapidjson::Value& obj, const char* key) {
+inline const rapidjson::Value* member(const rapidjson::Value& obj, const char* key) {
   if (!obj.IsObject()) return nullptr;
   auto it = obj.FindMember(key);
   return it == obj.MemberEnd() ? nullptr : &it->value;
 }
 
-// Like find_member, but an explicit null counts as absent too.
+// Like member, but an explicit null counts as absent too.
 inline const rapidjson::Value* find_value(const rapidjson::Value& obj, const char* key) {
-  const rapidjson::Value* v = find_member(obj, key);
+  const rapidjson::Value* v = member(obj, key);
   return v == nullptr || v->IsNull() ? nullptr : v;
 }
 
-inline std::string string_or(const rapidjson::Value& obj, const char* key, std::string fallback = {}) {
-  const auto* v = find_member(obj, key);
+inline std::string str(const rapidjson::Value& obj, const char* key, std::string fallback = {}) {
+  const auto* v = member(obj, key);
   return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
 }
 
-inline std::int64_t int64_or(const rapidjson::Value& obj, const char* key, std::int64_t fallback = 0) {
-  const auto* v = find_member(obj, key);
+// Integers, also written as unsigned or (by some APIs) as a float.
+inline std::int64_t i64(const rapidjson::Value& obj, const char* key, std::int64_t fallback = 0) {
+  const auto* v = member(obj, key);
   if (v == nullptr) return fallback;
   if (v->IsInt64()) return v->GetInt64();
   if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
+  if (v->IsDouble()) return static_cast<std::int64_t>(v->GetDouble());
   return fallback;
 }
 
-inline bool bool_or(const rapidjson::Value& obj, const char* key, bool fallback = false) {
-  const auto* v = find_member(obj, key);
+inline bool boolean(const rapidjson::Value& obj, const char* key, bool fallback = false) {
+  const auto* v = member(obj, key);
   return v != nullptr && v->IsBool() ? v->GetBool() : fallback;
+}
+
+// Strings of an array member; for arrays of objects, the given field of each.
+inline std::vector<std::string> strings(const rapidjson::Value& obj, const char* key,
+                                        const char* field = nullptr) {
+  std::vector<std::string> out;
+  const auto* m = member(obj, key);
+  if (m == nullptr || !m->IsArray()) return out;
+  for (const auto& e : m->GetArray()) {
+    if (e.IsString()) {
+      out.emplace_back(e.GetString(), e.GetStringLength());
+    } else if (field != nullptr && e.IsObject()) {
+      auto s = str(e, field);
+      if (!s.empty()) out.push_back(std::move(s));
+    }
+  }
+  return out;
 }
 
 // ---- writing ---------------------------------------------------------------
@@ -66,8 +86,16 @@ inline void set_member(rapidjson::Value& obj, std::string_view key, rapidjson::V
   obj.AddMember(string_value(key, a), std::move(value), a);
 }
 
+// A string as a JSON string literal, quotes included.
+inline std::string quote(std::string_view s) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
 // Compact serialisation, members in insertion order.
-inline std::string to_string(const rapidjson::Value& v) {
+inline std::string write(const rapidjson::Value& v) {
   rapidjson::StringBuffer sb;
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
   v.Accept(w);

@@ -1,7 +1,7 @@
 #include "adapters/github/auth.hpp"
 
+#include "adapters/common/json.hpp"
 #include "adapters/github/crypto.hpp"
-#include "adapters/github/json.hpp"
 
 namespace octorun::github {
 namespace {

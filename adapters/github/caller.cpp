@@ -3,7 +3,7 @@
 #include <random>
 #include <thread>
 
-#include "adapters/github/json.hpp"
+#include "adapters/common/json.hpp"
 
 namespace octorun::github {
 

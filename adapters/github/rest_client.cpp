@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "adapters/common/json.hpp"
 #include "adapters/github/crypto.hpp"
-#include "adapters/github/json.hpp"
 
 namespace octorun::github {
 namespace {

@@ -1,6 +1,6 @@
 #include "adapters/github/webhook.hpp"
 
-#include "adapters/github/json.hpp"
+#include "adapters/common/json.hpp"
 
 namespace octorun::github {
 

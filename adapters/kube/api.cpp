@@ -63,12 +63,12 @@ api_error parse_status(long code, std::string_view body, std::string_view retry_
   e.code = code;
   rapidjson::Document d;
   d.Parse(body.data(), body.size());
-  if (!d.HasParseError() && d.IsObject() && json::string_or(d, "kind") == "Status") {
-    e.reason = json::string_or(d, "reason");
-    e.message = json::string_or(d, "message");
-    if (e.code == 0) e.code = static_cast<long>(json::int64_or(d, "code"));
-    if (const auto* details = json::find_member(d, "details")) {
-      auto seconds = json::int64_or(*details, "retryAfterSeconds");
+  if (!d.HasParseError() && d.IsObject() && json::str(d, "kind") == "Status") {
+    e.reason = json::str(d, "reason");
+    e.message = json::str(d, "message");
+    if (e.code == 0) e.code = static_cast<long>(json::i64(d, "code"));
+    if (const auto* details = json::member(d, "details")) {
+      auto seconds = json::i64(*details, "retryAfterSeconds");
       if (seconds > 0) e.retry_after = std::chrono::seconds(seconds);
     }
   } else {

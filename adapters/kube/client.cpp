@@ -144,9 +144,9 @@ expected<object_list, api_error> client::list_page(const resource& r, std::strin
   d.Parse(text->data(), text->size());
   if (d.HasParseError() || !d.IsObject()) return unexpected{malformed("list reply is not a JSON object")};
   object_list out;
-  if (const auto* meta = json::find_member(d, "metadata")) {
-    out.resource_version = json::string_or(*meta, "resourceVersion");
-    out.continue_token = json::string_or(*meta, "continue");
+  if (const auto* meta = json::member(d, "metadata")) {
+    out.resource_version = json::str(*meta, "resourceVersion");
+    out.continue_token = json::str(*meta, "continue");
   }
   const auto* items = json::find_value(d, "items");
   if (items != nullptr && !items->IsArray())

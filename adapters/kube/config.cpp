@@ -37,7 +37,7 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 // A string field; YAML may have typed it (a bool, a number): read it as text.
 std::string field(const rapidjson::Value& obj, const char* name) {
-  const auto* found = json::find_member(obj, name);
+  const auto* found = json::member(obj, name);
   if (found == nullptr) return {};
   const auto& v = *found;
   if (v.IsString()) return {v.GetString(), v.GetStringLength()};

@@ -11,7 +11,7 @@ namespace octorun::kube {
 namespace {
 
 std::string string_at(const object& o, const char* name) {
-  return o.doc ? json::string_or(*o.doc, name) : std::string{};
+  return o.doc ? json::str(*o.doc, name) : std::string{};
 }
 
 void write_ref(json_writer& w, const char* key, const object_ref& r) {

@@ -19,11 +19,11 @@ std::optional<lease_record> parse_lease(const object& o) {
   if (spec == nullptr) return lease_record{{}, 0, {}, {}, 0, std::string(o.resource_version)};
   if (!spec->IsObject()) return std::nullopt;
   lease_record r;
-  r.holder = json::string_or(*spec, "holderIdentity");
-  r.duration_seconds = json::int64_or(*spec, "leaseDurationSeconds");
-  r.acquire_time = json::string_or(*spec, "acquireTime");
-  r.renew_time = json::string_or(*spec, "renewTime");
-  r.transitions = json::int64_or(*spec, "leaseTransitions");
+  r.holder = json::str(*spec, "holderIdentity");
+  r.duration_seconds = json::i64(*spec, "leaseDurationSeconds");
+  r.acquire_time = json::str(*spec, "acquireTime");
+  r.renew_time = json::str(*spec, "renewTime");
+  r.transitions = json::i64(*spec, "leaseTransitions");
   r.resource_version = std::string(o.resource_version);
   return r;
 }

@@ -26,7 +26,7 @@ struct holder {
 
 // A string member as a view into the document (no copy).
 std::string_view view(const rapidjson::Value& obj, const char* name) {
-  const auto* v = json::find_member(obj, name);
+  const auto* v = json::member(obj, name);
   if (v == nullptr || !v->IsString()) return {};
   return {v->GetString(), v->GetStringLength()};
 }
@@ -88,7 +88,7 @@ object make_object(const rapidjson::Value& v, bool drop_managed_fields) {
   const rapidjson::Document& d = h->doc;
   o.doc = std::shared_ptr<const rapidjson::Document>(h, &h->doc);
   if (!d.IsObject()) return o;
-  const auto* meta = json::find_member(d, "metadata");
+  const auto* meta = json::member(d, "metadata");
   if (meta == nullptr || !meta->IsObject()) return o;
   const auto& m = *meta;
   o.namespace_ = view(m, "namespace");
@@ -96,7 +96,7 @@ object make_object(const rapidjson::Value& v, bool drop_managed_fields) {
   o.uid = view(m, "uid");
   o.resource_version = view(m, "resourceVersion");
   o.deletion_timestamp = view(m, "deletionTimestamp");
-  o.generation = json::int64_or(m, "generation");
+  o.generation = json::i64(m, "generation");
   return o;
 }
 
@@ -119,8 +119,8 @@ std::string object::key() const {
 
 const rapidjson::Value* object::labels() const {
   if (!doc) return nullptr;
-  const auto* meta = json::find_member(*doc, "metadata");
-  const auto* l = meta != nullptr ? json::find_member(*meta, "labels") : nullptr;
+  const auto* meta = json::member(*doc, "metadata");
+  const auto* l = meta != nullptr ? json::member(*meta, "labels") : nullptr;
   return l != nullptr && l->IsObject() ? l : nullptr;
 }
 
@@ -135,9 +135,9 @@ std::string_view object::label(std::string_view key) const {
 }
 
 const rapidjson::Value* object::member(const char* member_name) const {
-  return doc ? json::find_member(*doc, member_name) : nullptr;
+  return doc ? json::member(*doc, member_name) : nullptr;
 }
 
-std::string object::json() const { return doc ? json::to_string(*doc) : std::string("null"); }
+std::string object::json() const { return doc ? json::write(*doc) : std::string("null"); }
 
 }  // namespace octorun::kube

@@ -59,8 +59,8 @@ bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>&
              (d.HasParseError() ? rapidjson::GetParseError_En(d.GetParseError()) : "not an object");
     return false;
   }
-  const auto* type = json::find_member(d, "type");
-  const auto* obj = json::find_member(d, "object");
+  const auto* type = json::member(d, "type");
+  const auto* obj = json::member(d, "object");
   if (type == nullptr || !type->IsString() || obj == nullptr || !obj->IsObject()) {
     error_ = "watch event without type or object";
     return false;
@@ -80,7 +80,7 @@ bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>&
   else
     return true;  // an unknown type from a newer server: skip it
   if (ev.type == event_type::error) {
-    ev.error = parse_status(static_cast<long>(json::int64_or(*obj, "code")), json::to_string(*obj));
+    ev.error = parse_status(static_cast<long>(json::i64(*obj, "code")), json::write(*obj));
   } else {
     ev.obj = make_object(*obj, drop_managed_fields_);
   }

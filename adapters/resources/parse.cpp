@@ -148,7 +148,7 @@ std::optional<pod_template> read_template(reader& r, const Value& parent, const 
   const Value* t = r.object(parent, "template", path);
   if (t == nullptr) return std::nullopt;
   pod_template out;
-  out.json = json::to_string(*t);
+  out.json = json::write(*t);
   if (const Value* meta = r.object(*t, "metadata", path + ".metadata")) {
     r.string_map(*meta, "labels", path + ".metadata.labels", out.labels);
     r.string_map(*meta, "annotations", path + ".metadata.annotations", out.annotations);

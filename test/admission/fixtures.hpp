@@ -49,6 +49,6 @@ inline void set(rapidjson::Document& d, const char* pointer, const std::string& 
 }
 inline void erase(rapidjson::Document& d, const char* pointer) { rapidjson::Pointer(pointer).Erase(d); }
 
-inline std::string json(const rapidjson::Value& v) { return octorun::json::to_string(v); }
+inline std::string json(const rapidjson::Value& v) { return octorun::json::write(v); }
 
 }  // namespace octorun::test

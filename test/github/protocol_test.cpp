@@ -4,8 +4,8 @@
 
 #include <random>
 
+#include "adapters/common/json.hpp"
 #include "adapters/github/caller.hpp"
-#include "adapters/github/json.hpp"
 #include "adapters/github/scaleset_client.hpp"
 
 namespace octorun::github {

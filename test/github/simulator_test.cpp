@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "adapters/github/json.hpp"
+#include "adapters/common/json.hpp"
 #include "adapters/tls/certificates.hpp"
 #include "test/github/sim_fixture.hpp"
 

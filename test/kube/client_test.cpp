@@ -98,7 +98,7 @@ TEST_F(Kube, StaleUpdateIsAConflict) {
   auto body_at = [&](const object& o, const std::string& value) {
     auto d = json(o.json());
     d["data"]["value"].SetString(value.c_str(), d.GetAllocator());
-    return json::to_string(d);
+    return json::write(d);
   };
   auto v2 = api.update(configmaps(), ns, "a", body_at(*v1, "2"));
   ASSERT_TRUE(v2) << to_string(v2.error());

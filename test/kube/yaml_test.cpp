@@ -12,7 +12,7 @@ std::string yaml_to_json(std::string_view text) {
   rapidjson::Document d;
   auto r = parse_yaml(text, d);
   if (!r) return "ERROR " + r.error();
-  return json::to_string(d);
+  return json::write(d);
 }
 
 TEST(Yaml, BlockMapsAndSequencesOfMaps) {

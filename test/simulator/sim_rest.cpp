@@ -9,7 +9,7 @@
 
 namespace octorun::sim {
 
-namespace json = github::json;
+namespace json = octorun::json;
 
 std::string simulator::impl::runner_json(const sim_runner& r) const {
   std::string labels = "[";

@@ -9,7 +9,7 @@
 
 namespace octorun::sim {
 
-namespace json = github::json;
+namespace json = octorun::json;
 
 namespace {
 const char* session_conflict =

@@ -10,7 +10,7 @@
 
 namespace octorun::sim {
 
-namespace json = github::json;
+namespace json = octorun::json;
 
 server_response json_response(int status, std::string body) {
   server_response r;

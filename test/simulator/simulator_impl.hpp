@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "adapters/github/json.hpp"
+#include "adapters/common/json.hpp"
 #include "test/simulator/simulator.hpp"
 
 namespace octorun::sim {

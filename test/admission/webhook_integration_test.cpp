@@ -18,9 +18,6 @@
 #include "adapters/common/base64.hpp"
 #include "test/support/test_cluster.hpp"
 
-#ifndef OCTORUN_CRDS_DIR
-#error "OCTORUN_CRDS_DIR must name crds/"
-#endif
 #ifndef OCTORUN_DEPLOY_DIR
 #error "OCTORUN_DEPLOY_DIR must name deploy/"
 #endif
@@ -164,15 +161,7 @@ class webhook_under_test {
 class Admission : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // Test processes run in parallel and may race to create the CRDs: retry.
-    outcome applied{false, ""};
-    ASSERT_TRUE(eventually([&] { return (applied = run(std::string("apply -f ") + OCTORUN_CRDS_DIR)).ok; }))
-        << applied.output;
-    ASSERT_TRUE(eventually([] {
-      return run("wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io "
-                 "--timeout=10s")
-          .ok;
-    }));
+    test::install_crds(cluster());  // retries a concurrent apply, waits for Established
     webhook = new webhook_under_test;
     webhook->start("admission");
   }

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 
@@ -131,20 +132,7 @@ class ManagerBinary : public ::testing::Test {
   }
 
   void apply_runnerset(int max_runners) {
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " apply -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},)"
-            R"("spec":{"scopeURL":")" +
-            sim_->ghes_url() +
-            R"(/acme","credentialsSecretName":"github",)"
-            R"("runnerLabels":["linux"],"minRunners":0,"maxRunners":)" +
-            std::to_string(max_runners) +
-            R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:latest"}]}}}})"
-            "\nEOF");
+    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", 0, max_runners);
   }
 
   std::vector<std::int64_t> queue_jobs(int n, std::chrono::milliseconds duration) {

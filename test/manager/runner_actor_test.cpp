@@ -44,14 +44,7 @@ class RunnerActor : public test::actor_test_base {
   // Creates a RunnerSet (nothing reconciles it here) and one of its Runners,
   // and starts the Runner actor with informers on the Runner, its Pod and Secret.
   void start(std::chrono::milliseconds busy_recheck = 30s) {
-    auto set_json = test::kubectl(
-        c_,
-        "-n " + ns_ +
-            " create -o json -f - <<'EOF'\n"
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},)"
-            R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","runnerLabels":["linux"],)"
-            R"("template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
-            "\nEOF");
+    auto set_json = test::create_runnerset(c_, ns_, "https://github.com/acme", 0, 10);
     auto set = resources::parse_runnerset(set_json);
     ASSERT_TRUE(set);
     auto variants = resources::effective_variants(set->spec);

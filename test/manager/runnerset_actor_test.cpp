@@ -31,19 +31,7 @@ class RunnerSetActor : public test::actor_test_base {
   }
 
   void start(int min_runners, int max_runners) {
-    test::kubectl(
-        c_, "-n " + ns_ + " create secret generic gh --from-literal=github_token=ghp_simulator >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},)"
-            R"("spec":{"scopeURL":")" +
-            sim_->ghes_url() +
-            R"(/acme","credentialsSecretName":"gh",)"
-            R"("runnerLabels":["linux"],"minRunners":)" +
-            std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
-            R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
-            "\nEOF");
+    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners);
     runnerset_actor_config cfg;
     cfg.ns = ns_;
     cfg.name = "linux";

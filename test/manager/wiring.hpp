@@ -50,6 +50,26 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
   return out;
 }
 
+// Creates the credentials Secret "github" (the simulator's PAT) and the
+// RunnerSet "linux" (runner label "linux", one runner container) in `ns`;
+// returns the RunnerSet as the apiserver stored it.
+inline std::string create_runnerset(const cluster_info& c, const std::string& ns,
+                                    const std::string& scope_url, int min_runners, int max_runners) {
+  kubectl(c,
+          "-n " + ns + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
+  return kubectl(
+      c,
+      "-n " + ns + " create -o json -f - <<'EOF'\n" +
+          R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
+          R"("scopeURL":")" +
+          scope_url +
+          R"(","credentialsSecretName":"github","runnerLabels":["linux"],)"
+          R"("minRunners":)" +
+          std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
+          R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
+          "\nEOF");
+}
+
 // What the actor tests share: the cluster with the CRDs, a fresh namespace,
 // the GitHub simulator with organisation "acme", a Kubernetes request pool.
 class actor_test_base : public ::testing::Test {

@@ -1,0 +1,86 @@
+// Back-compat: the child objects a RunnerSet WITHOUT variants generates (its
+// Runner, the Runner's JIT Secret and Pod) are pinned byte for byte by files
+// captured before variants got their own scale sets (issue 7). A change that
+// alters any of them breaks every running installation's idempotence (the
+// manager would see its own objects as foreign), so these files are only ever
+// regenerated deliberately:
+//   OCTORUN_UPDATE_GOLDEN=1 build/test/variants/variants_unit --gtest_filter='Golden*'
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "actors/runner/children.hpp"
+#include "actors/runnerset/runner_object.hpp"
+#include "adapters/resources/parse.hpp"
+
+namespace octorun {
+namespace {
+
+const std::string golden_dir = OCTORUN_GOLDEN_DIR;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Compares `actual` with golden/<name> (which holds it plus a final newline),
+// or rewrites the file when OCTORUN_UPDATE_GOLDEN is set.
+void expect_golden(const std::string& name, const std::string& actual) {
+  const auto path = golden_dir + "/" + name;
+  if (std::getenv("OCTORUN_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path, std::ios::binary) << actual << '\n';
+    return;
+  }
+  const auto expected = read_file(path);
+  ASSERT_FALSE(expected.empty()) << "missing golden file " << path;
+  EXPECT_EQ(actual + '\n', expected) << "generated " << name << " differs from " << path;
+}
+
+resources::runnerset golden_set() {
+  auto set = resources::parse_runnerset(read_file(golden_dir + "/runnerset.json"));
+  EXPECT_TRUE(set) << (set ? "" : set.error()[0].field + ": " + set.error()[0].message);
+  return set ? *set : resources::runnerset{};
+}
+
+// The Runner as the apiserver stores it: the generated object plus a uid.
+resources::runner golden_runner() {
+  auto set = golden_set();
+  auto variants = resources::effective_variants(set.spec);
+  auto r = resources::parse_runner(runnerset::runner_json(set, variants.at(0), "x7k2p"));
+  EXPECT_TRUE(r);
+  if (!r) return {};
+  r->metadata.uid = "6f1c2d3e-0000-4000-8000-000000000002";
+  return *r;
+}
+
+TEST(GoldenNoVariants, TheSetHasExactlyOneUnnamedVariant) {
+  auto set = golden_set();
+  auto variants = resources::effective_variants(set.spec);
+  ASSERT_EQ(variants.size(), 1u);
+  EXPECT_EQ(variants[0].name, "");
+}
+
+TEST(GoldenNoVariants, RunnerIsByteForByteUnchanged) {
+  auto set = golden_set();
+  expect_golden("runner.json",
+                runnerset::runner_json(set, resources::effective_variants(set.spec).at(0), "x7k2p"));
+}
+
+TEST(GoldenNoVariants, JitSecretIsByteForByteUnchanged) {
+  runner::jit_config jit{"eyJydW5uZXIiOiJqaXQifQ==", 4242, "linux-x7k2p"};
+  expect_golden("jit-secret.json", runner::jit_secret_json(golden_runner(), jit));
+}
+
+TEST(GoldenNoVariants, PodIsByteForByteUnchanged) {
+  auto pod = runner::pod_json(golden_runner(), "octorun/0.1.0");
+  ASSERT_TRUE(pod) << pod.error();
+  expect_golden("pod.json", *pod);
+}
+
+}  // namespace
+}  // namespace octorun

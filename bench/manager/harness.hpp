@@ -1,0 +1,34 @@
+// What the manager benchmark measures beyond test/manager/binary_harness.hpp:
+// the apiserver's own count of the requests the manager sends (API Priority
+// and Fairness flow schemas that match only the manager's user) and the
+// manager's memory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "test/support/test_cluster.hpp"
+
+namespace octorun::bench {
+
+// The manager runs as its own user ("octorun-test-user", bound to
+// cluster-admin) so that the apiserver can tell its requests from those of
+// kube-scheduler, kwok and the controller-manager: one FlowSchema per
+// (resource, write verb) for that user, one for its other writes and one
+// for its reads; apiserver_flowcontrol_dispatched_requests_total counts
+// each. Returns the kubeconfig the manager uses.
+std::string prepare_manager_identity(const test::cluster_info& c, const std::string& dir);
+
+// Requests the manager sent so far, by flow schema suffix ("runners/status
+// patch", "reads", ...), from the apiserver's /metrics.
+std::map<std::string, std::int64_t> manager_requests(const test::cluster_info& c);
+
+struct memory {
+  std::int64_t rss_kib = 0, hwm_kib = 0;
+};
+memory memory_of(pid_t pid);  // VmRSS and VmHWM from /proc/<pid>/status
+
+}  // namespace octorun::bench

@@ -1,0 +1,257 @@
+// Running the octorun binary as users do, for the binary tests and
+// bench/manager: the process (spawned with its log in a file, stopped by
+// signal) and a watch of the pods and Runners in its namespace that brings
+// each runner pod's GitHub runner online once kwok runs the pod (what the
+// runner process in the pod would do) and timestamps what it sees.
+// Header-only and free of GoogleTest so that the benchmark can use it.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters/kube/config.hpp"
+#include "adapters/kube/informer.hpp"
+#include "test/simulator/simulator.hpp"
+
+extern char** environ;
+
+namespace octorun::test {
+
+// The options every test and bench run gives the manager: one namespace,
+// its Lease there, loopback and free ports, text logs, two CAF threads.
+inline std::vector<std::string> octorun_args(const std::string& kubeconfig, const std::string& ns,
+                                             const std::string& identity) {
+  return {"--kubeconfig=" + kubeconfig, "--namespace=" + ns,        "--lease-namespace=" + ns,
+          "--identity=" + identity,     "--webhook-bind=127.0.0.1", "--webhook-port=0",
+          "--health-bind=127.0.0.1",    "--health-port=0",          "--log-format=text",
+          "--scheduler.max-threads=2"};
+}
+
+class octorun_process {
+ public:
+  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret; stdout and
+  // stderr go to `log` (truncated).
+  octorun_process(const std::string& binary, std::vector<std::string> args, const std::string& secret,
+                  std::string log)
+      : log_(std::move(log)) {
+    args.insert(args.begin(), binary);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    std::string secret_env = "OCTORUN_WEBHOOK_SECRET=" + secret;
+    std::vector<char*> env;
+    for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+    env.push_back(secret_env.data());
+    env.push_back(nullptr);
+    if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), env.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~octorun_process() { stop(SIGKILL); }
+  octorun_process(const octorun_process&) = delete;
+  octorun_process& operator=(const octorun_process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+
+  // Sends `sig` and reaps the process; its wait status (-1 if not running).
+  int stop(int sig) {
+    if (pid_ <= 0) return -1;
+    kill(pid_, sig);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+  std::string log() const {
+    std::ifstream in(log_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  std::string log_tail(std::size_t n = 4000) const {
+    auto t = log();
+    return t.size() > n ? t.substr(t.size() - n) : t;
+  }
+  const std::string& log_path() const { return log_; }
+
+  // The first capture of the first match of `pattern` in the log, once it
+  // appears; empty when it does not within `within` (or the process exits).
+  std::string wait_for_log(const std::regex& pattern, std::chrono::milliseconds within) const {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    for (;;) {
+      auto text = log();
+      std::smatch m;
+      if (std::regex_search(text, m, pattern)) return m[1];
+      if (std::chrono::steady_clock::now() >= deadline || !alive()) return {};
+      // A log file offers no event to wait on: poll it.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  // The webhook intake URL once this replica leads.
+  std::string wait_leading(std::chrono::milliseconds within) const {
+    return wait_for_log(std::regex(R"(webhook intake listening on (http://[0-9.:]+/webhook))"), within);
+  }
+  // The base URL of /healthz and /readyz once they serve.
+  std::string wait_health(std::chrono::milliseconds within) const {
+    return wait_for_log(std::regex(R"(health endpoints on (http://[0-9.:]+))"), within);
+  }
+
+ private:
+  bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+// Pods and Runners of one namespace through the project's reflector
+// (list+watch). The first sighting of each runner pod and each Runner's
+// deletion are timestamped; a pod that reaches Running has its runner come
+// online on the simulator once.
+class namespace_watch {
+  template <typename F>
+  auto locked(F f) const {
+    std::lock_guard l(mu_);
+    return f();
+  }
+
+ public:
+  using clock_type = std::chrono::steady_clock;
+
+  namespace_watch(const kube::config& cfg, const std::string& ns, sim::simulator& sim) : sim_(sim) {
+    threads_.push_back(reflect(cfg, ns, {"", "v1", "pods", true}, true));
+    threads_.push_back(reflect(cfg, ns, {"octorun.io", "v1alpha1", "runners", true}, false));
+  }
+  ~namespace_watch() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+  }
+  namespace_watch(const namespace_watch&) = delete;
+  namespace_watch& operator=(const namespace_watch&) = delete;
+
+  std::size_t runners() const {
+    return locked([&] { return runners_.size(); });
+  }  // that exist now
+  std::size_t runners_seen() const {
+    return locked([&] { return runners_seen_; });
+  }
+  std::size_t pods() const {
+    return locked([&] { return pods_.size(); });
+  }
+  std::size_t online() const {
+    return locked([&] { return online_; });
+  }                                                                    // runners brought online
+  std::map<std::string, clock_type::time_point> pod_created() const {  // by runner name
+    return locked([&] { return pod_created_; });
+  }
+  std::map<std::string, clock_type::time_point> runner_deleted() const {
+    return locked([&] { return runner_deleted_; });
+  }
+
+  // Waits until `pred` holds (checked on every event) or the deadline passes.
+  bool wait(const std::function<bool(const namespace_watch&)>& pred, std::chrono::milliseconds within) const {
+    auto deadline = clock_type::now() + within;
+    for (;;) {
+      if (pred(*this)) return true;
+      if (clock_type::now() >= deadline) return false;
+      std::unique_lock l(mu_);
+      // Woken by every event; the bound only covers an event that came
+      // between the check and the wait.
+      changed_.wait_until(l, std::min(deadline, clock_type::now() + std::chrono::milliseconds(200)));
+    }
+  }
+
+ private:
+  std::thread reflect(const kube::config& cfg, const std::string& ns, kube::resource res, bool pods) {
+    kube::informer_options o;
+    o.res = std::move(res);
+    o.ns = ns;
+    o.watch_timeout_min = o.watch_timeout_max = 2;  // the stop flag is read between watches
+    kube::reflector_callbacks cb;
+    cb.replaced = [this, pods](kube::object_list l) {
+      for (auto& item : l.items) pods ? on_pod(item, false) : on_runner(item, false);
+    };
+    cb.event = [this, pods](kube::watch_event ev) {
+      if (ev.type == kube::event_type::error) return;
+      bool deleted = ev.type == kube::event_type::deleted;
+      pods ? on_pod(ev.obj, deleted) : on_runner(ev.obj, deleted);
+    };
+    return std::thread([this, cfg, o, cb] {
+      kube::client c(cfg);
+      kube::run_reflector(c, o, stop_, cb);
+    });
+  }
+
+  void on_pod(const kube::object& o, bool deleted) {
+    auto now = clock_type::now();
+    std::string runner(o.label("octorun.io/runner")), name(o.name);
+    bool running = false;
+    if (const auto* status = o.member("status"); status != nullptr && status->IsObject()) {
+      auto phase = status->FindMember("phase");
+      running = phase != status->MemberEnd() && phase->value.IsString() &&
+                std::string_view(phase->value.GetString()) == "Running";
+    }
+    bool go_online = false;
+    {
+      std::lock_guard l(mu_);
+      if (!runner.empty()) pod_created_.try_emplace(runner, now);
+      if (deleted) {
+        pods_.erase(name);
+      } else {
+        auto& online = pods_[name];
+        go_online = running && !online && o.deletion_timestamp.empty();
+        online = online || go_online;
+      }
+    }
+    // The pod is named after its Runner, whose GitHub runner has that name.
+    if (go_online && sim_.runner_online(name)) locked([&] { return ++online_; });
+    changed_.notify_all();
+  }
+
+  void on_runner(const kube::object& o, bool deleted) {
+    auto now = clock_type::now();
+    std::string name(o.name);
+    {
+      std::lock_guard l(mu_);
+      if (deleted) {
+        runners_.erase(name);
+        runner_deleted_.try_emplace(name, now);
+      } else if (runners_.insert(name).second) {
+        ++runners_seen_;
+      }
+    }
+    changed_.notify_all();
+  }
+
+  sim::simulator& sim_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  std::map<std::string, clock_type::time_point> pod_created_, runner_deleted_;
+  std::map<std::string, bool> pods_;  // existing pods: online already sent
+  std::set<std::string> runners_;     // existing Runners
+  std::size_t runners_seen_ = 0, online_ = 0;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace octorun::test

@@ -13,7 +13,9 @@
 #include "actors/runnerset/credentials.hpp"
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/runner_object.hpp"
+#include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/scaling.hpp"
+#include "actors/runnerset/set_state.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/github/auth.hpp"
@@ -25,45 +27,9 @@
 #include "messages/kube.hpp"
 
 namespace octorun::runnerset {
-namespace {
+namespace detail {
 
 using tick_atom = caf::atom_constant<caf::atom("rstick")>;
-using clock = std::chrono::steady_clock;
-
-// What the set knows of one of its Runners (from the watch).
-struct tracked_runner {
-  runner_view view;
-  std::string variant;
-  std::int64_t github_runner_id = 0;
-};
-
-struct set_state {
-  runnerset_actor_config cfg;
-  kube::object set_object;
-  std::optional<resources::runnerset> set;
-  std::map<std::string, tracked_runner> runners;
-  std::map<std::string, std::string> creating;  // name -> variant: create sent, not seen yet
-  std::set<std::string> removing;               // scale-down in flight
-  std::map<std::string, clock::time_point> busy_until;
-  std::map<std::int64_t, std::string> active_jobs;           // job id -> variant
-  std::map<std::int64_t, clock::time_point> completed_jobs;  // late or duplicate deliveries are ignored
-  std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
-  caf::actor github;                             // REST pool on the current credentials
-  std::string credentials_version;
-  std::string credentials_error;
-  bool credentials_in_flight = false;
-  caf::actor runners_supervisor;
-  std::string published_status;
-  bool status_in_flight = false;
-  bool status_stale = false;  // a newer status was computed while one was in flight
-  bool finalizer_in_flight = false;
-  std::mt19937 rng{std::random_device{}()};
-  static constexpr const char* name = "runnerset";
-};
-
-using self_ptr = caf::stateful_actor<set_state>*;
-
-void reconcile(self_ptr self);
 
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
@@ -135,6 +101,7 @@ void refresh_credentials(self_ptr self) {
             }
             if (s.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
             s.github = github::spawn_rest_pool(self->system(), opts, s.cfg.github_workers);
+            if (listening(s)) start_scale_set_admin(self, {s.set->spec.scope_url, opts.auth, opts.call});
             s.credentials_version = std::string(r->resource_version);
             s.credentials_error.clear();
             spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), s.set->spec.scope_url);
@@ -184,15 +151,17 @@ void delete_runner(self_ptr self, const std::string& name) {
           [=](caf::error&) { self->state.removing.erase(name); });
 }
 
-void route_to_runner(self_ptr self, const std::string& runner, caf::message msg);
+caf::actor runner_github(self_ptr self) {
+  return listening(self->state) ? self->state.scaleset_admin : self->state.github;
+}
 
-// Scale-down of an idle runner: GitHub first; busy means keep it.
 void remove_idle(self_ptr self, const tracked_runner& t) {
   auto& st = self->state;
   const auto name = t.view.name;
   if (t.github_runner_id == 0) return delete_runner(self, name);  // never registered
   st.removing.insert(name);
-  self->request(st.github, st.cfg.request_timeout, github::delete_runner_atom::value, t.github_runner_id)
+  self->request(runner_github(self), st.cfg.request_timeout, github::delete_runner_atom::value,
+                t.github_runner_id)
       .then(
           [=](github::delete_reply& r) {
             auto& s = self->state;
@@ -262,13 +231,19 @@ void patch_set_finalizer(self_ptr self, bool ours) {
           [=](caf::error&) { self->state.finalizer_in_flight = false; });
 }
 
-void delete_runner(self_ptr self, const std::string& name);
-
 void drain_for_deletion(self_ptr self) {
   auto& st = self->state;
+  stop_listeners(self);  // no new jobs; busy runners finish theirs
   for (const auto& [name, t] : st.runners)
     if (!t.view.deleting && st.removing.count(name) == 0) delete_runner(self, name);
-  if (st.runners.empty() && st.creating.empty() && has_set_finalizer(st.set_object)) {
+  if (!st.runners.empty() || !st.creating.empty()) return;
+  // Every runner is gone: the scale sets go next (GitHub keeps them otherwise).
+  bool scale_sets_gone = true;
+  auto known = recorded_scale_sets(st.set->status);
+  for (const auto& [variant, entry] : st.scale_sets)
+    if (entry.id != 0) known[variant] = entry.id;
+  for (const auto& [variant, ss] : known) scale_sets_gone &= delete_scale_set(self, variant, ss);
+  if (scale_sets_gone && has_set_finalizer(st.set_object)) {
     spdlog::info("runnerset {}: every runner is gone; releasing the RunnerSet", id(self));
     patch_set_finalizer(self, false);
   }
@@ -285,6 +260,7 @@ std::int64_t assigned_jobs(const set_state& st, const std::string& variant) {
 struct counts {
   std::int32_t desired = 0, replicas = 0, pending = 0, idle = 0, running = 0, failed = 0;
   std::int64_t assigned = 0;
+  std::int64_t scale_set_id = 0;  // Listener intake; not a count
   void add(const runner_view& v) {
     if (v.deleting && !v.busy()) return;
     if (v.phase == runner::phase::failed) {
@@ -319,6 +295,8 @@ void publish_status(self_ptr self, const std::vector<std::pair<std::string, coun
   auto& a = d.GetAllocator();
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("observedGeneration", st.set->metadata.generation, a);
+  if (!declared && !per_variant.empty() && per_variant.front().second.scale_set_id != 0)
+    status.AddMember("scaleSetId", per_variant.front().second.scale_set_id, a);
   counts total;
   for (const auto& [v, c] : per_variant) {
     total.desired += c.desired;
@@ -345,6 +323,7 @@ void publish_status(self_ptr self, const std::vector<std::pair<std::string, coun
     for (const auto& [v, c] : per_variant) {
       rapidjson::Value entry(rapidjson::kObjectType);
       entry.AddMember("name", json::string_value(v, a), a);
+      if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
       put_counts(entry, c, a);
       variants.PushBack(entry, a);
     }
@@ -375,6 +354,38 @@ void publish_status(self_ptr self, const std::vector<std::pair<std::string, coun
           [=](caf::error&) { self->state.status_in_flight = false; });
 }
 
+// Variants removed from the spec: their runners go (idle ones now, busy ones
+// after their job), then their scale set; they stay in the status until
+// then, so a restarted manager still finds what is left to delete.
+void drain_retired_variants(self_ptr self, const std::vector<resources::effective_variant>& current,
+                            std::vector<std::pair<std::string, counts>>& per_variant) {
+  auto& st = self->state;
+  std::vector<std::string> runner_variants;
+  for (const auto& [name, t] : st.runners) runner_variants.push_back(t.variant);
+  auto known = recorded_scale_sets(st.set->status);
+  for (const auto& [variant, entry] : st.scale_sets)
+    if (entry.id != 0) known[variant] = entry.id;
+  for (const auto& retired : retired_variants(current, runner_variants, known)) {
+    stop_listener(self, retired.name);  // no new jobs; busy runners end with their pods
+    counts c;
+    c.scale_set_id = retired.scale_set_id;
+    for (const auto& [name, t] : st.runners) {
+      if (t.variant != retired.name) continue;
+      c.add(t.view);
+      if (t.view.deleting || st.removing.count(name) > 0) continue;
+      auto busy = st.busy_until.find(name);
+      if (busy != st.busy_until.end() && busy->second > clock::now()) continue;
+      if (t.view.finished() || t.view.phase == runner::phase::failed)
+        delete_runner(self, name);
+      else if (!t.view.busy())
+        remove_idle(self, t);
+    }
+    bool gone = !retired.has_runners;
+    if (gone && retired.scale_set_id != 0) gone = delete_scale_set(self, retired.name, retired.scale_set_id);
+    if (!gone) per_variant.emplace_back(retired.name, c);
+  }
+}
+
 void reconcile(self_ptr self) {
   auto& st = self->state;
   if (!st.set) return;
@@ -388,14 +399,20 @@ void reconcile(self_ptr self) {
   auto variants = resources::effective_variants(st.set->spec);
   std::vector<std::pair<std::string, counts>> per_variant;
   const auto now = clock::now();
+  const bool listener = listening(st);
   for (const auto& v : variants) {
+    // Under the Listener intake a variant scales once its scale set is
+    // registered (its runners need it for their JIT configuration), on the
+    // statistics its session reports.
+    const bool registered = !listener || ensure_scale_set(self, v.name, v.runner_labels);
     demand d{v.min_runners, v.max_runners, variants.size() == 1 ? st.set->spec.replicas : std::nullopt,
-             assigned_jobs(st, v.name)};
-    auto desired = desired_runners(d);
+             listener ? assigned_by_statistics(st, v.name) : assigned_jobs(st, v.name)};
+    auto desired = registered ? desired_runners(d) : 0;
     std::vector<runner_view> views;
     counts c;
     c.desired = desired;
     c.assigned = d.assigned_jobs;
+    c.scale_set_id = scale_set_id(st, v.name);
     for (const auto& [name, t] : st.runners) {
       if (t.variant != v.name) continue;
       c.add(t.view);
@@ -411,12 +428,14 @@ void reconcile(self_ptr self) {
       if (variant == v.name && st.runners.count(name) == 0)
         views.push_back({name, runner::phase::unset, true, false, false, 0});  // occupied, not removable
     auto plan = plan_scale(desired, views);
+    if (!registered) plan.create = 0;
     for (std::int32_t i = 0; i < plan.create; ++i) create_runner(self, v);
     for (const auto& name : plan.remove_finished)
       if (st.removing.count(name) == 0) delete_runner(self, name);
     for (const auto& name : plan.remove_idle) remove_idle(self, st.runners.at(name));
     per_variant.emplace_back(v.name, c);
   }
+  drain_retired_variants(self, variants, per_variant);
   publish_status(self, per_variant, !st.set->spec.variants.empty());
 }
 
@@ -430,6 +449,7 @@ void route_to_runner(self_ptr self, const std::string& runner, caf::message msg)
 void add_demand(self_ptr self, const messages::job_info& job) {
   auto& st = self->state;
   if (st.completed_jobs.count(job.job_id) > 0) return;
+  if (job.source == messages::job_source::listener) return;  // its statistics are the demand
   if (!st.set) {  // kept until the RunnerSet is read, never dropped
     st.early_demand.push_back(job);
     return;
@@ -443,6 +463,8 @@ void stop_children(self_ptr self) {
   auto& st = self->state;
   if (st.runners_supervisor) caf::anon_send_exit(st.runners_supervisor, caf::exit_reason::user_shutdown);
   if (st.github) caf::anon_send_exit(st.github, caf::exit_reason::user_shutdown);
+  if (st.listeners) caf::anon_send_exit(st.listeners, caf::exit_reason::user_shutdown);
+  if (st.scaleset_admin) caf::anon_send_exit(st.scaleset_admin, caf::exit_reason::user_shutdown);
 }
 
 void on_event(self_ptr self, kube::informer_event& ev) {
@@ -462,7 +484,7 @@ void on_event(self_ptr self, kube::informer_event& ev) {
     }
     const bool credentials_changed =
         !st.set || st.set->spec.credentials_secret_name != parsed->spec.credentials_secret_name ||
-        st.set->spec.scope_url != parsed->spec.scope_url;
+        st.set->spec.scope_url != parsed->spec.scope_url || st.set->spec.intake != parsed->spec.intake;
     st.set_object = std::move(ev.obj);
     st.set = std::move(*parsed);
     for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
@@ -501,7 +523,8 @@ void on_demand(self_ptr self, const Job& m) {
 template <class Reply, class... Ts>
 caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
   auto& st = self->state;
-  if (!st.github)
+  auto target = runner_github(self);
+  if (!target)
     return Reply{
         unexpected{github::error{github::error_kind::unauthorized,
                                  0,
@@ -509,7 +532,7 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
                                  {},
                                  0}}};
   auto rp = self->make_response_promise<Reply>();
-  self->request(st.github, st.cfg.request_timeout, std::move(xs)...)
+  self->request(target, st.cfg.request_timeout, std::move(xs)...)
       .then([=](Reply& r) mutable { rp.deliver(std::move(r)); },
             [=](caf::error& e) mutable { rp.deliver(e); });
   return rp;
@@ -534,6 +557,7 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
       });
   // The Runner actors die with the set's actor, however it ends (a crash
   // restarts them all from the watches' state).
+  spawn_listener_supervisor(self);
   auto sup = st.runners_supervisor;
   self->attach_functor(
       [sup](const caf::error&) { caf::anon_send_exit(sup, caf::exit_reason::user_shutdown); });
@@ -542,7 +566,7 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
     self->quit(em.reason);
   });
   self->delayed_send(self, st.cfg.resync, tick_atom::value);
-  return {
+  return caf::message_handler{
       [=](kube::informer_event& ev) { on_event(self, ev); },
       [=](kube::informer_synced&) {},
       [=](messages::job_available& m) { on_demand(self, m); },
@@ -579,22 +603,24 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
       },
       // GitHub requests of the Runner actors, answered by the current pool.
       [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
+        if (listening(self->state)) return scale_set_jit(self, req);
         return forward_to_github<github::jit_reply>(self, a, std::move(req));
       },
       [=](github::delete_runner_atom a, std::int64_t runner_id) -> caf::result<github::delete_reply> {
         return forward_to_github<github::delete_reply>(self, a, runner_id);
       },
-  };
+  }
+      .or_else(listener_handlers(self));
 }
 
-}  // namespace
+}  // namespace detail
 
 caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg) {
-  return parent->spawn(runnerset_behavior, std::move(cfg));
+  return parent->spawn(detail::runnerset_behavior, std::move(cfg));
 }
 
 caf::actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg) {
-  return sys.spawn(runnerset_behavior, std::move(cfg));
+  return sys.spawn(detail::runnerset_behavior, std::move(cfg));
 }
 
 }  // namespace octorun::runnerset

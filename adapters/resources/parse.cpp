@@ -197,6 +197,12 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
   r.int32(spec, "minRunners", "spec.minRunners", s.min_runners);
   r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
   r.int32(spec, "replicas", "spec.replicas", s.replicas);
+  std::string intake;
+  r.string(spec, "intake", "spec.intake", intake);
+  if (intake == "Listener")
+    s.intake = intake_mode::listener;
+  else if (!intake.empty() && intake != "Webhook")
+    r.errors.push_back({"spec.intake", "must be Webhook or Listener, not \"" + intake + "\""});
   r.objects(spec, "variants", "spec.variants", s.variants,
             [&](const Value& v, const std::string& at, variant_spec& out) {
               r.string(v, "name", at + ".name", out.name);
@@ -209,6 +215,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
 
 void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) {
   r.int64(status, "observedGeneration", "status.observedGeneration", s.observed_generation);
+  r.int64(status, "scaleSetId", "status.scaleSetId", s.scale_set_id);
   read_counts(r, status, "status", s.counts);
   r.string(status, "selector", "status.selector", s.selector);
   read_conditions(r, status, "status.conditions", s.conditions);

@@ -58,6 +58,12 @@ struct variant_spec {
   std::optional<std::int32_t> max_runners;
 };
 
+// Where a RunnerSet's job demand comes from (DESIGN.md, "Where job demand comes from").
+enum class intake_mode {
+  webhook,   // workflow_job deliveries to the manager's webhook intake
+  listener,  // the runner scale-set protocol: one GitHub scale set and message session per variant
+};
+
 struct runnerset_spec {
   std::string scope_url;
   std::string credentials_secret_name;
@@ -66,6 +72,7 @@ struct runnerset_spec {
   std::optional<std::int32_t> min_runners;
   std::optional<std::int32_t> max_runners;
   std::optional<std::int32_t> replicas;
+  intake_mode intake = intake_mode::webhook;
   pod_template template_;
   std::vector<variant_spec> variants;
 };
@@ -97,6 +104,7 @@ struct variant_status {
 
 struct runnerset_status {
   std::int64_t observed_generation = 0;
+  std::int64_t scale_set_id = 0;  // the scale set of a set without variants (Listener intake)
   runner_counts counts;
   std::string selector;
   std::vector<condition> conditions;

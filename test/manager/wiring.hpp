@@ -70,6 +70,19 @@ inline std::string create_runnerset(const cluster_info& c, const std::string& ns
           "\nEOF");
 }
 
+// The runner container of `pod` exits with `code`, as a runner does after its
+// one job (kwok leaves pods with the custom-status annotation alone, so the
+// test drives their status).
+inline void runner_pod_exits(const cluster_info& c, const std::string& ns, const std::string& pod, int code) {
+  kubectl(c, "-n " + ns + " annotate pod/" + pod + " kwok.x-k8s.io/status=custom >/dev/null");
+  kubectl(
+      c,
+      "-n " + ns + " patch pod/" + pod + " --subresource=status --type=merge -p '" +
+          R"({"status":{"phase":")" + (code == 0 ? "Succeeded" : "Failed") +
+          R"(","conditions":[{"type":"Ready","status":"False"}],"containerStatuses":[{"name":"runner","image":"r","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":)" +
+          std::to_string(code) + R"(}}}]}})" + "' >/dev/null");
+}
+
 // What the actor tests share: the cluster with the CRDs, a fresh namespace,
 // the GitHub simulator with organisation "acme", a Kubernetes request pool.
 class actor_test_base : public ::testing::Test {

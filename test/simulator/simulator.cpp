@@ -566,6 +566,28 @@ void simulator::expire_tokens() {
   std::lock_guard l(impl_->mu);
   impl_->expire_all();
 }
+bool simulator::drop_session(std::int64_t scale_set_id) {
+  std::lock_guard l(impl_->mu);
+  if (impl_->sessions.erase(scale_set_id) == 0) return false;
+  impl_->queue_cv.notify_all();
+  impl_->changed();
+  return true;
+}
+
+std::vector<simulator::scale_set_info> simulator::scale_sets() const {
+  std::lock_guard l(impl_->mu);
+  std::vector<scale_set_info> out;
+  for (const auto& [id, s] : impl_->scale_sets) {
+    scale_set_info info{id, s.name, s.labels, {}, {}};
+    if (auto it = impl_->sessions.find(id); it != impl_->sessions.end()) {
+      info.session_id = it->second.id;
+      info.session_owner = it->second.owner;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 void simulator::impl::expire_all() {
   for (auto& [t, exp] : installation_tokens) exp = 0;
   for (auto& [id, s] : sessions) s.token = new_token("expired-");

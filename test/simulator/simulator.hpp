@@ -91,6 +91,18 @@ class simulator {
   void set_delivery_fault(const delivery_fault& f);
   void clear_faults();
   void expire_tokens();  // installation and message-queue tokens expire now (admin tokens by admin_token_ttl)
+  // The service drops a scale set's message session (as GitHub does when it
+  // expires one): its polls get 401 and refreshing it 404. False: none open.
+  bool drop_session(std::int64_t scale_set_id);
+
+  struct scale_set_info {
+    std::int64_t id = 0;
+    std::string name;
+    std::vector<std::string> labels;
+    std::string session_id;  // empty: no session open
+    std::string session_owner;
+  };
+  std::vector<scale_set_info> scale_sets() const;
   void send_ping();
 
   std::map<std::string, std::int64_t> call_counts() const;

@@ -1,0 +1,50 @@
+// The scale-set listener: one per GitHub scale set (one per variant of a
+// RunnerSet whose intake is Listener), under a supervisor its RunnerSet
+// actor owns, so one failing session restarts with capped, jittered backoff
+// and never stops its siblings.
+//
+// An incarnation asks its RunnerSet for the scale set and credentials
+// (listener_setup), opens the message session on its own scale-set worker
+// (a detached actor: the long poll blocks only that thread), then loops:
+// long-poll a message, acquire the jobs it offers (JobAvailable), hand every
+// job message and the statistics to the RunnerSet, acknowledge, poll again.
+// Any failure (a 409 because another listener holds the session, a 5xx, an
+// expired session the client could not refresh) ends the incarnation with
+// the error; the supervisor starts a fresh one. Whatever ends it, the
+// session is deleted so a successor can open one.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "adapters/github/scaleset_client.hpp"
+
+namespace octorun::listener {
+
+// (listener_setup_atom, variant) -> listener_setup_reply, asked of the RunnerSet actor.
+using listener_setup_atom = caf::atom_constant<caf::atom("lsetup")>;
+
+struct listener_setup {
+  std::int64_t scale_set_id = 0;
+  std::string owner;  // the session's owner name (shown by GitHub)
+  github::scaleset_options options;
+  std::int32_t max_capacity = 0;  // jobs it may still take: max runners of the variant
+};
+// Unexpected: why the set cannot run this listener now (credentials not
+// loaded, scale set not registered yet, variant gone).
+using listener_setup_reply = expected<listener_setup, std::string>;
+
+struct listener_config {
+  std::string set_id;    // "namespace/name", for logs
+  std::string variant;   // the key under the supervisor; "" for a set without variants
+  caf::actor runnerset;  // answers listener_setup_atom; receives the job messages and statistics
+  std::chrono::milliseconds request_timeout{30'000};
+};
+
+caf::actor spawn_listener(caf::local_actor* parent, listener_config cfg);
+
+}  // namespace octorun::listener
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::listener::listener_setup_reply)

@@ -1,0 +1,39 @@
+// Decisions about a RunnerSet's GitHub scale sets (Listener intake) and its
+// retired variants, without I/O.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/resources/types.hpp"
+
+namespace octorun::runnerset {
+
+// The scale set a variant registers: the set's name, or "<set>-<variant>"
+// (what workflows put in runs-on when they target a scale set by name).
+std::string scale_set_name(std::string_view set, std::string_view variant);
+
+// The scale set ids the status records, by variant ("" for a set without
+// variants): what survives a manager restart, so a scale set of a variant
+// removed while no manager ran is still found and deleted.
+std::map<std::string, std::int64_t> recorded_scale_sets(const resources::runnerset_status& status);
+
+// A variant no longer in the spec that still has something to clean up:
+// runners (drained: idle first, busy after their job) and/or a scale set
+// (deleted once its runners are gone).
+struct retired_variant {
+  std::string name;
+  std::int64_t scale_set_id = 0;  // 0: none known
+  bool has_runners = false;
+};
+
+// Variants that runners (by their variant label) or known scale sets still
+// reference but the effective variants no longer declare, sorted by name.
+std::vector<retired_variant> retired_variants(const std::vector<resources::effective_variant>& current,
+                                              const std::vector<std::string>& runner_variants,
+                                              const std::map<std::string, std::int64_t>& scale_sets);
+
+}  // namespace octorun::runnerset

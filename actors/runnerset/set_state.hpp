@@ -1,0 +1,106 @@
+// Internal to the RunnerSet actor (runnerset_actor.cpp and
+// listener_intake.cpp): its state and the steps both files use.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/runnerset/scaling.hpp"
+#include "adapters/github/github_workers.hpp"
+#include "adapters/github/scaleset_client.hpp"
+#include "adapters/resources/types.hpp"
+#include "messages/jobs.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::runnerset::detail {
+
+using clock = std::chrono::steady_clock;
+
+// What the set knows of one of its Runners (from the watch).
+struct tracked_runner {
+  runner_view view;
+  std::string variant;
+  std::int64_t github_runner_id = 0;
+};
+
+struct set_state {
+  runnerset_actor_config cfg;
+  kube::object set_object;
+  std::optional<resources::runnerset> set;
+  std::map<std::string, tracked_runner> runners;
+  std::map<std::string, std::string> creating;  // name -> variant: create sent, not seen yet
+  std::set<std::string> removing;               // scale-down in flight
+  std::map<std::string, clock::time_point> busy_until;
+  std::map<std::int64_t, std::string> active_jobs;           // job id -> variant
+  std::map<std::int64_t, clock::time_point> completed_jobs;  // late or duplicate deliveries are ignored
+  std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
+  caf::actor github;                             // REST pool on the current credentials
+  std::string credentials_version;
+  std::string credentials_error;
+  bool credentials_in_flight = false;
+  caf::actor runners_supervisor;
+  // Listener intake: the scale-set worker for registration/JIT/removal, the
+  // supervisor of the listeners (one per registered variant) and the scale
+  // sets by variant, with the statistics their sessions last reported.
+  struct scale_set_entry {
+    std::int64_t id = 0;
+    bool in_flight = false;
+    bool listening = false;
+    messages::job_statistics statistics;
+  };
+  caf::actor scaleset_admin;
+  std::optional<github::scaleset_options> scaleset_options;
+  std::optional<std::int64_t> runner_group_id;
+  bool runner_group_in_flight = false;
+  caf::actor listeners;
+  std::map<std::string, scale_set_entry> scale_sets;
+  std::set<std::int64_t> scale_set_deletions;  // in flight
+  std::set<std::int64_t> deleted_scale_sets;   // until the status stops recording them
+  std::string published_status;
+  bool status_in_flight = false;
+  bool status_stale = false;  // a newer status was computed while one was in flight
+  bool finalizer_in_flight = false;
+  std::mt19937 rng{std::random_device{}()};
+  static constexpr const char* name = "runnerset";
+};
+
+using self_ptr = caf::stateful_actor<set_state>*;
+
+// The set's one reconcile: level-triggered, safe to run at any time.
+void reconcile(self_ptr self);
+std::string id(self_ptr self);
+void route_to_runner(self_ptr self, const std::string& runner, caf::message msg);
+void delete_runner(self_ptr self, const std::string& name);
+// Scale-down of an idle runner: GitHub first; busy means keep it.
+void remove_idle(self_ptr self, const tracked_runner& t);
+// The actor GitHub calls about this set's runners go to: the scale-set
+// worker under the Listener intake, the REST pool otherwise.
+caf::actor runner_github(self_ptr self);
+
+// ---- Listener intake (listener_intake.cpp) ----
+bool listening(const set_state& st);
+// After the credentials load: the scale-set client for registration, JIT
+// configurations and runner removal.
+void start_scale_set_admin(self_ptr self, github::scaleset_options options);
+// Registers the variants' scale sets and keeps one listener per registered
+// one; true when `variant` is registered (its runners can get JIT configs).
+bool ensure_scale_set(self_ptr self, const std::string& variant, const std::vector<std::string>& labels);
+// Deletes a retired variant's scale set once it has no runners; true when gone.
+bool delete_scale_set(self_ptr self, const std::string& variant, std::int64_t id);
+std::int64_t scale_set_id(const set_state& st, const std::string& variant);
+std::int64_t assigned_by_statistics(const set_state& st, const std::string& variant);
+void on_statistics(self_ptr self, const messages::job_statistics& stats);
+void stop_listeners(self_ptr self);
+void stop_listener(self_ptr self, const std::string& variant);
+caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req);
+caf::message_handler listener_handlers(self_ptr self);
+void spawn_listener_supervisor(self_ptr self);
+
+}  // namespace octorun::runnerset::detail

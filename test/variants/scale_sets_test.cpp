@@ -1,0 +1,81 @@
+// The pure decisions behind variant scale sets and the listener, without I/O.
+#include "actors/runnerset/scale_sets.hpp"
+
+#include <gtest/gtest.h>
+
+#include "actors/listener/session_decisions.hpp"
+#include "adapters/resources/parse.hpp"
+
+namespace octorun {
+namespace {
+
+resources::runnerset set_with_variants(const std::string& variants) {
+  auto set = resources::parse_runnerset(
+      R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"ci","namespace":"x"},)"
+      R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","intake":"Listener",)"
+      R"("runnerLabels":["linux"],"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}},)"
+      R"("variants":[)" +
+      variants + "]}}");
+  EXPECT_TRUE(set);
+  return set ? *set : resources::runnerset{};
+}
+
+TEST(ScaleSets, AreNamedAfterTheSetAndVariant) {
+  EXPECT_EQ(runnerset::scale_set_name("ci", ""), "ci");
+  EXPECT_EQ(runnerset::scale_set_name("ci", "large"), "ci-large");
+}
+
+TEST(ScaleSets, TheIntakeIsParsedAndAnUnknownOneIsRefused) {
+  EXPECT_EQ(set_with_variants("").spec.intake, resources::intake_mode::listener);
+  auto bad = resources::parse_runnerset(
+      R"({"metadata":{"name":"ci"},"spec":{"intake":"Polling","template":{"spec":{"containers":[]}}}})");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().front().field, "spec.intake");
+}
+
+TEST(ScaleSets, RecordedIdsComeFromTheStatusForTheDefaultAndEachVariant) {
+  resources::runnerset_status status;
+  status.scale_set_id = 7;
+  status.variants = {{"small", 8, {}}, {"large", 0, {}}};
+  auto ids = runnerset::recorded_scale_sets(status);
+  EXPECT_EQ(ids, (std::map<std::string, std::int64_t>{{"", 7}, {"small", 8}}));
+}
+
+TEST(ScaleSets, RetiredVariantsAreThoseStillReferencedButNoLongerDeclared) {
+  auto set = set_with_variants(R"({"name":"small","runnerLabels":["small"]})");
+  auto current = resources::effective_variants(set.spec);
+  // large: removed, still has runners and a scale set; gpu: removed, only its
+  // scale set is left; "": the set had no variants before; small: declared.
+  auto retired = runnerset::retired_variants(current, {"small", "large", "large"},
+                                             {{"", 3}, {"small", 4}, {"large", 5}, {"gpu", 6}});
+  ASSERT_EQ(retired.size(), 3u);
+  EXPECT_EQ(retired[0].name, "");
+  EXPECT_EQ(retired[0].scale_set_id, 3);
+  EXPECT_FALSE(retired[0].has_runners);
+  EXPECT_EQ(retired[1].name, "gpu");
+  EXPECT_EQ(retired[2].name, "large");
+  EXPECT_EQ(retired[2].scale_set_id, 5);
+  EXPECT_TRUE(retired[2].has_runners);
+  EXPECT_TRUE(runnerset::retired_variants(current, {"small"}, {{"small", 4}}).empty());
+}
+
+TEST(Listener, AcquiresEachAvailableJobOnce) {
+  github::queue_message m;
+  auto job = [](std::int64_t id) {
+    messages::job_info j;
+    j.source = messages::job_source::listener;
+    j.job_id = id;
+    return j;
+  };
+  m.jobs = {messages::job_available{job(3)},
+            messages::job_started{job(1), "r", 1},
+            messages::job_available{job(4)},
+            messages::job_available{job(3)},
+            messages::job_completed{job(2), "r", 1, "succeeded"},
+            messages::job_available{job(0)}};
+  EXPECT_EQ(listener::jobs_to_acquire(m), (std::vector<std::int64_t>{3, 4}));
+  EXPECT_TRUE(listener::jobs_to_acquire({}).empty());
+}
+
+}  // namespace
+}  // namespace octorun

@@ -115,6 +115,12 @@ expected<response, transport_error> client::run(const request& req, const chunk_
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  // HTTP/1.1 even over TLS (libcurl would negotiate HTTP/2): a client does
+  // one request at a time on its own connection, so HTTP/2 multiplexes
+  // nothing, and a reused HTTP/2 connection the apiserver had gone away on
+  // was seen to hang a request until its timeout ("Error in the HTTP2
+  // framing layer"); a dead HTTP/1.1 connection is detected and redialled.
+  curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);

@@ -24,7 +24,8 @@ namespace {
 struct controller_state {
   controller_config cfg;
   caf::actor kube;
-  caf::actor sets;  // supervisor of the RunnerSet actors, keyed "ns/name"
+  caf::actor events;  // kube::spawn_event_recorder, shared by the Runner actors
+  caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
   std::map<std::string, resources::runnerset> known_sets;  // for routing demand
   std::map<std::string, std::string> runner_set;           // runner name -> "ns/set"
@@ -41,6 +42,7 @@ void on_event(self_ptr self, kube::informer_event& ev) {
   auto& st = self->state;
   if (!ev.obj) return;
   auto kind = json::str(*ev.obj.doc, "kind");
+  if (st.cfg.observer && (kind == "RunnerSet" || kind == "Runner")) self->send(st.cfg.observer, ev);
   const bool deleted = ev.type == kube::event_type::deleted;
   std::string ns(ev.obj.namespace_);
   std::string set_name;
@@ -98,8 +100,12 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.kube = kube::spawn_request_pool(self->system(), st.cfg.kube, st.cfg.kube_options, st.cfg.kube_workers);
+  if (st.cfg.record_events)
+    st.events = kube::spawn_event_recorder(self->system(), st.cfg.kube, st.cfg.kube_options,
+                                           st.cfg.reporting_controller, st.cfg.reporting_instance);
   auto defaults = st.cfg.runnerset_defaults;
   defaults.kube = st.kube;
+  defaults.runner_defaults.events = st.events;
   st.sets = supervision::spawn_supervisor(self->system(), "runnersets",
                                           [defaults](caf::local_actor* parent, const std::string& key) {
                                             auto c = defaults;
@@ -125,6 +131,7 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
     for (auto& inf : s.informers) self->send_exit(inf, em.reason);
     self->send_exit(s.sets, em.reason);
     self->send_exit(s.kube, em.reason);
+    if (s.events) self->send_exit(s.events, em.reason);
     self->quit(em.reason);
   });
   spdlog::info("controller: watching RunnerSets in {}", st.cfg.ns.empty() ? "every namespace" : st.cfg.ns);

@@ -23,6 +23,13 @@ struct controller_config {
   std::size_t kube_workers = 4;
   // Settings for each RunnerSet actor (ns, name and kube pool are filled in).
   runnerset::runnerset_actor_config runnerset_defaults;
+  // Also receives every RunnerSet and Runner informer event (the state
+  // metrics' feed, actors/metrics/metrics_feed.hpp). None: nobody.
+  caf::actor observer;
+  // Runner actors record Events as (reporting controller, this instance).
+  std::string reporting_controller = "octorun.io/manager";
+  std::string reporting_instance = "octorun";
+  bool record_events = true;
 };
 
 caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg);

@@ -10,6 +10,7 @@
 
 #include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
+#include "actors/runner/events.hpp"
 #include "actors/runner/observe.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -121,10 +122,25 @@ void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
   wake_at(self, clock::now() + backoff(self));
 }
 
-// Sends a write; on success stores what the server returned (when the cache
-// has not moved on meanwhile) and reconciles again.
+// Records `e` regarding `runner`, the Runner as a write returned it (fire and
+// forget; the recorder spam-limits).
+void record_event(self_ptr self, const runner_event& e, const kube::object& runner) {
+  auto& st = self->state;
+  if (!st.cfg.events || !runner) return;
+  kube::event_spec spec;
+  spec.regarding = kube::reference_to(runner);
+  spec.type = e.warning ? "Warning" : "Normal";
+  spec.reason = e.reason;
+  spec.action = e.action;
+  spec.note = e.note;
+  self->send(st.cfg.events, std::move(spec));
+}
+
+// Sends a write; on success records `event` (if any), stores what the server
+// returned (when the cache has not moved on meanwhile) and reconciles again.
 template <class Request>
-void write(self_ptr self, const char* what, Request req, kube::object* slot) {
+void write(self_ptr self, const char* what, Request req, kube::object* slot,
+           std::optional<runner_event> event = std::nullopt) {
   auto& st = self->state;
   st.step_in_flight = true;
   std::string based_on = slot != nullptr && *slot ? std::string(slot->resource_version) : std::string();
@@ -138,6 +154,7 @@ void write(self_ptr self, const char* what, Request req, kube::object* slot) {
             s.consecutive_errors = 0;
             if (slot == &s.runner_object && !r && r.error().not_found())
               return self->quit();  // the Runner is gone
+            if (r && event) record_event(self, *event, *r);
             if (slot != nullptr) {
               const bool unchanged =
                   *slot ? std::string(slot->resource_version) == based_on : based_on.empty();
@@ -187,12 +204,13 @@ void patch_finalizers(self_ptr self, bool ours) {
         &self->state.runner_object);
 }
 
-void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d) {
+void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,
+                  std::optional<runner_event> event = std::nullopt) {
   d.AddMember("status", status, d.GetAllocator());
-  write(self, what, runner_patch(self, d, "status"), &self->state.runner_object);
+  write(self, what, runner_patch(self, d, "status"), &self->state.runner_object, std::move(event));
 }
 
-void publish_status(self_ptr self, const step& s) {
+void publish_status(self_ptr self, const step& s, const observation& o) {
   auto d = locked_patch(self);
   auto& a = d.GetAllocator();
   rapidjson::Value status(rapidjson::kObjectType);
@@ -203,7 +221,13 @@ void publish_status(self_ptr self, const step& s) {
       status.AddMember("runnerId", jit->runner_id, a);
       status.AddMember("runnerName", json::string_value(jit->runner_name, a), a);
     }
-  patch_status(self, "publishing status", std::move(status), d);
+  std::optional<runner_event> event;
+  if (s.phase_to_publish) {
+    transition_detail detail;
+    if (o.pod.runner_exited) detail.exit_code = o.pod.exit_code;
+    event = event_for_transition(o.current, *s.phase_to_publish, detail);
+  }
+  patch_status(self, "publishing status", std::move(status), d, std::move(event));
 }
 
 void mark_failed(self_ptr self, const observation& o) {
@@ -218,7 +242,11 @@ void mark_failed(self_ptr self, const observation& o) {
   status.AddMember("reason", json::string_value(reason, a), a);
   status.AddMember("message", json::string_value(message, a), a);
   spdlog::warn("runner {}: Failed: {}", id(self), message);
-  patch_status(self, "marking Failed", std::move(status), d);
+  transition_detail detail;
+  detail.message = message;
+  if (o.pod.runner_exited) detail.exit_code = o.pod.exit_code;
+  patch_status(self, "marking Failed", std::move(status), d,
+               event_for_transition(o.current, phase::failed, detail));
 }
 
 void record_pod_failure(self_ptr self, const observation& o) {
@@ -244,9 +272,11 @@ void record_pod_failure(self_ptr self, const observation& o) {
   failures.PushBack(entry, a);
   rapidjson::Value s(rapidjson::kObjectType);
   s.AddMember("failures", failures, a);
-  st.memory.retry_not_before = clock::now() + std::chrono::seconds(pod_retry_delay_seconds(o.failures + 1));
+  const auto delay = pod_retry_delay_seconds(o.failures + 1);
+  st.memory.retry_not_before = clock::now() + std::chrono::seconds(delay);
   spdlog::info("runner {}: pod failed (exit {}), recreating it after backoff", id(self), o.pod.exit_code);
-  patch_status(self, "recording a pod failure", std::move(s), d);
+  patch_status(self, "recording a pod failure", std::move(s), d,
+               event_for_pod_retry(o.pod.exit_code, o.failures + 1, st.cfg.lim.max_pod_failures, delay));
 }
 
 void provision(self_ptr self) {
@@ -368,7 +398,7 @@ void execute(self_ptr self, const step& s, const observation& o) {
                    &st.pod);
     }
     case step_kind::publish_status:
-      return publish_status(self, s);
+      return publish_status(self, s, o);
     case step_kind::record_pod_failure:
       return record_pod_failure(self, o);
     case step_kind::mark_failed:
@@ -410,7 +440,7 @@ void retry_job(self_ptr self, std::chrono::milliseconds after) {
 
 // Writes the job path's decision: Running with the job (started) or
 // Succeeded (completed), locked to the resourceVersion that was read.
-void write_job_phase(self_ptr self, std::string rv, const messages::job_info& job, phase target,
+void write_job_phase(self_ptr self, std::string rv, const messages::job_info& job, phase from, phase target,
                      const std::string& detail) {
   auto& st = self->state;
   rapidjson::Document d(rapidjson::kObjectType);
@@ -440,6 +470,8 @@ void write_job_phase(self_ptr self, std::string rv, const messages::job_info& jo
             if (r) {
               spdlog::info("runner {}: {} job {} ({})", id(self), to_string(target), job.job_id,
                            job.repository);
+              transition_detail td{job.job_id, job.repository, job.display_name, detail, -1};
+              if (auto e = event_for_transition(from, target, td)) record_event(self, *e, *r);
               // Store it unless a newer watch event already arrived.
               if (self->state.runner_object && std::string(self->state.runner_object.resource_version) == rv)
                 set_runner(self, std::move(*r));
@@ -462,7 +494,7 @@ void decide_job(self_ptr self, const kube::object& fresh_object, const resources
   if (const auto* started = std::get_if<messages::job_started>(&event)) {
     switch (on_job_started(view, started->job.job_id)) {
       case job_started_verdict::promote:
-        return write_job_phase(self, rv, started->job, phase::running, {});
+        return write_job_phase(self, rv, started->job, view.current, phase::running, {});
       case job_started_verdict::already_running:
         return job_done(self);
       case job_started_verdict::skip_terminal:
@@ -476,7 +508,7 @@ void decide_job(self_ptr self, const kube::object& fresh_object, const resources
   switch (on_job_completed(view, completed.job.job_id)) {
     case job_completed_verdict::finish:
       return write_job_phase(
-          self, rv, completed.job, phase::succeeded,
+          self, rv, completed.job, view.current, phase::succeeded,
           "job " + std::to_string(completed.job.job_id) + " completed: " + completed.result);
     case job_completed_verdict::already_finished:
     case job_completed_verdict::skip_deleting:

@@ -25,6 +25,9 @@ struct runner_actor_config {
   std::string name;
   caf::actor kube;    // kube::spawn_request_pool
   caf::actor github;  // github::spawn_rest_pool for the Runner's credentials
+  // kube::spawn_event_recorder: an Event for each phase the actor writes and
+  // each pod failure it retries (actors/runner/events.hpp). None: no Events.
+  caf::actor events;
   // Listener mode: JIT configurations come from this scale set. 0: the REST
   // generate-jitconfig endpoint with the runner group and labels below.
   std::int64_t scale_set_id = 0;

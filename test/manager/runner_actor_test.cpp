@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -34,10 +35,12 @@ class RunnerActor : public test::actor_test_base {
     gh.where = {github::scope_kind::organization, "acme", ""};
     gh.auth = github::pat_auth("ghp_simulator");
     github_ = github::spawn_rest_pool(sys_, gh, 1);
+    events_ = kube::spawn_event_recorder(sys_, kube_cfg_, {}, "octorun.io/manager", "runner-actor-test");
   }
 
   ~RunnerActor() override {
     caf::anon_send_exit(github_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(events_, caf::exit_reason::user_shutdown);
     if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
   }
 
@@ -57,6 +60,7 @@ class RunnerActor : public test::actor_test_base {
     cfg.name = name_;
     cfg.kube = kube_;
     cfg.github = github_;
+    cfg.events = events_;
     cfg.busy_recheck = busy_recheck;
     cfg.retry_initial = 100ms;
     runner_ = spawn_runner(sys_, cfg);
@@ -82,6 +86,26 @@ class RunnerActor : public test::actor_test_base {
     ADD_FAILURE() << what << " " << jsonpath << ": wanted '" << want << "', last saw '" << got << "'\n"
                   << test::kubectl(c_, "-n " + ns_ + " get runners,pods,secrets -o wide 2>&1 || true")
                   << test::kubectl(c_, "-n " + ns_ + " get pods -o yaml 2>&1 || true");
+    return false;
+  }
+
+  // Polls the events.k8s.io Events regarding the Runner until one of each
+  // `type/reason` in `want` is there.
+  bool eventually_events(const std::vector<std::string>& want, std::chrono::seconds within = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    std::string got;
+    while (std::chrono::steady_clock::now() < deadline) {
+      got = test::kubectl(
+          c_, "-n " + ns_ +
+                  R"( get events.events.k8s.io -o jsonpath='{range .items[*]}{.type}/{.reason} )"
+                  R"([{.regarding.kind}/{.regarding.name} {.reportingController}] {.note}{"\n"}{end}')");
+      if (std::all_of(want.begin(), want.end(), [&](const std::string& w) {
+            return got.find(w + " [Runner/" + name_ + " octorun.io/manager] ") != std::string::npos;
+          }))
+        return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << "events regarding " << name_ << ":\n" << got;
     return false;
   }
 
@@ -115,7 +139,7 @@ class RunnerActor : public test::actor_test_base {
             std::to_string(code) + R"(}}}]}})" + "' >/dev/null");
   }
 
-  caf::actor github_, runner_;
+  caf::actor github_, events_, runner_;
   std::string name_;
 };
 
@@ -138,6 +162,11 @@ TEST_F(RunnerActor, ProvisionsRunsAJobAndSucceeds) {
   runner_exits(0);
   EXPECT_TRUE(eventually(runner, "{.status.phase}", "Succeeded"));
   EXPECT_EQ(test::kubectl(c_, "-n " + ns_ + " get " + runner + " -o jsonpath='{.status.job.id}'"), "4242");
+  // One Event per transition the actor wrote.
+  EXPECT_TRUE(eventually_events({"Normal/Pending", "Normal/Running", "Normal/Succeeded"}));
+  EXPECT_NE(test::kubectl(c_, "-n " + ns_ + " get events.events.k8s.io -o jsonpath='{.items[*].note}'")
+                .find(R"(GitHub assigned job 4242 "build" of acme/app)"),
+            std::string::npos);
 
   // Deleting it: removed from GitHub, pod and Secret deleted, finalizer released.
   test::kubectl(c_, "-n " + ns_ + " delete " + runner + " --wait=false >/dev/null");
@@ -178,6 +207,7 @@ TEST_F(RunnerActor, AFailedPodIsRecordedAndRecreated) {
   auto first_uid = test::kubectl(c_, "-n " + ns_ + " get pod/" + name_ + " -o jsonpath='{.metadata.uid}'");
   runner_exits(3);
   EXPECT_TRUE(eventually(runner, "{.status.failures[0].exitCode}", "3"));
+  EXPECT_TRUE(eventually_events({"Normal/Pending", "Warning/PodFailed"}));
   // A new pod (new uid) comes up after the first backoff step (0 s for the first failure).
   auto deadline = std::chrono::steady_clock::now() + 30s;
   std::string uid = first_uid;

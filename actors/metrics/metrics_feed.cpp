@@ -1,0 +1,144 @@
+#include "actors/metrics/metrics_feed.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "adapters/common/json.hpp"
+#include "adapters/resources/naming.hpp"
+#include "adapters/resources/parse.hpp"
+
+namespace octorun::metrics {
+
+runner_record runner_record_of(const resources::runner& r) {
+  runner_record out;
+  out.ns = r.metadata.namespace_;
+  out.name = r.metadata.name;
+  out.runnerset = r.spec.runner_set_name;
+  if (out.runnerset.empty())
+    if (auto it = r.metadata.labels.find(resources::label_runnerset); it != r.metadata.labels.end())
+      out.runnerset = it->second;
+  out.variant = r.spec.variant;
+  // A phase we do not publish (nullopt) shows as not published.
+  out.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
+  out.pod_ready = r.status.pod_ready;
+  out.github_runner_id = r.status.runner_id;
+  return out;
+}
+
+runnerset_record runnerset_record_of(const resources::runnerset& s) {
+  runnerset_record out;
+  out.ns = s.metadata.namespace_;
+  out.name = s.metadata.name;
+  const bool declared = !s.spec.variants.empty();
+  for (const auto& v : resources::effective_variants(s.spec)) {
+    variant_counts c;
+    c.variant = v.name;
+    c.min_runners = v.min_runners;
+    c.max_runners = v.max_runners;
+    // A set without variants reports its counts at the top of its status.
+    const resources::runner_counts* counts = declared ? nullptr : &s.status.counts;
+    for (const auto& vs : s.status.variants)
+      if (declared && vs.name == v.name) counts = &vs.counts;
+    if (counts != nullptr) {
+      c.desired = counts->desired_replicas;
+      c.assigned_jobs = counts->assigned_jobs;
+    }
+    out.variants.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool state_store::apply(const kube::informer_event& ev) {
+  if (!ev.obj) return false;
+  const auto kind = json::str(*ev.obj.doc, "kind");
+  const object_key key{std::string(ev.obj.namespace_), std::string(ev.obj.name)};
+  const bool deleted = ev.type == kube::event_type::deleted;
+  if (kind == "Runner") {
+    if (deleted) return runners_.erase(key) > 0;
+    auto r = resources::parse_runner(*ev.obj.doc);
+    if (!r) return false;
+    runners_[key] = runner_record_of(*r);
+    return true;
+  }
+  if (kind == "RunnerSet") {
+    if (deleted) return sets_.erase(key) > 0;
+    auto s = resources::parse_runnerset(*ev.obj.doc);
+    if (!s) return false;
+    sets_[key] = runnerset_record_of(*s);
+    return true;
+  }
+  return false;
+}
+
+state_snapshot state_store::snapshot() const {
+  state_snapshot out;
+  out.runners = runners_;
+  out.runnersets = sets_;
+  for (const auto& [key, r] : runners_) {
+    auto set = out.runnersets.find({r.ns, r.runnerset});
+    if (set == out.runnersets.end()) continue;
+    auto& variants = set->second.variants;
+    auto v =
+        std::find_if(variants.begin(), variants.end(), [&](const auto& c) { return c.variant == r.variant; });
+    if (v == variants.end()) {
+      // A variant removed from the spec whose runners still drain.
+      variants.push_back({});
+      v = std::prev(variants.end());
+      v->variant = r.variant;
+    }
+    switch (r.phase) {
+      case runner::phase::unset:  // not yet published: its pod is starting
+        ++v->starting;
+        break;
+      case runner::phase::pending:
+        ++(r.pod_ready ? v->idle : v->starting);
+        break;
+      case runner::phase::running:
+        ++v->running;
+        break;
+      case runner::phase::failed:
+        ++v->failed;
+        break;
+      case runner::phase::succeeded:
+      case runner::phase::outdated:
+        break;  // finished: about to be replaced
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using publish_atom = caf::atom_constant<caf::atom("mpublish")>;
+
+struct feed_state {
+  state_store store;
+  bool publish_scheduled = false;
+  static constexpr const char* name = "metrics-feed";
+};
+
+caf::behavior feed_behavior(caf::stateful_actor<feed_state>* self, std::shared_ptr<state_collector> collector,
+                            metrics_feed_options options) {
+  return {
+      [=](const kube::informer_event& ev) {
+        auto& st = self->state;
+        if (!st.store.apply(ev) || st.publish_scheduled) return;
+        st.publish_scheduled = true;
+        self->delayed_send(self, options.coalesce, publish_atom::value);
+      },
+      [](const kube::informer_synced&) {},
+      [=](publish_atom) {
+        self->state.publish_scheduled = false;
+        collector->publish(std::make_shared<const state_snapshot>(self->state.store.snapshot()));
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
+                              metrics_feed_options options) {
+  return sys.spawn(feed_behavior, std::move(collector), options);
+}
+
+}  // namespace octorun::metrics

@@ -1,0 +1,53 @@
+// Feeds the state metrics (state_metrics.hpp) from the watched objects,
+// level-triggered: the controller forwards its RunnerSet and Runner informer
+// events (kube::informer_event) to the feed actor, which keeps the latest
+// view of each object in a state_store and publishes a fresh snapshot to the
+// collector a moment after a burst of changes (scrapes never wait on it).
+//
+// Runner counts per variant are counted from the Runners themselves (what
+// kube-state-metrics would see); desired runners and assigned jobs come from
+// the RunnerSet's status, min/max from its spec.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "actors/metrics/state_metrics.hpp"
+#include "adapters/resources/types.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::metrics {
+
+// What one Runner contributes (pure).
+runner_record runner_record_of(const resources::runner& r);
+// What one RunnerSet contributes before its Runners are counted: one entry
+// per effective variant with desired, min, max and assigned jobs (pure).
+runnerset_record runnerset_record_of(const resources::runnerset& s);
+
+// The latest Runners and RunnerSets, from informer events.
+class state_store {
+ public:
+  // Applies one event for a Runner or RunnerSet; false when it changed
+  // nothing the metrics show (another kind, or an object that does not parse).
+  bool apply(const kube::informer_event& ev);
+  // The snapshot to publish: every set's variant counts filled in from its Runners.
+  state_snapshot snapshot() const;
+
+ private:
+  std::map<object_key, runner_record> runners_;
+  std::map<object_key, runnerset_record> sets_;
+};
+
+struct metrics_feed_options {
+  // How long after the first of a burst of changes the snapshot is published.
+  std::chrono::milliseconds coalesce{200};
+};
+
+// The feed actor: send it kube::informer_event (and informer_synced, which it
+// ignores). Stop it with caf::anon_send_exit.
+caf::actor spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
+                              metrics_feed_options options = {});
+
+}  // namespace octorun::metrics

@@ -1,0 +1,127 @@
+// The state metrics fed from informer events (actors/metrics/metrics_feed.hpp):
+// records per object, per-variant counts from the Runners, deletions, and
+// the feed actor publishing to the collector.
+#include "actors/metrics/metrics_feed.hpp"
+
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+namespace octorun::metrics {
+namespace {
+
+using namespace std::chrono_literals;
+
+kube::informer_event event(const std::string& json, kube::event_type type = kube::event_type::added) {
+  auto obj = kube::parse_object(json);
+  EXPECT_TRUE(obj) << obj.error();
+  return {"test", type, obj ? *obj : kube::object{}};
+}
+
+std::string runnerset_json(const std::string& variants = "", const std::string& status = "") {
+  return R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux","namespace":"ci"},)"
+         R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"github","runnerLabels":["linux"],)"
+         R"("minRunners":1,"maxRunners":4,)" +
+         variants + R"("template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}},"status":{)" +
+         status + "}}";
+}
+
+std::string runner_json(const std::string& name, const std::string& phase, bool ready,
+                        const std::string& variant = "") {
+  return R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":")" + name +
+         R"(","namespace":"ci","labels":{"octorun.io/runnerset":"linux"}},"spec":{"scopeURL":"https://github.com/acme",)"
+         R"("credentialsSecretName":"github","runnerSetName":"linux","variant":")" +
+         variant +
+         R"(","template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}},"status":{"phase":")" +
+         phase + R"(","podReady":)" + (ready ? "true" : "false") + R"(,"runnerId":12}})";
+}
+
+std::string scrape(const state_collector& c) {
+  prometheus::TextSerializer ser;
+  std::ostringstream os;
+  ser.Serialize(os, c.Collect());
+  return os.str();
+}
+
+TEST(MetricsFeed, CountsTheRunnersOfEachSetByState) {
+  state_store store;
+  EXPECT_TRUE(store.apply(event(runnerset_json("", R"("desiredReplicas":3,"assignedJobs":1)"))));
+  EXPECT_TRUE(store.apply(event(runner_json("linux-aaaaa", "Pending", false))));
+  EXPECT_TRUE(store.apply(event(runner_json("linux-bbbbb", "Pending", true))));
+  EXPECT_TRUE(store.apply(event(runner_json("linux-ccccc", "Running", true))));
+  EXPECT_TRUE(store.apply(event(runner_json("linux-ddddd", "", false))));
+  EXPECT_TRUE(store.apply(event(runner_json("linux-eeeee", "Succeeded", false))));
+  auto snap = store.snapshot();
+  ASSERT_EQ(snap.runners.size(), 5u);
+  const auto& r = snap.runners.at({"ci", "linux-ccccc"});
+  EXPECT_EQ(r.runnerset, "linux");
+  EXPECT_EQ(r.phase, runner::phase::running);
+  EXPECT_EQ(r.github_runner_id, 12);
+  const auto& set = snap.runnersets.at({"ci", "linux"});
+  ASSERT_EQ(set.variants.size(), 1u);
+  const auto& v = set.variants[0];
+  EXPECT_EQ(v.desired, 3);
+  EXPECT_EQ(v.assigned_jobs, 1);
+  EXPECT_EQ(v.min_runners, 1);
+  EXPECT_EQ(v.max_runners, 4);
+  EXPECT_EQ(v.starting, 2);  // Pending without a ready pod, and not yet published
+  EXPECT_EQ(v.idle, 1);
+  EXPECT_EQ(v.running, 1);
+  EXPECT_EQ(v.failed, 0);
+}
+
+TEST(MetricsFeed, VariantsAreCountedApartWithTheirStatus) {
+  state_store store;
+  store.apply(event(runnerset_json(R"("variants":[{"name":"small"},{"name":"large","maxRunners":2}],)",
+                                   R"("variants":[{"name":"large","desiredReplicas":2}])")));
+  store.apply(event(runner_json("linux-large-aaaaa", "Running", true, "large")));
+  store.apply(event(runner_json("linux-small-aaaaa", "Failed", false, "small")));
+  auto set = store.snapshot().runnersets.at({"ci", "linux"});
+  ASSERT_EQ(set.variants.size(), 2u);
+  EXPECT_EQ(set.variants[0].variant, "small");
+  EXPECT_EQ(set.variants[0].failed, 1);
+  EXPECT_EQ(set.variants[0].desired, 0);
+  EXPECT_EQ(set.variants[1].variant, "large");
+  EXPECT_EQ(set.variants[1].running, 1);
+  EXPECT_EQ(set.variants[1].desired, 2);
+  EXPECT_EQ(set.variants[1].max_runners, 2);
+}
+
+TEST(MetricsFeed, DeletionsAndOtherKindsAreHandled) {
+  state_store store;
+  store.apply(event(runner_json("linux-aaaaa", "Pending", true)));
+  EXPECT_FALSE(
+      store.apply(event(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ci"}})")));
+  EXPECT_FALSE(
+      store.apply(event(R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":"x",)"
+                        R"("namespace":"ci"},"spec":"not an object"})")));
+  EXPECT_TRUE(store.apply(event(runner_json("linux-aaaaa", "Pending", true), kube::event_type::deleted)));
+  EXPECT_FALSE(store.apply(event(runner_json("linux-aaaaa", "Pending", true), kube::event_type::deleted)));
+  EXPECT_TRUE(store.snapshot().runners.empty());
+}
+
+TEST(MetricsFeed, TheActorPublishesWhatItWasFed) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto collector = std::make_shared<state_collector>();
+  auto feed = spawn_metrics_feed(sys, collector, {std::chrono::milliseconds(10)});
+  caf::anon_send(feed, event(runnerset_json()));
+  caf::anon_send(feed, event(runner_json("linux-aaaaa", "Running", true)));
+  const std::string want =
+      R"(octorun_runnerset_runners{namespace="ci",runnerset="linux",variant="",state="running"} 1)";
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    text = scrape(*collector);
+    if (text.find(want) != std::string::npos) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_NE(text.find(want), std::string::npos) << text;
+  caf::anon_send_exit(feed, caf::exit_reason::user_shutdown);
+}
+
+}  // namespace
+}  // namespace octorun::metrics

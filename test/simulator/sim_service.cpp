@@ -2,6 +2,7 @@
 // (/queue/{scaleSetId}): scale sets, sessions, long poll with acknowledgement,
 // job acquisition, JIT configuration and agents.
 #include <algorithm>
+#include <functional>
 
 #include "adapters/common/base64.hpp"
 #include "adapters/github/crypto.hpp"
@@ -189,6 +190,10 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     return resp;
   }
   if (endpoint == "scaleset.create_session") {
+    if (auto held = sessions.find(id);
+        held != sessions.end() && held->second.polls_in_flight == 0 &&
+        clock_type::now() - held->second.last_poll > options.session_idle_timeout)
+      sessions.erase(held);  // its listener is gone
     if (sessions.count(id))
       return service_error(
           409, session_conflict,
@@ -309,6 +314,19 @@ server_response simulator::impl::queue(const server_request& r, const std::vecto
     resp.content_type.clear();
     return resp;
   }
+  // The session counts as alive while polled and for a while after.
+  const auto session_id = sessions.at(ssid).id;
+  auto polled = [&](int delta) {
+    if (auto it = sessions.find(ssid); it != sessions.end() && it->second.id == session_id) {
+      it->second.polls_in_flight += delta;
+      it->second.last_poll = clock_type::now();
+    }
+  };
+  polled(+1);
+  struct poll_end {
+    std::function<void()> f;
+    ~poll_end() { f(); }
+  } end_poll{[&] { polled(-1); }};
   const std::int64_t last = std::atoll(r.query_param("lastMessageId").c_str());
   auto pending = [&]() -> sim_message* {
     for (auto& msg : queues[ssid])

@@ -28,6 +28,10 @@ struct simulator_options {
   std::string webhook_url;  // workflow_job/ping deliveries go here when set
   std::string webhook_secret;
   std::chrono::milliseconds long_poll{50'000};
+  // A session nobody polls for this long is dropped when another listener
+  // asks for one (as the service lets a dead listener's session go); until
+  // then creating a session answers 409.
+  std::chrono::milliseconds session_idle_timeout{120'000};
   std::chrono::seconds installation_token_ttl{3600};
   std::chrono::seconds admin_token_ttl{3600};
   std::int64_t rate_limit = 5000;  // per token and hour

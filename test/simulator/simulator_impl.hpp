@@ -55,6 +55,8 @@ struct sim_session {
   std::string owner;
   std::string token;
   std::int64_t scale_set_id = 0;
+  int polls_in_flight = 0;
+  std::chrono::steady_clock::time_point last_poll = std::chrono::steady_clock::now();
 };
 
 struct sim_message {

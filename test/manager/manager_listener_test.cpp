@@ -1,0 +1,158 @@
+// The octorun binary with a Listener-intake RunnerSet: demand comes from the
+// scale set's statistics over the message session (no webhook), runners get
+// their JIT configuration from the scale set. As users run it: the real
+// binary, the real control plane, the simulator as GitHub; a watch plays the
+// runner process (its pod runs, so it comes online on GitHub).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <regex>
+
+#include "test/manager/binary_harness.hpp"
+#include "test/manager/wiring.hpp"
+#include "test/simulator/simulator.hpp"
+#include "test/support/test_cluster.hpp"
+
+namespace octorun {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ManagerListener : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { test::install_crds(test::cluster()); }
+
+  ManagerListener() : c_(test::cluster()), ns_(test::make_namespace(c_, "mgrl")) {
+    sim::simulator_options o;
+    o.long_poll = 2s;
+    o.session_idle_timeout = 4s;  // a killed manager's session lapses this long after its last poll
+    auto sim = sim::simulator::start(o);
+    if (!sim) ADD_FAILURE() << sim.error();
+    sim_ = std::move(*sim);
+    sim_->add_organization("acme");
+    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
+    if (!cfg) ADD_FAILURE() << cfg.error();
+    watch_ = std::make_unique<test::namespace_watch>(*cfg, ns_, *sim_);
+  }
+
+  ~ManagerListener() override {
+    if (manager_ && !HasFailure()) std::remove(manager_->log_path().c_str());
+    manager_.reset();
+    watch_.reset();
+    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
+  }
+
+  void start_manager() {
+    manager_ =
+        std::make_unique<test::octorun_process>(OCTORUN_BINARY, test::octorun_args(c_.kubeconfig, ns_, "m"),
+                                                "unused", "/tmp/octorun-manager-" + ns_ + ".log");
+    ASSERT_FALSE(manager_->wait_leading(30s).empty()) << manager_->log_tail();
+  }
+
+  void create_listener_set(int max_runners) {
+    test::kubectl(
+        c_,
+        "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
+    test::kubectl(
+        c_,
+        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
+            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
+            R"("scopeURL":")" +
+            sim_->ghes_url() + "/acme" +
+            R"(","credentialsSecretName":"github","intake":"Listener","runnerLabels":["linux"],)"
+            R"("minRunners":0,"maxRunners":)" +
+            std::to_string(max_runners) +
+            R"(,"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
+            "\nEOF");
+  }
+
+  bool session_open() {
+    for (const auto& s : sim_->scale_sets())
+      if (s.name == "linux" && !s.session_id.empty()) return true;
+    return false;
+  }
+
+  std::vector<std::int64_t> add_jobs(int n, std::chrono::milliseconds duration) {
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < n; ++i) {
+      sim::job_spec j;
+      j.repository = "acme/app";
+      j.labels = {"self-hosted", "linux"};
+      j.duration = duration;
+      ids.push_back(sim_->add_job(j));
+    }
+    return ids;
+  }
+
+  bool all_completed(const std::vector<std::int64_t>& jobs, std::chrono::seconds within) {
+    return sim_->wait_until(
+        [&](const sim::simulator& s) {
+          for (auto j : jobs)
+            if (s.job_state(j) != "completed") return false;
+          return true;
+        },
+        within);
+  }
+
+  std::string count(const std::string& what) {
+    return test::kubectl(c_, "-n " + ns_ + " get " + what + " -o name | wc -l | tr -d ' \\n'");
+  }
+
+  // Nothing left: no Runner, pod or JIT Secret here, no runner on GitHub.
+  void expect_nothing_left(const std::string& why) {
+    EXPECT_TRUE(
+        watch_->wait([](const test::namespace_watch& w) { return w.runners() == 0 && w.pods() == 0; }, 60s))
+        << why << ": " << test::kubectl(c_, "-n " + ns_ + " get runners,pods") << manager_->log_tail();
+    EXPECT_EQ(count("secrets -l octorun.io/runner"), "0") << why;
+    EXPECT_TRUE(sim_->wait_until(
+        [](const sim::simulator& s) { return s.state_json().find("\"runners\":[]") != std::string::npos; },
+        30s))
+        << why << ": " << sim_->state_json();
+  }
+
+  const test::cluster_info& c_;
+  std::string ns_;
+  std::unique_ptr<sim::simulator> sim_;
+  std::unique_ptr<test::namespace_watch> watch_;
+  std::unique_ptr<test::octorun_process> manager_;
+};
+
+TEST_F(ManagerListener, ScalesFromZeroOnTheScaleSetsStatisticsAndBack) {
+  start_manager();
+  create_listener_set(4);
+  ASSERT_TRUE(sim_->wait_until([&](const sim::simulator&) { return session_open(); }, 60s))
+      << sim_->state_json() << manager_->log_tail();
+  auto jobs = add_jobs(7, 300ms);
+  EXPECT_TRUE(all_completed(jobs, 120s)) << sim_->state_json() << manager_->log_tail();
+  // Never more than maxRunners at once, every job ran on one of ours.
+  EXPECT_LE(watch_->runners_seen(), 7u + 4u);
+  expect_nothing_left("after the burst");
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 0)
+      << "listener runners get JIT configs from the scale set";
+  EXPECT_GE(sim_->calls("scaleset.generate_jitconfig"), 7);
+  EXPECT_EQ(sim_->calls("scaleset.create_session"), 1);
+  EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
+  EXPECT_FALSE(session_open()) << "a clean stop deletes the session";
+}
+
+TEST_F(ManagerListener, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
+  start_manager();
+  create_listener_set(3);
+  ASSERT_TRUE(sim_->wait_until([&](const sim::simulator&) { return session_open(); }, 60s));
+  auto jobs = add_jobs(6, 1500ms);
+  // Mid-scale: runners exist and jobs run.
+  ASSERT_TRUE(watch_->wait([](const test::namespace_watch& w) { return w.online() >= 1; }, 60s))
+      << manager_->log_tail();
+  manager_->stop(SIGKILL);
+  // Its session is still open on GitHub; the next manager gets 409 until it
+  // lapses, retries with backoff, and serves the rest.
+  start_manager();
+  EXPECT_TRUE(all_completed(jobs, 180s)) << sim_->state_json() << manager_->log_tail();
+  expect_nothing_left("after the restart");
+  // No duplicates: never more Runners than jobs plus the cap.
+  EXPECT_LE(watch_->runners_seen(), 6u + 3u);
+  EXPECT_GE(sim_->calls("scaleset.create_session"), 2);
+}
+
+}  // namespace
+}  // namespace octorun

@@ -11,6 +11,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -123,6 +124,29 @@ class octorun_process {
   std::string log_;
   pid_t pid_ = -1;
 };
+
+// Queues `n` jobs of `duration` for runs-on [self-hosted, linux] in acme/app.
+inline std::vector<std::int64_t> queue_jobs(sim::simulator& sim, int n, std::chrono::milliseconds duration) {
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < n; ++i) {
+    sim::job_spec j;
+    j.repository = "acme/app";
+    j.labels = {"self-hosted", "linux"};
+    j.duration = duration;
+    ids.push_back(sim.add_job(j));
+  }
+  return ids;
+}
+
+// Waits until every job in `ids` has completed on the simulator.
+inline bool all_completed(const sim::simulator& sim, const std::vector<std::int64_t>& ids,
+                          std::chrono::milliseconds within) {
+  return sim.wait_until(
+      [&](const sim::simulator& s) {
+        return std::all_of(ids.begin(), ids.end(), [&](auto id) { return s.job_state(id) == "completed"; });
+      },
+      within);
+}
 
 // Pods and Runners of one namespace through the project's reflector
 // (list+watch). The first sighting of each runner pod and each Runner's

@@ -72,28 +72,6 @@ class ManagerListener : public ::testing::Test {
     return false;
   }
 
-  std::vector<std::int64_t> add_jobs(int n, std::chrono::milliseconds duration) {
-    std::vector<std::int64_t> ids;
-    for (int i = 0; i < n; ++i) {
-      sim::job_spec j;
-      j.repository = "acme/app";
-      j.labels = {"self-hosted", "linux"};
-      j.duration = duration;
-      ids.push_back(sim_->add_job(j));
-    }
-    return ids;
-  }
-
-  bool all_completed(const std::vector<std::int64_t>& jobs, std::chrono::seconds within) {
-    return sim_->wait_until(
-        [&](const sim::simulator& s) {
-          for (auto j : jobs)
-            if (s.job_state(j) != "completed") return false;
-          return true;
-        },
-        within);
-  }
-
   std::string count(const std::string& what) {
     return test::kubectl(c_, "-n " + ns_ + " get " + what + " -o name | wc -l | tr -d ' \\n'");
   }
@@ -122,8 +100,8 @@ TEST_F(ManagerListener, ScalesFromZeroOnTheScaleSetsStatisticsAndBack) {
   create_listener_set(4);
   ASSERT_TRUE(sim_->wait_until([&](const sim::simulator&) { return session_open(); }, 60s))
       << sim_->state_json() << manager_->log_tail();
-  auto jobs = add_jobs(7, 300ms);
-  EXPECT_TRUE(all_completed(jobs, 120s)) << sim_->state_json() << manager_->log_tail();
+  auto jobs = test::queue_jobs(*sim_, 7, 300ms);
+  EXPECT_TRUE(test::all_completed(*sim_, jobs, 120s)) << sim_->state_json() << manager_->log_tail();
   // Never more than maxRunners at once, every job ran on one of ours.
   EXPECT_LE(watch_->runners_seen(), 7u + 4u);
   expect_nothing_left("after the burst");
@@ -139,7 +117,7 @@ TEST_F(ManagerListener, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
   start_manager();
   create_listener_set(3);
   ASSERT_TRUE(sim_->wait_until([&](const sim::simulator&) { return session_open(); }, 60s));
-  auto jobs = add_jobs(6, 1500ms);
+  auto jobs = test::queue_jobs(*sim_, 6, 1500ms);
   // Mid-scale: runners exist and jobs run.
   ASSERT_TRUE(watch_->wait([](const test::namespace_watch& w) { return w.online() >= 1; }, 60s))
       << manager_->log_tail();
@@ -147,7 +125,7 @@ TEST_F(ManagerListener, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
   // Its session is still open on GitHub; the next manager gets 409 until it
   // lapses, retries with backoff, and serves the rest.
   start_manager();
-  EXPECT_TRUE(all_completed(jobs, 180s)) << sim_->state_json() << manager_->log_tail();
+  EXPECT_TRUE(test::all_completed(*sim_, jobs, 180s)) << sim_->state_json() << manager_->log_tail();
   expect_nothing_left("after the restart");
   // No duplicates: never more Runners than jobs plus the cap.
   EXPECT_LE(watch_->runners_seen(), 6u + 3u);

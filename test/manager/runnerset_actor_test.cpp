@@ -49,22 +49,6 @@ class RunnerSetActor : public test::actor_test_base {
                                          set_);
   }
 
-  std::string get(const std::string& args) {
-    return test::kubectl(c_, "-n " + ns_ + " get " + args + " 2>/dev/null || true");
-  }
-
-  bool eventually(const std::string& args, const std::string& want, std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    std::string got;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if ((got = get(args)) == want) return true;
-      std::this_thread::sleep_for(150ms);
-    }
-    ADD_FAILURE() << args << ": wanted '" << want << "', last saw '" << got << "'\n"
-                  << get("runners,pods,secrets -o wide") << get("runners -o yaml");
-    return false;
-  }
-
   std::vector<std::string> runner_names() {
     std::vector<std::string> out;
     std::istringstream in(get("runners -o jsonpath='{.items[*].metadata.name}'"));

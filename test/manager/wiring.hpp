@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <caf/all.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "adapters/kube/config.hpp"
@@ -105,6 +107,27 @@ class actor_test_base : public ::testing::Test {
     caf::anon_send_exit(kube_, caf::exit_reason::user_shutdown);
     kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
   }
+
+  // `kubectl get ARGS` in the test namespace; what it printed, "" on failure.
+  std::string get(const std::string& args) {
+    return kubectl(c_, "-n " + ns_ + " get " + args + " 2>/dev/null || true");
+  }
+
+  // Polls get(args) until it prints `want`; on timeout fails the test with
+  // what it last saw and diagnostics().
+  bool eventually(const std::string& args, const std::string& want,
+                  std::chrono::seconds within = std::chrono::seconds(60)) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    std::string got;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if ((got = get(args)) == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    }
+    ADD_FAILURE() << args << ": wanted '" << want << "', last saw '" << got << "'\n" << diagnostics();
+    return false;
+  }
+
+  virtual std::string diagnostics() { return get("runners,pods,secrets -o wide") + get("runners -o yaml"); }
 
   const cluster_info& c_;
   std::string ns_;

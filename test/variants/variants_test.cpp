@@ -80,20 +80,8 @@ class Variants : public test::actor_test_base {
                                          set_);
   }
 
-  std::string get(const std::string& args) {
-    return test::kubectl(c_, "-n " + ns_ + " get " + args + " 2>/dev/null || true");
-  }
-
-  bool eventually(const std::string& args, const std::string& want, std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    std::string got;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if ((got = get(args)) == want) return true;
-      std::this_thread::sleep_for(150ms);
-    }
-    ADD_FAILURE() << args << ": wanted '" << want << "', last saw '" << got << "'\n"
-                  << get("runnerset ci -o yaml") << get("runners,pods -o wide") << sim_->state_json();
-    return false;
+  std::string diagnostics() override {
+    return get("runnerset ci -o yaml") + get("runners,pods -o wide") + sim_->state_json();
   }
 
   // The simulator's scale sets as "name:session?" words, sorted by name.
@@ -293,7 +281,8 @@ TEST_F(Variants, OneVariantsFailingSessionRestartsWithoutStoppingTheOthers) {
   sim_->add_fault(conflict);
   ASSERT_TRUE(sim_->drop_session(scale_set("ci-large").id));
   auto s = job("small", 200ms);
-  EXPECT_TRUE(sim_->wait_until([&](const sim::simulator& sim) { return sim.job_state(s) == "completed"; }, 30s))
+  EXPECT_TRUE(
+      sim_->wait_until([&](const sim::simulator& sim) { return sim.job_state(s) == "completed"; }, 30s))
       << sim_->state_json();
   EXPECT_TRUE(eventually_scale_sets("ci-large:on ci-small:on"));
   EXPECT_EQ(scale_set("ci-small").session_id, small_session);

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <memory>
 #include <variant>
 
 #include "actors/listener/session_decisions.hpp"
@@ -84,14 +86,17 @@ void poll(self_ptr self) {
 
 void open_session(self_ptr self) {
   auto& st = self->state;
+  st.setup.options.stop_polling = std::make_shared<std::atomic<bool>>(false);
   auto worker = github::spawn_scaleset_worker(self->system(), st.setup.options);
   if (!worker) return fail(self, "starting the scale-set client", worker.error());
   st.worker = *worker;
-  // However this incarnation ends, its session is deleted (after a poll in
-  // flight returns: the worker handles one call at a time) and its worker
-  // stops, so the next incarnation can open a session.
+  // However this incarnation ends, its long poll is cut short, its session
+  // deleted and its worker stopped, so the next incarnation (or the next
+  // leader) can open a session at once.
   auto w = st.worker;
-  self->attach_functor([w](const caf::error&) {
+  auto stop_polling = st.setup.options.stop_polling;
+  self->attach_functor([w, stop_polling](const caf::error&) {
+    stop_polling->store(true);  // a long poll in flight ends now
     caf::anon_send(w, github::close_session_atom::value);
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   });

@@ -38,6 +38,8 @@ result<http::response> api_caller::perform(http::request req, const authorizer& 
     ++attempts_;
     auto resp = client_.perform(req);
     if (!resp) {
+      if (resp.error().aborted)  // the owner asked to stop: never retried
+        return unexpected{error{error_kind::transport, 0, "cancelled: " + resp.error().message}};
       auto d = decide_retry(options_.retry, attempt, nullptr, now(), options_.jitter());
       if (d.retry && d.wait <= options_.retry.max_blocking_wait) {
         options_.sleep(d.wait);

@@ -7,6 +7,7 @@
 
 #include <rapidjson/document.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -47,6 +48,8 @@ class api_caller {
   const call_options& options() const { return options_; }
   const rate_limit_info& last_rate_limit() const { return last_; }
   int attempts() const { return attempts_; }  // HTTP attempts made so far
+  // While set, a transfer in flight stops (and is not retried); nullptr: none.
+  void set_cancel_flag(const std::atomic<bool>* flag) { client_.set_cancel_flag(flag); }
 
  private:
   call_options options_;

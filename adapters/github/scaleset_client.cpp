@@ -326,7 +326,11 @@ result<std::optional<queue_message>> scaleset_client::get_message(std::int64_t l
   req.headers = {{"Accept", "application/json; api-version=6.0-preview"},
                  {"X-ScaleSetMaxCapacity", std::to_string(std::max(0, max_capacity))}};
   req.timeout = options_.long_poll + std::chrono::seconds(30);
+  if (options_.stop_polling && options_.stop_polling->load())
+    return unexpected{error{error_kind::transport, 0, "cancelled: the listener is stopping"}};
+  rest_.caller().set_cancel_flag(options_.stop_polling.get());
   auto r = queue_call(std::move(req));
+  rest_.caller().set_cancel_flag(nullptr);
   if (!r) return unexpected{r.error()};
   if (r->status == 202) return std::optional<queue_message>{};
   if (r->status != 200) return unexpected{fail(*r)};

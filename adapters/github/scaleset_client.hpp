@@ -4,6 +4,7 @@
 // Blocking: one instance per listener thread (a detached actor).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -56,6 +57,9 @@ struct scaleset_options {
   std::shared_ptr<token_source> auth;
   call_options call;
   std::chrono::seconds long_poll{50};  // the service holds get-message about 50 s
+  // Set by the owner to end a long poll in flight at once (shutdown), so the
+  // session can be deleted without waiting out the poll.
+  std::shared_ptr<std::atomic<bool>> stop_polling;
 };
 
 class scaleset_client {

@@ -24,7 +24,7 @@ class ManagerListener : public ::testing::Test {
 
   ManagerListener() : c_(test::cluster()), ns_(test::make_namespace(c_, "mgrl")) {
     sim::simulator_options o;
-    o.long_poll = 2s;
+    o.long_poll = 20s;            // polls are in flight whenever the manager stops
     o.session_idle_timeout = 4s;  // a killed manager's session lapses this long after its last poll
     auto sim = sim::simulator::start(o);
     if (!sim) ADD_FAILURE() << sim.error();
@@ -109,7 +109,11 @@ TEST_F(ManagerListener, ScalesFromZeroOnTheScaleSetsStatisticsAndBack) {
       << "listener runners get JIT configs from the scale set";
   EXPECT_GE(sim_->calls("scaleset.generate_jitconfig"), 7);
   EXPECT_EQ(sim_->calls("scaleset.create_session"), 1);
+  // SIGTERM cuts the long poll in flight short and deletes the session, well
+  // inside a pod's termination grace period (30 s) and the poll's 20 s.
+  auto stopping = std::chrono::steady_clock::now();
   EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, 10s);
   EXPECT_FALSE(session_open()) << "a clean stop deletes the session";
 }
 

@@ -101,7 +101,11 @@ void refresh_credentials(self_ptr self) {
             }
             if (s.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
             s.github = github::spawn_rest_pool(self->system(), opts, s.cfg.github_workers);
-            if (listening(s)) start_scale_set_admin(self, {s.set->spec.scope_url, opts.auth, opts.call});
+            github::scaleset_options scale_sets;  // its client is spawned when first needed
+            scale_sets.config_url = s.set->spec.scope_url;
+            scale_sets.auth = opts.auth;
+            scale_sets.call = opts.call;
+            start_scale_set_admin(self, std::move(scale_sets));
             s.credentials_version = std::string(r->resource_version);
             s.credentials_error.clear();
             spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), s.set->spec.scope_url);

@@ -2,7 +2,10 @@
 // the pods) and the GitHub simulator, which delivers signed webhooks to it.
 // Scale 0 -> N -> 0 from job demand, a clean SIGTERM that releases the
 // Lease, and a kill -9 in the middle of scaling after which a restarted
-// manager converges with nothing leaked.
+// manager converges with nothing leaked. Every replica serves /metrics (the
+// state metrics filled on the leader) and the admission webhook (called by
+// the apiserver, with the CA the replicas share); the manager runs on the
+// RBAC of deploy/ alone.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,15 +14,22 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "adapters/admission/webhook_configuration.hpp"
+#include "adapters/http/http_client.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+
+#ifndef OCTORUN_DEPLOY_DIR
+#error "OCTORUN_DEPLOY_DIR must name deploy/"
+#endif
 
 extern char** environ;
 
@@ -27,6 +37,34 @@ namespace octorun {
 namespace {
 
 using namespace std::chrono_literals;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The last match of `re` (group 1) in the file at `path`, waiting for it up
+// to `within`; empty when it never appears.
+std::string wait_for_log(const std::string& path, const std::regex& re, std::chrono::seconds within = 60s,
+                         const std::string& not_this = {}) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto all = slurp(path);
+    std::string found;
+    for (auto it = std::sregex_iterator(all.begin(), all.end(), re); it != std::sregex_iterator(); ++it)
+      found = (*it)[1];
+    if (!found.empty() && found != not_this) return found;
+    std::this_thread::sleep_for(100ms);
+  }
+  return {};
+}
+
+// One line of the Prometheus text format, e.g. `name{labels} value`.
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
 
 class ManagerBinary : public ::testing::Test {
  protected:
@@ -38,6 +76,7 @@ class ManagerBinary : public ::testing::Test {
     sim_ = std::move(*sim);
     sim_->add_organization("acme");
     log_ = "/tmp/octorun-manager-" + ns_ + ".log";
+    follower_log_ = "/tmp/octorun-manager-" + ns_ + "-follower.log";
     // What the runner process in each pod would do: connect to GitHub once
     // its pod runs (kwok runs pods, the simulator plays GitHub).
     bridge_ = std::thread([this] {
@@ -58,77 +97,115 @@ class ManagerBinary : public ::testing::Test {
     stop_bridge_ = true;
     bridge_.join();
     stop(SIGKILL);
+    stop_process(follower_pid_, SIGKILL);
+    for (const auto& d : cert_dirs_) std::filesystem::remove_all(d);
+    if (!HasFailure()) std::remove(follower_log_.c_str());
     test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
     if (!HasFailure()) std::remove(log_.c_str());
   }
 
-  // Starts the manager; returns the URL of its webhook intake.
-  std::string start_manager() {
-    std::vector<std::string> args = {OCTORUN_BINARY,
-                                     "--kubeconfig=" + c_.kubeconfig,
+  // Starts a manager process logging to `log`; `extra` replaces defaults of
+  // the same option (e.g. --kubeconfig=...).
+  pid_t launch(const std::string& identity, const std::string& log,
+               const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"--kubeconfig=" + c_.kubeconfig,
                                      "--namespace=" + ns_,
                                      "--lease-namespace=" + ns_,
-                                     "--identity=replica-0",
+                                     "--identity=" + identity,
                                      "--webhook-bind=127.0.0.1",
                                      "--webhook-port=0",
                                      "--health-bind=127.0.0.1",
                                      "--health-port=0",
+                                     "--admission",
+                                     "--admission-bind=127.0.0.1",
+                                     "--admission-port=0",
+                                     "--admission-cert-dir=/tmp/octorun-certs-" + ns_ + "-" + identity,
+                                     "--admission-ip-addresses=127.0.0.1",
                                      "--log-format=text",
                                      "--scheduler.max-threads=2"};
+    for (const auto& e : extra) {
+      auto key = e.substr(0, e.find('='));
+      std::erase_if(args, [&](const std::string& a) { return a.substr(0, a.find('=')) == key; });
+      args.push_back(e);
+    }
+    args.insert(args.begin(), OCTORUN_BINARY);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     std::string secret = "OCTORUN_WEBHOOK_SECRET=" + secret_;
     std::vector<char*> env;
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     env.push_back(secret.data());
     env.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, OCTORUN_BINARY, &fa, nullptr, argv.data(), env.data()), 0);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, OCTORUN_BINARY, &fa, nullptr, argv.data(), env.data()), 0);
     posix_spawn_file_actions_destroy(&fa);
-    // The manager logs its intake URL once it leads.
-    std::regex url(R"(webhook intake listening on (http://[0-9.:]+/webhook))");
-    auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::ifstream in(log_);
-      std::stringstream text;
-      text << in.rdbuf();
-      auto all = text.str();
-      std::smatch m;
-      // The last match: after a restart, the new process's URL.
-      std::string found;
-      for (auto it = std::sregex_iterator(all.begin(), all.end(), url); it != std::sregex_iterator(); ++it)
-        found = (*it)[1];
-      if (!found.empty() && found != last_url_) {
-        last_url_ = found;
-        sim_->set_webhook(found, secret_);
-        return found;
-      }
-      std::this_thread::sleep_for(100ms);
+    cert_dirs_.push_back("/tmp/octorun-certs-" + ns_ + "-" + identity);
+    return pid;
+  }
+
+  // Starts the manager (replica-0); returns the URL of its webhook intake.
+  std::string start_manager(const std::vector<std::string>& extra = {}) {
+    pid_ = launch("replica-0", log_, extra);
+    // The manager logs its intake URL once it leads; after a restart, the
+    // new process's URL is the last one.
+    auto found = wait_for_log(log_, std::regex(R"(webhook intake listening on (http://[0-9.:]+/webhook))"),
+                              60s, last_url_);
+    if (found.empty()) {
+      ADD_FAILURE() << "the manager did not start leading; log:\n" << log_tail();
+      return {};
     }
-    ADD_FAILURE() << "the manager did not start leading; log:\n" << log_tail();
-    return {};
+    last_url_ = found;
+    sim_->set_webhook(found, secret_);
+    return found;
   }
 
   // Sends `sig` and waits for the process; returns its exit status.
-  int stop(int sig) {
-    if (pid_ <= 0) return -1;
-    kill(pid_, sig);
+  int stop(int sig) { return stop_process(pid_, sig); }
+
+  static int stop_process(pid_t& pid, int sig) {
+    if (pid <= 0) return -1;
+    kill(pid, sig);
     int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
+    waitpid(pid, &status, 0);
+    pid = -1;
     return status;
   }
 
-  std::string log_tail() {
-    std::ifstream in(log_);
-    std::stringstream s;
-    s << in.rdbuf();
-    auto t = s.str();
+  std::string log_tail(const std::string& log = {}) {
+    auto t = slurp(log.empty() ? log_ : log);
     return t.size() > 4000 ? t.substr(t.size() - 4000) : t;
+  }
+
+  // GET `url` (plain HTTP); the body, or "" on failure.
+  static std::string http_get(const std::string& url) {
+    http::client client;
+    auto r = client.perform({"GET", url, {}, {}, 5s});
+    return r && r->status == 200 ? r->body : std::string{};
+  }
+
+  // Polls `url` until `pred(body)` holds; returns the last body seen.
+  template <class Pred>
+  static std::string scrape_until(const std::string& url, Pred pred, std::chrono::seconds within = 60s) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    std::string body;
+    while (std::chrono::steady_clock::now() < deadline) {
+      body = http_get(url);
+      if (pred(body)) return body;
+      std::this_thread::sleep_for(100ms);
+    }
+    return body;
+  }
+
+  static std::string health_url(const std::string& log) {
+    return wait_for_log(log, std::regex(R"(health endpoints on (http://[0-9.:]+))"));
+  }
+  static std::string admission_port(const std::string& log) {
+    return wait_for_log(log, std::regex(R"(admission webhook listening on https://[0-9.]+:([0-9]+))"));
   }
 
   void apply_runnerset(int max_runners) {
@@ -179,6 +256,9 @@ class ManagerBinary : public ::testing::Test {
   std::string log_;
   std::string last_url_;
   pid_t pid_ = -1;
+  std::string follower_log_;
+  pid_t follower_pid_ = -1;
+  std::vector<std::string> cert_dirs_;
   std::atomic<bool> stop_bridge_{false};
   std::thread bridge_;
 };
@@ -227,6 +307,211 @@ TEST_F(ManagerBinary, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
   EXPECT_TRUE(eventually_none("secrets -l octorun.io/runner"));
   EXPECT_EQ(sim_->state_json().find("\"ephemeral\":true"), std::string::npos) << "a GitHub runner leaked";
   EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 4) << "a runner was created twice";
+}
+
+TEST_F(ManagerBinary, ServesStateMetricsOnEveryReplicaWithTheControllerStateOnTheLeader) {
+  start_manager();
+  follower_pid_ = launch("replica-1", follower_log_);
+  auto leader = health_url(log_);
+  auto follower = health_url(follower_log_);
+  ASSERT_FALSE(leader.empty()) << log_tail();
+  ASSERT_FALSE(follower.empty()) << log_tail(follower_log_);
+  apply_runnerset(3);
+  auto jobs = queue_jobs(2, 10000ms);
+  ASSERT_TRUE(sim_->wait_until(
+      [&](const sim::simulator& s) {
+        return std::all_of(jobs.begin(), jobs.end(), [&](auto id) { return s.job_state(id) == "running"; });
+      },
+      60s))
+      << log_tail();
+  // Both runners run a job: counted per phase and per set.
+  const std::string set = R"(namespace=")" + ns_ + R"(",runnerset="linux",variant="")";
+  const std::string running = "octorun_runnerset_runners{" + set + R"(,state="running"} 2)";
+  auto is_running = [&](const std::string& line) {
+    return line.find(R"(phase="Running"} 1)") != std::string::npos;
+  };
+  auto text = scrape_until(leader + "/metrics", [&](const std::string& t) {
+    std::istringstream in(t);
+    int phase_running = 0;
+    for (std::string l; std::getline(in, l);)
+      phase_running +=
+          l.starts_with("octorun_runner_status_phase{namespace=\"" + ns_ + "\"") && is_running(l);
+    return has_line(t, running) && phase_running == 2;
+  });
+  EXPECT_TRUE(has_line(text, running)) << text;
+  EXPECT_TRUE(has_line(text, "octorun_runnerset_spec_max_runners{" + set + "} 3")) << text;
+  EXPECT_TRUE(has_line(text, R"(octorun_manager_leader{identity="replica-0"} 1)")) << text;
+  // The follower serves the same families, without the controller's state.
+  auto standby = http_get(follower + "/metrics");
+  EXPECT_TRUE(has_line(standby, R"(octorun_manager_leader{identity="replica-1"} 0)")) << standby;
+  EXPECT_NE(standby.find("# TYPE octorun_runner_status_phase gauge"), std::string::npos) << standby;
+  EXPECT_EQ(standby.find("runnerset=\"linux\""), std::string::npos) << standby;
+  EXPECT_EQ(http_get(follower + "/readyz"), "standby");
+
+  // The jobs end, the runners go, and so do their series.
+  EXPECT_TRUE(all_completed(jobs, 120s)) << log_tail();
+  EXPECT_TRUE(eventually_none("runners"));
+  const std::string none = "octorun_runnerset_runners{" + set + R"(,state="running"} 0)";
+  text = scrape_until(leader + "/metrics", [&](const std::string& t) {
+    return has_line(t, none) && t.find("octorun_runner_info{namespace=\"" + ns_) == std::string::npos;
+  });
+  EXPECT_TRUE(has_line(text, none)) << text;
+  EXPECT_EQ(text.find("octorun_runner_info{namespace=\"" + ns_), std::string::npos) << text;
+}
+
+TEST_F(ManagerBinary, ServesTheAdmissionWebhookOnEveryReplica) {
+  // Webhook configurations for this namespace only, without a caBundle: the
+  // manager injects the CA it shares with its other replicas through a Secret.
+  test::kubectl(c_, "label namespace " + ns_ + " octorun.io/admission-test=" + ns_ + " >/dev/null");
+  admission::webhook_configuration_options wc;
+  wc.name = "octorun-" + ns_;
+  wc.target.url_base = "https://127.0.0.1:1";  // replaced below, once the port is known
+  wc.namespace_selector = {{"octorun.io/admission-test", ns_}};
+  test::kubectl(c_,
+                "create -f - >/dev/null <<'EOF'\n" + admission::mutating_webhook_configuration(wc) + "\nEOF");
+  test::kubectl(
+      c_, "create -f - >/dev/null <<'EOF'\n" + admission::validating_webhook_configuration(wc) + "\nEOF");
+  struct cleanup {
+    const test::cluster_info& c;
+    std::string name;
+    ~cleanup() {
+      test::kubectl(c, "delete mutatingwebhookconfiguration/" + name + " validatingwebhookconfiguration/" +
+                           name + " --ignore-not-found >/dev/null");
+    }
+  } remove_configurations{c_, wc.name};
+  const std::vector<std::string> shared = {"--admission-ca-secret=" + ns_ + "/octorun-webhook-ca",
+                                           "--admission-inject-ca=" + wc.name};
+  start_manager(shared);
+  follower_pid_ = launch("replica-1", follower_log_, shared);
+  auto leader_port = admission_port(log_);
+  auto follower_port = admission_port(follower_log_);
+  ASSERT_FALSE(leader_port.empty()) << log_tail();
+  ASSERT_FALSE(follower_port.empty()) << log_tail(follower_log_);
+  ASSERT_FALSE(wait_for_log(log_, std::regex("(caBundle injected)")).empty()) << log_tail();
+
+  // The apiserver calls the webhook on one replica ...
+  for (const char* kind : {"mutatingwebhookconfiguration", "validatingwebhookconfiguration"}) {
+    auto count = test::kubectl(
+        c_, std::string("get ") + kind + "/" + wc.name + " -o jsonpath='{range .webhooks[*]}x{end}'");
+    std::string ops;
+    for (std::size_t i = 0; i < count.size(); ++i) {
+      auto path = test::kubectl(c_, std::string("get ") + kind + "/" + wc.name + " -o jsonpath='{.webhooks[" +
+                                        std::to_string(i) + "].clientConfig.url}'");
+      path = path.substr(path.find('/', std::string("https://").size()));
+      ops += std::string(ops.empty() ? "" : ",") + R"({"op":"replace","path":"/webhooks/)" +
+             std::to_string(i) + R"(/clientConfig/url","value":"https://127.0.0.1:)" + leader_port + path +
+             R"("})";
+    }
+    test::kubectl(
+        c_, std::string("patch ") + kind + "/" + wc.name + " --type=json -p '[" + ops + "]' >/dev/null");
+  }
+  // Bad: a name whose Runners' names would be too long, which only the webhook checks.
+  auto set_yaml = [&](const std::string& name, const std::string& scope) {
+    return "apiVersion: octorun.io/v1alpha1\nkind: RunnerSet\nmetadata: {name: " + name +
+           ", namespace: " + ns_ + "}\nspec:\n  scopeURL: " + scope +
+           "\n  credentialsSecretName: github\n  template: {spec: {containers: [{name: runner, image: "
+           "r}]}}\n";
+  };
+  // Configurations reach the apiserver through its informer: observe their effect.
+  std::string denial;
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    denial = test::kubectl(c_, "create -f - 2>&1 <<'EOF' || true\n" +
+                                   set_yaml(std::string(60, 'b'), "https://github.com/acme") + "EOF");
+    if (denial.find("shorten the RunnerSet name by 3") != std::string::npos) break;
+    test::kubectl(
+        c_, "-n " + ns_ + " delete runnerset " + std::string(60, 'b') + " --ignore-not-found >/dev/null");
+    std::this_thread::sleep_for(200ms);
+  }
+  // The webhook's 422 Status, passed on by the apiserver.
+  EXPECT_NE(denial.find("The request is invalid: metadata.name: is 3 characters too long"), std::string::npos)
+      << denial << log_tail();
+  EXPECT_NE(denial.find("shorten the RunnerSet name by 3"), std::string::npos) << denial;
+  // ... which defaults what was left out.
+  test::kubectl(c_, "create -f - >/dev/null <<'EOF'\n" + set_yaml("good", "https://github.com/acme") + "EOF");
+  EXPECT_EQ(test::kubectl(
+                c_, "-n " + ns_ + " get runnerset good -o jsonpath='{.spec.template.spec.restartPolicy}'"),
+            "Never");
+
+  // ... and the other replica, a follower, answers too, trusted through the same caBundle.
+  auto bundle = test::kubectl(c_, "get validatingwebhookconfiguration/" + wc.name +
+                                      " -o jsonpath='{.webhooks[0].clientConfig.caBundle}' | base64 -d");
+  ASSERT_NE(bundle.find("BEGIN CERTIFICATE"), std::string::npos) << bundle;
+  http::tls_options trust;
+  trust.ca_pem = bundle;
+  http::client tls(trust);
+  auto review = [&](const std::string& scope) {
+    std::string object = R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"x",)"
+                         R"("namespace":"ci"},"spec":{"scopeURL":")" +
+                         scope +
+                         R"(","credentialsSecretName":"github")"
+                         R"(,"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})";
+    return tls.perform(
+        {"POST",
+         "https://127.0.0.1:" + follower_port + "/validate-runnerset",
+         {{"Content-Type", "application/json"}},
+         R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",)"
+         R"("operation":"CREATE","object":)" +
+             object + "}}"});
+  };
+  auto allowed = review("https://github.com/acme");
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  EXPECT_NE(allowed->body.find(R"("allowed":true)"), std::string::npos) << allowed->body;
+  auto denied = review("ftp://github.com/acme");
+  ASSERT_TRUE(denied) << denied.error().message;
+  EXPECT_NE(denied->body.find(R"("allowed":false)"), std::string::npos) << denied->body;
+}
+
+// The manager on deploy/'s RBAC alone: a token of the octorun-manager
+// ServiceAccount, bound to nothing but the manager's roles.
+TEST_F(ManagerBinary, RunsWithOnlyItsOwnRbac) {
+  const std::string deploy = OCTORUN_DEPLOY_DIR;
+  test::kubectl(c_, "apply -f " + deploy + "/namespace.yaml -f " + deploy + "/manager-rbac.yaml -f " +
+                        deploy + "/webhook-rbac.yaml >/dev/null");
+  auto token = test::kubectl(c_, "-n octorun-system create token octorun-manager --duration=1h");
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  ASSERT_FALSE(token.empty());
+  const std::string kubeconfig = "/tmp/octorun-manager-" + ns_ + ".kubeconfig";
+  std::ofstream(kubeconfig)
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << c_.server
+      << "\n    certificate-authority: " << c_.ca_file << "\nusers:\n- name: u\n  user:\n    token: " << token
+      << "\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
+  const std::string lease = "octorun-rbac-" + ns_;
+  start_manager({"--kubeconfig=" + kubeconfig, "--lease-namespace=octorun-system", "--lease-name=" + lease,
+                 "--admission-ca-secret=octorun-system/octorun-webhook-ca"});
+  apply_runnerset(2);
+  auto jobs = queue_jobs(2, 1500ms);
+  EXPECT_TRUE(all_completed(jobs, 120s)) << log_tail();
+  EXPECT_TRUE(eventually_none("runners"));
+  EXPECT_TRUE(eventually_none("pods"));
+  EXPECT_TRUE(eventually_none("secrets -l octorun.io/runner"));
+  // Its Events were written under the same identity.
+  auto reasons =
+      test::kubectl(c_, "-n " + ns_ + " get events.events.k8s.io -o jsonpath='{.items[*].reason}'");
+  EXPECT_NE(reasons.find("Running"), std::string::npos) << reasons;
+  auto status = stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log_tail();
+  auto log = slurp(log_);
+  for (const char* refused : {"forbidden", "Forbidden", " 403 "})
+    EXPECT_EQ(log.find(refused), std::string::npos) << refused << " in:\n" << log_tail();
+  test::kubectl(c_, "-n octorun-system delete lease " + lease + " --ignore-not-found >/dev/null");
+  std::remove(kubeconfig.c_str());
+}
+
+// Every option deploy/manager-deployment.yaml passes is one the binary has
+// (CAF stops at an unknown option).
+TEST(ManagerBinaryOptions, TheDeploymentPassesOnlyDeclaredOptions) {
+  auto args =
+      test::kubectl(test::cluster(), std::string("create --dry-run=client -f ") + OCTORUN_DEPLOY_DIR +
+                                         R"(/manager-deployment.yaml -o jsonpath='{range )"
+                                         R"(.spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}')");
+  std::string cmd = OCTORUN_BINARY;
+  std::istringstream in(args);
+  int n = 0;
+  for (std::string a; std::getline(in, a); ++n) cmd += " '" + a + "'";
+  EXPECT_GE(n, 10) << args;
+  cmd += " --help >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+#include "adapters/admission/shared_ca.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "adapters/common/base64.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/tls/certificates.hpp"
+
+namespace octorun::admission {
+namespace {
+
+kube::resource secrets() { return {"", "v1", "secrets", true}; }
+
+struct ca_pem {
+  std::string certificate, key;
+};
+
+expected<ca_pem, std::string> read_secret(const kube::object& secret) {
+  const auto* data = secret.member("data");
+  auto field = [&](const char* key) -> std::string {
+    if (data == nullptr || !data->IsObject()) return {};
+    auto decoded = base64_decode(json::str(*data, key));
+    return decoded ? *decoded : std::string{};
+  };
+  ca_pem out{field("ca.crt"), field("ca.key")};
+  if (out.certificate.find("BEGIN CERTIFICATE") == std::string::npos ||
+      out.key.find("PRIVATE KEY") == std::string::npos)
+    return unexpected<std::string>{"Secret " + std::string(secret.key()) +
+                                   " holds no ca.crt and ca.key in PEM"};
+  return out;
+}
+
+expected<ok_t, std::string> write_private(const std::string& path, const std::string& content, mode_t mode) {
+  const auto tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << content) || !out.flush()) return unexpected<std::string>{"cannot write " + tmp};
+  }
+  ::chmod(tmp.c_str(), mode);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return unexpected<std::string>{"cannot rename " + tmp + ": " + ec.message()};
+  return ok;
+}
+
+}  // namespace
+
+expected<ok_t, std::string> fetch_shared_ca(kube::client& client, const std::string& ns,
+                                            const std::string& name, const std::string& dir,
+                                            std::chrono::hours validity) {
+  const std::string where = "Secret " + ns + "/" + name;
+  auto secret = client.get(secrets(), ns, name);
+  if (!secret && secret.error().not_found()) {
+    auto fresh = tls::make_ca("octorun-webhook-ca", validity);
+    if (!fresh) return unexpected<std::string>{"webhook CA: " + fresh.error()};
+    std::string body =
+        R"({"apiVersion":"v1","kind":"Secret","type":"Opaque","metadata":{"name":)" + json::quote(name) +
+        R"(,"namespace":)" + json::quote(ns) +
+        R"(,"labels":{"app.kubernetes.io/name":"octorun","app.kubernetes.io/component":"webhook"}},)"
+        R"("data":{"ca.crt":")" +
+        base64_encode(fresh->certificate) + R"(","ca.key":")" + base64_encode(fresh->private_key) + R"("}})";
+    secret = client.create(secrets(), ns, body);
+    // Another replica created it first: use theirs.
+    if (!secret && secret.error().already_exists()) secret = client.get(secrets(), ns, name);
+  }
+  if (!secret) return unexpected<std::string>{where + ": " + kube::to_string(secret.error())};
+  auto ca = read_secret(*secret);
+  if (!ca) return unexpected<std::string>{ca.error()};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return unexpected<std::string>{"cannot create " + dir + ": " + ec.message()};
+  if (auto w = write_private(dir + "/ca.key", ca->key, 0600); !w) return w;
+  return write_private(dir + "/ca.crt", ca->certificate, 0644);
+}
+
+}  // namespace octorun::admission

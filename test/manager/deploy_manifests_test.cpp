@@ -1,0 +1,116 @@
+// deploy/ against the real apiserver: every manifest passes a server-side
+// dry run (schema, defaulting, admission), and the manager's RBAC grants each
+// call the code makes and nothing it does not (kubectl auth can-i as the
+// ServiceAccount). ManagerBinary.RunsWithOnlyItsOwnRbac runs the binary on it.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test/support/test_cluster.hpp"
+
+#ifndef OCTORUN_DEPLOY_DIR
+#error "OCTORUN_DEPLOY_DIR must name deploy/"
+#endif
+
+namespace octorun {
+namespace {
+
+const std::string deploy_dir = OCTORUN_DEPLOY_DIR;
+const std::string manager_sa = "system:serviceaccount:octorun-system:octorun-manager";
+
+std::pair<bool, std::string> run(const std::string& args) {
+  try {
+    return {true, test::kubectl(test::cluster(), args + " 2>&1")};
+  } catch (const std::runtime_error& e) {
+    return {false, e.what()};
+  }
+}
+
+class DeployManifests : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    test::install_crds(test::cluster());
+    // The namespace for real (namespaced objects cannot be dry-run into a
+    // namespace that does not exist), and the RBAC for the can-i checks.
+    auto ns = run("apply -f " + deploy_dir + "/namespace.yaml");
+    ASSERT_TRUE(ns.first) << ns.second;
+    auto rbac = run("apply -f " + deploy_dir + "/manager-rbac.yaml -f " + deploy_dir + "/webhook-rbac.yaml");
+    ASSERT_TRUE(rbac.first) << rbac.second;
+  }
+
+  static bool can(const std::string& verb_and_resource, const std::string& ns = "team-a") {
+    // "yes" or "no" on stdout (exit code 1 for "no"); warnings on stderr.
+    auto out =
+        test::kubectl(test::cluster(), "auth can-i " + verb_and_resource + (ns.empty() ? "" : " -n " + ns) +
+                                           " --as=" + manager_sa + " 2>/dev/null || true");
+    return out.rfind("yes", 0) == 0;
+  }
+};
+
+TEST_F(DeployManifests, AreAcceptedByTheApiserverInAServerSideDryRun) {
+  for (const char* file : {"namespace.yaml", "manager-rbac.yaml", "manager-deployment.yaml",
+                           "manager-pdb.yaml", "manager-metrics-service.yaml", "webhook-rbac.yaml",
+                           "webhook-service.yaml", "webhook-configurations.yaml"}) {
+    auto out = run("apply --dry-run=server -f " + deploy_dir + "/" + file);
+    EXPECT_TRUE(out.first) << file << ": " << out.second;
+  }
+}
+
+TEST_F(DeployManifests, TheDeploymentRunsTwoReplicasOnItsServiceAccountWithTheWebhookPort) {
+  auto out =
+      run("apply --dry-run=server -o jsonpath='{.spec.replicas} {.spec.template.spec.serviceAccountName} "
+          "{.spec.template.spec.containers[0].ports[?(@.name==\"webhook\")].containerPort} "
+          "{.spec.template.spec.containers[0].resources.limits.cpu} "
+          "{.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem}' -f " +
+          deploy_dir + "/manager-deployment.yaml");
+  ASSERT_TRUE(out.first) << out.second;
+  EXPECT_EQ(out.second, "2 octorun-manager 9443 2 true");
+  auto args = run("create --dry-run=client -o jsonpath='{.spec.template.spec.containers[0].args}' -f " +
+                  deploy_dir + "/manager-deployment.yaml");
+  ASSERT_TRUE(args.first) << args.second;
+  // The worker pool matches the CPU limit of 2.
+  EXPECT_NE(args.second.find("--scheduler.max-threads=2"), std::string::npos) << args.second;
+}
+
+TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
+  const std::vector<std::string> allowed = {
+      // The controller's informers and the RunnerSet actors.
+      "get runnersets.octorun.io", "list runnersets.octorun.io", "watch runnersets.octorun.io",
+      "patch runnersets.octorun.io", "patch runnersets.octorun.io --subresource=status",
+      "update runnersets.octorun.io --subresource=finalizers",
+      // Runners: created and deleted by their set; status and finalizer patched.
+      "get runners.octorun.io", "list runners.octorun.io", "watch runners.octorun.io",
+      "create runners.octorun.io", "delete runners.octorun.io", "patch runners.octorun.io",
+      "patch runners.octorun.io --subresource=status", "update runners.octorun.io --subresource=finalizers",
+      // Runner pods and JIT Secrets; credentials Secrets.
+      "get pods", "list pods", "watch pods", "create pods", "delete pods", "get secrets", "list secrets",
+      "watch secrets", "create secrets", "delete secrets",
+      // Events on Runner phase transitions.
+      "create events.events.k8s.io", "patch events.events.k8s.io"};
+  for (const auto& call : allowed) EXPECT_TRUE(can(call)) << call;
+  // Leader election, in its own namespace; the shared webhook CA Secret there.
+  for (const auto& call : {"get leases.coordination.k8s.io", "create leases.coordination.k8s.io",
+                           "update leases.coordination.k8s.io", "create secrets", "get secrets"})
+    EXPECT_TRUE(can(call, "octorun-system")) << call;
+  // caBundle injection into its own webhook configurations only.
+  for (const auto& kind : {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}) {
+    EXPECT_TRUE(can(std::string("patch ") + kind + ".admissionregistration.k8s.io/octorun", "")) << kind;
+    EXPECT_FALSE(can(std::string("patch ") + kind + ".admissionregistration.k8s.io/other", "")) << kind;
+  }
+}
+
+TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
+  for (const auto& call :
+       {"delete runnersets.octorun.io", "create runnersets.octorun.io", "update runners.octorun.io",
+        "update pods", "patch pods", "update secrets", "get configmaps", "create pods --subresource=exec",
+        "create events", "delete events.events.k8s.io", "get nodes", "create leases.coordination.k8s.io",
+        "create deployments.apps"})
+    EXPECT_FALSE(can(call)) << call;
+  EXPECT_FALSE(can("delete leases.coordination.k8s.io", "octorun-system"));
+}
+
+}  // namespace
+}  // namespace octorun

@@ -11,7 +11,9 @@ step wait(std::chrono::steady_clock::time_point at) {
 
 step on_deletion(const observation& o) {
   if (!o.has_finalizer) return make(step_kind::none);  // not ours to hold any more
-  const bool registered = o.github_runner_id != 0 || o.secret_exists;
+  // Registered: a published id, a JIT Secret, or a JIT configuration GitHub
+  // generated that never reached its Secret (deleted while it was in flight).
+  const bool registered = o.github_runner_id != 0 || o.secret_exists || o.jit_unstored;
   if (registered && o.removal != github_removal::removed) {
     if (o.removal == github_removal::busy && o.now < o.retry_not_before) return wait(o.retry_not_before);
     return make(step_kind::remove_from_github);
@@ -33,7 +35,9 @@ step next_step(const observation& o, const limits& l) {
   if (!o.has_finalizer) return make(step_kind::add_finalizer);
   if (is_terminal(o.current)) return make(step_kind::none);  // the RunnerSet deletes finished runners
 
-  if (!o.secret_exists) return make(step_kind::provision);
+  // A registration GitHub already made is stored, not made again: a second
+  // JIT call for the name would leave the first registration behind.
+  if (!o.secret_exists) return make(o.jit_unstored ? step_kind::store_secret : step_kind::provision);
 
   // A pod on its way out: wait for it to go before judging anything.
   if (o.pod.exists && o.pod.deleting) return make(step_kind::none);

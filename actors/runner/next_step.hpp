@@ -36,6 +36,9 @@ struct observation {
   bool status_registration_stale = false;
   // Its children.
   bool secret_exists = false;
+  // GitHub generated a JIT configuration (github_runner_id holds its runner
+  // id) that is not stored in the Secret yet: store it, never ask again.
+  bool jit_unstored = false;
   pod_observation pod;
   // status.failures already holds an entry for this pod (by uid): the
   // failure was recorded and only the pod's deletion is left.
@@ -54,7 +57,8 @@ enum class step_kind {
   none,        // the world matches; wait for the next event
   wait_until,  // nothing to do before `at` (backoff, busy re-check)
   add_finalizer,
-  provision,  // generate the JIT config on GitHub, store it in the Secret
+  provision,     // generate the JIT config on GitHub, store it in the Secret
+  store_secret,  // store the JIT config GitHub already generated (its Secret create failed)
   create_pod,
   publish_status,      // phase (resourceVersion-locked), readiness and/or the GitHub registration
   record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after

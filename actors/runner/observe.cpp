@@ -66,6 +66,10 @@ observation observe(const kube::object& runner_object, const resources::runner& 
   o.status_pod_ready = runner.status.pod_ready;
   o.secret_exists = static_cast<bool>(secret);
   o.github_runner_id = runner.status.runner_id;
+  if (!secret && memory.unstored_jit) {
+    o.jit_unstored = true;
+    o.github_runner_id = memory.unstored_jit->runner_id;
+  }
   if (secret) {
     if (auto jit = read_jit_secret(*secret.doc)) {
       o.github_runner_id = jit->runner_id;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 
 #include "actors/runner/children.hpp"
 #include "actors/runner/next_step.hpp"
@@ -14,6 +15,8 @@ namespace octorun::runner {
 
 struct actor_memory {
   github_removal removal = github_removal::not_tried;
+  // The JIT configuration GitHub generated, until its Secret is seen.
+  std::optional<jit_config> unstored_jit;
   std::chrono::steady_clock::time_point retry_not_before{};
 };
 

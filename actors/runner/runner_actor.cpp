@@ -296,11 +296,20 @@ void provision(self_ptr self) {
             }
             if (!existing.error().not_found())
               return on_api_error(self, "reading the JIT Secret", existing.error());
+            // Deleted while the Secret was read: a registration now would only be removed again.
+            if (s.runner->metadata.deleting) {
+              s.step_in_flight = false;
+              return reconcile(self);
+            }
+            // Remembered before anything else: a failed Secret create retries
+            // with it, and a deletion removes it from GitHub (store_secret).
             auto store = [=](const jit_config& jit) {
-              write(self, "creating the JIT Secret",
-                    kube::create_request{kinds::secrets(), self->state.cfg.ns,
-                                         jit_secret_json(*self->state.runner, jit)},
-                    &self->state.secret);
+              auto& s2 = self->state;
+              spdlog::debug("runner {}: registered on GitHub as runner {}", id(self), jit.runner_id);
+              s2.step_in_flight = false;
+              s2.consecutive_errors = 0;
+              s2.memory.unstored_jit = jit;
+              reconcile(self);
             };
             auto failed = [=](const github::error& e) {
               auto& s2 = self->state;
@@ -336,6 +345,39 @@ void provision(self_ptr self) {
             }
           },
           [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+}
+
+// Stores the JIT configuration GitHub generated in the Runner's Secret.
+void store_secret(self_ptr self) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  auto secret_name = resources::jit_secret_name(st.cfg.name);
+  auto stored = [=](kube::object found) {
+    auto& s = self->state;
+    s.step_in_flight = false;
+    s.consecutive_errors = 0;
+    if (!s.secret) s.secret = std::move(found);  // unless the watch brought it already
+    s.memory.unstored_jit.reset();
+    reconcile(self);
+  };
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::create_request{kinds::secrets(), st.cfg.ns,
+                                     jit_secret_json(*st.runner, *st.memory.unstored_jit)})
+      .then(
+          [=](kube::object_result& r) {
+            if (r) return stored(std::move(*r));
+            if (!r.error().already_exists()) return on_api_error(self, "creating the JIT Secret", r.error());
+            // Created by an attempt whose answer was lost: read it back.
+            self->request(self->state.cfg.kube, self->state.cfg.request_timeout,
+                          kube::get_request{kinds::secrets(), self->state.cfg.ns, secret_name, ""})
+                .then(
+                    [=](kube::object_result& found) {
+                      if (!found) return on_api_error(self, "reading the JIT Secret", found.error());
+                      stored(std::move(*found));
+                    },
+                    [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+          },
+          [=](caf::error& e) { on_actor_error(self, "creating the JIT Secret", e); });
 }
 
 void remove_from_github(self_ptr self, std::int64_t runner_id) {
@@ -387,6 +429,8 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return patch_finalizers(self, false);
     case step_kind::provision:
       return provision(self);
+    case step_kind::store_secret:
+      return store_secret(self);
     case step_kind::create_pod: {
       auto body = pod_json(*st.runner, st.cfg.user_agent);
       if (!body) {
@@ -420,6 +464,7 @@ void execute(self_ptr self, const step& s, const observation& o) {
 void reconcile(self_ptr self) {
   auto& st = self->state;
   if (st.step_in_flight || !st.runner) return;
+  if (st.secret) st.memory.unstored_jit.reset();  // stored
   auto o = observe(st.runner_object, *st.runner, st.pod, st.secret, st.memory, clock::now());
   execute(self, next_step(o, st.cfg.lim), o);
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "actors/kinds.hpp"
+#include "actors/runner/children.hpp"
 #include "actors/runner/phase.hpp"
 #include "actors/runnerset/credentials.hpp"
 #include "actors/runnerset/routing.hpp"
@@ -124,6 +125,7 @@ void create_runner(self_ptr self, const resources::effective_variant& v) {
   auto suffix = random_suffix(st.rng);
   auto name = resources::runner_name(st.set->metadata.name, v.name, suffix);
   st.creating[name] = v.name;
+  spdlog::debug("runnerset {}: creating Runner {}", id(self), name);
   self->request(st.cfg.kube, st.cfg.request_timeout,
                 kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.set, v, suffix)})
       .then(
@@ -162,10 +164,18 @@ caf::actor runner_github(self_ptr self) {
 void remove_idle(self_ptr self, const tracked_runner& t) {
   auto& st = self->state;
   const auto name = t.view.name;
-  if (t.github_runner_id == 0) return delete_runner(self, name);  // never registered
+  // The status publishes the id after the pod is made; the JIT Secret holds
+  // it from the start. A runner can come online (and take a job) before its
+  // status says so: only one registered in neither is deleted without asking
+  // GitHub (its finalizer still checks its Secret).
+  auto secret_id = st.jit_runner_ids.find(name);
+  const std::int64_t github_id =
+      registered_runner_id(t.github_runner_id, secret_id == st.jit_runner_ids.end() ? 0 : secret_id->second);
+  spdlog::info("runnerset {}: scaling down: removing idle runner {} (GitHub runner {})", id(self), name,
+               github_id);
+  if (github_id == 0) return delete_runner(self, name);  // not registered
   st.removing.insert(name);
-  self->request(runner_github(self), st.cfg.request_timeout, github::delete_runner_atom::value,
-                t.github_runner_id)
+  self->request(runner_github(self), st.cfg.request_timeout, github::delete_runner_atom::value, github_id)
       .then(
           [=](github::delete_reply& r) {
             auto& s = self->state;
@@ -426,6 +436,7 @@ void reconcile(self_ptr self) {
       auto busy = st.busy_until.find(name);
       if (st.removing.count(name) > 0 || (busy != st.busy_until.end() && busy->second > now))
         view.has_job = true;
+      view.job_completed = st.job_completed.count(name) > 0;
       views.push_back(std::move(view));
     }
     for (const auto& [name, variant] : st.creating)
@@ -504,6 +515,8 @@ void on_event(self_ptr self, kube::informer_event& ev) {
     if (deleted) {
       st.runners.erase(name);
       st.busy_until.erase(name);
+      st.job_completed.erase(name);
+      st.jit_runner_ids.erase(name);
       self->send(st.runners_supervisor, supervision::retire_atom::value, name);
     } else if (auto t = track(ev.obj)) {
       st.runners[name] = std::move(*t);
@@ -514,7 +527,11 @@ void on_event(self_ptr self, kube::informer_event& ev) {
   if (kind == "Pod" || kind == "Secret") {
     std::string runner(ev.obj.label(resources::label_runner));
     // Only to Runners we know: a late event must not resurrect a retired actor.
-    if (st.runners.count(runner) > 0) route_to_runner(self, runner, caf::make_message(std::move(ev)));
+    if (st.runners.count(runner) == 0) return;
+    if (kind == "Secret" && !deleted)
+      if (auto jit = runner::read_jit_secret(*ev.obj.doc); jit && jit->runner_id != 0)
+        st.jit_runner_ids[runner] = jit->runner_id;
+    route_to_runner(self, runner, caf::make_message(std::move(ev)));
   }
 }
 
@@ -593,7 +610,13 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         s.active_jobs.erase(m.job.job_id);
         std::erase_if(s.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
         s.completed_jobs[m.job.job_id] = clock::now();
-        if (s.runners.count(m.runner_name) > 0) route_to_runner(self, m.runner_name, caf::make_message(m));
+        if (s.runners.count(m.runner_name) > 0) {
+          // Its one job is over: it stops holding capacity now, as the job
+          // stops counting as demand just above, not once its phase lands.
+          // (The listener's demand is its statistics, which move on their own.)
+          if (m.job.source == messages::job_source::webhook) s.job_completed.insert(m.runner_name);
+          route_to_runner(self, m.runner_name, caf::make_message(m));
+        }
         reconcile(self);
       },
       [=](tick_atom) {

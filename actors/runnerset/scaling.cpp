@@ -13,6 +13,10 @@ std::int32_t desired_runners(const demand& d) {
   return static_cast<std::int32_t>(std::clamp(want, lo, hi));
 }
 
+std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t secret_id) {
+  return status_id != 0 ? status_id : secret_id;
+}
+
 scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runners) {
   scale_plan plan;
   std::vector<const runner_view*> idle;
@@ -22,6 +26,7 @@ scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runn
       if (!r.deleting) plan.remove_finished.push_back(r.name);
       continue;
     }
+    if (r.job_completed) continue;  // done; its actor writes Succeeded, then it is deleted
     if (r.deleting) {
       if (r.busy()) ++occupied;  // still running its job
       continue;

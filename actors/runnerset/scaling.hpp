@@ -34,10 +34,19 @@ struct runner_view {
   bool deleting = false;     // deletionTimestamp set
   bool pod_ready = false;    // online: may be handed a job by GitHub at any moment
   std::int64_t created = 0;  // creationTimestamp, seconds since the epoch
+  // GitHub said its job completed, before the Runner's own actor has written
+  // Succeeded: an ephemeral runner serves one job, so it holds no capacity
+  // any more, and it is not removed before its phase is written.
+  bool job_completed = false;
 
   bool busy() const { return has_job || phase == runner::phase::running; }
   bool finished() const { return runner::is_terminal(phase); }
 };
+
+// The GitHub runner id scale-down removes a runner by: its status's, else
+// its JIT Secret's (the status publishes it only after the pod is made). 0:
+// not registered, so it can be deleted without asking GitHub.
+std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t secret_id);
 
 struct scale_plan {
   std::int32_t create = 0;
@@ -49,8 +58,11 @@ struct scale_plan {
 };
 
 // Never lists a busy runner for removal. Finished runners do not count
-// towards capacity (so failures never block scale-up); deleting runners that
-// are still busy do, since their pods are still running a job.
+// towards capacity (so failures never block scale-up), nor do runners whose
+// job completed but whose phase is not written yet (counting them while the
+// completion already lowered the demand would remove an idle runner, then
+// replace it once the phase lands); deleting runners that are still busy do
+// count, since their pods are still running a job.
 scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runners);
 
 }  // namespace octorun::runnerset

@@ -38,6 +38,12 @@ struct set_state {
   std::map<std::string, std::string> creating;  // name -> variant: create sent, not seen yet
   std::set<std::string> removing;               // scale-down in flight
   std::map<std::string, clock::time_point> busy_until;
+  // Runners GitHub said finished their job, until their Runner is gone: they
+  // hold no capacity even before their actor writes Succeeded.
+  std::set<std::string> job_completed;
+  // The GitHub runner id in each Runner's JIT Secret, as the Secret watch
+  // shows it: known before the Runner's status publishes it.
+  std::map<std::string, std::int64_t> jit_runner_ids;
   std::map<std::int64_t, std::string> active_jobs;           // job id -> variant
   std::map<std::int64_t, clock::time_point> completed_jobs;  // late or duplicate deliveries are ignored
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read

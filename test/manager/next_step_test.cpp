@@ -154,6 +154,33 @@ TEST(NextStep, AnUnregisteredRunnerIsDeletedWithoutAskingGitHub) {
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
 }
 
+// GitHub generated a JIT configuration but its Secret was not created (the
+// create failed, or the Runner was deleted meanwhile): the configuration is
+// stored, never generated again (a second registration of the name), and a
+// deletion removes the registration from GitHub (otherwise nobody would).
+TEST(NextStep, AGeneratedJitConfigIsStoredNotGeneratedAgain) {
+  observation o;
+  o.now = t0;
+  o.has_finalizer = true;
+  o.jit_unstored = true;
+  o.github_runner_id = 9;
+  EXPECT_EQ(next_step(o).kind, step_kind::store_secret);
+  o.secret_exists = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::create_pod);
+}
+
+TEST(NextStep, ARunnerDeletedBeforeItsJitConfigWasStoredIsRemovedFromGitHub) {
+  observation o;
+  o.now = t0;
+  o.has_finalizer = true;
+  o.deleting = true;
+  o.jit_unstored = true;
+  o.github_runner_id = 9;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+  o.removal = github_removal::removed;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+}
+
 TEST(NextStep, ItIsIdempotent) {
   auto o = provisioned();
   o.pod = pod(true);

@@ -61,6 +61,35 @@ TEST(Scaling, BusyDeletingRunnersStillOccupyCapacity) {
   EXPECT_EQ(plan.create, 1);
 }
 
+// GitHub said a job completed: the job stops counting as demand at once, and
+// so must its runner stop counting as capacity, or the idle runner that is
+// the buffer is removed now and replaced once the phase lands (a surplus
+// Runner, its JIT configuration and its pod, per completion).
+TEST(Scaling, ARunnerWhoseJobCompletedHoldsNoCapacityBeforeItsPhaseLands) {
+  auto done = busy("done");
+  done.job_completed = true;
+  auto plan = plan_scale(1, {done, idle("buffer", false)});
+  EXPECT_EQ(plan.create, 0);
+  EXPECT_TRUE(plan.remove_idle.empty());
+  EXPECT_TRUE(plan.remove_finished.empty()) << "its actor writes Succeeded first";
+  // Its phase lands: cleaned up, still nothing created or removed.
+  done.phase = phase::succeeded;
+  plan = plan_scale(1, {done, idle("buffer", false)});
+  EXPECT_EQ(plan.create, 0);
+  EXPECT_TRUE(plan.remove_idle.empty());
+  EXPECT_EQ(plan.remove_finished, (std::vector<std::string>{"done"}));
+  // Demand that remains is met: a completed runner never stands in for it.
+  done.phase = phase::running;
+  EXPECT_EQ(plan_scale(2, {done, idle("buffer")}).create, 1);
+}
+
+TEST(Scaling, ARunnerIsRemovedByTheIdItsStatusOrItsJitSecretHolds) {
+  EXPECT_EQ(registered_runner_id(7, 0), 7);
+  EXPECT_EQ(registered_runner_id(0, 9), 9);  // registered, status not published yet
+  EXPECT_EQ(registered_runner_id(7, 7), 7);
+  EXPECT_EQ(registered_runner_id(0, 0), 0);  // not registered: deleted without asking GitHub
+}
+
 // Over random pools: a plan never removes a busy, finished-but-counted or
 // deleting runner, and reaches the desired count whenever idle runners allow.
 TEST(Scaling, RandomPoolsKeepTheInvariants) {
@@ -76,6 +105,7 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
       r.deleting = rng() % 5 == 0;
       r.pod_ready = rng() % 2 == 0;
       r.created = static_cast<std::int64_t>(rng() % 1000);
+      r.job_completed = rng() % 6 == 0;
       pool.push_back(r);
     }
     auto desired = static_cast<std::int32_t>(rng() % 10);
@@ -87,9 +117,11 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
         EXPECT_FALSE(r.busy()) << r.name;
         EXPECT_FALSE(r.deleting) << r.name;
         EXPECT_FALSE(r.finished()) << r.name;
+        EXPECT_FALSE(r.job_completed) << r.name;
       }
-      if (!r.finished() && (!r.deleting || r.busy())) ++occupied;
-      if (!r.finished() && !r.deleting && !r.busy()) ++idle_count;
+      const bool holds = !r.finished() && !r.job_completed;
+      if (holds && (!r.deleting || r.busy())) ++occupied;
+      if (holds && !r.deleting && !r.busy()) ++idle_count;
     }
     auto after = occupied + plan.create - static_cast<std::int32_t>(plan.remove_idle.size());
     if (occupied <= desired) {

@@ -6,10 +6,8 @@
 // state metrics filled on the leader) and the admission webhook (called by
 // the apiserver, with the CA the replicas share); the manager runs on the
 // RBAC of deploy/ alone.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -23,6 +21,7 @@
 
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/http/http_client.hpp"
+#include "test/manager/binary_harness.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
@@ -31,35 +30,10 @@
 #error "OCTORUN_DEPLOY_DIR must name deploy/"
 #endif
 
-extern char** environ;
-
 namespace octorun {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The last match of `re` (group 1) in the file at `path`, waiting for it up
-// to `within`; empty when it never appears.
-std::string wait_for_log(const std::string& path, const std::regex& re, std::chrono::seconds within = 60s,
-                         const std::string& not_this = {}) {
-  auto deadline = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto all = slurp(path);
-    std::string found;
-    for (auto it = std::sregex_iterator(all.begin(), all.end(), re); it != std::sregex_iterator(); ++it)
-      found = (*it)[1];
-    if (!found.empty() && found != not_this) return found;
-    std::this_thread::sleep_for(100ms);
-  }
-  return {};
-}
 
 // One line of the Prometheus text format, e.g. `name{labels} value`.
 bool has_line(const std::string& text, const std::string& line) {
@@ -97,7 +71,7 @@ class ManagerBinary : public ::testing::Test {
     stop_bridge_ = true;
     bridge_.join();
     stop(SIGKILL);
-    stop_process(follower_pid_, SIGKILL);
+    follower_.reset();
     for (const auto& d : cert_dirs_) std::filesystem::remove_all(d);
     if (!HasFailure()) std::remove(follower_log_.c_str());
     test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
@@ -106,80 +80,39 @@ class ManagerBinary : public ::testing::Test {
 
   // Starts a manager process logging to `log`; `extra` replaces defaults of
   // the same option (e.g. --kubeconfig=...).
-  pid_t launch(const std::string& identity, const std::string& log,
-               const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"--kubeconfig=" + c_.kubeconfig,
-                                     "--namespace=" + ns_,
-                                     "--lease-namespace=" + ns_,
-                                     "--identity=" + identity,
-                                     "--webhook-bind=127.0.0.1",
-                                     "--webhook-port=0",
-                                     "--health-bind=127.0.0.1",
-                                     "--health-port=0",
-                                     "--admission",
-                                     "--admission-bind=127.0.0.1",
-                                     "--admission-port=0",
-                                     "--admission-cert-dir=/tmp/octorun-certs-" + ns_ + "-" + identity,
-                                     "--admission-ip-addresses=127.0.0.1",
-                                     "--log-format=text",
-                                     "--scheduler.max-threads=2"};
+  std::unique_ptr<test::octorun_process> launch(const std::string& identity, const std::string& log,
+                                                const std::vector<std::string>& extra = {}) {
+    const std::string certs = "/tmp/octorun-certs-" + ns_ + "-" + identity;
+    cert_dirs_.push_back(certs);
+    auto args = test::octorun_args(c_.kubeconfig, ns_, identity);
+    for (const auto& a : {std::string("--admission"), std::string("--admission-bind=127.0.0.1"),
+                          std::string("--admission-port=0"), "--admission-cert-dir=" + certs,
+                          std::string("--admission-ip-addresses=127.0.0.1")})
+      args.push_back(a);
     for (const auto& e : extra) {
       auto key = e.substr(0, e.find('='));
       std::erase_if(args, [&](const std::string& a) { return a.substr(0, a.find('=')) == key; });
       args.push_back(e);
     }
-    args.insert(args.begin(), OCTORUN_BINARY);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::string secret = "OCTORUN_WEBHOOK_SECRET=" + secret_;
-    std::vector<char*> env;
-    for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
-    env.push_back(secret.data());
-    env.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, OCTORUN_BINARY, &fa, nullptr, argv.data(), env.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    cert_dirs_.push_back("/tmp/octorun-certs-" + ns_ + "-" + identity);
-    return pid;
+    return std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), secret_, log);
   }
 
   // Starts the manager (replica-0); returns the URL of its webhook intake.
   std::string start_manager(const std::vector<std::string>& extra = {}) {
-    pid_ = launch("replica-0", log_, extra);
-    // The manager logs its intake URL once it leads; after a restart, the
-    // new process's URL is the last one.
-    auto found = wait_for_log(log_, std::regex(R"(webhook intake listening on (http://[0-9.:]+/webhook))"),
-                              60s, last_url_);
-    if (found.empty()) {
+    manager_ = launch("replica-0", log_, extra);
+    auto url = manager_->wait_leading(60s);
+    if (url.empty()) {
       ADD_FAILURE() << "the manager did not start leading; log:\n" << log_tail();
       return {};
     }
-    last_url_ = found;
-    sim_->set_webhook(found, secret_);
-    return found;
+    sim_->set_webhook(url, secret_);
+    return url;
   }
 
   // Sends `sig` and waits for the process; returns its exit status.
-  int stop(int sig) { return stop_process(pid_, sig); }
+  int stop(int sig) { return manager_ ? manager_->stop(sig) : -1; }
 
-  static int stop_process(pid_t& pid, int sig) {
-    if (pid <= 0) return -1;
-    kill(pid, sig);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return status;
-  }
-
-  std::string log_tail(const std::string& log = {}) {
-    auto t = slurp(log.empty() ? log_ : log);
-    return t.size() > 4000 ? t.substr(t.size() - 4000) : t;
-  }
+  std::string log_tail() { return manager_ ? manager_->log_tail() : std::string{}; }
 
   // GET `url` (plain HTTP); the body, or "" on failure.
   static std::string http_get(const std::string& url) {
@@ -201,11 +134,8 @@ class ManagerBinary : public ::testing::Test {
     return body;
   }
 
-  static std::string health_url(const std::string& log) {
-    return wait_for_log(log, std::regex(R"(health endpoints on (http://[0-9.:]+))"));
-  }
-  static std::string admission_port(const std::string& log) {
-    return wait_for_log(log, std::regex(R"(admission webhook listening on https://[0-9.]+:([0-9]+))"));
+  static std::string admission_port(const test::octorun_process& p) {
+    return p.wait_for_log(std::regex(R"(admission webhook listening on https://[0-9.]+:([0-9]+))"), 60s);
   }
 
   void apply_runnerset(int max_runners) {
@@ -254,10 +184,9 @@ class ManagerBinary : public ::testing::Test {
   std::unique_ptr<sim::simulator> sim_;
   std::string secret_ = "It's a Secret to Everybody";
   std::string log_;
-  std::string last_url_;
-  pid_t pid_ = -1;
+  std::unique_ptr<test::octorun_process> manager_;
   std::string follower_log_;
-  pid_t follower_pid_ = -1;
+  std::unique_ptr<test::octorun_process> follower_;
   std::vector<std::string> cert_dirs_;
   std::atomic<bool> stop_bridge_{false};
   std::thread bridge_;
@@ -311,11 +240,11 @@ TEST_F(ManagerBinary, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
 
 TEST_F(ManagerBinary, ServesStateMetricsOnEveryReplicaWithTheControllerStateOnTheLeader) {
   start_manager();
-  follower_pid_ = launch("replica-1", follower_log_);
-  auto leader = health_url(log_);
-  auto follower = health_url(follower_log_);
+  follower_ = launch("replica-1", follower_log_);
+  auto leader = manager_->wait_health(60s);
+  auto follower = follower_->wait_health(60s);
   ASSERT_FALSE(leader.empty()) << log_tail();
-  ASSERT_FALSE(follower.empty()) << log_tail(follower_log_);
+  ASSERT_FALSE(follower.empty()) << follower_->log_tail();
   apply_runnerset(3);
   auto jobs = queue_jobs(2, 10000ms);
   ASSERT_TRUE(sim_->wait_until(
@@ -382,12 +311,12 @@ TEST_F(ManagerBinary, ServesTheAdmissionWebhookOnEveryReplica) {
   const std::vector<std::string> shared = {"--admission-ca-secret=" + ns_ + "/octorun-webhook-ca",
                                            "--admission-inject-ca=" + wc.name};
   start_manager(shared);
-  follower_pid_ = launch("replica-1", follower_log_, shared);
-  auto leader_port = admission_port(log_);
-  auto follower_port = admission_port(follower_log_);
+  follower_ = launch("replica-1", follower_log_, shared);
+  auto leader_port = admission_port(*manager_);
+  auto follower_port = admission_port(*follower_);
   ASSERT_FALSE(leader_port.empty()) << log_tail();
-  ASSERT_FALSE(follower_port.empty()) << log_tail(follower_log_);
-  ASSERT_FALSE(wait_for_log(log_, std::regex("(caBundle injected)")).empty()) << log_tail();
+  ASSERT_FALSE(follower_port.empty()) << follower_->log_tail();
+  ASSERT_FALSE(manager_->wait_for_log(std::regex("(caBundle injected)"), 60s).empty()) << log_tail();
 
   // The apiserver calls the webhook on one replica ...
   for (const char* kind : {"mutatingwebhookconfiguration", "validatingwebhookconfiguration"}) {
@@ -491,7 +420,7 @@ TEST_F(ManagerBinary, RunsWithOnlyItsOwnRbac) {
   EXPECT_NE(reasons.find("Running"), std::string::npos) << reasons;
   auto status = stop(SIGTERM);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log_tail();
-  auto log = slurp(log_);
+  auto log = manager_->log();
   for (const char* refused : {"forbidden", "Forbidden", " 403 "})
     EXPECT_EQ(log.find(refused), std::string::npos) << refused << " in:\n" << log_tail();
   test::kubectl(c_, "-n octorun-system delete lease " + lease + " --ignore-not-found >/dev/null");

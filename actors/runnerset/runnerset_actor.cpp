@@ -31,6 +31,7 @@ namespace octorun::runnerset {
 namespace detail {
 
 using tick_atom = caf::atom_constant<caf::atom("rstick")>;
+using scale_down_atom = caf::atom_constant<caf::atom("rsdown")>;  // a scale-down window ended
 
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
@@ -444,6 +445,13 @@ void reconcile(self_ptr self) {
         views.push_back({name, runner::phase::unset, true, false, false, 0});  // occupied, not removable
     auto plan = plan_scale(desired, views);
     if (!registered) plan.create = 0;
+    const auto floor =
+        st.scale_down.try_emplace(v.name, st.cfg.scale_down_window).first->second.floor(now, desired);
+    if (floor > desired) {
+      plan.remove_idle = plan_scale(floor, views).remove_idle;
+      if (!std::exchange(st.scale_down_pending, true))
+        self->delayed_send(self, st.cfg.scale_down_window, scale_down_atom::value);
+    }
     for (std::int32_t i = 0; i < plan.create; ++i) create_runner(self, v);
     for (const auto& name : plan.remove_finished)
       if (st.removing.count(name) == 0) delete_runner(self, name);
@@ -617,6 +625,10 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
           if (m.job.source == messages::job_source::webhook) s.job_completed.insert(m.runner_name);
           route_to_runner(self, m.runner_name, caf::make_message(m));
         }
+        reconcile(self);
+      },
+      [=](scale_down_atom) {
+        self->state.scale_down_pending = false;
         reconcile(self);
       },
       [=](tick_atom) {

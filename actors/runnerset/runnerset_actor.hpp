@@ -27,6 +27,9 @@ struct runnerset_actor_config {
   std::size_t github_workers = 2;
   std::chrono::milliseconds resync{30'000};        // re-read credentials, reconcile from scratch
   std::chrono::milliseconds busy_recheck{30'000};  // a busy runner chosen for scale-down
+  // Idle runners are removed only down to the highest desired count of this
+  // window (actors/runnerset/stabilization.hpp); scale-up is immediate.
+  std::chrono::milliseconds scale_down_window{10'000};
   std::chrono::milliseconds request_timeout{90'000};
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;

@@ -13,6 +13,7 @@
 
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/runnerset/scaling.hpp"
+#include "actors/runnerset/stabilization.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/github/scaleset_client.hpp"
 #include "adapters/resources/types.hpp"
@@ -38,6 +39,8 @@ struct set_state {
   std::map<std::string, std::string> creating;  // name -> variant: create sent, not seen yet
   std::set<std::string> removing;               // scale-down in flight
   std::map<std::string, clock::time_point> busy_until;
+  std::map<std::string, scale_down_window> scale_down;  // by variant
+  bool scale_down_pending = false;                      // a reconcile is due when a window ends
   // Runners GitHub said finished their job, until their Runner is gone: they
   // hold no capacity even before their actor writes Succeeded.
   std::set<std::string> job_completed;

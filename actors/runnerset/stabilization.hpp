@@ -1,0 +1,35 @@
+// Scale-down stabilization, as the HorizontalPodAutoscaler does it: runners
+// are removed only down to the highest desired count seen within a window.
+// Demand dips for a moment whenever one job completes before the next is
+// assigned (the scale set's statistics move job by job); without a window
+// each dip removes a runner that is being registered and the next message
+// creates another — churn in Kubernetes writes and GitHub registrations.
+// Scale-up is never delayed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+
+namespace octorun::runnerset {
+
+class scale_down_window {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  explicit scale_down_window(clock::duration window) : window_(window) {}
+
+  // Records `desired` at `now`; returns the count scale-down may go down to:
+  // the highest desired within the window (never below `desired`).
+  std::int32_t floor(clock::time_point now, std::int32_t desired);
+
+ private:
+  struct sample {
+    clock::time_point at;
+    std::int32_t desired;
+  };
+  clock::duration window_;
+  std::deque<sample> samples_;  // decreasing desired values, oldest first
+};
+
+}  // namespace octorun::runnerset

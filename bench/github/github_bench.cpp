@@ -165,8 +165,8 @@ void bench_lifecycle(int jobs) {
   // Scale-set listener path.
   for (bool burst : {false, true}) {
     auto s = start_sim(false);
-    auto c =
-        github::scaleset_client::make({s->base_url() + "/octo", github::pat_auth("ghp_simulator"), {}, 5s});
+    auto c = github::scaleset_client::make(
+        {s->base_url() + "/octo", github::pat_auth("ghp_simulator"), {}, 5s, nullptr});
     github::scale_set wanted;
     wanted.name = "bench";
     wanted.runner_group_id = 1;

@@ -24,7 +24,7 @@ struct ScaleSet : ::testing::Test {
   }
   std::unique_ptr<scaleset_client> client() {
     auto c = scaleset_client::make(
-        {sim->ghes_url() + "/octo", pat_auth("ghp_simulator"), fast_calls(sleeps), 10s});
+        {sim->ghes_url() + "/octo", pat_auth("ghp_simulator"), fast_calls(sleeps), 10s, nullptr});
     EXPECT_TRUE(c) << c.error();
     return c ? std::move(*c) : nullptr;
   }
@@ -284,13 +284,13 @@ TEST_F(ScaleSet, JitNameConflictIsRecoveredWithinTheScaleSet) {
 }
 
 TEST_F(ScaleSet, BadConfigUrlAndMissingSessionAreErrors) {
-  EXPECT_FALSE(scaleset_client::make({"not a url", pat_auth("x"), {}, 1s}));
+  EXPECT_FALSE(scaleset_client::make({"not a url", pat_auth("x"), {}, 1s, nullptr}));
   auto c = client();
   auto m = c->get_message(0, 1);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().kind, error_kind::rejected);
-  auto bad =
-      scaleset_client::make({sim->ghes_url() + "/octo", pat_auth("ghp_wrong"), fast_calls(sleeps), 1s});
+  auto bad = scaleset_client::make(
+      {sim->ghes_url() + "/octo", pat_auth("ghp_wrong"), fast_calls(sleeps), 1s, nullptr});
   ASSERT_TRUE(bad);
   auto r = (*bad)->runner_group_by_name("Default");
   ASSERT_FALSE(r);

@@ -102,8 +102,8 @@ TEST_F(Workers, PoolRepliesCarryGithubErrorsAsValues) {
 }
 
 TEST_F(Workers, ScaleSetWorkerRunsTheListenerProtocol) {
-  auto worker = spawn_scaleset_worker(
-      *sys, {sim->ghes_url() + "/octo", pat_auth("ghp_simulator"), testing::fast_calls(sleeps), 10s});
+  auto worker = spawn_scaleset_worker(*sys, {sim->ghes_url() + "/octo", pat_auth("ghp_simulator"),
+                                             testing::fast_calls(sleeps), 10s, nullptr});
   ASSERT_TRUE(worker) << worker.error();
   to_stop.push_back(*worker);
   caf::scoped_actor self{*sys};

@@ -143,23 +143,10 @@ class ManagerBinary : public ::testing::Test {
   }
 
   std::vector<std::int64_t> queue_jobs(int n, std::chrono::milliseconds duration) {
-    std::vector<std::int64_t> ids;
-    for (int i = 0; i < n; ++i) {
-      sim::job_spec j;
-      j.repository = "acme/app";
-      j.labels = {"self-hosted", "linux"};
-      j.duration = duration;
-      ids.push_back(sim_->add_job(j));
-    }
-    return ids;
+    return test::queue_jobs(*sim_, n, duration);
   }
-
   bool all_completed(const std::vector<std::int64_t>& ids, std::chrono::seconds within) {
-    return sim_->wait_until(
-        [&](const sim::simulator& s) {
-          return std::all_of(ids.begin(), ids.end(), [&](auto id) { return s.job_state(id) == "completed"; });
-        },
-        within);
+    return test::all_completed(*sim_, ids, within);
   }
 
   std::string count(const std::string& kind) {

@@ -5,12 +5,16 @@
 # simulated GitHub, and shows runners scaling up, taking jobs and scaling
 # back to zero, then prints a summary. Everything it starts is stopped at
 # the end (or on Ctrl-C).
-#   scripts/demo.sh [JOBS] [JOB_SECONDS]
+#   scripts/demo.sh [JOBS] [JOB_SECONDS] [Webhook|Listener]
+# The third argument is the RunnerSet's intake: GitHub's workflow_job
+# webhooks (the default), or the runner scale-set protocol's listener.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 jobs=${1:-8}
 job_seconds=${2:-4}
+set_intake=${3:-Webhook}
+case $set_intake in Webhook | Listener) ;; *) echo "intake must be Webhook or Listener, not $set_intake" >&2; exit 2 ;; esac
 
 scripts/install-deps.sh
 test/controlplane/build.sh >/dev/null
@@ -60,7 +64,7 @@ intake=$(wait_for_line "$work/manager.log" 'webhook intake listening on' 60 | gr
 echo "manager is leading; GitHub webhooks go to $intake"
 curl -fsS -X POST "$sim/_sim/webhook" -d "{\"url\":\"$intake\",\"secret\":\"$secret\"}" >/dev/null
 
-say "applying a RunnerSet (min 0, max 5) for the organisation acme"
+say "applying a RunnerSet (min 0, max 5, intake $set_intake) for the organisation acme"
 kubectl create namespace demo >/dev/null
 kubectl -n demo create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
 kubectl -n demo apply -f - <<EOF
@@ -71,6 +75,7 @@ metadata:
 spec:
   scopeURL: $sim/acme
   credentialsSecretName: github
+  intake: $set_intake
   runnerLabels: [linux]
   minRunners: 0
   maxRunners: 5

@@ -109,7 +109,8 @@ bool ensure_scale_set(self_ptr self, const std::string& variant, const std::vect
   wanted.name = scale_set_name(st.set->metadata.name, variant);
   wanted.runner_group_id = *st.runner_group_id;
   wanted.labels = labels;
-  wanted.labels.push_back(wanted.name);  // runs-on: <scale set name> works too
+  if (std::find(labels.begin(), labels.end(), wanted.name) == labels.end())
+    wanted.labels.push_back(wanted.name);  // runs-on: <scale set name> works too
   entry.in_flight = true;
   auto done = [=](const github::scale_set& s, const char* how) {
     auto& e = self->state.scale_sets[variant];

@@ -157,6 +157,13 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     s.disable_update = setting != nullptr && json::boolean(*setting, "disableUpdate");
     s.id = next_scale_set_id++;
     scale_sets[s.id] = s;
+    // Jobs already queued that no scale set took and whose labels this one
+    // carries are offered to it, as the service does for a new scale set.
+    for (auto& [jid, j] : jobs)
+      if (j.state == "queued" && j.scale_set_id == 0 && labels_match(j.spec.labels, s.labels)) {
+        j.scale_set_id = s.id;
+        post_message(s.id, job_message_json("JobAvailable", j));
+      }
     changed();
     return json_response(200, scale_set_json(s));
   }

@@ -51,7 +51,7 @@ step next_step(const observation& o, const limits& l) {
   if (!o.pod.exists) {
     // The pod of a runner that took a job vanished (evicted, deleted by
     // hand): the job went with it and the JIT configuration is spent.
-    if (o.has_job) return make(step_kind::mark_failed);
+    if (o.has_job && o.pod_seen) return make(step_kind::mark_failed);
     if (o.now < o.retry_not_before) return wait(o.retry_not_before);
     return make(step_kind::create_pod);
   }

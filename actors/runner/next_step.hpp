@@ -36,6 +36,12 @@ struct observation {
   bool status_registration_stale = false;
   // Its children.
   bool secret_exists = false;
+  // Its pod existed at some point: this actor saw or created it, or the
+  // status published it ready. A job with no pod that never existed is a
+  // runner GitHub handed a job before its pod appeared (the pod's watch
+  // event is late, or the runner connected early): its pod is made, not
+  // mourned.
+  bool pod_seen = false;
   // GitHub generated a JIT configuration (github_runner_id holds its runner
   // id) that is not stored in the Secret yet: store it, never ask again.
   bool jit_unstored = false;

@@ -80,6 +80,7 @@ observation observe(const kube::object& runner_object, const resources::runner& 
   o.pod_failure_recorded = pod && failure_recorded_for(runner_object, pod.uid);
   o.removal = memory.removal;
   o.retry_not_before = memory.retry_not_before;
+  o.pod_seen = memory.pod_seen || o.status_pod_ready;
   o.now = now;
   return o;
 }

@@ -18,6 +18,7 @@ struct actor_memory {
   // The JIT configuration GitHub generated, until its Secret is seen.
   std::optional<jit_config> unstored_jit;
   std::chrono::steady_clock::time_point retry_not_before{};
+  bool pod_seen = false;  // a pod of this Runner was watched or created
 };
 
 // What the Pod says about the runner container.

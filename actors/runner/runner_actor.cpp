@@ -465,6 +465,7 @@ void reconcile(self_ptr self) {
   auto& st = self->state;
   if (st.step_in_flight || !st.runner) return;
   if (st.secret) st.memory.unstored_jit.reset();  // stored
+  if (st.pod) st.memory.pod_seen = true;
   auto o = observe(st.runner_object, *st.runner, st.pod, st.secret, st.memory, clock::now());
   execute(self, next_step(o, st.cfg.lim), o);
 }

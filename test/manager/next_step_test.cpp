@@ -101,6 +101,21 @@ TEST(NextStep, ARunnerWhoseJobPodDiesIsFailedNotRetried) {
   o.pod = exited(137);
   EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
   o.pod = {};
+  o.pod_seen = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
+}
+
+TEST(NextStep, AJobBeforeThePodEverExistedGetsThePodNotAFailure) {
+  // GitHub handed the runner a job before its pod appeared (the pod's watch
+  // event is late, or the runner connected early): the pod is made and the
+  // runner stays Running; it is not mistaken for a pod that vanished.
+  auto o = provisioned();
+  o.current = phase::running;
+  o.has_job = true;
+  o.pod = {};
+  EXPECT_EQ(next_step(o).kind, step_kind::create_pod);
+  o.status_pod_ready = true;  // what observe() turns into pod_seen after a restart
+  o.pod_seen = true;
   EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
 }
 

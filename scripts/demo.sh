@@ -46,7 +46,13 @@ test/controlplane/cluster.sh start "$work/cluster" $$
 source "$work/cluster/env"
 kubectl() { "$OCTORUN_TEST_BIN/kubectl" "$@"; }
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io --timeout=60s >/dev/null
+# kubectl wait fails outright while a new CRD has no conditions yet: retry.
+for attempt in $(seq 1 100); do
+  kubectl wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io --timeout=60s \
+    >/dev/null 2>&1 && break
+  ((attempt < 100)) || { echo "the CRDs never became Established" >&2; exit 1; }
+  sleep 0.2
+done
 
 say "starting the GitHub simulator"
 build/test/simulator/github-simulator --port 0 --org acme --auto-online >"$work/simulator.log" 2>&1 &

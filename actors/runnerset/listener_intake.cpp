@@ -22,12 +22,14 @@ std::string host_name() {
   return host;
 }
 
-// The scale-set worker for this set's registration, JIT and removal calls,
-// spawned on first use once the credentials are loaded.
+// The scale-set workers for this set's registration, JIT and removal calls
+// (a pool, so the runners of many variants do not queue behind one JIT
+// round trip), spawned on first use once the credentials are loaded.
 caf::actor admin(self_ptr self) {
   auto& st = self->state;
   if (!st.scaleset_admin && st.scaleset_options) {
-    auto worker = github::spawn_scaleset_worker(self->system(), *st.scaleset_options);
+    auto worker = github::spawn_scaleset_pool(self->system(), *st.scaleset_options,
+                                              std::max<std::size_t>(2, st.cfg.github_workers));
     if (!worker) {
       spdlog::error("runnerset {}: scale-set client: {}", id(self), worker.error());
       return {};

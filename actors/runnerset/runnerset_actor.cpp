@@ -102,7 +102,9 @@ void refresh_credentials(self_ptr self) {
                   github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target->api_base});
             }
             if (s.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
-            s.github = github::spawn_rest_pool(self->system(), opts, s.cfg.github_workers);
+            // Under the Listener intake the runners' calls go to the scale set:
+            // one REST worker (credential checks) is enough.
+            s.github = github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
             github::scaleset_options scale_sets;  // its client is spawned when first needed
             scale_sets.config_url = s.set->spec.scope_url;
             scale_sets.auth = opts.auth;

@@ -1,5 +1,7 @@
 #include "adapters/github/github_workers.hpp"
 
+#include <algorithm>
+
 namespace octorun::github {
 namespace {
 
@@ -77,6 +79,20 @@ caf::actor spawn_rest_pool(caf::actor_system& sys, rest_options options, std::si
   return caf::actor_pool::make(
       sys.dummy_execution_unit(), std::max<std::size_t>(1, workers),
       [&sys, options] { return sys.spawn<caf::detached>(rest_worker, options); },
+      caf::actor_pool::round_robin());
+}
+
+expected<caf::actor, std::string> spawn_scaleset_pool(caf::actor_system& sys, scaleset_options options,
+                                                      std::size_t workers) {
+  if (auto probe = scaleset_client::make(options); !probe) return unexpected{probe.error()};
+  if (!options.call.budget) options.call.budget = std::make_shared<rate_limit_budget>();
+  return caf::actor_pool::make(
+      sys.dummy_execution_unit(), std::max<std::size_t>(1, workers),
+      [&sys, options] {
+        auto made = scaleset_client::make(options);  // the URL parsed above
+        std::shared_ptr<scaleset_client> client(std::move(*made));
+        return sys.spawn<caf::detached>(scaleset_worker, client);
+      },
       caf::actor_pool::round_robin());
 }
 

@@ -80,6 +80,13 @@ caf::actor spawn_rest_pool(caf::actor_system& sys, rest_options options, std::si
 // The error string is for an unparseable config URL.
 expected<caf::actor, std::string> spawn_scaleset_worker(caf::actor_system& sys, scaleset_options options);
 
+// `workers` scale-set workers behind one round-robin actor_pool, for the
+// calls that need no session (scale sets, JIT configurations, runner
+// removal), so one slow call does not hold the others up. They share the
+// rate-limit budget; each fetches its own admin token.
+expected<caf::actor, std::string> spawn_scaleset_pool(caf::actor_system& sys, scaleset_options options,
+                                                      std::size_t workers);
+
 }  // namespace octorun::github
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::jit_request)

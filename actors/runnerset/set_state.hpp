@@ -82,6 +82,29 @@ struct set_state {
 
 using self_ptr = caf::stateful_actor<set_state>*;
 
+// What the status says of a variant's runners (and of the set, summed).
+struct counts {
+  std::int32_t desired = 0, replicas = 0, pending = 0, idle = 0, running = 0, failed = 0;
+  std::int64_t assigned = 0;
+  std::int64_t scale_set_id = 0;  // Listener intake; not a count
+  void add(const runner_view& v) {
+    if (v.deleting && !v.busy()) return;
+    if (v.phase == runner::phase::failed) {
+      ++failed;
+      return;
+    }
+    if (v.finished()) return;
+    ++replicas;
+    if (v.busy())
+      ++running;
+    else if (v.pod_ready)
+      ++idle;
+    else
+      ++pending;
+  }
+};
+using variant_counts = std::vector<std::pair<std::string, counts>>;
+
 // The set's one reconcile: level-triggered, safe to run at any time.
 void reconcile(self_ptr self);
 std::string id(self_ptr self);
@@ -92,6 +115,20 @@ void remove_idle(self_ptr self, const tracked_runner& t);
 // The actor GitHub calls about this set's runners go to: the scale-set
 // worker under the Listener intake, the REST pool otherwise.
 caf::actor runner_github(self_ptr self);
+
+// ---- status (set_status.cpp) ----
+void publish_status(self_ptr self, const variant_counts& per_variant, bool declared);
+
+// ---- draining (set_draining.cpp) ----
+bool has_set_finalizer(const kube::object& set);
+void patch_set_finalizer(self_ptr self, bool ours);
+// The set is being deleted: every runner goes (busy ones after their job),
+// then every scale set, then the finalizer.
+void drain_for_deletion(self_ptr self);
+// Variants no longer declared: drained, then their scale sets deleted;
+// appends their counts to `per_variant` while anything is left.
+void drain_retired_variants(self_ptr self, const std::vector<resources::effective_variant>& current,
+                            variant_counts& per_variant);
 
 // ---- Listener intake (listener_intake.cpp) ----
 bool listening(const set_state& st);

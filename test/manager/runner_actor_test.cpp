@@ -126,18 +126,8 @@ class RunnerActor : public test::actor_test_base {
     caf::anon_send(runner_, js);
   }
 
-  // The runner container exits with `code` (kwok leaves pods with this
-  // annotation alone, so the test drives their status).
-  void runner_exits(int code) {
-    const std::string pod = "pod/" + name_;
-    test::kubectl(c_, "-n " + ns_ + " annotate " + pod + " kwok.x-k8s.io/status=custom >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " patch " + pod + " --subresource=status --type=merge -p '" +
-            R"({"status":{"phase":")" + (code == 0 ? "Succeeded" : "Failed") +
-            R"(","conditions":[{"type":"Ready","status":"False"}],"containerStatuses":[{"name":"runner","image":"r","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":)" +
-            std::to_string(code) + R"(}}}]}})" + "' >/dev/null");
-  }
+  // The runner container exits with `code`.
+  void runner_exits(int code) { test::runner_pod_exits(c_, ns_, name_, code); }
 
   caf::actor github_, events_, runner_;
   std::string name_;

@@ -25,7 +25,9 @@ std::string host_name() {
 // The scale-set workers for this set's registration, JIT and removal calls
 // (a pool, so the runners of many variants do not queue behind one JIT
 // round trip), spawned on first use once the credentials are loaded.
-caf::actor admin(self_ptr self) {
+}  // namespace
+
+caf::actor scale_set_admin(self_ptr self) {
   auto& st = self->state;
   if (!st.scaleset_admin && st.scaleset_options) {
     auto worker = github::spawn_scaleset_pool(self->system(), *st.scaleset_options,
@@ -35,9 +37,14 @@ caf::actor admin(self_ptr self) {
       return {};
     }
     st.scaleset_admin = *worker;
+    st.owned->scale_sets = st.scaleset_admin;
   }
   return st.scaleset_admin;
 }
+
+namespace {
+
+caf::actor admin(self_ptr self) { return scale_set_admin(self); }
 
 void resolve_runner_group(self_ptr self) {
   auto& st = self->state;
@@ -92,20 +99,23 @@ std::int64_t assigned_by_statistics(const set_state& st, const std::string& vari
   return it == st.scale_sets.end() ? 0 : it->second.statistics.total_assigned_jobs;
 }
 
+bool statistics_reported(const set_state& st, const std::string& variant) {
+  auto it = st.scale_sets.find(variant);
+  return it != st.scale_sets.end() && it->second.reported;
+}
+
 bool ensure_scale_set(self_ptr self, const std::string& variant, const std::vector<std::string>& labels) {
   auto& st = self->state;
   auto& entry = st.scale_sets[variant];
-  if (entry.id != 0) {
-    if (!entry.listening) {
-      self->send(st.listeners, supervision::ensure_atom::value, variant);
-      entry.listening = true;
-    }
-    return true;
+  const bool registered = entry.id != 0;
+  if (registered && !entry.listening) {
+    self->send(st.listeners, supervision::ensure_atom::value, variant);
+    entry.listening = true;
   }
-  if (entry.in_flight || !admin(self)) return false;
+  if (entry.in_flight || !admin(self) || clock::now() < entry.retry_at) return registered;
   if (!st.runner_group_id) {
     resolve_runner_group(self);
-    return false;
+    return registered;
   }
   github::scale_set wanted;
   wanted.name = scale_set_name(st.set->metadata.name, variant);
@@ -113,17 +123,29 @@ bool ensure_scale_set(self_ptr self, const std::string& variant, const std::vect
   wanted.labels = labels;
   if (std::find(labels.begin(), labels.end(), wanted.name) == labels.end())
     wanted.labels.push_back(wanted.name);  // runs-on: <scale set name> works too
+  // A registered scale set is looked at again only when the variant's labels
+  // changed (it is then updated in place: same id, same session).
+  if (registered && same_labels(entry.labels, wanted.labels)) return true;
   entry.in_flight = true;
   auto done = [=](const github::scale_set& s, const char* how) {
     auto& e = self->state.scale_sets[variant];
     e.in_flight = false;
     e.id = s.id;
+    e.labels = wanted.labels;
+    e.failures = 0;
     spdlog::info("runnerset {}: {} scale set {} (id {})", id(self), how, s.name, s.id);
     reconcile(self);
   };
   auto failed = [=](const std::string& what, const std::string& why) {
-    self->state.scale_sets[variant].in_flight = false;
-    spdlog::warn("runnerset {}: {} scale set {}: {}", id(self), what, wanted.name, why);
+    auto& e = self->state.scale_sets[variant];
+    e.in_flight = false;
+    // Capped exponential backoff: a wrong runner group or a rate limit is
+    // not hammered on every event.
+    const auto delay = std::chrono::seconds(1) * (1 << std::min(e.failures++, 6));
+    e.retry_at = clock::now() + delay;
+    self->delayed_send(self, delay, reconcile_atom::value);
+    spdlog::warn("runnerset {}: {} scale set {}: {}; again in {} s", id(self), what, wanted.name, why,
+                 std::chrono::duration_cast<std::chrono::seconds>(delay).count());
   };
   auto render = [=](const caf::error& e) { return self->system().render(e); };
   self->request(admin(self), st.cfg.request_timeout, github::find_scale_set_atom::value,
@@ -148,7 +170,7 @@ bool ensure_scale_set(self_ptr self, const std::string& variant, const std::vect
                   .then(reply, error);
           },
           [=](caf::error& e) { failed("finding", render(e)); });
-  return false;
+  return registered;
 }
 
 bool delete_scale_set(self_ptr self, const std::string& variant, std::int64_t ss) {
@@ -183,8 +205,9 @@ void on_statistics(self_ptr self, const messages::job_statistics& stats) {
   auto& st = self->state;
   for (auto& [variant, entry] : st.scale_sets) {
     if (entry.id != stats.scale_set_id) continue;
-    const bool changed = entry.statistics.total_assigned_jobs != stats.total_assigned_jobs;
+    const bool changed = !entry.reported || entry.statistics.total_assigned_jobs != stats.total_assigned_jobs;
     entry.statistics = stats;
+    entry.reported = true;
     if (changed) reconcile(self);
     return;
   }
@@ -222,6 +245,13 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
             if (!r) {
+              if (r.error().kind == github::error_kind::not_found) {
+                // The scale set was deleted on GitHub: register it again (the
+                // listener finds its session gone and restarts on the new id).
+                auto& e = self->state.scale_sets[variant];
+                if (e.id == ss) e = {};
+                reconcile(self);
+              }
               rp.deliver(github::jit_reply{unexpected{r.error()}});
               return;
             }
@@ -241,7 +271,7 @@ void spawn_listener_supervisor(self_ptr self) {
   auto me = caf::actor_cast<caf::actor>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
-  st.listeners = supervision::spawn_supervisor(
+  st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
         return listener::spawn_listener(parent, {set_id, variant, me, timeout});
       });

@@ -85,7 +85,14 @@ void refresh_credentials(self_ptr self) {
               reconcile(self);
             };
             if (!r) return fail(kube::to_string(r.error()));
-            if (s.github && std::string(r->resource_version) == s.credentials_version) return;
+            if (s.github && std::string(r->resource_version) == s.credentials_version) {
+              // A read that failed before (a blip) must not leave the condition False.
+              if (!s.credentials_error.empty()) {
+                s.credentials_error.clear();
+                reconcile(self);
+              }
+              return;
+            }
             auto creds = read_credentials(*r->doc);
             if (!creds) return fail(creds.error());
             auto target = github::parse_config_url(s.set->spec.scope_url);
@@ -104,7 +111,8 @@ void refresh_credentials(self_ptr self) {
             if (s.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
             // Under the Listener intake the runners' calls go to the scale set:
             // one REST worker (credential checks) is enough.
-            s.github = github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
+            s.github = s.owned->rest =
+                github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
             github::scaleset_options scale_sets;  // its client is spawned when first needed
             scale_sets.config_url = s.set->spec.scope_url;
             scale_sets.auth = opts.auth;
@@ -161,7 +169,8 @@ void delete_runner(self_ptr self, const std::string& name) {
 }
 
 caf::actor runner_github(self_ptr self) {
-  return listening(self->state) ? self->state.scaleset_admin : self->state.github;
+  // admin() respawns the scale-set pool after a credential change.
+  return listening(self->state) ? scale_set_admin(self) : self->state.github;
 }
 
 void remove_idle(self_ptr self, const tracked_runner& t) {
@@ -196,7 +205,11 @@ void remove_idle(self_ptr self, const tracked_runner& t) {
             route_to_runner(self, name, caf::make_message(runner::removed_from_github_atom::value));
             delete_runner(self, name);
           },
-          [=](caf::error&) { self->state.removing.erase(name); });
+          [=](caf::error& e) {
+            self->state.removing.erase(name);
+            spdlog::warn("runnerset {}: removing runner {} from GitHub: {}", id(self), name,
+                         self->system().render(e));
+          });
 }
 
 std::int64_t assigned_jobs(const set_state& st, const std::string& variant) {
@@ -212,7 +225,7 @@ void reconcile(self_ptr self) {
   if (!has_set_finalizer(st.set_object)) return patch_set_finalizer(self, true);
   if (!st.github) {
     refresh_credentials(self);
-    if (!st.credentials_error.empty()) publish_status(self, {}, !st.set->spec.variants.empty());
+    if (!st.credentials_error.empty()) publish_status(self, nullptr, !st.set->spec.variants.empty());
     return;
   }
   auto variants = resources::effective_variants(st.set->spec);
@@ -221,9 +234,11 @@ void reconcile(self_ptr self) {
   const bool listener = listening(st);
   for (const auto& v : variants) {
     // Under the Listener intake a variant scales once its scale set is
-    // registered (its runners need it for their JIT configuration), on the
-    // statistics its session reports.
-    const bool registered = !listener || ensure_scale_set(self, v.name, v.runner_labels);
+    // registered (its runners need it for their JIT configuration) and its
+    // session has reported statistics (until then demand is unknown, not
+    // zero: after a restart nothing is created or removed on a guess).
+    const bool registered =
+        !listener || (ensure_scale_set(self, v.name, v.runner_labels) && statistics_reported(st, v.name));
     demand d{v.min_runners, v.max_runners, variants.size() == 1 ? st.set->spec.replicas : std::nullopt,
              listener ? assigned_by_statistics(st, v.name) : assigned_jobs(st, v.name)};
     auto desired = registered ? desired_runners(d) : 0;
@@ -232,6 +247,10 @@ void reconcile(self_ptr self) {
     c.desired = desired;
     c.assigned = d.assigned_jobs;
     c.scale_set_id = scale_set_id(st, v.name);
+    if (c.scale_set_id == 0 && listener) {  // not registered yet this run: keep the recorded id
+      auto recorded = recorded_scale_sets(st.set->status);
+      if (auto it = recorded.find(v.name); it != recorded.end()) c.scale_set_id = it->second;
+    }
     for (const auto& [name, t] : st.runners) {
       if (t.variant != v.name) continue;
       c.add(t.view);
@@ -248,10 +267,13 @@ void reconcile(self_ptr self) {
       if (variant == v.name && st.runners.count(name) == 0)
         views.push_back({name, runner::phase::unset, true, false, false, 0});  // occupied, not removable
     auto plan = plan_scale(desired, views);
-    if (!registered) plan.create = 0;
+    if (!registered) {
+      plan.create = 0;
+      plan.remove_idle.clear();
+    }
     const auto floor =
         st.scale_down.try_emplace(v.name, st.cfg.scale_down_window).first->second.floor(now, desired);
-    if (floor > desired) {
+    if (registered && floor > desired) {
       plan.remove_idle = plan_scale(floor, views).remove_idle;
       if (!std::exchange(st.scale_down_pending, true))
         self->delayed_send(self, st.cfg.scale_down_window, scale_down_atom::value);
@@ -263,7 +285,7 @@ void reconcile(self_ptr self) {
     per_variant.emplace_back(v.name, c);
   }
   drain_retired_variants(self, variants, per_variant);
-  publish_status(self, per_variant, !st.set->spec.variants.empty());
+  publish_status(self, &per_variant, !st.set->spec.variants.empty());
 }
 
 // ---- events ------------------------------------------------------------------
@@ -391,9 +413,14 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   // The Runner actors die with the set's actor, however it ends (a crash
   // restarts them all from the watches' state).
   spawn_listener_supervisor(self);
-  auto sup = st.runners_supervisor;
-  self->attach_functor(
-      [sup](const caf::error&) { caf::anon_send_exit(sup, caf::exit_reason::user_shutdown); });
+  st.owned->runners = st.runners_supervisor;
+  // However the actor ends (a crash too: the supervisor above restarts it
+  // from the watches' state), its Runner actors, listeners and GitHub
+  // workers end with it; a leftover listener would hold its session.
+  self->attach_functor([owned = st.owned](const caf::error&) {
+    for (const auto& a : {owned->runners, owned->rest, owned->scale_sets, owned->listeners})
+      if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  });
   self->set_exit_handler([=](caf::exit_msg& em) {
     stop_children(self);
     self->quit(em.reason);
@@ -431,6 +458,7 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         }
         reconcile(self);
       },
+      [=](reconcile_atom) { reconcile(self); },
       [=](scale_down_atom) {
         self->state.scale_down_pending = false;
         reconcile(self);

@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -55,6 +56,12 @@ struct set_state {
   std::string credentials_error;
   bool credentials_in_flight = false;
   caf::actor runners_supervisor;
+  // What this actor spawned and must stop however it ends (an attached
+  // functor reads it at exit, when the state may be gone).
+  struct owned_actors {
+    caf::actor runners, rest, scale_sets, listeners;
+  };
+  std::shared_ptr<owned_actors> owned = std::make_shared<owned_actors>();
   // Listener intake: the scale-set worker for registration/JIT/removal, the
   // supervisor of the listeners (one per registered variant) and the scale
   // sets by variant, with the statistics their sessions last reported.
@@ -62,6 +69,10 @@ struct set_state {
     std::int64_t id = 0;
     bool in_flight = false;
     bool listening = false;
+    bool reported = false;            // its session reported statistics since this manager started
+    std::vector<std::string> labels;  // as registered
+    int failures = 0;                 // consecutive failed registrations
+    clock::time_point retry_at{};     // not before, after a failure
     messages::job_statistics statistics;
   };
   caf::actor scaleset_admin;
@@ -116,8 +127,13 @@ void remove_idle(self_ptr self, const tracked_runner& t);
 // worker under the Listener intake, the REST pool otherwise.
 caf::actor runner_github(self_ptr self);
 
+// Asks for a reconcile later (after a backoff).
+using reconcile_atom = caf::atom_constant<caf::atom("rsrecon")>;
+
 // ---- status (set_status.cpp) ----
-void publish_status(self_ptr self, const variant_counts& per_variant, bool declared);
+// `per_variant` null: the counts are unknown (credentials not loaded) and
+// only the conditions are written.
+void publish_status(self_ptr self, const variant_counts* per_variant, bool declared);
 
 // ---- draining (set_draining.cpp) ----
 bool has_set_finalizer(const kube::object& set);
@@ -132,6 +148,9 @@ void drain_retired_variants(self_ptr self, const std::vector<resources::effectiv
 
 // ---- Listener intake (listener_intake.cpp) ----
 bool listening(const set_state& st);
+// The scale-set worker pool, (re)spawned on first use after the credentials
+// load; null while they are not loaded.
+caf::actor scale_set_admin(self_ptr self);
 // After the credentials load: the scale-set client for registration, JIT
 // configurations and runner removal.
 void start_scale_set_admin(self_ptr self, github::scaleset_options options);
@@ -142,6 +161,7 @@ bool ensure_scale_set(self_ptr self, const std::string& variant, const std::vect
 bool delete_scale_set(self_ptr self, const std::string& variant, std::int64_t id);
 std::int64_t scale_set_id(const set_state& st, const std::string& variant);
 std::int64_t assigned_by_statistics(const set_state& st, const std::string& variant);
+bool statistics_reported(const set_state& st, const std::string& variant);
 void on_statistics(self_ptr self, const messages::job_statistics& stats);
 void stop_listeners(self_ptr self);
 void stop_listener(self_ptr self, const std::string& variant);

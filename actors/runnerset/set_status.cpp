@@ -21,14 +21,15 @@ void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
   obj.AddMember("assignedJobs", static_cast<std::int32_t>(c.assigned), a);
 }
 
-void publish_status(self_ptr self, const variant_counts& per_variant, bool declared) {
-  auto& st = self->state;
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("observedGeneration", st.set->metadata.generation, a);
-  if (!declared && !per_variant.empty() && per_variant.front().second.scale_set_id != 0)
-    status.AddMember("scaleSetId", per_variant.front().second.scale_set_id, a);
+// The counts in total and, for a set with variants, per variant, with the
+// scale set ids (Listener intake).
+void write_counts(rapidjson::Value& status, const variant_counts& per_variant, bool declared,
+                  json::allocator& a) {
+  const std::int64_t single = !declared && !per_variant.empty() ? per_variant.front().second.scale_set_id : 0;
+  if (single != 0)
+    status.AddMember("scaleSetId", single, a);
+  else
+    status.AddMember("scaleSetId", rapidjson::Value(rapidjson::kNullType), a);
   counts total;
   for (const auto& [v, c] : per_variant) {
     total.desired += c.desired;
@@ -40,6 +41,30 @@ void publish_status(self_ptr self, const variant_counts& per_variant, bool decla
     total.assigned += c.assigned;
   }
   put_counts(status, total, a);
+  if (!declared) {
+    status.AddMember("variants", rapidjson::Value(rapidjson::kNullType), a);
+    return;
+  }
+  rapidjson::Value variants(rapidjson::kArrayType);
+  for (const auto& [v, c] : per_variant) {
+    rapidjson::Value entry(rapidjson::kObjectType);
+    entry.AddMember("name", json::string_value(v, a), a);
+    if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
+    put_counts(entry, c, a);
+    variants.PushBack(entry, a);
+  }
+  status.AddMember("variants", variants, a);
+}
+
+void publish_status(self_ptr self, const variant_counts* counted, bool declared) {
+  auto& st = self->state;
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("observedGeneration", st.set->metadata.generation, a);
+  // A merge patch: what is left out stays as it was (the counts while they
+  // are unknown), what no longer applies is written null.
+  if (counted != nullptr) write_counts(status, *counted, declared, a);
   status.AddMember("selector", json::string_value(resources::selector(st.set->metadata.name), a), a);
   rapidjson::Value conditions(rapidjson::kArrayType);
   rapidjson::Value ready(rapidjson::kObjectType);
@@ -50,17 +75,6 @@ void publish_status(self_ptr self, const variant_counts& per_variant, bool decla
   ready.AddMember("message", json::string_value(st.credentials_error, a), a);
   conditions.PushBack(ready, a);
   status.AddMember("conditions", conditions, a);
-  if (declared) {
-    rapidjson::Value variants(rapidjson::kArrayType);
-    for (const auto& [v, c] : per_variant) {
-      rapidjson::Value entry(rapidjson::kObjectType);
-      entry.AddMember("name", json::string_value(v, a), a);
-      if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
-      put_counts(entry, c, a);
-      variants.PushBack(entry, a);
-    }
-    status.AddMember("variants", variants, a);
-  }
   auto text = json::write(status);
   if (text == st.published_status) return;
   if (st.status_in_flight) {

@@ -61,6 +61,11 @@ class Variants : public test::actor_test_base {
                 list +
                 R"(],"template":{"spec":{"containers":[{"name":"runner","image":"runner-default"}]}}}})"
                 "\nEOF");
+    start_actor();
+  }
+
+  // The RunnerSet actor and the watches that feed it (what the controller does).
+  void start_actor() {
     runnerset::runnerset_actor_config cfg;
     cfg.ns = ns_;
     cfg.name = "ci";
@@ -302,6 +307,63 @@ TEST_F(Variants, OneVariantsFailingSessionRestartsWithoutStoppingTheOthers) {
       },
       90s))
       << sim_->state_json();
+}
+
+TEST_F(Variants, EditedLabelsUpdateTheScaleSetInPlace) {
+  start({variant_small, variant_large});
+  ASSERT_TRUE(eventually_scale_sets("ci-large:on ci-small:on"));
+  const auto before = scale_set("ci-small");
+  test::kubectl(
+      c_,
+      "-n " + ns_ +
+          " patch runnerset ci --type=json -p "
+          "'[{\"op\":\"add\",\"path\":\"/spec/variants/0/runnerLabels/-\",\"value\":\"fast\"}]' >/dev/null");
+  EXPECT_TRUE(sim_->wait_until(
+      [&](const sim::simulator&) {
+        return scale_set("ci-small").labels == std::vector<std::string>{"linux", "small", "fast", "ci-small"};
+      },
+      30s))
+      << sim_->state_json();
+  EXPECT_EQ(scale_set("ci-small").id, before.id);
+  EXPECT_EQ(scale_set("ci-small").session_id, before.session_id) << "its session carries on";
+}
+
+TEST_F(Variants, ARestartedSetKeepsItsIdleRunnersUntilItKnowsTheDemand) {
+  start({variant_small, variant_large});
+  auto idle = eventually_runner("large", "Pending");
+  ASSERT_FALSE(idle.empty());
+  // The manager restarts: a new RunnerSet actor that has yet to find its
+  // scale sets and hear from their sessions must not take the warm runner
+  // for surplus.
+  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+  informers_.clear();
+  EXPECT_TRUE(sim_->wait_until(
+      [&](const sim::simulator&) { return scale_sets() == "ci-large:off ci-small:off"; }, 30s));
+  start_actor();
+  EXPECT_TRUE(eventually_scale_sets("ci-large:on ci-small:on"));
+  EXPECT_TRUE(
+      eventually("runnerset ci -o jsonpath='{.status.variants[?(@.name==\"large\")].replicas}'", "1"));
+  EXPECT_EQ(runners("large", "Pending"), idle) << "the same warm runner, never replaced";
+  EXPECT_EQ(sim_->calls("scaleset.generate_jitconfig"), 1);
+}
+
+TEST_F(Variants, TheIntakeAndWhereItsScaleSetsLiveCannotChange) {
+  start({variant_small});
+  ASSERT_TRUE(eventually_scale_sets("ci-small:on"));
+  auto refused = [&](const std::string& patch) {
+    return test::kubectl(c_,
+                         "-n " + ns_ + " patch runnerset ci --type=merge -p '" + patch + "' 2>&1 || true");
+  };
+  EXPECT_NE(refused(R"({"spec":{"intake":"Webhook"}})").find("spec.intake is immutable"), std::string::npos);
+  EXPECT_NE(
+      refused(R"({"spec":{"scopeURL":"https://github.com/other"}})").find("immutable under the Listener"),
+      std::string::npos);
+  EXPECT_NE(refused(R"({"spec":{"runnerGroup":"elsewhere"}})").find("immutable under the Listener"),
+            std::string::npos);
+  // Everything else still changes, and the scale set stays where it is.
+  EXPECT_EQ(refused(R"({"spec":{"maxRunners":7}})").find("immutable"), std::string::npos);
+  EXPECT_EQ(scale_sets(), "ci-small:on");
 }
 
 }  // namespace

@@ -177,6 +177,7 @@ bool delete_scale_set(self_ptr self, const std::string& variant, std::int64_t ss
   auto& st = self->state;
   if (st.deleted_scale_sets.count(ss) > 0) return true;
   stop_listener(self, variant);
+  if (github_unreachable_for_deletion(self)) return true;
   if (st.scale_set_deletions.count(ss) > 0 || !admin(self)) return false;
   st.scale_set_deletions.insert(ss);
   self->request(admin(self), st.cfg.request_timeout, github::delete_scale_set_atom::value, ss)

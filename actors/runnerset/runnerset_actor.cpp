@@ -84,6 +84,7 @@ void refresh_credentials(self_ptr self) {
               s.credentials_error = std::move(why);
               reconcile(self);
             };
+            s.credentials_gone = !r && r.error().not_found();
             if (!r) return fail(kube::to_string(r.error()));
             if (s.github && std::string(r->resource_version) == s.credentials_version) {
               // A read that failed before (a blip) must not leave the condition False.
@@ -166,6 +167,18 @@ void delete_runner(self_ptr self, const std::string& name) {
                            kube::to_string(r.error()));
           },
           [=](caf::error&) { self->state.removing.erase(name); });
+}
+
+bool github_unreachable_for_deletion(self_ptr self) {
+  auto& st = self->state;
+  const bool unreachable =
+      st.set && st.set->metadata.deleting && st.credentials_gone && !st.github && !st.scaleset_options;
+  if (unreachable && !std::exchange(st.github_abandoned, true))
+    spdlog::warn(
+        "runnerset {}: being deleted and its credentials Secret {} is gone: leaving its runner "
+        "registrations and scale sets to GitHub",
+        id(self), st.set->spec.credentials_secret_name);
+  return unreachable;
 }
 
 caf::actor runner_github(self_ptr self) {
@@ -478,6 +491,8 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         return forward_to_github<github::jit_reply>(self, a, std::move(req));
       },
       [=](github::delete_runner_atom a, std::int64_t runner_id) -> caf::result<github::delete_reply> {
+        if (github_unreachable_for_deletion(self))
+          return github::delete_reply{github::delete_outcome::not_found};
         return forward_to_github<github::delete_reply>(self, a, runner_id);
       },
   }

@@ -54,6 +54,9 @@ struct set_state {
   caf::actor github;                             // REST pool on the current credentials
   std::string credentials_version;
   std::string credentials_error;
+  bool credentials_gone = false;
+  bool github_abandoned = false;  // github_unreachable_for_deletion() said so (logged)  // the Secret does
+                                  // not exist (deleted, e.g. with its namespace)
   bool credentials_in_flight = false;
   caf::actor runners_supervisor;
   // What this actor spawned and must stop however it ends (an attached
@@ -126,6 +129,12 @@ void remove_idle(self_ptr self, const tracked_runner& t);
 // The actor GitHub calls about this set's runners go to: the scale-set
 // worker under the Listener intake, the REST pool otherwise.
 caf::actor runner_github(self_ptr self);
+// The set is being deleted and its credentials Secret is gone with nothing
+// loaded from it: GitHub cannot be reached on its behalf any more, so its
+// runners' registrations and its scale sets are left to GitHub (it drops
+// offline ephemeral runners itself) rather than blocking the deletion (and a
+// namespace's) for ever. Logged once.
+bool github_unreachable_for_deletion(self_ptr self);
 
 // Asks for a reconcile later (after a backoff).
 using reconcile_atom = caf::atom_constant<caf::atom("rsrecon")>;

@@ -348,6 +348,21 @@ TEST_F(Variants, ARestartedSetKeepsItsIdleRunnersUntilItKnowsTheDemand) {
   EXPECT_EQ(sim_->calls("scaleset.generate_jitconfig"), 1);
 }
 
+TEST_F(Variants, ADeletionWhoseCredentialsAreGoneDoesNotHang) {
+  // As in `kubectl delete namespace` while the manager restarts: the Secret
+  // goes with the set, so GitHub cannot be reached for it any more; the set
+  // and its runners still go (GitHub drops the offline runners itself).
+  start({variant_small, variant_large});
+  ASSERT_FALSE(eventually_runner("large", "Pending").empty());
+  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+  informers_.clear();
+  test::kubectl(c_, "-n " + ns_ + " delete secret github >/dev/null");
+  test::kubectl(c_, "-n " + ns_ + " delete runnerset ci --wait=false >/dev/null");
+  start_actor();
+  EXPECT_TRUE(eventually("runnersets,runners,pods -o name", ""));
+}
+
 TEST_F(Variants, TheIntakeAndWhereItsScaleSetsLiveCannotChange) {
   start({variant_small});
   ASSERT_TRUE(eventually_scale_sets("ci-small:on"));

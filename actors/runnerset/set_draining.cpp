@@ -6,6 +6,7 @@
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/resources/naming.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -67,12 +68,45 @@ void patch_set_finalizer(self_ptr self, bool ours) {
           [=](caf::error&) { self->state.finalizer_in_flight = false; });
 }
 
+// A consistent LIST of the set's Runners; when it is empty, draining goes on.
+void confirm_no_runners(self_ptr self) {
+  auto& st = self->state;
+  if (st.confirming_no_runners) return;
+  st.confirming_no_runners = true;
+  kube::list_options only_ours;
+  only_ours.label_selector = std::string(resources::label_runnerset) + "=" + st.cfg.name;
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::list_request{kinds::runners(), st.cfg.ns, only_ours})
+      .then(
+          [=](kube::list_result& r) {
+            auto& s = self->state;
+            s.confirming_no_runners = false;
+            if (!r) {
+              spdlog::warn("runnerset {}: listing its Runners: {}", id(self), kube::to_string(r.error()));
+              return;  // the next event or tick asks again
+            }
+            // Runners the watch has not shown yet arrive through it and are drained then.
+            s.no_runners_confirmed = r->items.empty();
+            if (s.no_runners_confirmed) reconcile(self);
+          },
+          [=](caf::error& e) {
+            self->state.confirming_no_runners = false;
+            spdlog::warn("runnerset {}: listing its Runners: {}", id(self), self->system().render(e));
+          });
+}
+
 void drain_for_deletion(self_ptr self) {
   auto& st = self->state;
   stop_listeners(self);  // no new jobs; busy runners finish theirs
   for (const auto& [name, t] : st.runners)
     if (!t.view.deleting && st.removing.count(name) == 0) delete_runner(self, name);
-  if (!st.runners.empty() || !st.creating.empty()) return;
+  if (!st.runners.empty() || !st.creating.empty()) {
+    st.no_runners_confirmed = false;
+    return;
+  }
+  // The watch shows none; the apiserver must agree before anything is
+  // released (after a restart the Runners' watch may not have caught up).
+  if (!st.no_runners_confirmed) return confirm_no_runners(self);
   // Every runner is gone: the scale sets go next (GitHub keeps them otherwise).
   bool scale_sets_gone = true;
   auto known = known_scale_sets(st);

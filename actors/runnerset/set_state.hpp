@@ -90,6 +90,8 @@ struct set_state {
   bool status_in_flight = false;
   bool status_stale = false;  // a newer status was computed while one was in flight
   bool finalizer_in_flight = false;
+  bool confirming_no_runners = false;  // a LIST in flight before the finalizer goes
+  bool no_runners_confirmed = false;   // that LIST found none (reset when one is seen)
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };

@@ -30,8 +30,13 @@ std::string host_name() {
 caf::actor scale_set_admin(self_ptr self) {
   auto& st = self->state;
   if (!st.scaleset_admin && st.scaleset_options) {
-    auto worker = github::spawn_scaleset_pool(self->system(), *st.scaleset_options,
-                                              std::max<std::size_t>(2, st.cfg.github_workers));
+    // One worker per variant up to 8 (sized when spawned): a burst on every
+    // variant at once gets its JIT configurations side by side, as separate
+    // RunnerSets would.
+    const std::size_t variants = st.set ? st.set->spec.variants.size() : 1;
+    auto worker =
+        github::spawn_scaleset_pool(self->system(), *st.scaleset_options,
+                                    std::max(st.cfg.github_workers, std::min<std::size_t>(variants, 8)));
     if (!worker) {
       spdlog::error("runnerset {}: scale-set client: {}", id(self), worker.error());
       return {};

@@ -161,7 +161,12 @@ void delete_runner(self_ptr self, const std::string& name) {
                 kube::delete_request{kinds::runners(), st.cfg.ns, name, {}})
       .then(
           [=](kube::object_result& r) {
-            self->state.removing.erase(name);
+            auto& s = self->state;
+            s.removing.erase(name);
+            // Deleted (or going, behind its finalizer): known now, before the
+            // watch says so, so the next reconcile does not delete it again.
+            if (auto it = s.runners.find(name); it != s.runners.end() && (r || r.error().not_found()))
+              it->second.view.deleting = true;
             if (!r && !r.error().not_found())
               spdlog::warn("runnerset {}: deleting Runner {}: {}", id(self), name,
                            kube::to_string(r.error()));

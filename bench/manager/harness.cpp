@@ -1,5 +1,8 @@
 #include "bench/manager/harness.hpp"
 
+#include <rapidjson/document.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -96,6 +99,32 @@ memory memory_of(pid_t pid) {
     if (line.starts_with("VmHWM:")) m.hwm_kib = std::stoll(line.substr(6));
   }
   return m;
+}
+
+double ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
+}
+double median(const std::vector<double>& v) { return percentile(v, 0.5); }
+
+std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s) {
+  rapidjson::Document d;
+  auto text = s.state_json();
+  d.Parse(text.data(), text.size());
+  std::map<std::int64_t, std::string> out;
+  auto jobs = d.FindMember("jobs");
+  if (d.HasParseError() || jobs == d.MemberEnd() || !jobs->value.IsArray()) return out;
+  for (const auto& j : jobs->value.GetArray()) {
+    auto id = j.FindMember("id"), name = j.FindMember("runner_name");
+    if (id != j.MemberEnd() && id->value.IsInt64() && name != j.MemberEnd() && name->value.IsString())
+      out[id->value.GetInt64()] = name->value.GetString();
+  }
+  return out;
 }
 
 }  // namespace octorun::bench

@@ -6,10 +6,13 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun::bench {
@@ -30,5 +33,13 @@ struct memory {
   std::int64_t rss_kib = 0, hwm_kib = 0;
 };
 memory memory_of(pid_t pid);  // VmRSS and VmHWM from /proc/<pid>/status
+
+// Nearest-rank percentile (p in [0, 1]) and median; 0 for no samples.
+double percentile(std::vector<double> v, double p);
+double median(const std::vector<double>& v);
+double ms(std::chrono::steady_clock::duration d);
+
+// Which runner ran each job, from the simulator's state.
+std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s);
 
 }  // namespace octorun::bench

@@ -34,15 +34,6 @@ struct options {
   int jobs = 100, max_runners = 20, job_ms = 0, reps = 5, scale = 1000, scale_reps = 1;
 };
 
-double ms(clock_type::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
-}
-double median(const std::vector<double>& v) { return percentile(v, 0.5); }
-
 [[noreturn]] void fail(const std::string& why) {
   std::fprintf(stderr, "manager_bench: %s\n", why.c_str());
   std::exit(1);
@@ -104,21 +95,6 @@ std::vector<std::int64_t> queue(sim::simulator& s, int n, int duration_ms) {
     ids.push_back(s.add_job(j));
   }
   return ids;
-}
-
-std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s) {
-  rapidjson::Document d;
-  auto text = s.state_json();
-  d.Parse(text.data(), text.size());
-  std::map<std::int64_t, std::string> out;
-  auto jobs = d.FindMember("jobs");
-  if (d.HasParseError() || jobs == d.MemberEnd() || !jobs->value.IsArray()) return out;
-  for (const auto& j : jobs->value.GetArray()) {
-    auto id = j.FindMember("id"), name = j.FindMember("runner_name");
-    if (id != j.MemberEnd() && id->value.IsInt64() && name != j.MemberEnd() && name->value.IsString())
-      out[id->value.GetInt64()] = name->value.GetString();
-  }
-  return out;
 }
 
 std::int64_t github_calls(const sim::simulator& s) {

@@ -37,15 +37,7 @@ struct options {
   std::string octorun = OCTORUN_BINARY;
 };
 
-double ms(clock_type::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 double secs(clock_type::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
-}
-double median(const std::vector<double>& v) { return percentile(v, 0.5); }
 
 [[noreturn]] void fail(const std::string& why) {
   std::fprintf(stderr, "variants_bench: %s\n", why.c_str());
@@ -120,21 +112,6 @@ int open_sessions(const sim::simulator& s) {
   int n = 0;
   for (const auto& ss : s.scale_sets()) n += ss.session_id.empty() ? 0 : 1;
   return n;
-}
-
-std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s) {
-  rapidjson::Document d;
-  auto text = s.state_json();
-  d.Parse(text.data(), text.size());
-  std::map<std::int64_t, std::string> out;
-  auto jobs = d.FindMember("jobs");
-  if (d.HasParseError() || jobs == d.MemberEnd() || !jobs->value.IsArray()) return out;
-  for (const auto& j : jobs->value.GetArray()) {
-    auto id = j.FindMember("id"), name = j.FindMember("runner_name");
-    if (id != j.MemberEnd() && id->value.IsInt64() && name != j.MemberEnd() && name->value.IsString())
-      out[id->value.GetInt64()] = name->value.GetString();
-  }
-  return out;
 }
 
 struct run_result {

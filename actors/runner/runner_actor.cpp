@@ -158,9 +158,7 @@ void write(self_ptr self, const char* what, Request req, kube::object* slot,
             if (slot != nullptr) {
               const bool unchanged =
                   *slot ? std::string(slot->resource_version) == based_on : based_on.empty();
-              if (r && unchanged && json::str(*r->doc, "kind") == "Status") {
-                *slot = kube::object{};  // a DELETE answered with a Status: the object is gone
-              } else if (r && unchanged) {
+              if (r && unchanged) {
                 if (slot == &s.runner_object)
                   set_runner(self, std::move(*r));
                 else

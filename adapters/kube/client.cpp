@@ -131,7 +131,9 @@ expected<object, api_error> client::patch(const resource& r, std::string_view ns
 
 expected<object, api_error> client::remove(const resource& r, std::string_view ns, std::string_view name,
                                            const delete_options& options) {
-  return object_call("DELETE", r.object_path(ns, name), to_json(options), "application/json");
+  auto reply = object_call("DELETE", r.object_path(ns, name), to_json(options), "application/json");
+  if (reply && json::str(*reply->doc, "kind") == "Status") return object{};
+  return reply;
 }
 
 expected<object_list, api_error> client::list_page(const resource& r, std::string_view ns,

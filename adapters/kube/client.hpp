@@ -58,7 +58,9 @@ class client {
   expected<object, api_error> patch(const resource& r, std::string_view ns, std::string_view name,
                                     patch_type type, std::string_view body,
                                     std::string_view subresource = {});
-  // The reply: the object (pending finalizers, some built-ins) or the Status.
+  // The object while something still holds it (finalizers, a pod's grace
+  // period), or an empty object once it is gone (the apiserver answered
+  // with a Status instead of the object).
   expected<object, api_error> remove(const resource& r, std::string_view ns, std::string_view name,
                                      const delete_options& options = {});
 

@@ -230,6 +230,12 @@ TEST_F(Kube, DeleteWithPreconditionsAndPropagation) {
   auto again = api.remove(configmaps(), ns, "a");
   ASSERT_FALSE(again);
   EXPECT_TRUE(again.error().not_found());
+
+  // Deleted at once (nothing holds it): the reply is no object, not the Status.
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "b", "1")));
+  auto at_once = api.remove(configmaps(), ns, "b");
+  ASSERT_TRUE(at_once) << to_string(at_once.error());
+  EXPECT_FALSE(*at_once);
 }
 
 TEST_F(Kube, PaginationOverMoreThan500Objects) {

@@ -15,6 +15,7 @@
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
 #include "test/manager/binary_harness.hpp"
+#include "test/manager/binary_test_base.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
@@ -33,18 +34,9 @@ struct delivery {
   std::int64_t job = 0;
 };
 
-class ManagerBinaryFaults : public ::testing::Test {
+class ManagerBinaryFaults : public test::binary_test_base {
  protected:
-  static void SetUpTestSuite() { test::install_crds(test::cluster()); }
-
-  ManagerBinaryFaults() : c_(test::cluster()), ns_(test::make_namespace(c_, "mgrf")) {
-    auto sim = sim::simulator::start({});
-    if (!sim) ADD_FAILURE() << sim.error();
-    sim_ = std::move(*sim);
-    sim_->add_organization("acme");
-    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
-    if (!cfg) ADD_FAILURE() << cfg.error();
-    watch_ = std::make_unique<test::namespace_watch>(*cfg, ns_, *sim_);
+  ManagerBinaryFaults() : binary_test_base("mgrf", {}) {
     auto server = http::server::start(
         {}, {{"/hook", {"POST"}, [this](const http::server_request& r) { return on_delivery(r); }}});
     if (!server) ADD_FAILURE() << server.error();
@@ -56,8 +48,6 @@ class ManagerBinaryFaults : public ::testing::Test {
       if (!HasFailure()) std::remove(m->log_path().c_str());
     managers_.clear();
     relay_.reset();
-    watch_.reset();
-    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
   }
 
   test::octorun_process& start_manager(const std::string& identity) {
@@ -194,11 +184,7 @@ class ManagerBinaryFaults : public ::testing::Test {
     return test::kubectl(c_, "-n " + ns_ + " get lease octorun-manager -o jsonpath='{.spec.holderIdentity}'");
   }
 
-  const test::cluster_info& c_;
-  std::string ns_;
   std::string secret_ = "It's a Secret to Everybody";
-  std::unique_ptr<sim::simulator> sim_;
-  std::unique_ptr<test::namespace_watch> watch_;
   std::vector<std::unique_ptr<test::octorun_process>> managers_;
   std::unique_ptr<http::server> relay_;
   std::mutex mu_;

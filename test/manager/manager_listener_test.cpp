@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "test/manager/binary_harness.hpp"
+#include "test/manager/binary_test_base.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
@@ -18,28 +19,21 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class ManagerListener : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { test::install_crds(test::cluster()); }
+// The simulator's long poll and session lapse, short enough for a test.
+sim::simulator_options listener_simulator() {
+  sim::simulator_options o;
+  o.long_poll = 20s;            // polls are in flight whenever the manager stops
+  o.session_idle_timeout = 4s;  // a killed manager's session lapses this long after its last poll
+  return o;
+}
 
-  ManagerListener() : c_(test::cluster()), ns_(test::make_namespace(c_, "mgrl")) {
-    sim::simulator_options o;
-    o.long_poll = 20s;            // polls are in flight whenever the manager stops
-    o.session_idle_timeout = 4s;  // a killed manager's session lapses this long after its last poll
-    auto sim = sim::simulator::start(o);
-    if (!sim) ADD_FAILURE() << sim.error();
-    sim_ = std::move(*sim);
-    sim_->add_organization("acme");
-    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
-    if (!cfg) ADD_FAILURE() << cfg.error();
-    watch_ = std::make_unique<test::namespace_watch>(*cfg, ns_, *sim_);
-  }
+class ManagerListener : public test::binary_test_base {
+ protected:
+  ManagerListener() : binary_test_base("mgrl", listener_simulator()) {}
 
   ~ManagerListener() override {
     if (manager_ && !HasFailure()) std::remove(manager_->log_path().c_str());
     manager_.reset();
-    watch_.reset();
-    test::kubectl(c_, "delete namespace " + ns_ + " --wait=false >/dev/null");
   }
 
   void start_manager() {
@@ -88,10 +82,6 @@ class ManagerListener : public ::testing::Test {
         << why << ": " << sim_->state_json();
   }
 
-  const test::cluster_info& c_;
-  std::string ns_;
-  std::unique_ptr<sim::simulator> sim_;
-  std::unique_ptr<test::namespace_watch> watch_;
   std::unique_ptr<test::octorun_process> manager_;
 };
 

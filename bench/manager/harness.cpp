@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -125,6 +126,17 @@ std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s) {
       out[id->value.GetInt64()] = name->value.GetString();
   }
   return out;
+}
+
+expected<bench_cluster, std::string> prepare_bench_cluster() {
+  const auto& c = test::cluster();
+  test::install_crds(c);
+  char dir[] = "/tmp/octorun-bench-XXXXXX";
+  if (mkdtemp(dir) == nullptr) return unexpected{std::string("mkdtemp failed")};
+  auto manager_kubeconfig = prepare_manager_identity(c, dir);
+  auto watch = kube::load_kubeconfig(c.kubeconfig);
+  if (!watch) return unexpected{watch.error()};
+  return bench_cluster{c, std::move(manager_kubeconfig), std::move(*watch)};
 }
 
 }  // namespace octorun::bench

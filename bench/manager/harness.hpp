@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "adapters/common/expected.hpp"
+#include "adapters/kube/config.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 
@@ -28,6 +30,15 @@ std::string prepare_manager_identity(const test::cluster_info& c, const std::str
 // Requests the manager sent so far, by flow schema suffix ("runners/status
 // patch", "reads", ...), from the apiserver's /metrics.
 std::map<std::string, std::int64_t> manager_requests(const test::cluster_info& c);
+
+// A bench's control plane (a private one, or OCTORUN_TEST_CLUSTER's) with the
+// CRDs, the manager's own identity, and a kubeconfig for the bench's watches.
+struct bench_cluster {
+  const test::cluster_info& cluster;
+  std::string manager_kubeconfig;
+  kube::config watch;
+};
+expected<bench_cluster, std::string> prepare_bench_cluster();
 
 struct memory {
   std::int64_t rss_kib = 0, hwm_kib = 0;

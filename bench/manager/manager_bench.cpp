@@ -229,13 +229,11 @@ options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   auto o = parse(argc, argv);
-  const auto& c = test::cluster();
-  test::install_crds(c);
-  char tmpl[] = "/tmp/octorun-bench-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) fail("mkdtemp");
-  auto kubeconfig = prepare_manager_identity(c, tmpl);
-  auto watch_cfg = kube::load_kubeconfig(c.kubeconfig);
-  if (!watch_cfg) fail(watch_cfg.error());
+  auto bench = prepare_bench_cluster();
+  if (!bench) fail(bench.error());
+  const auto& c = bench->cluster;
+  const auto& kubeconfig = bench->manager_kubeconfig;
+  const auto* watch_cfg = &bench->watch;
 
   std::printf("burst: %d jobs of %d ms, maxRunners %d, %d repetitions\n", o.jobs, o.job_ms, o.max_runners,
               o.reps);

@@ -342,13 +342,11 @@ void record(table& t, const run_result& r) {
 
 int main(int argc, char** argv) {
   auto o = parse(argc, argv);
-  const auto& c = test::cluster();
-  test::install_crds(c);
-  char tmpl[] = "/tmp/octorun-bench-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) fail("mkdtemp");
-  auto kubeconfig = prepare_manager_identity(c, tmpl);
-  auto watch_cfg = kube::load_kubeconfig(c.kubeconfig);
-  if (!watch_cfg) fail(watch_cfg.error());
+  auto bench = prepare_bench_cluster();
+  if (!bench) fail(bench.error());
+  const auto& c = bench->cluster;
+  const auto& kubeconfig = bench->manager_kubeconfig;
+  const auto* watch_cfg = &bench->watch;
 
   const bool do_a = o.shape != "B", do_b = o.shape != "A";
   std::printf(

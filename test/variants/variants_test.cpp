@@ -64,6 +64,13 @@ class Variants : public test::actor_test_base {
     start_actor();
   }
 
+  // As a manager stopping: the RunnerSet actor and its watches go.
+  void stop_actor() {
+    caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+    for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+    informers_.clear();
+  }
+
   // The RunnerSet actor and the watches that feed it (what the controller does).
   void start_actor() {
     runnerset::runnerset_actor_config cfg;
@@ -335,9 +342,7 @@ TEST_F(Variants, ARestartedSetKeepsItsIdleRunnersUntilItKnowsTheDemand) {
   // The manager restarts: a new RunnerSet actor that has yet to find its
   // scale sets and hear from their sessions must not take the warm runner
   // for surplus.
-  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
-  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
-  informers_.clear();
+  stop_actor();
   EXPECT_TRUE(sim_->wait_until(
       [&](const sim::simulator&) { return scale_sets() == "ci-large:off ci-small:off"; }, 30s));
   start_actor();
@@ -354,9 +359,7 @@ TEST_F(Variants, ADeletionWhoseCredentialsAreGoneDoesNotHang) {
   // and its runners still go (GitHub drops the offline runners itself).
   start({variant_small, variant_large});
   ASSERT_FALSE(eventually_runner("large", "Pending").empty());
-  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
-  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
-  informers_.clear();
+  stop_actor();
   test::kubectl(c_, "-n " + ns_ + " delete secret github >/dev/null");
   test::kubectl(c_, "-n " + ns_ + " delete runnerset ci --wait=false >/dev/null");
   start_actor();

@@ -1,4 +1,4 @@
-// Who may write a Runner's phase, and to what (DESIGN.md "Runner phases").
+// Who may write a Runner's phase, and to what (docs/runner-phases.md).
 //
 // - Pending: the runner exists and has not been assigned a job. The
 //   controller publishes it only over an empty (or legacy "Unknown") phase,

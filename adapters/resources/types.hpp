@@ -58,7 +58,7 @@ struct variant_spec {
   std::optional<std::int32_t> max_runners;
 };
 
-// Where a RunnerSet's job demand comes from (DESIGN.md, "Where job demand comes from").
+// Where a RunnerSet's job demand comes from (docs/intakes.md).
 enum class intake_mode {
   webhook,   // workflow_job deliveries to the manager's webhook intake
   listener,  // the runner scale-set protocol: one GitHub scale set and message session per variant

@@ -1,4 +1,4 @@
-// The phase ownership rules of DESIGN.md, exhaustively over every phase.
+// The phase ownership rules of docs/runner-phases.md, exhaustively over every phase.
 #include "actors/runner/phase.hpp"
 
 #include <gtest/gtest.h>

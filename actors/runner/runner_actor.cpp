@@ -14,10 +14,10 @@
 #include "actors/runner/observe.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/github/github_workers.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::runner {
 namespace {

@@ -12,6 +12,7 @@
 #include "actors/runner/children.hpp"
 #include "actors/runner/events.hpp"
 #include "actors/runner/observe.hpp"
+#include "adapters/common/backoff.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/kube/protocol.hpp"
@@ -61,8 +62,8 @@ std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cf
 
 std::chrono::milliseconds backoff(self_ptr self) {
   auto& st = self->state;
-  auto d = st.cfg.retry_initial * (1LL << std::min(st.consecutive_errors, 16));
-  return std::min<std::chrono::milliseconds>(d, st.cfg.retry_max);
+  return exponential_backoff<std::chrono::milliseconds>{st.cfg.retry_initial, st.cfg.retry_max}.delay(
+      std::min(st.consecutive_errors, 16));
 }
 
 // Wakes reconcile at `at`; a later wake replaces an earlier one.

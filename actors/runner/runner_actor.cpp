@@ -14,6 +14,7 @@
 #include "actors/runner/observe.hpp"
 #include "adapters/common/backoff.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
@@ -48,15 +49,6 @@ using self_ptr = caf::stateful_actor<runner_state>*;
 
 void reconcile(self_ptr self);
 void process_jobs(self_ptr self);
-
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
@@ -263,7 +255,7 @@ void record_pod_failure(self_ptr self, const observation& o) {
       failures.PushBack(rapidjson::Value((*old)[i], a), a);
   }
   rapidjson::Value entry(rapidjson::kObjectType);
-  entry.AddMember("time", json::string_value(now_rfc3339(), a), a);
+  entry.AddMember("time", json::string_value(format_rfc3339(std::time(nullptr)), a), a);
   entry.AddMember("reason", "RunnerExited", a);
   entry.AddMember(
       "message",

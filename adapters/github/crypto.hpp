@@ -1,5 +1,5 @@
 // The cryptography GitHub needs, over OpenSSL 3, without I/O: webhook HMAC
-// signatures, GitHub App JWTs (RS256), and RFC 3339 times (base64: adapters/common).
+// signatures and GitHub App JWTs (RS256) (base64, RFC 3339: adapters/common).
 #pragma once
 
 #include <cstdint>
@@ -47,9 +47,5 @@ struct rsa_key_pem {
   std::string public_key;
 };
 expected<rsa_key_pem, std::string> generate_rsa_key(int bits = 2048);
-
-// RFC 3339 / ISO 8601 UTC ("2026-01-02T03:04:05Z", fractional seconds and offsets accepted).
-std::optional<std::int64_t> parse_rfc3339(std::string_view text);
-std::string format_rfc3339(std::int64_t epoch);
 
 }  // namespace octorun::github

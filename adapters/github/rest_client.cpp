@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {

@@ -173,16 +173,4 @@ std::string to_json(const delete_options& o) {
   return w.close().str();
 }
 
-std::string micro_time(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(micros / 1'000'000);
-  long frac = static_cast<long>(micros % 1'000'000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  return buf;
-}
-
 }  // namespace octorun::kube

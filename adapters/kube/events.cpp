@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/json_writer.hpp"
 
@@ -131,7 +132,7 @@ std::string event_body(const event_spec& e, const std::string& name, const std::
       .field("name", name)
       .field("namespace", e.regarding.namespace_.empty() ? std::string("default") : e.regarding.namespace_)
       .close();
-  w.field("eventTime", micro_time(now))
+  w.field("eventTime", format_rfc3339_micros(now))
       .field("type", e.type)
       .field("reason", cut(e.reason, 128))
       .field("action", cut(e.action, 128))
@@ -144,7 +145,7 @@ std::string event_body(const event_spec& e, const std::string& name, const std::
 
 std::string event_series_patch(int32_t count, std::chrono::system_clock::time_point now) {
   return R"({"series":{"count":)" + std::to_string(std::max(count, 2)) + R"(,"lastObservedTime":")" +
-         micro_time(now) + R"("}})";
+         format_rfc3339_micros(now) + R"("}})";
 }
 
 event_recorder::event_recorder(client& api, std::string reporting_controller, std::string reporting_instance,

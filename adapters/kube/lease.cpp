@@ -1,6 +1,7 @@
 #include "adapters/kube/lease.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/json_writer.hpp"
 
@@ -33,7 +34,7 @@ lease_record next_lease(const std::optional<lease_record>& current, const std::s
   lease_record r;
   r.holder = identity;
   r.duration_seconds = duration.count();
-  r.renew_time = micro_time(now);
+  r.renew_time = format_rfc3339_micros(now);
   if (current && current->holder == identity && !current->acquire_time.empty()) {
     r.acquire_time = current->acquire_time;
     r.transitions = current->transitions;
@@ -125,7 +126,7 @@ expected<ok_t, api_error> leader_elector::release() {
     lease_record r = *current;
     r.holder.clear();
     r.duration_seconds = 1;
-    r.renew_time = r.acquire_time = micro_time(std::chrono::system_clock::now());
+    r.renew_time = r.acquire_time = format_rfc3339_micros(std::chrono::system_clock::now());
     auto updated = api_.update(leases(), cfg_.ns, cfg_.name, lease_body(cfg_.ns, cfg_.name, r));
     if (updated) return ok;
     if (updated.error().code != 409) return unexpected{updated.error()};

@@ -62,16 +62,6 @@ TEST(GithubJwt, PeeksClaimsOfAnyJwt) {
   EXPECT_FALSE(peek_jwt_claims(base64url_encode("{}") + "." + base64url_encode("{\"iss\":1}") + ".x"));
 }
 
-TEST(GithubTime, ParsesAndFormatsRfc3339) {
-  EXPECT_EQ(parse_rfc3339("1970-01-01T00:00:00Z"), 0);
-  EXPECT_EQ(parse_rfc3339("2026-11-30T01:02:03Z"), 1796000523);
-  EXPECT_EQ(parse_rfc3339("2026-11-30T01:02:03.123Z"), 1796000523);
-  EXPECT_EQ(parse_rfc3339("2026-11-30T02:02:03+01:00"), 1796000523);
-  EXPECT_EQ(format_rfc3339(1796000523), "2026-11-30T01:02:03Z");
-  EXPECT_FALSE(parse_rfc3339(""));
-  EXPECT_FALSE(parse_rfc3339("yesterday"));
-}
-
 http::response limited(long status, std::vector<http::header> h, std::string body = {}) {
   http::response r;
   r.status = status;

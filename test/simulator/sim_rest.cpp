@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "adapters/common/base64.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
@@ -81,7 +82,7 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     auto expires = now() + options.installation_token_ttl.count();
     installation_tokens[token] = expires;
     return json_response(
-        201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + github::format_rfc3339(expires) +
+        201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + format_rfc3339(expires) +
                  "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
                  "\"write\"},\"repository_selection\":\"all\"}");
   }
@@ -138,9 +139,8 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     auto t = new_token("AAREG");
     auto exp = now() + 3600;
     if (endpoint == "rest.registration_token") registration_tokens[t] = exp;
-    return rest_json(
-        201, "{\"token\":" + json::quote(t) + ",\"expires_at\":\"" + github::format_rfc3339(exp) + "\"}",
-        token);
+    return rest_json(201, "{\"token\":" + json::quote(t) + ",\"expires_at\":\"" + format_rfc3339(exp) + "\"}",
+                     token);
   }
   if (endpoint == "rest.generate_jitconfig") {
     rapidjson::Document d;

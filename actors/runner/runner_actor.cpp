@@ -16,6 +16,7 @@
 #include "adapters/common/json.hpp"
 #include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
+#include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/parse.hpp"
@@ -182,19 +183,11 @@ rapidjson::Document locked_patch(self_ptr self) {
 }
 
 void patch_finalizers(self_ptr self, bool ours) {
-  auto d = locked_patch(self);
-  auto& a = d.GetAllocator();
-  rapidjson::Value list(rapidjson::kArrayType);
-  const auto* meta = self->state.runner_object.member("metadata");
-  if (const auto* existing = meta ? json::find_value(*meta, "finalizers") : nullptr;
-      existing && existing->IsArray())
-    for (const auto& f : existing->GetArray())
-      if (f.IsString() && std::string_view(f.GetString()) != finalizer)
-        list.PushBack(rapidjson::Value(f, a), a);
-  if (ours) list.PushBack(rapidjson::Value(finalizer, a), a);
-  d["metadata"].AddMember("finalizers", list, a);
-  write(self, ours ? "adding the finalizer" : "removing the finalizer", runner_patch(self, d, ""),
-        &self->state.runner_object);
+  auto& st = self->state;
+  write(self, ours ? "adding the finalizer" : "removing the finalizer",
+        kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                            kube::finalizer_patch(st.runner_object, finalizer, ours), ""},
+        &st.runner_object);
 }
 
 void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,

@@ -5,7 +5,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
-#include <openssl/rsa.h>
 #include <rapidjson/document.h>
 
 #include <ctime>
@@ -42,12 +41,6 @@ using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_free>;
 
 bio_ptr memory_bio(const std::string& pem) {
   return bio_ptr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
-std::string bio_text(BIO* b) {
-  char* data = nullptr;
-  long n = BIO_get_mem_data(b, &data);
-  return n > 0 ? std::string(data, static_cast<size_t>(n)) : std::string{};
 }
 
 std::string claims_json(const jwt_claims& c) {
@@ -147,64 +140,10 @@ expected<std::string, std::string> make_app_jwt(const std::string& private_key_p
   return input + "." + base64url_encode(sig);
 }
 
-expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const std::string& public_key_pem,
-                                                 std::int64_t now_epoch) {
-  auto parts = split_jwt(token);
-  if (!parts) return unexpected{parts.error()};
-  auto header = base64_decode(parts->header);
-  if (!header) return unexpected{std::string("JWT header is not base64url")};
-  rapidjson::Document h;
-  h.Parse(header->data(), header->size());
-  if (h.HasParseError() || !h.IsObject()) return unexpected{std::string("JWT header is not JSON")};
-  auto alg = h.FindMember("alg");
-  if (alg == h.MemberEnd() || !alg->value.IsString() || std::string_view(alg->value.GetString()) != "RS256")
-    return unexpected{std::string("JWT alg is not RS256")};
-  auto sig = base64_decode(parts->signature);
-  if (!sig) return unexpected{std::string("JWT signature is not base64url")};
-  auto bio = memory_bio(public_key_pem);
-  pkey_ptr key(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr);
-  if (!key) return unexpected{std::string("cannot read the App public key")};
-  md_ctx_ptr ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
-      EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()), sig->size(),
-                       reinterpret_cast<const unsigned char*>(parts->signing_input.data()),
-                       parts->signing_input.size()) != 1)
-    return unexpected{std::string("JWT signature does not verify")};
-  auto claims = parse_claims(parts->payload);
-  if (!claims) return claims;
-  if (claims->exp <= now_epoch) return unexpected{std::string("JWT expired")};
-  if (claims->iat > now_epoch + 60) return unexpected{std::string("JWT issued in the future")};
-  if (claims->exp - claims->iat > 10 * 60 + 60)
-    return unexpected{std::string("JWT lifetime exceeds 10 minutes")};
-  if (claims->iss.empty()) return unexpected{std::string("JWT has no iss")};
-  return claims;
-}
-
 expected<jwt_claims, std::string> peek_jwt_claims(std::string_view token) {
   auto parts = split_jwt(token);
   if (!parts) return unexpected{parts.error()};
   return parse_claims(parts->payload);
-}
-
-std::string make_hs256_jwt(std::string_view key, const jwt_claims& claims) {
-  std::string input =
-      base64url_encode(R"({"alg":"HS256","typ":"JWT"})") + "." + base64url_encode(claims_json(claims));
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(input.data()), input.size(), mac, &len);
-  return input + "." + base64url_encode(std::string_view(reinterpret_cast<const char*>(mac), len));
-}
-
-expected<rsa_key_pem, std::string> generate_rsa_key(int bits) {
-  pkey_ptr key(EVP_RSA_gen(static_cast<unsigned>(bits)));
-  if (!key) return unexpected{std::string("RSA key generation failed")};
-  bio_ptr priv(BIO_new(BIO_s_mem())), pub(BIO_new(BIO_s_mem()));
-  if (!priv || !pub ||
-      PEM_write_bio_PrivateKey(priv.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
-      PEM_write_bio_PUBKEY(pub.get(), key.get()) != 1)
-    return unexpected{std::string("cannot write the RSA key as PEM")};
-  return rsa_key_pem{bio_text(priv.get()), bio_text(pub.get())};
 }
 
 }  // namespace octorun::github

@@ -7,9 +7,14 @@
 #include "adapters/github/rate_limit.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/github/webhook.hpp"
+#include "test/support/jwt_testing.hpp"
 
 namespace octorun::github {
 namespace {
+
+using testing::generate_rsa_key;
+using testing::make_hs256_jwt;
+using testing::verify_app_jwt;
 
 TEST(GithubHmac, MatchesGithubsDocumentedTestVector) {
   EXPECT_EQ(webhook_signature("It's a Secret to Everybody", "Hello, World!"),

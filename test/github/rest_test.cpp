@@ -2,12 +2,15 @@
 // App auth with a JWT the simulator verifies; token refresh; rate-limit backoff.
 #include "adapters/github/crypto.hpp"
 #include "test/github/sim_fixture.hpp"
+#include "test/support/jwt_testing.hpp"
 
 namespace octorun::github {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::fast_calls;
+using testing::generate_rsa_key;
+using testing::rsa_key_pem;
 using testing::sleep_log;
 
 struct RestClient : ::testing::Test {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "adapters/common/base64.hpp"
+#include "adapters/common/json_writer.hpp"
 
 namespace octorun::github {
 namespace {
@@ -44,12 +45,7 @@ bio_ptr memory_bio(const std::string& pem) {
 }
 
 std::string claims_json(const jwt_claims& c) {
-  std::string out = "{\"iat\":" + std::to_string(c.iat) + ",\"exp\":" + std::to_string(c.exp) + ",\"iss\":\"";
-  for (char ch : c.iss) {
-    if (ch == '"' || ch == '\\') out.push_back('\\');
-    if (static_cast<unsigned char>(ch) >= 0x20) out.push_back(ch);
-  }
-  return out + "\"}";
+  return json::writer().open().field("iat", c.iat).field("exp", c.exp).field("iss", c.iss).close().str();
 }
 
 expected<jwt_claims, std::string> parse_claims(std::string_view payload_b64) {

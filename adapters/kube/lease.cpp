@@ -1,9 +1,9 @@
 #include "adapters/kube/lease.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 #include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
-#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -54,7 +54,7 @@ bool lease_available(const lease_record& current, const std::string& identity,
 }
 
 std::string lease_body(const std::string& ns, const std::string& name, const lease_record& r) {
-  json_writer w;
+  json::writer w;
   w.open().field("apiVersion", "coordination.k8s.io/v1").field("kind", "Lease");
   w.open("metadata")
       .field("name", name)

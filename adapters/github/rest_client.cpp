@@ -95,19 +95,16 @@ result<jit_config> rest_client::jit_once(const jit_request& req) {
 result<jit_config> rest_client::generate_jit_config(const jit_request& req) {
   auto first = jit_once(req);
   if (first || first.error().kind != error_kind::conflict) return first;
-  // 409: a runner with this name exists (often our own earlier attempt). Free the name when idle.
+  // 409: a runner with this name exists (often our own earlier attempt): say which.
   auto existing = list_runners(req.name);
   if (!existing) return unexpected{existing.error()};
-  for (const auto& r : *existing) {
-    if (!same_name(r.name, req.name)) continue;
-    if (r.busy)
-      return unexpected{error{error_kind::conflict, 409, "runner " + r.name + " exists and is busy"}};
-    auto gone = delete_runner(r.id);
-    if (!gone) return unexpected{gone.error()};
-    if (*gone == delete_outcome::busy)
-      return unexpected{error{error_kind::conflict, 409, "runner " + r.name + " exists and is busy"}};
-  }
-  return jit_once(req);
+  auto conflict = first.error();
+  for (const auto& r : *existing)
+    if (same_name(r.name, req.name)) {
+      conflict.holder = name_holder{r.id, r.busy, false};
+      break;
+    }
+  return unexpected{conflict};
 }
 
 result<std::vector<runner>> rest_client::list_runners(std::string_view name) {

@@ -399,17 +399,13 @@ result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set
   };
   auto first = once();
   if (first || first.error().kind != error_kind::conflict) return first;
+  // The name is taken: say by which runner (the caller decides what to do).
   auto existing = runner_by_name(name);
   if (!existing) return unexpected{existing.error()};
-  if (*existing) {
-    if ((*existing)->scale_set_id != scale_set_id)
-      return unexpected{error{error_kind::conflict, 409, "runner " + name + " belongs to another scale set"}};
-    auto gone = remove_runner((*existing)->id);
-    if (!gone) return unexpected{gone.error()};
-    if (*gone == delete_outcome::busy)
-      return unexpected{error{error_kind::conflict, 409, "runner " + name + " exists and is busy"}};
-  }
-  return once();
+  auto conflict = first.error();
+  if (*existing)
+    conflict.holder = name_holder{(*existing)->id, false, (*existing)->scale_set_id != scale_set_id};
+  return unexpected{conflict};
 }
 
 result<runner_reference> scaleset_client::get_runner(std::int64_t runner_id) {

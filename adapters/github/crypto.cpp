@@ -12,6 +12,7 @@
 
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json_writer.hpp"
+#include "adapters/github/openssl_ptr.hpp"
 
 namespace octorun::github {
 namespace {
@@ -27,22 +28,9 @@ std::string hex(const unsigned char* data, size_t n) {
   return out;
 }
 
-struct bio_free {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct pkey_free {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct md_ctx_free {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using bio_ptr = std::unique_ptr<BIO, bio_free>;
-using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
-using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_free>;
-
-bio_ptr memory_bio(const std::string& pem) {
-  return bio_ptr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
+using openssl::md_ctx_ptr;
+using openssl::memory_bio;
+using openssl::pkey_ptr;
 
 std::string claims_json(const jwt_claims& c) {
   return json::writer().open().field("iat", c.iat).field("exp", c.exp).field("iss", c.iss).close().str();

@@ -11,22 +11,15 @@
 
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/github/openssl_ptr.hpp"
 
 namespace octorun::github::testing {
 namespace {
 
-struct bio_free {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct pkey_free {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct md_ctx_free {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using bio_ptr = std::unique_ptr<BIO, bio_free>;
-using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
-using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_free>;
+using openssl::bio_ptr;
+using openssl::md_ctx_ptr;
+using openssl::memory_bio;
+using openssl::pkey_ptr;
 
 std::string pem_text(BIO* b) {
   char* data = nullptr;
@@ -55,7 +48,7 @@ expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const s
   auto sig = base64_decode(token.substr(last_dot + 1));
   if (!sig) return unexpected{std::string("JWT signature is not base64url")};
   const std::string_view signing_input = token.substr(0, last_dot);
-  bio_ptr bio(BIO_new_mem_buf(public_key_pem.data(), static_cast<int>(public_key_pem.size())));
+  auto bio = memory_bio(public_key_pem);
   pkey_ptr key(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr);
   if (!key) return unexpected{std::string("cannot read the App public key")};
   md_ctx_ptr ctx(EVP_MD_CTX_new());

@@ -40,7 +40,8 @@ struct error {
   std::string message;                  // GitHub's message or typeName, or ours
   std::chrono::seconds retry_after{0};  // rate_limited: how long to wait
   std::int64_t reset_epoch = 0;         // rate_limited: x-ratelimit-reset
-  std::optional<name_holder> holder;    // conflict on a JIT request: the runner holding the name, if found
+  // A conflict on a JIT request: the runner holding the name, if found.
+  std::optional<name_holder> holder = std::nullopt;
 
   std::string describe() const;
 };

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <regex>
@@ -71,6 +72,22 @@ rapidjson::Value convert(const YAML::Node& node, allocator& a) {
   return rapidjson::Value(rapidjson::kNullType);
 }
 
+// yaml-cpp's message in our words where they differ, on the line a reader
+// would look at: an error found at the end of the input (an unclosed flow
+// collection) is on the last line that has content.
+std::string parse_error(std::string_view text, const YAML::Exception& e) {
+  std::string what = e.msg;
+  if (what == YAML::ErrorMsg::END_OF_SEQ_FLOW || what == YAML::ErrorMsg::END_OF_MAP_FLOW)
+    what = "bad flow collection";
+  const auto last = text.find_last_not_of(" \t\r\n");
+  const int last_line = last == std::string_view::npos
+                            ? 0
+                            : static_cast<int>(std::count(text.begin(), text.begin() + last, '\n'));
+  YAML::Mark mark = e.mark;
+  mark.line = std::min(mark.line, last_line);
+  return at_line(mark, what);
+}
+
 bool looks_like_json(std::string_view text) {
   auto first = text.find_first_not_of(" \t\r\n");
   return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
@@ -90,7 +107,7 @@ expected<ok_t, std::string> parse_yaml(std::string_view text, rapidjson::Documen
     static_cast<rapidjson::Value&>(out) = value;  // moves; the values live in out's allocator
     return ok_t{};
   } catch (const YAML::Exception& e) {
-    return unexpected{at_line(e.mark, e.msg)};
+    return unexpected{parse_error(text, e)};
   } catch (const conversion_error& e) {
     return unexpected{e.what};
   }

@@ -83,7 +83,7 @@ TEST(Yaml, ErrorsNameTheLine) {
   EXPECT_EQ(yaml_to_json("a: 1\n  b: 2\n").substr(0, 13), "ERROR line 2:");  // bad indentation
   EXPECT_EQ(yaml_to_json("a: 1\na: 2\n"), "ERROR line 2: duplicate key 'a'");
   EXPECT_EQ(yaml_to_json("a:\n\tb: 1\n").substr(0, 13), "ERROR line 2:");  // a tab as indentation
-  EXPECT_EQ(yaml_to_json("a: [1, 2\n").substr(0, 6), "ERROR ");            // unclosed flow collection
+  EXPECT_EQ(yaml_to_json("a: [1, 2\n"), "ERROR line 1: bad flow collection");
   EXPECT_EQ(yaml_to_json("- a\n- b\n  c: d\n").substr(0, 13), "ERROR line 3:");
   EXPECT_EQ(yaml_to_json("? [a, b]\n: c\n").substr(0, 13), "ERROR line 1:");  // keys are scalars
 }

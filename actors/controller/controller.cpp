@@ -13,10 +13,10 @@
 #include "adapters/common/strings.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/kube/informer.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::controller {
 namespace {

@@ -15,8 +15,8 @@
 #include <memory>
 
 #include "actors/metrics/state_metrics.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/types.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::metrics {
 

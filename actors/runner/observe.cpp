@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "adapters/common/json.hpp"
+#include "adapters/kube/finalizers.hpp"
 
 namespace octorun::runner {
 
@@ -37,15 +38,6 @@ pod_observation observe_pod(const kube::object& pod) {
   return out;
 }
 
-bool has_finalizer(const kube::object& o) {
-  const auto* meta = o.member("metadata");
-  const auto* list = meta ? json::find_value(*meta, "finalizers") : nullptr;
-  if (list == nullptr || !list->IsArray()) return false;
-  return std::any_of(list->Begin(), list->End(), [](const rapidjson::Value& f) {
-    return f.IsString() && std::string_view(f.GetString()) == finalizer;
-  });
-}
-
 bool failure_recorded_for(const kube::object& runner_object, std::string_view pod_uid) {
   const auto* status = runner_object.member("status");
   const auto* failures = status ? json::find_value(*status, "failures") : nullptr;
@@ -60,7 +52,7 @@ observation observe(const kube::object& runner_object, const resources::runner& 
   observation o;
   o.current = parse_phase(runner.status.phase).value_or(phase::unset);
   o.deleting = runner.metadata.deleting;
-  o.has_finalizer = has_finalizer(runner_object);
+  o.has_finalizer = kube::has_finalizer(runner_object, finalizer);
   o.has_job = runner.status.job.has_value() && runner.status.job->id != 0;
   o.failures = static_cast<int>(runner.status.failures.size());
   o.status_pod_ready = runner.status.pod_ready;

@@ -29,9 +29,6 @@ observation observe(const kube::object& runner_object, const resources::runner& 
                     const kube::object& pod, const kube::object& secret, const actor_memory& memory,
                     std::chrono::steady_clock::time_point now);
 
-// Whether metadata.finalizers lists ours.
-bool has_finalizer(const kube::object& o);
-
 // The status.failures entry recorded for the pod with this uid, if any.
 bool failure_recorded_for(const kube::object& runner_object, std::string_view pod_uid);
 

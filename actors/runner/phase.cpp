@@ -1,6 +1,9 @@
 #include "actors/runner/phase.hpp"
 
 #include <algorithm>
+#include <chrono>
+
+#include "adapters/common/backoff.hpp"
 
 namespace octorun::runner {
 
@@ -55,9 +58,8 @@ pod_failure_action on_pod_failure(bool had_job, int failures_so_far, int max_fai
 
 std::int64_t pod_retry_delay_seconds(int failures_so_far, std::int64_t base, std::int64_t cap) {
   if (failures_so_far <= 0) return 0;
-  std::int64_t delay = base;
-  for (int i = 1; i < failures_so_far && delay < cap; ++i) delay *= 2;
-  return std::min(delay, cap);
+  using std::chrono::seconds;
+  return exponential_backoff<seconds>{seconds(base), seconds(cap)}.delay(failures_so_far - 1).count();
 }
 
 job_started_verdict on_job_started(const job_view& runner, std::int64_t job_id) {

@@ -11,13 +11,17 @@
 #include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
 #include "actors/runner/events.hpp"
+#include "actors/runner/jit_conflict.hpp"
 #include "actors/runner/observe.hpp"
+#include "adapters/common/backoff.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
+#include "adapters/kube/finalizers.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::runner {
 namespace {
@@ -39,6 +43,7 @@ struct runner_state {
   std::deque<job_event> jobs;  // the job path, one at a time
   bool job_in_flight = false;
   int consecutive_errors = 0;
+  bool jit_conflict_retried = false;  // the pending JIT request follows a delete-and-retry
   std::uint64_t wake_generation = 0;
   static constexpr const char* name = "runner";
 };
@@ -48,21 +53,12 @@ using self_ptr = caf::stateful_actor<runner_state>*;
 void reconcile(self_ptr self);
 void process_jobs(self_ptr self);
 
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
 std::chrono::milliseconds backoff(self_ptr self) {
   auto& st = self->state;
-  auto d = st.cfg.retry_initial * (1LL << std::min(st.consecutive_errors, 16));
-  return std::min<std::chrono::milliseconds>(d, st.cfg.retry_max);
+  return exponential_backoff<std::chrono::milliseconds>{st.cfg.retry_initial, st.cfg.retry_max}.delay(
+      std::min(st.consecutive_errors, 16));
 }
 
 // Wakes reconcile at `at`; a later wake replaces an earlier one.
@@ -189,19 +185,11 @@ rapidjson::Document locked_patch(self_ptr self) {
 }
 
 void patch_finalizers(self_ptr self, bool ours) {
-  auto d = locked_patch(self);
-  auto& a = d.GetAllocator();
-  rapidjson::Value list(rapidjson::kArrayType);
-  const auto* meta = self->state.runner_object.member("metadata");
-  if (const auto* existing = meta ? json::find_value(*meta, "finalizers") : nullptr;
-      existing && existing->IsArray())
-    for (const auto& f : existing->GetArray())
-      if (f.IsString() && std::string_view(f.GetString()) != finalizer)
-        list.PushBack(rapidjson::Value(f, a), a);
-  if (ours) list.PushBack(rapidjson::Value(finalizer, a), a);
-  d["metadata"].AddMember("finalizers", list, a);
-  write(self, ours ? "adding the finalizer" : "removing the finalizer", runner_patch(self, d, ""),
-        &self->state.runner_object);
+  auto& st = self->state;
+  write(self, ours ? "adding the finalizer" : "removing the finalizer",
+        kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                            kube::finalizer_patch(st.runner_object, finalizer, ours), ""},
+        &st.runner_object);
 }
 
 void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,
@@ -262,7 +250,7 @@ void record_pod_failure(self_ptr self, const observation& o) {
       failures.PushBack(rapidjson::Value((*old)[i], a), a);
   }
   rapidjson::Value entry(rapidjson::kObjectType);
-  entry.AddMember("time", json::string_value(now_rfc3339(), a), a);
+  entry.AddMember("time", json::string_value(format_rfc3339(std::time(nullptr)), a), a);
   entry.AddMember("reason", "RunnerExited", a);
   entry.AddMember(
       "message",
@@ -277,6 +265,48 @@ void record_pod_failure(self_ptr self, const observation& o) {
   spdlog::info("runner {}: pod failed (exit {}), recreating it after backoff", id(self), o.pod.exit_code);
   patch_status(self, "recording a pod failure", std::move(s), d,
                event_for_pod_retry(o.pod.exit_code, o.failures + 1, st.cfg.lim.max_pod_failures, delay));
+}
+
+void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seconds retry_after) {
+  auto& st = self->state;
+  st.step_in_flight = false;
+  st.jit_conflict_retried = false;
+  ++st.consecutive_errors;
+  auto wait = std::max<std::chrono::milliseconds>(backoff(self), retry_after);
+  spdlog::warn("runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self), why,
+               wait.count());
+  wake_at(self, clock::now() + wait);
+}
+
+// A JIT request failed; a name conflict is decided by on_jit_name_conflict.
+void on_jit_failed(self_ptr self, const github::error& e) {
+  auto& st = self->state;
+  if (e.kind != github::error_kind::conflict) return jit_failed_backoff(self, e.describe(), e.retry_after);
+  const jit_conflict_view conflict{e.holder.has_value(), e.holder && e.holder->busy,
+                                   e.holder && e.holder->other_scale_set, st.jit_conflict_retried};
+  switch (on_jit_name_conflict(conflict)) {
+    case jit_conflict_action::back_off:
+      return jit_failed_backoff(self, e.describe(), e.retry_after);
+    case jit_conflict_action::retry_now:
+      st.jit_conflict_retried = true;
+      st.step_in_flight = false;
+      return reconcile(self);
+    case jit_conflict_action::delete_holder_and_retry:
+      break;
+  }
+  st.jit_conflict_retried = true;
+  const auto holder = e.holder->runner_id;
+  spdlog::info("runner {}: GitHub runner {} holds the name; removing it to register again", id(self), holder);
+  self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, holder)
+      .then(
+          [=](github::delete_reply& r) {
+            if (!r) return jit_failed_backoff(self, r.error().describe(), r.error().retry_after);
+            if (*r == github::delete_outcome::busy)
+              return jit_failed_backoff(self, "runner " + self->state.cfg.name + " exists and is busy", {});
+            self->state.step_in_flight = false;
+            reconcile(self);
+          },
+          [=](caf::error& err) { on_actor_error(self, "freeing the runner name on GitHub", err); });
 }
 
 void provision(self_ptr self) {
@@ -308,18 +338,11 @@ void provision(self_ptr self) {
               spdlog::debug("runner {}: registered on GitHub as runner {}", id(self), jit.runner_id);
               s2.step_in_flight = false;
               s2.consecutive_errors = 0;
+              s2.jit_conflict_retried = false;
               s2.memory.unstored_jit = jit;
               reconcile(self);
             };
-            auto failed = [=](const github::error& e) {
-              auto& s2 = self->state;
-              s2.step_in_flight = false;
-              ++s2.consecutive_errors;
-              auto wait = std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
-              spdlog::warn("runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self),
-                           e.describe(), wait.count());
-              wake_at(self, clock::now() + wait);
-            };
+            auto failed = [=](const github::error& e) { on_jit_failed(self, e); };
             if (s.cfg.scale_set_id != 0) {
               self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value,
                             s.cfg.scale_set_id, s.cfg.name)

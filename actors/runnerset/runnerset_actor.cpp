@@ -22,10 +22,10 @@
 #include "adapters/github/auth.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/github/scope.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
 #include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::runnerset {
 namespace detail {

@@ -17,9 +17,9 @@
 #include "actors/runnerset/stabilization.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/github/scaleset_client.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/types.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::runnerset::detail {
 

@@ -1,11 +1,9 @@
 #include "adapters/admission/handlers.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/validation.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 #include "adapters/resources/parse.hpp"
 
 namespace octorun::admission {
@@ -95,13 +93,11 @@ admission_response review(endpoint e, const admission_request& request) {
 http_reply handle_review(endpoint e, std::string_view body) {
   auto request = parse_admission_review(body);
   if (!request) {
-    rapidjson::StringBuffer sb;
-    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    w.StartObject();
-    w.Key("message");
-    w.String(("malformed AdmissionReview: " + request.error()).c_str());
-    w.EndObject();
-    return {400, sb.GetString()};
+    return {400, json::writer()
+                     .open()
+                     .field("message", "malformed AdmissionReview: " + request.error())
+                     .close()
+                     .str()};
   }
   return {200, encode_admission_review(review(e, *request))};
 }

@@ -1,10 +1,8 @@
 #include "adapters/admission/review.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 
 namespace octorun::admission {
 namespace {
@@ -23,12 +21,6 @@ bool read_string(const Value& obj, const char* key, std::string& out, std::strin
   }
   out.assign(v->GetString(), v->GetStringLength());
   return true;
-}
-
-using writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void write_string(writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
 }  // namespace
@@ -81,87 +73,43 @@ expected<admission_request, std::string> parse_admission_review(std::string_view
 }
 
 std::string encode_json_patch(const std::vector<json_patch_op>& ops) {
-  rapidjson::StringBuffer sb;
-  writer w(sb);
-  w.StartArray();
+  json::writer w;
+  w.open_array();
   for (const auto& op : ops) {
-    w.StartObject();
-    w.Key("op");
-    write_string(w, op.op);
-    w.Key("path");
-    write_string(w, op.path);
-    if (!op.value_json.empty()) {
-      w.Key("value");
-      w.RawValue(op.value_json.data(), op.value_json.size(), rapidjson::kObjectType);
-    }
-    w.EndObject();
+    w.open().field("op", op.op).field("path", op.path);
+    if (!op.value_json.empty()) w.raw_field("value", op.value_json);
+    w.close();
   }
-  w.EndArray();
-  return std::string(sb.GetString(), sb.GetSize());
+  return w.close_array().str();
 }
 
 std::string encode_admission_review(const admission_response& r) {
-  rapidjson::StringBuffer sb;
-  writer w(sb);
-  w.StartObject();
-  w.Key("apiVersion");
-  w.String("admission.k8s.io/v1");
-  w.Key("kind");
-  w.String("AdmissionReview");
-  w.Key("response");
-  w.StartObject();
-  w.Key("uid");
-  write_string(w, r.uid);
-  w.Key("allowed");
-  w.Bool(r.allowed);
+  json::writer w;
+  w.open().field("apiVersion", "admission.k8s.io/v1").field("kind", "AdmissionReview");
+  w.open("response").field("uid", r.uid).field("allowed", r.allowed);
   if (!r.allowed) {
-    w.Key("status");
-    w.StartObject();
-    w.Key("status");
-    w.String("Failure");
-    w.Key("code");
-    w.Int(r.code);
-    if (!r.reason.empty()) {
-      w.Key("reason");
-      write_string(w, r.reason);
-    }
-    w.Key("message");
-    write_string(w, r.message);
+    w.open("status").field("status", "Failure").field("code", r.code).optional("reason", r.reason);
+    w.field("message", r.message);
     if (!r.causes.empty()) {
-      w.Key("details");
-      w.StartObject();
-      w.Key("causes");
-      w.StartArray();
-      for (const auto& c : r.causes) {
-        w.StartObject();
-        w.Key("type");
-        w.String("FieldValueInvalid");
-        w.Key("field");
-        write_string(w, c.field);
-        w.Key("message");
-        write_string(w, c.message);
-        w.EndObject();
-      }
-      w.EndArray();
-      w.EndObject();
+      w.open("details").open_array("causes");
+      for (const auto& c : r.causes)
+        w.open()
+            .field("type", "FieldValueInvalid")
+            .field("field", c.field)
+            .field("message", c.message)
+            .close();
+      w.close_array().close();
     }
-    w.EndObject();
+    w.close();
   }
-  if (r.allowed && !r.patch.empty()) {
-    w.Key("patchType");
-    w.String("JSONPatch");
-    w.Key("patch");
-    write_string(w, base64_encode(encode_json_patch(r.patch)));
-  }
+  if (r.allowed && !r.patch.empty())
+    w.field("patchType", "JSONPatch").field("patch", base64_encode(encode_json_patch(r.patch)));
   if (!r.warnings.empty()) {
-    w.Key("warnings");
-    w.StartArray();
-    for (const auto& s : r.warnings) write_string(w, s);
-    w.EndArray();
+    w.open_array("warnings");
+    for (const auto& s : r.warnings) w.value(s);
+    w.close_array();
   }
-  w.EndObject();
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  return w.close().close().str();
 }
 
 std::string escape_pointer_token(std::string_view token) {

@@ -7,6 +7,7 @@
 
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 #include "adapters/tls/certificates.hpp"
 
 namespace octorun::admission {
@@ -56,12 +57,15 @@ expected<ok_t, std::string> fetch_shared_ca(kube::client& client, const std::str
   if (!secret && secret.error().not_found()) {
     auto fresh = tls::make_ca("octorun-webhook-ca", validity);
     if (!fresh) return unexpected<std::string>{"webhook CA: " + fresh.error()};
-    std::string body =
-        R"({"apiVersion":"v1","kind":"Secret","type":"Opaque","metadata":{"name":)" + json::quote(name) +
-        R"(,"namespace":)" + json::quote(ns) +
-        R"(,"labels":{"app.kubernetes.io/name":"octorun","app.kubernetes.io/component":"webhook"}},)"
-        R"("data":{"ca.crt":")" +
-        base64_encode(fresh->certificate) + R"(","ca.key":")" + base64_encode(fresh->private_key) + R"("}})";
+    json::writer w;
+    w.open().field("apiVersion", "v1").field("kind", "Secret").field("type", "Opaque");
+    w.open("metadata").field("name", name).field("namespace", ns);
+    w.open("labels")
+        .field("app.kubernetes.io/name", "octorun")
+        .field("app.kubernetes.io/component", "webhook");
+    w.close().close();
+    w.open("data").field("ca.crt", base64_encode(fresh->certificate));
+    const std::string body = w.field("ca.key", base64_encode(fresh->private_key)).close().close().str();
     secret = client.create(secrets(), ns, body);
     // Another replica created it first: use theirs.
     if (!secret && secret.error().already_exists()) secret = client.get(secrets(), ns, name);

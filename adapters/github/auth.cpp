@@ -1,6 +1,7 @@
 #include "adapters/github/auth.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {

@@ -5,13 +5,14 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
-#include <openssl/rsa.h>
 #include <rapidjson/document.h>
 
 #include <ctime>
 #include <memory>
 
 #include "adapters/common/base64.hpp"
+#include "adapters/common/json_writer.hpp"
+#include "adapters/github/openssl_ptr.hpp"
 
 namespace octorun::github {
 namespace {
@@ -27,36 +28,12 @@ std::string hex(const unsigned char* data, size_t n) {
   return out;
 }
 
-struct bio_free {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct pkey_free {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct md_ctx_free {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using bio_ptr = std::unique_ptr<BIO, bio_free>;
-using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
-using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_free>;
-
-bio_ptr memory_bio(const std::string& pem) {
-  return bio_ptr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
-std::string bio_text(BIO* b) {
-  char* data = nullptr;
-  long n = BIO_get_mem_data(b, &data);
-  return n > 0 ? std::string(data, static_cast<size_t>(n)) : std::string{};
-}
+using openssl::md_ctx_ptr;
+using openssl::memory_bio;
+using openssl::pkey_ptr;
 
 std::string claims_json(const jwt_claims& c) {
-  std::string out = "{\"iat\":" + std::to_string(c.iat) + ",\"exp\":" + std::to_string(c.exp) + ",\"iss\":\"";
-  for (char ch : c.iss) {
-    if (ch == '"' || ch == '\\') out.push_back('\\');
-    if (static_cast<unsigned char>(ch) >= 0x20) out.push_back(ch);
-  }
-  return out + "\"}";
+  return json::writer().open().field("iat", c.iat).field("exp", c.exp).field("iss", c.iss).close().str();
 }
 
 expected<jwt_claims, std::string> parse_claims(std::string_view payload_b64) {
@@ -147,103 +124,10 @@ expected<std::string, std::string> make_app_jwt(const std::string& private_key_p
   return input + "." + base64url_encode(sig);
 }
 
-expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const std::string& public_key_pem,
-                                                 std::int64_t now_epoch) {
-  auto parts = split_jwt(token);
-  if (!parts) return unexpected{parts.error()};
-  auto header = base64_decode(parts->header);
-  if (!header) return unexpected{std::string("JWT header is not base64url")};
-  rapidjson::Document h;
-  h.Parse(header->data(), header->size());
-  if (h.HasParseError() || !h.IsObject()) return unexpected{std::string("JWT header is not JSON")};
-  auto alg = h.FindMember("alg");
-  if (alg == h.MemberEnd() || !alg->value.IsString() || std::string_view(alg->value.GetString()) != "RS256")
-    return unexpected{std::string("JWT alg is not RS256")};
-  auto sig = base64_decode(parts->signature);
-  if (!sig) return unexpected{std::string("JWT signature is not base64url")};
-  auto bio = memory_bio(public_key_pem);
-  pkey_ptr key(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr);
-  if (!key) return unexpected{std::string("cannot read the App public key")};
-  md_ctx_ptr ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
-      EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()), sig->size(),
-                       reinterpret_cast<const unsigned char*>(parts->signing_input.data()),
-                       parts->signing_input.size()) != 1)
-    return unexpected{std::string("JWT signature does not verify")};
-  auto claims = parse_claims(parts->payload);
-  if (!claims) return claims;
-  if (claims->exp <= now_epoch) return unexpected{std::string("JWT expired")};
-  if (claims->iat > now_epoch + 60) return unexpected{std::string("JWT issued in the future")};
-  if (claims->exp - claims->iat > 10 * 60 + 60)
-    return unexpected{std::string("JWT lifetime exceeds 10 minutes")};
-  if (claims->iss.empty()) return unexpected{std::string("JWT has no iss")};
-  return claims;
-}
-
 expected<jwt_claims, std::string> peek_jwt_claims(std::string_view token) {
   auto parts = split_jwt(token);
   if (!parts) return unexpected{parts.error()};
   return parse_claims(parts->payload);
-}
-
-std::string make_hs256_jwt(std::string_view key, const jwt_claims& claims) {
-  std::string input =
-      base64url_encode(R"({"alg":"HS256","typ":"JWT"})") + "." + base64url_encode(claims_json(claims));
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(input.data()), input.size(), mac, &len);
-  return input + "." + base64url_encode(std::string_view(reinterpret_cast<const char*>(mac), len));
-}
-
-expected<rsa_key_pem, std::string> generate_rsa_key(int bits) {
-  pkey_ptr key(EVP_RSA_gen(static_cast<unsigned>(bits)));
-  if (!key) return unexpected{std::string("RSA key generation failed")};
-  bio_ptr priv(BIO_new(BIO_s_mem())), pub(BIO_new(BIO_s_mem()));
-  if (!priv || !pub ||
-      PEM_write_bio_PrivateKey(priv.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
-      PEM_write_bio_PUBKEY(pub.get(), key.get()) != 1)
-    return unexpected{std::string("cannot write the RSA key as PEM")};
-  return rsa_key_pem{bio_text(priv.get()), bio_text(pub.get())};
-}
-
-std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
-  int y, mo, d, h, mi, s;
-  std::string buf(text.substr(0, 64));
-  char rest[64] = {0};
-  if (std::sscanf(buf.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%63s", &y, &mo, &d, &h, &mi, &s, rest) < 6)
-    return std::nullopt;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = s;
-  std::int64_t epoch = static_cast<std::int64_t>(timegm(&tm));
-  std::string_view r(rest);
-  if (!r.empty() && r.front() == '.') {
-    r.remove_prefix(1);
-    while (!r.empty() && r.front() >= '0' && r.front() <= '9') r.remove_prefix(1);
-  }
-  if (r.empty() || r == "Z" || r == "z") return epoch;
-  if ((r.front() == '+' || r.front() == '-') && r.size() >= 6) {
-    int oh = 0, om = 0;
-    if (std::sscanf(std::string(r.substr(1)).c_str(), "%2d:%2d", &oh, &om) != 2) return std::nullopt;
-    std::int64_t off = (oh * 60 + om) * 60;
-    return r.front() == '+' ? epoch - off : epoch + off;
-  }
-  return std::nullopt;
-}
-
-std::string format_rfc3339(std::int64_t epoch) {
-  std::time_t t = static_cast<std::time_t>(epoch);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace octorun::github

@@ -1,5 +1,7 @@
 // The cryptography GitHub needs, over OpenSSL 3, without I/O: webhook HMAC
-// signatures, GitHub App JWTs (RS256), and RFC 3339 times (base64: adapters/common).
+// signatures, signing GitHub App JWTs (RS256) and reading JWT claims.
+// Base64 and RFC 3339: adapters/common. What only GitHub's side does (verifying
+// App JWTs, minting admin tokens) and test keys: test/support/jwt_testing.hpp.
 #pragma once
 
 #include <cstdint>
@@ -30,26 +32,8 @@ struct jwt_claims {
   std::int64_t exp = 0;
 };
 
-// Verifies an RS256 JWT with `public_key_pem` and its iat/exp against `now_epoch`.
-expected<jwt_claims, std::string> verify_app_jwt(std::string_view token, const std::string& public_key_pem,
-                                                 std::int64_t now_epoch);
-
 // Reads the claims of any JWT without checking its signature (the Actions
 // service admin token: the client only needs `exp`).
 expected<jwt_claims, std::string> peek_jwt_claims(std::string_view token);
-
-// An HS256 JWT with the given claims (the simulator's admin tokens).
-std::string make_hs256_jwt(std::string_view key, const jwt_claims& claims);
-
-// A fresh RSA key pair in PEM (private: PKCS#8, public: SubjectPublicKeyInfo), for tests and the demo.
-struct rsa_key_pem {
-  std::string private_key;
-  std::string public_key;
-};
-expected<rsa_key_pem, std::string> generate_rsa_key(int bits = 2048);
-
-// RFC 3339 / ISO 8601 UTC ("2026-01-02T03:04:05Z", fractional seconds and offsets accepted).
-std::optional<std::int64_t> parse_rfc3339(std::string_view text);
-std::string format_rfc3339(std::int64_t epoch);
 
 }  // namespace octorun::github

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "adapters/common/expected.hpp"
@@ -24,12 +25,23 @@ enum class error_kind {
 
 const char* to_string(error_kind k);
 
+// Who holds a runner name GitHub refused to register again (a conflict on a
+// JIT request). What to do about it is the caller's decision
+// (actors/runner/jit_conflict.hpp), not the client's.
+struct name_holder {
+  std::int64_t runner_id = 0;
+  bool busy = false;             // running a job (the REST API says; the scale-set API does not)
+  bool other_scale_set = false;  // registered in another scale set than the one asked for
+};
+
 struct error {
   error_kind kind = error_kind::bad_response;
   long status = 0;                      // HTTP status; 0 for transport errors
   std::string message;                  // GitHub's message or typeName, or ours
   std::chrono::seconds retry_after{0};  // rate_limited: how long to wait
   std::int64_t reset_epoch = 0;         // rate_limited: x-ratelimit-reset
+  // A conflict on a JIT request: the runner holding the name, if found.
+  std::optional<name_holder> holder = std::nullopt;
 
   std::string describe() const;
 };

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <ctime>
+
+#include "adapters/common/backoff.hpp"
 
 namespace octorun::github {
 namespace {
@@ -52,10 +53,8 @@ bool is_rate_limit_response(const http::response& r) {
 }
 
 std::chrono::milliseconds backoff_delay(const retry_policy& p, int attempt, double jitter) {
-  double base = static_cast<double>(p.base.count()) * std::pow(2.0, std::min(attempt, 30));
-  double capped = std::min(base, static_cast<double>(p.cap.count()));
-  jitter = std::clamp(jitter, 0.0, 1.0);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(capped / 2 + capped / 2 * jitter));
+  return exponential_backoff<std::chrono::milliseconds>{p.base, p.cap, 2.0, equal_jitter}.delay(attempt,
+                                                                                                jitter);
 }
 
 retry_decision decide_retry(const retry_policy& p, int attempt, const http::response* r,
@@ -72,7 +71,8 @@ retry_decision decide_retry(const retry_policy& p, int attempt, const http::resp
       return {true, std::chrono::duration_cast<milliseconds>(
                         seconds(std::max<std::int64_t>(0, info.reset_epoch - now_epoch)))};
     // A secondary limit without headers: at least secondary_min, doubling, jittered upwards.
-    return {true, p.secondary_min * (1 << std::min(attempt, 4)) + backoff_delay(p, 0, jitter)};
+    const exponential_backoff<milliseconds> secondary{p.secondary_min, p.secondary_min * 16};
+    return {true, secondary.delay(attempt) + backoff_delay(p, 0, jitter)};
   }
   if (r->status >= 500 && r->status != 501) return {true, backoff_delay(p, attempt, jitter)};
   return {};

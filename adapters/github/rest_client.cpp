@@ -4,6 +4,8 @@
 #include <cctype>
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {
@@ -73,11 +75,11 @@ result<auth_token> rest_client::registration_token() { return token_call("regist
 result<auth_token> rest_client::remove_token() { return token_call("remove-token"); }
 
 result<jit_config> rest_client::jit_once(const jit_request& req) {
-  std::string body = "{\"name\":" + json::quote(req.name) +
-                     ",\"runner_group_id\":" + std::to_string(req.runner_group_id) + ",\"labels\":[";
-  for (size_t i = 0; i < req.labels.size(); ++i) body += (i ? "," : "") + json::quote(req.labels[i]);
-  body += "],\"work_folder\":" + json::quote(req.work_folder) + "}";
-  auto r = call("POST", options_.where.path() + "/actions/runners/generate-jitconfig", body);
+  json::writer w;
+  w.open().field("name", req.name).field("runner_group_id", req.runner_group_id).open_array("labels");
+  for (const auto& label : req.labels) w.value(label);
+  w.close_array().field("work_folder", req.work_folder).close();
+  auto r = call("POST", options_.where.path() + "/actions/runners/generate-jitconfig", w.str());
   auto d = answer(r, 201);
   if (!d) return unexpected{d.error()};
   const auto* rn = json::member(*d, "runner");
@@ -93,19 +95,16 @@ result<jit_config> rest_client::jit_once(const jit_request& req) {
 result<jit_config> rest_client::generate_jit_config(const jit_request& req) {
   auto first = jit_once(req);
   if (first || first.error().kind != error_kind::conflict) return first;
-  // 409: a runner with this name exists (often our own earlier attempt). Free the name when idle.
+  // 409: a runner with this name exists (often our own earlier attempt): say which.
   auto existing = list_runners(req.name);
   if (!existing) return unexpected{existing.error()};
-  for (const auto& r : *existing) {
-    if (!same_name(r.name, req.name)) continue;
-    if (r.busy)
-      return unexpected{error{error_kind::conflict, 409, "runner " + r.name + " exists and is busy"}};
-    auto gone = delete_runner(r.id);
-    if (!gone) return unexpected{gone.error()};
-    if (*gone == delete_outcome::busy)
-      return unexpected{error{error_kind::conflict, 409, "runner " + r.name + " exists and is busy"}};
-  }
-  return jit_once(req);
+  auto conflict = first.error();
+  for (const auto& r : *existing)
+    if (same_name(r.name, req.name)) {
+      conflict.holder = name_holder{r.id, r.busy, false};
+      break;
+    }
+  return unexpected{conflict};
 }
 
 result<std::vector<runner>> rest_client::list_runners(std::string_view name) {

@@ -68,7 +68,7 @@ class rest_client {
   result<auth_token> registration_token();
   result<auth_token> remove_token();
   // On 409 (name taken, e.g. a retried request GitHub had completed) the
-  // runner of that name is deleted when idle and the call repeated once.
+  // conflict names the runner holding the name (error::holder), if any.
   result<jit_config> generate_jit_config(const jit_request& req);
   result<std::vector<runner>> list_runners(std::string_view name = {});  // all pages
   result<runner> get_runner(std::int64_t id);

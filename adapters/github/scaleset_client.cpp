@@ -1,6 +1,7 @@
 #include "adapters/github/scaleset_client.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {
@@ -133,22 +134,19 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
 }
 
 std::string scale_set_json(const scale_set& s, bool for_update) {
-  std::string out = "{";
-  auto field = [&](const std::string& kv) { out += (out.size() > 1 ? "," : "") + kv; };
-  if (!s.name.empty()) field("\"name\":" + json::quote(s.name));
-  if (s.runner_group_id != 0) field("\"runnerGroupId\":" + std::to_string(s.runner_group_id));
+  json::writer w;
+  w.open().optional("name", s.name);
+  if (s.runner_group_id != 0) w.field("runnerGroupId", s.runner_group_id);
   auto labels = s.labels;
   if (labels.empty() && !for_update && !s.name.empty()) labels.push_back(s.name);
   if (!labels.empty()) {
-    std::string l = "\"labels\":[";
-    for (size_t i = 0; i < labels.size(); ++i)
-      l += (i ? "," : "") + std::string("{\"type\":\"System\",\"name\":") + json::quote(labels[i]) + "}";
-    field(l + "]");
+    w.open_array("labels");
+    for (const auto& label : labels) w.open().field("type", "System").field("name", label).close();
+    w.close_array();
   }
-  field(std::string("\"RunnerSetting\":") +
-        (s.disable_update && !for_update ? "{\"disableUpdate\":true}" : "{}"));
-  field("\"createdOn\":\"0001-01-01T00:00:00Z\"");
-  return out + "}";
+  w.open("RunnerSetting");
+  if (s.disable_update && !for_update) w.field("disableUpdate", true);
+  return w.close().field("createdOn", "0001-01-01T00:00:00Z").close().str();
 }
 
 expected<std::unique_ptr<scaleset_client>, std::string> scaleset_client::make(scaleset_options options) {
@@ -181,7 +179,9 @@ result<ok_t> scaleset_client::ensure_admin() {
   req.method = "POST";
   req.url = target_.api_base + "/actions/runner-registration";
   req.headers = {{"Authorization", "RemoteAuth " + reg->token}, {"Content-Type", "application/json"}};
-  req.body = "{\"url\":" + json::quote(target_.config_url) + ",\"runner_event\":\"register\"}\n";
+  req.body =
+      json::writer().open().field("url", target_.config_url).field("runner_event", "register").close().str() +
+      "\n";
   auto r = rest_.caller().perform(req);
   if (!r) return unexpected{r.error()};
   if (r->status < 200 || r->status >= 300) return unexpected{fail(*r)};
@@ -281,8 +281,12 @@ result<ok_t> scaleset_client::delete_scale_set(std::int64_t id) {
 result<scaleset_session> scaleset_client::create_session(std::int64_t scale_set_id,
                                                          const std::string& owner_name) {
   auto r = service("POST", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/sessions",
-                   "{\"sessionId\":\"00000000-0000-0000-0000-000000000000\",\"ownerName\":" +
-                       json::quote(owner_name) + "}");
+                   json::writer()
+                       .open()
+                       .field("sessionId", "00000000-0000-0000-0000-000000000000")
+                       .field("ownerName", owner_name)
+                       .close()
+                       .str());
   if (!r) return unexpected{r.error()};
   if (r->status != 200) return unexpected{fail(*r)};
   auto s = parse_session(r->body);
@@ -373,9 +377,9 @@ result<std::vector<std::int64_t>> scaleset_client::acquire_jobs(
 result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set_id, const std::string& name,
                                                           const std::string& work_folder) {
   auto once = [&]() -> result<scaleset_jit> {
-    auto r = service("POST",
-                     "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/generatejitconfig",
-                     "{\"name\":" + json::quote(name) + ",\"workFolder\":" + json::quote(work_folder) + "}");
+    auto r = service(
+        "POST", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/generatejitconfig",
+        json::writer().open().field("name", name).field("workFolder", work_folder).close().str());
     if (!r) return unexpected{r.error()};
     if (r->status != 200) {
       auto e = fail(*r);
@@ -395,17 +399,13 @@ result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set
   };
   auto first = once();
   if (first || first.error().kind != error_kind::conflict) return first;
+  // The name is taken: say by which runner (the caller decides what to do).
   auto existing = runner_by_name(name);
   if (!existing) return unexpected{existing.error()};
-  if (*existing) {
-    if ((*existing)->scale_set_id != scale_set_id)
-      return unexpected{error{error_kind::conflict, 409, "runner " + name + " belongs to another scale set"}};
-    auto gone = remove_runner((*existing)->id);
-    if (!gone) return unexpected{gone.error()};
-    if (*gone == delete_outcome::busy)
-      return unexpected{error{error_kind::conflict, 409, "runner " + name + " exists and is busy"}};
-  }
-  return once();
+  auto conflict = first.error();
+  if (*existing)
+    conflict.holder = name_holder{(*existing)->id, false, (*existing)->scale_set_id != scale_set_id};
+  return unexpected{conflict};
 }
 
 result<runner_reference> scaleset_client::get_runner(std::int64_t runner_id) {

@@ -87,8 +87,7 @@ class scaleset_client {
   result<std::vector<std::int64_t>> acquire_jobs(std::int64_t scale_set_id,
                                                  const std::vector<std::int64_t>& request_ids);
 
-  // 409 AgentExists: when the runner of that name belongs to this scale set it is removed and the call
-  // repeated once.
+  // 409 AgentExists: a conflict naming the runner that holds the name (error::holder), if any.
   result<scaleset_jit> generate_jit_config(std::int64_t scale_set_id, const std::string& name,
                                            const std::string& work_folder = {});
   result<runner_reference> get_runner(std::int64_t runner_id);

@@ -1,22 +1,10 @@
 #include "adapters/github/scope.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <vector>
-
 #include "adapters/common/strings.hpp"
 #include "adapters/http/http_client.hpp"
+#include "adapters/resources/scope.hpp"
 
 namespace octorun::github {
-namespace {
-
-bool valid_segment(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-  });
-}
-
-}  // namespace
 
 std::string scope::path() const {
   switch (kind) {
@@ -39,43 +27,20 @@ std::string api_base_for(std::string_view scheme, std::string_view host) {
 }
 
 expected<github_target, std::string> parse_config_url(std::string_view url) {
-  auto fail = [&](const char* why) {
-    return unexpected{std::string("invalid GitHub URL '") + std::string(url) + "': " + why};
-  };
-  auto sep = url.find("://");
-  if (sep == std::string_view::npos) return fail("no scheme");
-  std::string scheme = ascii_lower(url.substr(0, sep));
-  if (scheme != "https" && scheme != "http") return fail("scheme must be http or https");
-  std::string_view rest = url.substr(sep + 3);
-  auto slash = rest.find('/');
-  std::string_view host = rest.substr(0, slash);
-  if (host.empty()) return fail("no host");
-  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-  if (path.find_first_of("?#") != std::string_view::npos) return fail("query or fragment not allowed");
-  std::vector<std::string_view> parts;
-  while (!path.empty()) {
-    while (!path.empty() && path.front() == '/') path.remove_prefix(1);
-    if (path.empty()) break;
-    auto next = path.find('/');
-    parts.push_back(path.substr(0, next));
-    path = next == std::string_view::npos ? std::string_view{} : path.substr(next);
-  }
+  auto parsed = resources::parse_scope_url(url);
+  if (!parsed) return unexpected{"invalid GitHub URL '" + std::string(url) + "': " + parsed.error()};
+  using level = resources::github_scope::level;
   github_target t;
-  t.api_base = api_base_for(scheme, host);
+  const auto scheme_end = parsed->base_url.find("://");
+  t.api_base = api_base_for(parsed->base_url.substr(0, scheme_end), parsed->base_url.substr(scheme_end + 3));
   t.enterprise_server = t.api_base.ends_with("/api/v3");
-  if (parts.size() == 1) {
-    t.where = {scope_kind::organization, std::string(parts[0]), {}};
-  } else if (parts.size() == 2 && ascii_lower(parts[0]) == "enterprises") {
-    t.where = {scope_kind::enterprise, std::string(parts[1]), {}};
-  } else if (parts.size() == 2) {
-    t.where = {scope_kind::repository, std::string(parts[0]), std::string(parts[1])};
-  } else {
-    return fail("expected /<org>, /<owner>/<repo> or /enterprises/<name>");
-  }
-  for (auto p : parts)
-    if (!valid_segment(p)) return fail("bad path segment");
-  t.config_url = scheme + "://" + std::string(host);
-  for (auto p : parts) t.config_url += "/" + std::string(p);
+  const auto kind = parsed->kind == level::repository     ? scope_kind::repository
+                    : parsed->kind == level::organization ? scope_kind::organization
+                                                          : scope_kind::enterprise;
+  t.where = {kind, parsed->owner, parsed->repository};
+  std::string_view path = url.substr(parsed->base_url.size());
+  if (path.ends_with('/')) path.remove_suffix(1);
+  t.config_url = parsed->base_url + std::string(path);
   return t;
 }
 

@@ -29,8 +29,9 @@ struct github_target {
   bool enterprise_server = false;
 };
 
-// Parses a configuration URL like the scale-set clients do: one path segment is an
-// organization, "enterprises/<name>" an enterprise, "<owner>/<repo>" a repository.
+// Parses a configuration URL with the one scope parser (resources::parse_scope_url:
+// one path segment is an organization, "enterprises/<name>" an enterprise,
+// "<owner>/<repo>" a repository) and adds where its API lives.
 expected<github_target, std::string> parse_config_url(std::string_view url);
 
 // The REST base for a host: api.<host> for github.com and *.ghe.com, <host>/api/v3 otherwise.

@@ -4,17 +4,6 @@
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {
-namespace {
-
-http::server_response reply(int status, std::string_view message) {
-  http::server_response r;
-  r.status = status;
-  r.body = "{\"message\":" + json::quote(message) + "}";
-  return r;
-}
-
-}  // namespace
-
 job_sink actor_sink(caf::actor dst) {
   return [dst = std::move(dst)](messages::job_message m) { messages::send_job_message(dst, std::move(m)); };
 }
@@ -43,51 +32,52 @@ expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(int
 }
 
 http::server_response webhook_intake::handle(const http::server_request& req) {
-  if (req.method != "POST") return reply(405, "only POST is accepted");
-  if (req.body.size() > options_.max_body_bytes) return reply(413, "request body too large");
+  if (req.method != "POST") return http::message_response(405, "only POST is accepted");
+  if (req.body.size() > options_.max_body_bytes) return http::message_response(413, "request body too large");
   if (!options_.secret.empty()) {
     auto sig = req.header_value("x-hub-signature-256");
     if (sig.empty()) {
       counters_->bad_signature++;
-      return reply(401, "missing X-Hub-Signature-256");
+      return http::message_response(401, "missing X-Hub-Signature-256");
     }
     if (!webhook_signature_matches(options_.secret, req.body, sig)) {
       counters_->bad_signature++;
-      return reply(401, "X-Hub-Signature-256 does not match the body");
+      return http::message_response(401, "X-Hub-Signature-256 does not match the body");
     }
   }
   auto event = req.header_value("x-github-event");
-  if (event.empty()) return reply(400, "missing X-GitHub-Event");
+  if (event.empty()) return http::message_response(400, "missing X-GitHub-Event");
   auto delivery = std::string(req.header_value("x-github-delivery"));
-  if (delivery.empty() || delivery.size() > 200) return reply(400, "missing or invalid X-GitHub-Delivery");
+  if (delivery.empty() || delivery.size() > 200)
+    return http::message_response(400, "missing or invalid X-GitHub-Delivery");
 
   if (event == "ping") {
     counters_->pings++;
-    return reply(200, "pong");
+    return http::message_response(200, "pong");
   }
   if (event != "workflow_job") {
     counters_->ignored++;
-    return reply(202, "event ignored");
+    return http::message_response(202, "event ignored");
   }
   auto parsed = parse_workflow_job(req.body);
   if (!parsed) {
     counters_->malformed++;
-    return reply(400, parsed.error());
+    return http::message_response(400, parsed.error());
   }
   {
     std::lock_guard lock(dedupe_mutex_);
     if (!dedupe_->first_seen(delivery, delivery_dedupe::clock::now())) {
       counters_->duplicates++;
-      return reply(200, "duplicate delivery");
+      return http::message_response(200, "duplicate delivery");
     }
   }
   if (!parsed->has_value()) {
     counters_->ignored++;
-    return reply(202, "action ignored");
+    return http::message_response(202, "action ignored");
   }
   counters_->accepted++;
   sink_(std::move(**parsed));
-  return reply(202, "accepted");
+  return http::message_response(202, "accepted");
 }
 
 }  // namespace octorun::github

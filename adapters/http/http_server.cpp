@@ -11,6 +11,7 @@
 #include <chrono>
 #include <future>
 
+#include "adapters/common/json_writer.hpp"
 #include "adapters/common/strings.hpp"
 
 extern "C" int octorun_openssl_compat_version(void);
@@ -46,13 +47,6 @@ void send(mg_connection* c, const server_response& r) {
   if (!r.body.empty()) mg_write(c, r.body.data(), r.body.size());
 }
 
-server_response error_response(int status, std::string_view message) {
-  server_response r;
-  r.status = status;
-  r.body = std::string(R"({"message":")") + std::string(message) + "\"}";
-  return r;
-}
-
 bool route_matches(const route& rt, const std::string& path) {
   if (!rt.path.empty() && rt.path.back() == '/') return path.starts_with(rt.path);
   return path == rt.path;
@@ -81,14 +75,14 @@ int dispatch(mg_connection* c, void* cbdata) {
     }
   }
   if (found == nullptr) {
-    auto r = error_response(path_known ? 405 : 404, path_known ? "method not allowed" : "not found");
+    auto r = message_response(path_known ? 405 : 404, path_known ? "method not allowed" : "not found");
     send(c, r);
     return r.status;
   }
 
   const auto cap = st->options.max_body_bytes;
   if (ri->content_length > 0 && static_cast<unsigned long long>(ri->content_length) > cap) {
-    auto r = error_response(413, "request body too large");
+    auto r = message_response(413, "request body too large");
     send(c, r);
     return 413;
   }
@@ -97,7 +91,7 @@ int dispatch(mg_connection* c, void* cbdata) {
     int n = mg_read(c, buf, sizeof buf);
     if (n <= 0) break;
     if (req.body.size() + static_cast<size_t>(n) > cap) {  // chunked bodies have no length
-      auto r = error_response(413, "request body too large");
+      auto r = message_response(413, "request body too large");
       send(c, r);
       return 413;
     }
@@ -109,7 +103,7 @@ int dispatch(mg_connection* c, void* cbdata) {
     r = found->fn(req);
   } catch (const std::exception& e) {
     // A handler bug must not take the process down with untrusted input.
-    r = error_response(500, "internal error");
+    r = message_response(500, "internal error");
   }
   send(c, r);
   return r.status;
@@ -129,6 +123,13 @@ void wake(std::uint16_t port) {
 }
 
 }  // namespace
+
+server_response message_response(int status, std::string_view message) {
+  server_response r;
+  r.status = status;
+  r.body = json::writer().open().field("message", message).close().str();
+  return r;
+}
 
 std::string_view server_request::header_value(std::string_view lower_name) const {
   for (const auto& [k, v] : headers)

@@ -38,6 +38,9 @@ struct server_response {
   std::vector<header> headers;
 };
 
+// A JSON {"message": ...} answer (errors, acknowledgements).
+server_response message_response(int status, std::string_view message);
+
 using handler = std::function<server_response(const server_request&)>;
 
 struct route {

@@ -6,8 +6,8 @@
 #include <ctime>
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 #include "adapters/http/http_client.hpp"
-#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -152,17 +152,14 @@ std::string_view content_type(patch_type t) {
 }
 
 std::string to_json(const delete_options& o) {
-  json_writer w;
+  json::writer w;
   w.open()
       .field("kind", "DeleteOptions")
       .field("apiVersion", "v1")
       .optional("propagationPolicy", o.propagation_policy);
   if (o.grace_period_seconds >= 0) w.field("gracePeriodSeconds", o.grace_period_seconds);
   if (o.dry_run) {
-    w.raw().Key("dryRun");
-    w.raw().StartArray();
-    w.raw().String("All");
-    w.raw().EndArray();
+    w.open_array("dryRun").value("All").close_array();
   }
   if (!o.precondition_uid.empty() || !o.precondition_resource_version.empty()) {
     w.open("preconditions")
@@ -171,18 +168,6 @@ std::string to_json(const delete_options& o) {
         .close();
   }
   return w.close().str();
-}
-
-std::string micro_time(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(micros / 1'000'000);
-  long frac = static_cast<long>(micros % 1'000'000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  return buf;
 }
 
 }  // namespace octorun::kube

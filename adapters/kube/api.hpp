@@ -89,7 +89,4 @@ struct delete_options {
 // The DeleteOptions body.
 std::string to_json(const delete_options& o);
 
-// RFC 3339 with microseconds ("2026-03-01T10:00:00.123456Z") for MicroTime fields.
-std::string micro_time(std::chrono::system_clock::time_point t);
-
 }  // namespace octorun::kube

@@ -4,8 +4,9 @@
 #include <cstdio>
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
-#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -14,7 +15,7 @@ std::string string_at(const object& o, const char* name) {
   return o.doc ? json::str(*o.doc, name) : std::string{};
 }
 
-void write_ref(json_writer& w, const char* key, const object_ref& r) {
+void write_ref(json::writer& w, const char* key, const object_ref& r) {
   w.open(key)
       .optional("apiVersion", r.api_version)
       .optional("kind", r.kind)
@@ -125,13 +126,13 @@ std::string event_name(const object_ref& regarding, std::chrono::system_clock::t
 
 std::string event_body(const event_spec& e, const std::string& name, const std::string& reporting_controller,
                        const std::string& reporting_instance, std::chrono::system_clock::time_point now) {
-  json_writer w;
+  json::writer w;
   w.open().field("apiVersion", "events.k8s.io/v1").field("kind", "Event");
   w.open("metadata")
       .field("name", name)
       .field("namespace", e.regarding.namespace_.empty() ? std::string("default") : e.regarding.namespace_)
       .close();
-  w.field("eventTime", micro_time(now))
+  w.field("eventTime", format_rfc3339_micros(now))
       .field("type", e.type)
       .field("reason", cut(e.reason, 128))
       .field("action", cut(e.action, 128))
@@ -143,8 +144,9 @@ std::string event_body(const event_spec& e, const std::string& name, const std::
 }
 
 std::string event_series_patch(int32_t count, std::chrono::system_clock::time_point now) {
-  return R"({"series":{"count":)" + std::to_string(std::max(count, 2)) + R"(,"lastObservedTime":")" +
-         micro_time(now) + R"("}})";
+  json::writer w;
+  w.open().open("series").field("count", std::max<int32_t>(count, 2));
+  return w.field("lastObservedTime", format_rfc3339_micros(now)).close().close().str();
 }
 
 event_recorder::event_recorder(client& api, std::string reporting_controller, std::string reporting_instance,

@@ -1,6 +1,6 @@
 // CAF integration: the request pool (detached workers with blocking
 // clients), the event recorder and informers (a cache per watched resource type + namespace +
-// selector, fed by list-then-watch). Message types: messages/kube.hpp.
+// selector, fed by list-then-watch). Message types: adapters/kube/protocol.hpp.
 #pragma once
 
 #include <atomic>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "adapters/kube/client.hpp"
-#include "messages/kube.hpp"
+#include "adapters/kube/protocol.hpp"
 
 namespace octorun::kube {
 
@@ -52,7 +52,7 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
 
 // An informer actor: the cache (namespace/name -> object) and the fan-out
 // of its changes to subscribers; its list-then-watch loop runs on a
-// detached actor of its own. Protocol (messages/kube.hpp):
+// detached actor of its own. Protocol (adapters/kube/protocol.hpp):
 //   (subscribe_atom, actor)   -> ADDED for everything cached, informer_synced if synced, then changes
 //   (unsubscribe_atom, actor)
 //   (snapshot_atom)           -> informer_snapshot

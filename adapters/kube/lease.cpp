@@ -1,8 +1,9 @@
 #include "adapters/kube/lease.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
-#include "adapters/kube/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -33,7 +34,7 @@ lease_record next_lease(const std::optional<lease_record>& current, const std::s
   lease_record r;
   r.holder = identity;
   r.duration_seconds = duration.count();
-  r.renew_time = micro_time(now);
+  r.renew_time = format_rfc3339_micros(now);
   if (current && current->holder == identity && !current->acquire_time.empty()) {
     r.acquire_time = current->acquire_time;
     r.transitions = current->transitions;
@@ -53,7 +54,7 @@ bool lease_available(const lease_record& current, const std::string& identity,
 }
 
 std::string lease_body(const std::string& ns, const std::string& name, const lease_record& r) {
-  json_writer w;
+  json::writer w;
   w.open().field("apiVersion", "coordination.k8s.io/v1").field("kind", "Lease");
   w.open("metadata")
       .field("name", name)
@@ -125,7 +126,7 @@ expected<ok_t, api_error> leader_elector::release() {
     lease_record r = *current;
     r.holder.clear();
     r.duration_seconds = 1;
-    r.renew_time = r.acquire_time = micro_time(std::chrono::system_clock::now());
+    r.renew_time = r.acquire_time = format_rfc3339_micros(std::chrono::system_clock::now());
     auto updated = api_.update(leases(), cfg_.ns, cfg_.name, lease_body(cfg_.ns, cfg_.name, r));
     if (updated) return ok;
     if (updated.error().code != 409) return unexpected{updated.error()};

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <thread>
 
+#include "adapters/common/backoff.hpp"
+
 namespace octorun::kube {
 
 token_bucket::token_bucket(double qps, int burst, clock_fn now)
@@ -53,12 +55,13 @@ backoff::backoff(std::chrono::milliseconds initial, std::chrono::milliseconds ma
     : initial_(initial), max_(max), factor_(factor), jitter_(std::clamp(jitter, 0.0, 1.0)), rng_(seed) {}
 
 std::chrono::milliseconds backoff::next() {
-  double base = static_cast<double>(initial_.count()) * std::pow(factor_, attempt_);
-  base = std::min(base, static_cast<double>(max_.count()));
-  if (base < static_cast<double>(max_.count())) ++attempt_;
+  using std::chrono::milliseconds;
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  double wait = base * (1.0 - jitter_ * u(rng_));
-  return std::chrono::milliseconds(static_cast<int64_t>(wait));
+  auto wait = exponential_backoff<milliseconds>{initial_, max_, factor_, jitter_below(jitter_)}.delay(
+      attempt_, u(rng_));
+  // Stop counting once the cap is reached (reset() starts over).
+  if (exponential_backoff<milliseconds>{initial_, max_, factor_}.delay(attempt_) < max_) ++attempt_;
+  return wait;
 }
 
 }  // namespace octorun::kube

@@ -1,10 +1,7 @@
-// A reader for the YAML subset kubeconfigs use, producing a RapidJSON DOM so
-// the rest of the adapter reads one representation. Supported: block maps,
-// block sequences (including `- key: value` items), plain / 'single' /
-// "double" quoted scalars, literal (|) and folded (>) block scalars,
-// single-line flow collections ([a, b], {k: v}), comments and `---`.
-// Anchors, aliases, tags and multi-document streams are not. JSON input is
-// accepted as well (it is parsed by RapidJSON directly).
+// Kubeconfig YAML (and JSON) into a RapidJSON DOM, so the rest of the adapter
+// reads one representation. YAML goes through yaml-cpp; plain scalars are
+// typed by the YAML core schema (null, true/false, integers, floats), quoted
+// or tagged ones stay strings. JSON input is parsed by RapidJSON directly.
 #pragma once
 
 #include <rapidjson/document.h>

@@ -1,6 +1,9 @@
 #include "adapters/resources/scope.hpp"
 
+#include <algorithm>
 #include <vector>
+
+#include "adapters/common/strings.hpp"
 
 namespace octorun::resources {
 namespace {
@@ -54,16 +57,16 @@ unexpected<std::string> fail(const std::string& why) {
 
 expected<github_scope, std::string> parse_scope_url(std::string_view url) {
   if (url.empty()) return unexpected<std::string>{std::string("is required; ") + expected_forms};
-  std::string_view rest;
+  const std::string lowered = ascii_lower(url.substr(0, std::min<std::size_t>(url.size(), 8)));
   std::string scheme;
-  if (url.starts_with("https://")) {
+  if (lowered.starts_with("https://")) {
     scheme = "https://";
-  } else if (url.starts_with("http://")) {
+  } else if (lowered.starts_with("http://")) {
     scheme = "http://";
   } else {
     return fail("must start with https://");
   }
-  rest = url.substr(scheme.size());
+  std::string_view rest = url.substr(scheme.size());
   if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos)
     return fail("must not contain a query, fragment, credentials or spaces");
   auto slash = rest.find('/');
@@ -79,10 +82,11 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
     path.remove_prefix(next + 1);
   }
   github_scope out;
+  out.base_url = scheme + std::string(host);
   if (parts.empty()) return fail("names no organization, repository or enterprise");
   for (auto p : parts)
     if (p.empty()) return fail("has an empty path segment");
-  if (parts[0] == "enterprises") {
+  if (ascii_lower(parts[0]) == "enterprises") {
     if (parts.size() != 2) return fail("names an enterprise without a single ENTERPRISE slug");
     if (!valid_owner(parts[1]))
       return fail("has an invalid enterprise slug \"" + std::string(parts[1]) + "\"");

@@ -1,6 +1,12 @@
-// The GitHub scope a RunnerSet registers runners with, validated for users:
-// each rejection says what is wrong. Where the API lives (REST base, GHES)
-// is the GitHub adapter's business: github::parse_config_url.
+// The GitHub scope a RunnerSet registers runners with: the one parser of
+// configuration URLs, validated for users (each rejection says what is
+// wrong). Where the API lives (REST base, GHES) is the GitHub adapter's
+// business: github::parse_config_url builds on this parser.
+//
+// Case: the scheme and the host are case-insensitive (RFC 3986), and so is
+// the "enterprises" keyword (GitHub's routes ignore case). Owner and
+// repository names are kept as written: GitHub matches them
+// case-insensitively, so any spelling names the same account.
 #pragma once
 
 #include <string>
@@ -13,18 +19,15 @@ namespace octorun::resources {
 struct github_scope {
   enum class level { repository, organization, enterprise };
   level kind = level::organization;
-  std::string base_url;    // scheme://host[:port]
-  std::string owner;       // organization or enterprise
+  std::string base_url;    // scheme://host[:port], the scheme in lower case, the host as written
+  std::string owner;       // organization, repository owner or enterprise, as written
   std::string repository;  // empty unless kind == repository
-  bool github_com = false;
-
 };
 
 // Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with
 // an optional trailing slash. The error says what is wrong, for a user.
-// This is the admission rule; API endpoints come from the GitHub adapter's
-// github::parse_config_url, which accepts every URL this accepts, with the
-// same scope (test/admission/resources_test.cpp pins that).
+// The admission webhook and the GitHub adapter (github::parse_config_url)
+// both use it, so whatever is admitted is a scope the adapter can talk to.
 expected<github_scope, std::string> parse_scope_url(std::string_view url);
 
 }  // namespace octorun::resources

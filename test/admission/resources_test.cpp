@@ -158,12 +158,36 @@ TEST(ScopeUrl, RejectsWhatIsNotAScope) {
   }
 }
 
+// Scheme, host and the "enterprises" keyword are case-insensitive; owner and
+// repository are kept as written (GitHub matches them case-insensitively).
+TEST(ScopeUrl, CaseInsensitiveSchemeHostAndKeywordNamesAsWritten) {
+  auto ent = parse_scope_url("HTTPS://GitHub.COM/Enterprises/Big-Co");
+  ASSERT_TRUE(ent) << ent.error();
+  EXPECT_EQ(ent->kind, github_scope::level::enterprise);
+  EXPECT_EQ(ent->owner, "Big-Co");
+  EXPECT_EQ(ent->base_url, "https://GitHub.COM");
+  auto repo = parse_scope_url("Http://GHES.example.com/Acme/App");
+  ASSERT_TRUE(repo) << repo.error();
+  EXPECT_EQ(repo->kind, github_scope::level::repository);
+  EXPECT_EQ(repo->owner, "Acme");
+  EXPECT_EQ(repo->repository, "App");
+  auto target = github::parse_config_url("HTTPS://GitHub.COM/Enterprises/Big-Co/");
+  ASSERT_TRUE(target) << target.error();
+  EXPECT_EQ(target->api_base, "https://api.github.com");
+  EXPECT_EQ(target->where.kind, github::scope_kind::enterprise);
+  EXPECT_EQ(target->where.owner, "Big-Co");
+  EXPECT_EQ(target->config_url, "https://GitHub.COM/Enterprises/Big-Co");
+  EXPECT_EQ(github::parse_config_url("https://GHES.example.com/acme")->api_base,
+            "https://GHES.example.com/api/v3");
+}
+
 // Whatever the webhook admits, the GitHub adapter can talk to, as the same scope.
 TEST(ScopeUrl, AgreesWithTheGitHubAdapter) {
   for (const char* url :
        {"https://github.com/acme", "https://github.com/acme/app", "https://github.com/acme/app/",
         "https://github.com/enterprises/big-co", "https://ghes.example.com:8443/acme/app.js",
-        "http://127.0.0.1:4000/acme/app", "https://acme.ghe.com/enterprises/acme"}) {
+        "http://127.0.0.1:4000/acme/app", "https://acme.ghe.com/enterprises/acme",
+        "HTTPS://GitHub.com/Enterprises/Big-Co", "https://github.com/Acme/App"}) {
     auto ours = parse_scope_url(url);
     auto theirs = github::parse_config_url(url);
     ASSERT_TRUE(ours) << url;

@@ -7,9 +7,14 @@
 #include "adapters/github/rate_limit.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/github/webhook.hpp"
+#include "test/support/jwt_testing.hpp"
 
 namespace octorun::github {
 namespace {
+
+using testing::generate_rsa_key;
+using testing::make_hs256_jwt;
+using testing::verify_app_jwt;
 
 TEST(GithubHmac, MatchesGithubsDocumentedTestVector) {
   EXPECT_EQ(webhook_signature("It's a Secret to Everybody", "Hello, World!"),
@@ -60,16 +65,6 @@ TEST(GithubJwt, PeeksClaimsOfAnyJwt) {
   EXPECT_EQ(c->exp, 99);
   EXPECT_FALSE(peek_jwt_claims("abc"));
   EXPECT_FALSE(peek_jwt_claims(base64url_encode("{}") + "." + base64url_encode("{\"iss\":1}") + ".x"));
-}
-
-TEST(GithubTime, ParsesAndFormatsRfc3339) {
-  EXPECT_EQ(parse_rfc3339("1970-01-01T00:00:00Z"), 0);
-  EXPECT_EQ(parse_rfc3339("2026-11-30T01:02:03Z"), 1796000523);
-  EXPECT_EQ(parse_rfc3339("2026-11-30T01:02:03.123Z"), 1796000523);
-  EXPECT_EQ(parse_rfc3339("2026-11-30T02:02:03+01:00"), 1796000523);
-  EXPECT_EQ(format_rfc3339(1796000523), "2026-11-30T01:02:03Z");
-  EXPECT_FALSE(parse_rfc3339(""));
-  EXPECT_FALSE(parse_rfc3339("yesterday"));
 }
 
 http::response limited(long status, std::vector<http::header> h, std::string body = {}) {

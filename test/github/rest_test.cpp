@@ -2,12 +2,15 @@
 // App auth with a JWT the simulator verifies; token refresh; rate-limit backoff.
 #include "adapters/github/crypto.hpp"
 #include "test/github/sim_fixture.hpp"
+#include "test/support/jwt_testing.hpp"
 
 namespace octorun::github {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::fast_calls;
+using testing::generate_rsa_key;
+using testing::rsa_key_pem;
 using testing::sleep_log;
 
 struct RestClient : ::testing::Test {
@@ -80,20 +83,35 @@ TEST_F(RestClient, DeletingABusyRunnerAnswersBusyWithoutRetrying) {
   EXPECT_TRUE(sleeps->get().empty());
 }
 
-TEST_F(RestClient, JitNameConflictIsRecoveredByDeletingTheIdleRunner) {
+// The client deletes nothing on a name conflict: it names the holder, and the
+// Runner actor decides (actors/runner/jit_conflict.hpp). This is the sequence
+// the actor runs for an idle holder: delete it, ask again.
+TEST_F(RestClient, JitNameConflictNamesTheHolderWhichCanBeDeletedToRecover) {
   auto c = client();
   auto first = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
   ASSERT_TRUE(first);
+  auto taken = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().kind, error_kind::conflict);
+  ASSERT_TRUE(taken.error().holder);
+  EXPECT_EQ(taken.error().holder->runner_id, first->registered.id);
+  EXPECT_FALSE(taken.error().holder->busy);
+  EXPECT_EQ(sim->calls("rest.delete_runner"), 0);
+  auto freed = c.delete_runner(taken.error().holder->runner_id);
+  ASSERT_TRUE(freed);
+  EXPECT_EQ(*freed, delete_outcome::deleted);
   auto second = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
   ASSERT_TRUE(second) << second.error().describe();
   EXPECT_NE(second->registered.id, first->registered.id);
   EXPECT_EQ(sim->calls("rest.generate_jitconfig"), 3);
   EXPECT_EQ(sim->calls("rest.delete_runner"), 1);
-  // A busy holder of the name is not deleted: the conflict is reported.
+  // A busy holder of the name is reported as busy.
   ASSERT_TRUE(sim->set_runner_busy("runner-c", true));
   auto third = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
   ASSERT_FALSE(third);
   EXPECT_EQ(third.error().kind, error_kind::conflict);
+  ASSERT_TRUE(third.error().holder);
+  EXPECT_TRUE(third.error().holder->busy);
 }
 
 TEST_F(RestClient, InvalidJitRequestIsRejected) {

@@ -259,7 +259,9 @@ TEST_F(ScaleSet, JobIsAssignedToTheJitRunnerOnceItComesOnline) {
   ASSERT_TRUE(c->delete_session());
 }
 
-TEST_F(ScaleSet, JitNameConflictIsRecoveredWithinTheScaleSet) {
+// As with REST: the conflict names the holder; removing it (what the Runner
+// actor does for one in the same scale set) frees the name.
+TEST_F(ScaleSet, JitNameConflictNamesTheHolderWhichCanBeRemovedToRecover) {
   auto c = client();
   auto s = make_set(*c, "linux");
   auto first = c->generate_jit_config(s.id, "r-1");
@@ -267,6 +269,13 @@ TEST_F(ScaleSet, JitNameConflictIsRecoveredWithinTheScaleSet) {
   auto byname = c->runner_by_name("r-1");
   ASSERT_TRUE(byname && byname->has_value());
   EXPECT_EQ((*byname)->id, first->runner.id);
+  auto taken = c->generate_jit_config(s.id, "r-1");
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().kind, error_kind::conflict);
+  ASSERT_TRUE(taken.error().holder);
+  EXPECT_EQ(taken.error().holder->runner_id, first->runner.id);
+  EXPECT_FALSE(taken.error().holder->other_scale_set);
+  ASSERT_TRUE(c->remove_runner(first->runner.id));
   auto second = c->generate_jit_config(s.id, "r-1");
   ASSERT_TRUE(second) << second.error().describe();
   EXPECT_NE(second->runner.id, first->runner.id);
@@ -275,6 +284,8 @@ TEST_F(ScaleSet, JitNameConflictIsRecoveredWithinTheScaleSet) {
   auto foreign = c->generate_jit_config(other.id, "r-1");
   ASSERT_FALSE(foreign);
   EXPECT_EQ(foreign.error().kind, error_kind::conflict);
+  ASSERT_TRUE(foreign.error().holder);
+  EXPECT_TRUE(foreign.error().holder->other_scale_set);
   auto removed = c->remove_runner(second->runner.id);
   ASSERT_TRUE(removed);
   EXPECT_EQ(*removed, delete_outcome::deleted);

@@ -115,7 +115,7 @@ TEST_F(Config, EachBrokenInputHasAClearError) {
   EXPECT_EQ(err("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
                 "  cluster: {server: ftp://h}\n"),
             "cluster 'c': server 'ftp://h' is not an http(s) URL");
-  EXPECT_EQ(err(kubeconfig("    token: a\n").replace(kubeconfig("").find("LS0t"), 4, "!!!!"), "two"),
+  EXPECT_EQ(err(kubeconfig("    token: a\n").replace(kubeconfig("").find("LS0t"), 4, "$$$$"), "two"),
             "cluster 'c2': certificate-authority-data is not valid base64");
   fs::remove(dir + "/ca.crt");
   EXPECT_EQ(err(kubeconfig("    token: a\n")),

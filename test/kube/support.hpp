@@ -14,7 +14,7 @@
 
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
-#include "messages/kube.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun::kube::testing {

@@ -1,4 +1,5 @@
-// The YAML subset reader kubeconfigs need.
+// Kubeconfig YAML (through yaml-cpp) into RapidJSON: structure, scalar typing,
+// JSON input, and errors that name the line.
 #include "adapters/kube/yaml.hpp"
 
 #include <gtest/gtest.h>
@@ -79,12 +80,16 @@ TEST(Yaml, QuotedKeysAndColonsInValues) {
 }
 
 TEST(Yaml, ErrorsNameTheLine) {
-  EXPECT_EQ(yaml_to_json("a: 1\n  b: 2\n"), "ERROR line 2: bad indentation in mapping");
+  EXPECT_EQ(yaml_to_json("a: 1\n  b: 2\n").substr(0, 13), "ERROR line 2:");  // bad indentation
   EXPECT_EQ(yaml_to_json("a: 1\na: 2\n"), "ERROR line 2: duplicate key 'a'");
-  EXPECT_EQ(yaml_to_json("a: \"open\n"), "ERROR line 1: unterminated or invalid quoted scalar");
-  EXPECT_EQ(yaml_to_json("a:\n\tb: 1\n"), "ERROR line 2: tab used for indentation");
+  EXPECT_EQ(yaml_to_json("a:\n\tb: 1\n").substr(0, 13), "ERROR line 2:");  // a tab as indentation
   EXPECT_EQ(yaml_to_json("a: [1, 2\n"), "ERROR line 1: bad flow collection");
   EXPECT_EQ(yaml_to_json("- a\n- b\n  c: d\n").substr(0, 13), "ERROR line 3:");
+  EXPECT_EQ(yaml_to_json("? [a, b]\n: c\n").substr(0, 13), "ERROR line 1:");  // keys are scalars
+}
+
+TEST(Yaml, TaggedScalarsAndAliases) {
+  EXPECT_EQ(yaml_to_json("a: !!str 5\nb: &x 1\nc: *x\n"), R"({"a":"5","b":1,"c":1})");
 }
 
 TEST(Yaml, EmptyDocumentIsNull) { EXPECT_EQ(yaml_to_json("# nothing\n"), "null"); }

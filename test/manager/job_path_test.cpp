@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "actors/runner/runner_actor.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 #include "test/support/caf_test_system.hpp"
 
 namespace octorun::runner {

@@ -13,7 +13,7 @@
 
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
-#include "messages/kube.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

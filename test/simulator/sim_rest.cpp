@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "adapters/common/base64.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 #include "test/simulator/simulator_impl.hpp"
+#include "test/support/jwt_testing.hpp"
 
 namespace octorun::sim {
 
@@ -75,13 +77,13 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     std::string_view h = r.header_value("authorization");
     if (!h.starts_with("Bearer ")) return rest_error(401, "A JSON web token could not be decoded");
     if (options.app_public_key_pem.empty()) return rest_error(401, "A JSON web token could not be decoded");
-    auto claims = github::verify_app_jwt(h.substr(7), options.app_public_key_pem, now());
+    auto claims = github::testing::verify_app_jwt(h.substr(7), options.app_public_key_pem, now());
     if (!claims) return rest_error(401, "A JSON web token could not be decoded: " + claims.error());
     auto token = new_token("ghs_");
     auto expires = now() + options.installation_token_ttl.count();
     installation_tokens[token] = expires;
     return json_response(
-        201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + github::format_rfc3339(expires) +
+        201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + format_rfc3339(expires) +
                  "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
                  "\"write\"},\"repository_selection\":\"all\"}");
   }
@@ -93,7 +95,7 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     auto it = registration_tokens.find(std::string(h.substr(11)));
     if (it == registration_tokens.end() || it->second <= now()) return rest_error(401, "Bad credentials");
     auto exp = now() + options.admin_token_ttl.count();
-    auto token = github::make_hs256_jwt("simulator", {"simulator", now(), exp});
+    auto token = github::testing::make_hs256_jwt("simulator", {"simulator", now(), exp});
     admin_tokens[token] = exp;
     return json_response(200, "{\"url\":" + json::quote(base + "/tenant/1/") + ",\"token\":" +
                                   json::quote(token) + ",\"token_schema\":\"OAuthAccessToken\"}");
@@ -138,9 +140,8 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     auto t = new_token("AAREG");
     auto exp = now() + 3600;
     if (endpoint == "rest.registration_token") registration_tokens[t] = exp;
-    return rest_json(
-        201, "{\"token\":" + json::quote(t) + ",\"expires_at\":\"" + github::format_rfc3339(exp) + "\"}",
-        token);
+    return rest_json(201, "{\"token\":" + json::quote(t) + ",\"expires_at\":\"" + format_rfc3339(exp) + "\"}",
+                     token);
   }
   if (endpoint == "rest.generate_jitconfig") {
     rapidjson::Document d;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <random>
 
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
@@ -276,18 +277,17 @@ std::string simulator::impl::job_message_json(const char* type, const sim_job& j
       json::quote(j.spec.repository + "/.github/workflows/" + j.spec.workflow + "@refs/heads/main") +
       ",\"jobDisplayName\":" + json::quote(j.spec.name) +
       ",\"eventName\":\"push\",\"workflowRunId\":" + std::to_string(j.run_id) +
-      ",\"requestLabels\":" + strings_json(j.spec.labels) + ",\"queueTime\":\"" +
-      github::format_rfc3339(now()) + "\"";
+      ",\"requestLabels\":" + strings_json(j.spec.labels) + ",\"queueTime\":\"" + format_rfc3339(now()) +
+      "\"";
   std::string t = type;
   if (t == "JobAvailable")
     out += ",\"acquireJobUrl\":" + json::quote(base + "/tenant/1/_apis/runtime/runnerscalesets/" +
                                                std::to_string(j.scale_set_id) + "/acquirejobs");
   if (t == "JobStarted" || t == "JobCompleted")
     out += ",\"runnerId\":" + std::to_string(j.runner_id) + ",\"runnerName\":" + json::quote(j.runner_name) +
-           ",\"runnerAssignTime\":\"" + github::format_rfc3339(now()) + "\"";
+           ",\"runnerAssignTime\":\"" + format_rfc3339(now()) + "\"";
   if (t == "JobCompleted")
-    out +=
-        ",\"result\":" + json::quote(j.result) + ",\"finishTime\":\"" + github::format_rfc3339(now()) + "\"";
+    out += ",\"result\":" + json::quote(j.result) + ",\"finishTime\":\"" + format_rfc3339(now()) + "\"";
   return out + "}";
 }
 
@@ -325,10 +325,9 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
       ",\"html_url\":" +
       json::quote("https://github.com/" + j.spec.repository + "/actions/runs/" + std::to_string(j.run_id)) +
       ",\"status\":\"" + status + "\",\"conclusion\":" + conclusion + ",\"created_at\":\"" +
-      github::format_rfc3339(now()) +
-      "\",\"started_at\":" + (has_runner ? "\"" + github::format_rfc3339(now()) + "\"" : "null") +
-      ",\"completed_at\":" +
-      (action_s == "completed" ? "\"" + github::format_rfc3339(now()) + "\"" : "null") +
+      format_rfc3339(now()) +
+      "\",\"started_at\":" + (has_runner ? "\"" + format_rfc3339(now()) + "\"" : "null") +
+      ",\"completed_at\":" + (action_s == "completed" ? "\"" + format_rfc3339(now()) + "\"" : "null") +
       ",\"name\":" + json::quote(j.spec.name) + ",\"steps\":[],\"labels\":" + strings_json(j.spec.labels) +
       ",\"runner_id\":" + (has_runner ? std::to_string(j.runner_id) : "null") +
       ",\"runner_name\":" + (has_runner ? json::quote(j.runner_name) : "null") +

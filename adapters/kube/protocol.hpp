@@ -1,4 +1,5 @@
-// Messages between actors and the Kubernetes adapter (adapters/kube).
+// The Kubernetes adapter's request/reply protocol: the messages actors
+// exchange with the request pool, the informers and the event recorder.
 //
 // Requests go to the request pool (kube::spawn_request_pool) and are answered
 // with an object_result / list_result — API failures are values in them:

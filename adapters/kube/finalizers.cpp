@@ -1,0 +1,45 @@
+#include "adapters/kube/finalizers.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+
+#include "adapters/common/json.hpp"
+
+namespace octorun::kube {
+namespace {
+
+const rapidjson::Value* finalizers(const object& o) {
+  const auto* meta = o.member("metadata");
+  const auto* list = meta ? json::find_value(*meta, "finalizers") : nullptr;
+  return list && list->IsArray() ? list : nullptr;
+}
+
+bool is(const rapidjson::Value& f, std::string_view name) {
+  return f.IsString() && std::string_view(f.GetString(), f.GetStringLength()) == name;
+}
+
+}  // namespace
+
+bool has_finalizer(const object& o, std::string_view name) {
+  const auto* list = finalizers(o);
+  return list &&
+         std::any_of(list->Begin(), list->End(), [&](const rapidjson::Value& f) { return is(f, name); });
+}
+
+std::string finalizer_patch(const object& o, std::string_view name, bool present) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value list(rapidjson::kArrayType);
+  if (const auto* existing = finalizers(o))
+    for (const auto& f : existing->GetArray())
+      if (f.IsString() && !is(f, name)) list.PushBack(rapidjson::Value(f, a), a);
+  if (present) list.PushBack(json::string_value(name, a), a);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", json::string_value(o.resource_version, a), a);
+  meta.AddMember("finalizers", list, a);
+  d.AddMember("metadata", meta, a);
+  return json::write(d);
+}
+
+}  // namespace octorun::kube

@@ -1,0 +1,21 @@
+// Finalizers: whether an object holds one, and the merge patch that adds or
+// removes it. The one implementation the Runner and RunnerSet actors share.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "adapters/kube/object.hpp"
+
+namespace octorun::kube {
+
+// Whether o's metadata.finalizers lists `name`.
+bool has_finalizer(const object& o, std::string_view name);
+
+// The merge-patch body that leaves o's other finalizers as they are and adds
+// (`present`) or removes `name`, locked on o's resourceVersion (a conflict
+// means someone else changed the list meanwhile: re-read and decide again):
+//   {"metadata":{"resourceVersion":"<rv>","finalizers":[...others, name]}}
+std::string finalizer_patch(const object& o, std::string_view name, bool present);
+
+}  // namespace octorun::kube

@@ -17,7 +17,6 @@ struct github_scope {
   std::string owner;       // organization or enterprise
   std::string repository;  // empty unless kind == repository
   bool github_com = false;
-
 };
 
 // Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with

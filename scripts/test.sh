@@ -13,10 +13,11 @@ test/controlplane/build.sh >/dev/null
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
-# Sanitizers: the unit tests again, under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Sanitizers: every test that needs no cluster (unit tests, GitHub tests against the
+# in-process simulator) again, under AddressSanitizer + UndefinedBehaviorSanitizer.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOCTORUN_SANITIZE=ON \
   -DOCTORUN_BUILD_BENCH=OFF >/dev/null
-cmake --build build-asan -j"$jobs" --target octorun_unit_tests
+cmake --build build-asan -j"$jobs" --target octorun_cluster_free_tests
 # Fuzzing: the AdmissionReview parser and admission rules under libFuzzer
 # (clang, ASan+UBSan), in a folder of its own so the g++ builds are untouched.
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
@@ -27,7 +28,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 ctest --test-dir build --output-on-failure -j"$jobs" "$@" || status=1
-ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" || status=1
+ctest --test-dir build-asan -L cluster_free --output-on-failure -j"$jobs" || status=1
 # Bounded fuzz run: new inputs go to build-fuzz/corpus, the committed seeds are read only.
 mkdir -p build-fuzz/corpus build-fuzz/artifacts
 build-fuzz/test/fuzz/admission_review_fuzz -max_total_time=20 -print_final_stats=1 \

@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
 
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/admission/webhook_server.hpp"
 #include "adapters/common/base64.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 #ifndef OCTORUN_DEPLOY_DIR
 #error "OCTORUN_DEPLOY_DIR must name deploy/"
@@ -28,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::cluster;
 using test::cluster_info;
+using namespace std::chrono_literals;
 
 struct outcome {
   bool ok;
@@ -48,19 +49,10 @@ std::string write_temp(const std::string& dir, const std::string& name, const st
   return path;
 }
 
-// Retries `attempt` until it returns true or the deadline passes. Webhook
-// configurations reach the apiserver through an informer, so their effect
-// is observed rather than slept for.
-template <class Fn>
-bool eventually(Fn attempt, std::chrono::seconds deadline = std::chrono::seconds(60)) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  auto pause = std::chrono::milliseconds(50);
-  while (std::chrono::steady_clock::now() < until) {
-    if (attempt()) return true;
-    std::this_thread::sleep_for(pause);  // backoff between observations, not a synchronisation
-    pause = std::min(pause * 2, std::chrono::milliseconds(1000));
-  }
-  return attempt();
+// A server-side dry run of `args` as "admitted: <output>" or "denied: <output>".
+std::string dry_run(const std::string& args) {
+  auto r = run(args + " --dry-run=server");
+  return (r.ok ? "admitted: " : "denied: ") + r.output;
 }
 
 std::string runnerset_yaml(const std::string& ns, const std::string& name, const std::string& spec_extra = "",
@@ -140,21 +132,22 @@ class webhook_under_test {
  private:
   void wait_until_in_effect() {
     // Each webhook is in effect once a server-side dry run shows its effect.
+    // Webhook configurations reach the apiserver through an informer, so
+    // their effect is observed rather than slept for.
+    auto denied_with = [](const std::string& reason) {
+      return [reason](const std::string& o) {
+        return o.starts_with("denied: ") && o.find(reason) != std::string::npos;
+      };
+    };
     auto bad_set = apply("probe-set", runnerset_yaml(ns, "probe", "", "https://github.com"));
-    EXPECT_TRUE(eventually([&] {
-      auto r = run(bad_set + " --dry-run=server");
-      return !r.ok && r.output.find("names no organization") != std::string::npos;
-    })) << "validating webhook for RunnerSets never took effect";
+    test::wait_for([&] { return dry_run(bad_set); }, denied_with("names no organization"), 60s,
+                   "the validating webhook for RunnerSets to take effect");
     auto good_set = apply("probe-good", runnerset_yaml(ns, "probe"));
-    EXPECT_TRUE(eventually([&] {
-      auto r = run(good_set + " --dry-run=server -o jsonpath={.spec.runnerGroup}");
-      return r.ok && r.output == "Default";
-    })) << "mutating webhook never took effect";
+    test::wait_for_value([&] { return dry_run(good_set + " -o jsonpath={.spec.runnerGroup}"); },
+                         std::string("admitted: Default"), 60s, "the mutating webhook to take effect");
     auto long_runner = apply("probe-runner", runner_yaml(ns, std::string(64, 'r')));
-    EXPECT_TRUE(eventually([&] {
-      auto r = run(long_runner + " --dry-run=server");
-      return !r.ok && r.output.find("is 1 character too long") != std::string::npos;
-    })) << "validating webhook for Runners never took effect";
+    test::wait_for([&] { return dry_run(long_runner); }, denied_with("is 1 character too long"), 60s,
+                   "the validating webhook for Runners to take effect");
   }
 };
 

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "test/support/poll.hpp"
+
 namespace octorun::kube::testing {
 
 config admin_config(const test::cluster_info& c) {
@@ -59,12 +61,8 @@ void create_configmaps(const config& cfg, const std::string& ns, const std::stri
 }
 
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds deadline) {
-  auto until = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
+  auto held = [](bool h) { return h; };
+  return bool(test::poll(done, held, deadline));
 }
 
 void mirror::apply(const informer_event& e) {

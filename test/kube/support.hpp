@@ -31,7 +31,7 @@ std::string configmap_json(const std::string& ns, const std::string& name, const
 void create_configmaps(const config& cfg, const std::string& ns, const std::string& prefix, int count,
                        int parallel = 4, const std::string& labels_json = "{}");
 
-// Polls `done` every 20 ms until it holds or `deadline` passes.
+// Polls `done` (test::poll) until it holds or `deadline` passes.
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds deadline);
 
 // A subscriber's view of one informer: the objects by key, built only from

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -29,6 +30,7 @@
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/poll.hpp"
 
 extern char** environ;
 
@@ -99,15 +101,16 @@ class octorun_process {
   // The first capture of the first match of `pattern` in the log, once it
   // appears; empty when it does not within `within` (or the process exits).
   std::string wait_for_log(const std::regex& pattern, std::chrono::milliseconds within) const {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    for (;;) {
+    // A log file offers no event to wait on: poll it (until the process exits).
+    auto capture = [&]() -> std::optional<std::string> {
       auto text = log();
       std::smatch m;
-      if (std::regex_search(text, m, pattern)) return m[1];
-      if (std::chrono::steady_clock::now() >= deadline || !alive()) return {};
-      // A log file offers no event to wait on: poll it.
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+      if (std::regex_search(text, m, pattern)) return m[1].str();
+      return std::nullopt;
+    };
+    return test::poll(
+               capture, [&](const std::optional<std::string>& c) { return c || !alive(); }, within)
+        .last.value_or("");
   }
   // The webhook intake URL once this replica leads.
   std::string wait_leading(std::chrono::milliseconds within) const {

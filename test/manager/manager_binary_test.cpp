@@ -25,6 +25,7 @@
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 #ifndef OCTORUN_DEPLOY_DIR
 #error "OCTORUN_DEPLOY_DIR must name deploy/"
@@ -124,14 +125,7 @@ class ManagerBinary : public ::testing::Test {
   // Polls `url` until `pred(body)` holds; returns the last body seen.
   template <class Pred>
   static std::string scrape_until(const std::string& url, Pred pred, std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    std::string body;
-    while (std::chrono::steady_clock::now() < deadline) {
-      body = http_get(url);
-      if (pred(body)) return body;
-      std::this_thread::sleep_for(100ms);
-    }
-    return body;
+    return test::poll([&] { return http_get(url); }, pred, within).last;
   }
 
   static std::string admission_port(const test::octorun_process& p) {
@@ -155,15 +149,12 @@ class ManagerBinary : public ::testing::Test {
   }
 
   bool eventually_none(const std::string& kind, std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (count(kind) == "0") return true;
-      std::this_thread::sleep_for(200ms);
-    }
-    ADD_FAILURE() << kind << " left: " << test::kubectl(c_, "-n " + ns_ + " get " + kind)
-                  << "\nmanager log:\n"
-                  << log_tail();
-    return false;
+    return bool(
+        test::wait_for_value([&] { return count(kind); }, std::string("0"), within, "the count of " + kind,
+                             [&] {
+                               return kind + " left: " + test::kubectl(c_, "-n " + ns_ + " get " + kind) +
+                                      "\nmanager log:\n" + log_tail();
+                             }));
   }
 
   const test::cluster_info& c_;
@@ -329,16 +320,21 @@ TEST_F(ManagerBinary, ServesTheAdmissionWebhookOnEveryReplica) {
            "r}]}}\n";
   };
   // Configurations reach the apiserver through its informer: observe their effect.
-  std::string denial;
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    denial = test::kubectl(c_, "create -f - 2>&1 <<'EOF' || true\n" +
-                                   set_yaml(std::string(60, 'b'), "https://github.com/acme") + "EOF");
-    if (denial.find("shorten the RunnerSet name by 3") != std::string::npos) break;
-    test::kubectl(
-        c_, "-n " + ns_ + " delete runnerset " + std::string(60, 'b') + " --ignore-not-found >/dev/null");
-    std::this_thread::sleep_for(200ms);
-  }
+  auto too_long = [](const std::string& out) {
+    return out.find("shorten the RunnerSet name by 3") != std::string::npos;
+  };
+  auto denial = test::poll(
+                    [&] {
+                      auto out = test::kubectl(
+                          c_, "create -f - 2>&1 <<'EOF' || true\n" +
+                                  set_yaml(std::string(60, 'b'), "https://github.com/acme") + "EOF");
+                      if (!too_long(out))  // admitted before the webhook took effect: try again
+                        test::kubectl(c_, "-n " + ns_ + " delete runnerset " + std::string(60, 'b') +
+                                              " --ignore-not-found >/dev/null");
+                      return out;
+                    },
+                    too_long, 60s)
+                    .last;
   // The webhook's 422 Status, passed on by the apiserver.
   EXPECT_NE(denial.find("The request is invalid: metadata.name: is 3 characters too long"), std::string::npos)
       << denial << log_tail();

@@ -8,7 +8,8 @@
 
 #include <chrono>
 #include <sstream>
-#include <thread>
+
+#include "test/support/poll.hpp"
 
 namespace octorun::metrics {
 namespace {
@@ -112,13 +113,10 @@ TEST(MetricsFeed, TheActorPublishesWhatItWasFed) {
   caf::anon_send(feed, event(runner_json("linux-aaaaa", "Running", true)));
   const std::string want =
       R"(octorun_runnerset_runners{namespace="ci",runnerset="linux",variant="",state="running"} 1)";
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  std::string text;
-  while (std::chrono::steady_clock::now() < deadline) {
-    text = scrape(*collector);
-    if (text.find(want) != std::string::npos) break;
-    std::this_thread::sleep_for(10ms);
-  }
+  // The feed publishes from its own thread; its collector offers nothing to wait on.
+  auto text = test::poll([&] { return scrape(*collector); },
+                         [&](const std::string& t) { return t.find(want) != std::string::npos; }, 10s)
+                  .last;
   EXPECT_NE(text.find(want), std::string::npos) << text;
   caf::anon_send_exit(feed, caf::exit_reason::user_shutdown);
 }

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "actors/kinds.hpp"
 #include "actors/runnerset/runner_object.hpp"
@@ -21,6 +20,7 @@
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 namespace octorun::runner {
 namespace {
@@ -75,38 +75,30 @@ class RunnerActor : public test::actor_test_base {
   // Polls `jsonpath` of the Runner (or another object) until it equals `want`.
   bool eventually(const std::string& what, const std::string& jsonpath, const std::string& want,
                   std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    std::string got;
-    while (std::chrono::steady_clock::now() < deadline) {
-      got = test::kubectl(
-          c_, "-n " + ns_ + " get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null || true");
-      if (got == want) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    ADD_FAILURE() << what << " " << jsonpath << ": wanted '" << want << "', last saw '" << got << "'\n"
-                  << test::kubectl(c_, "-n " + ns_ + " get runners,pods,secrets -o wide 2>&1 || true")
-                  << test::kubectl(c_, "-n " + ns_ + " get pods -o yaml 2>&1 || true");
-    return false;
+    return bool(test::wait_for_value(
+        [&] { return get(what + " -o jsonpath='" + jsonpath + "'"); }, want, within, what + " " + jsonpath,
+        [&] {
+          return test::kubectl(c_, "-n " + ns_ + " get runners,pods,secrets -o wide 2>&1 || true") +
+                 test::kubectl(c_, "-n " + ns_ + " get pods -o yaml 2>&1 || true");
+        }));
   }
 
   // Polls the events.k8s.io Events regarding the Runner until one of each
   // `type/reason` in `want` is there.
   bool eventually_events(const std::vector<std::string>& want, std::chrono::seconds within = 30s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    std::string got;
-    while (std::chrono::steady_clock::now() < deadline) {
-      got = test::kubectl(
-          c_, "-n " + ns_ +
-                  R"( get events.events.k8s.io -o jsonpath='{range .items[*]}{.type}/{.reason} )"
-                  R"([{.regarding.kind}/{.regarding.name} {.reportingController}] {.note}{"\n"}{end}')");
-      if (std::all_of(want.begin(), want.end(), [&](const std::string& w) {
+    return bool(test::wait_for(
+        [&] {
+          return test::kubectl(
+              c_, "-n " + ns_ +
+                      R"( get events.events.k8s.io -o jsonpath='{range .items[*]}{.type}/{.reason} )"
+                      R"([{.regarding.kind}/{.regarding.name} {.reportingController}] {.note}{"\n"}{end}')");
+        },
+        [&](const std::string& got) {
+          return std::all_of(want.begin(), want.end(), [&](const std::string& w) {
             return got.find(w + " [Runner/" + name_ + " octorun.io/manager] ") != std::string::npos;
-          }))
-        return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    ADD_FAILURE() << "events regarding " << name_ << ":\n" << got;
-    return false;
+          });
+        },
+        within, "the events regarding " + name_));
   }
 
   bool gone(const std::string& what, std::chrono::seconds within = 30s) {
@@ -199,13 +191,9 @@ TEST_F(RunnerActor, AFailedPodIsRecordedAndRecreated) {
   EXPECT_TRUE(eventually(runner, "{.status.failures[0].exitCode}", "3"));
   EXPECT_TRUE(eventually_events({"Normal/Pending", "Warning/PodFailed"}));
   // A new pod (new uid) comes up after the first backoff step (0 s for the first failure).
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  std::string uid = first_uid;
-  while (std::chrono::steady_clock::now() < deadline && (uid == first_uid || uid.empty())) {
-    std::this_thread::sleep_for(100ms);
-    uid = test::kubectl(
-        c_, "-n " + ns_ + " get pod/" + name_ + " -o jsonpath='{.metadata.uid}' 2>/dev/null || true");
-  }
+  auto uid = test::poll([&] { return get("pod/" + name_ + " -o jsonpath='{.metadata.uid}'"); },
+                        [&](const std::string& u) { return u != first_uid && !u.empty(); }, 30s)
+                 .last;
   EXPECT_NE(uid, first_uid);
   EXPECT_FALSE(uid.empty());
   EXPECT_TRUE(eventually(runner, "{.status.phase}", "Pending"));

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "adapters/kube/config.hpp"
@@ -16,6 +15,7 @@
 #include "adapters/kube/protocol.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 namespace octorun::test {
 
@@ -117,14 +117,8 @@ class actor_test_base : public ::testing::Test {
   // what it last saw and diagnostics().
   bool eventually(const std::string& args, const std::string& want,
                   std::chrono::seconds within = std::chrono::seconds(60)) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    std::string got;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if ((got = get(args)) == want) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    }
-    ADD_FAILURE() << args << ": wanted '" << want << "', last saw '" << got << "'\n" << diagnostics();
-    return false;
+    return bool(wait_for_value([&] { return get(args); }, want, within, "get " + args,
+                               [&] { return diagnostics(); }));
   }
 
   virtual std::string diagnostics() { return get("runners,pods,secrets -o wide") + get("runners -o yaml"); }

@@ -12,8 +12,9 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 #include <vector>
+
+#include "test/support/poll.hpp"
 
 #ifndef OCTORUN_CRDS_DIR
 #error "OCTORUN_CRDS_DIR must name crds/"
@@ -130,22 +131,25 @@ std::string kubectl(const cluster_info& c, const std::string& args) {
 }
 
 void install_crds(const cluster_info& c) {
-  std::string last;
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    int status = 0;
-    last = run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) + " apply -f " +
-                           quote(OCTORUN_CRDS_DIR) + " 2>&1",
-                       &status);
-    if (status == 0) {
-      kubectl(c,
-              "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
-              "--timeout=60s >/dev/null");
-      return;
-    }
-    // Another test binary is applying the same objects: its write won; read and try again.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
-  }
-  throw std::runtime_error("cannot install the CRDs: " + last);
+  struct attempt {
+    int status = -1;
+    std::string output;
+  };
+  // A failed apply: another test binary is applying the same objects and its
+  // write won; read and try again.
+  auto applied = poll(
+      [&] {
+        attempt a;
+        a.output = run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) +
+                                   " apply -f " + quote(OCTORUN_CRDS_DIR) + " 2>&1",
+                               &a.status);
+        return a;
+      },
+      [](const attempt& a) { return a.status == 0; }, std::chrono::seconds(30));
+  if (!applied) throw std::runtime_error("cannot install the CRDs: " + applied.last.output);
+  kubectl(c,
+          "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
+          "--timeout=60s >/dev/null");
 }
 
 std::string make_namespace(const cluster_info& c, const std::string& prefix) {

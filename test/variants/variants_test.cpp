@@ -8,13 +8,13 @@
 
 #include <chrono>
 #include <sstream>
-#include <thread>
 
 #include "actors/kinds.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 namespace octorun {
 namespace {
@@ -106,14 +106,8 @@ class Variants : public test::actor_test_base {
     return out;
   }
   bool eventually_scale_sets(const std::string& want, std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (scale_sets() == want) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    ADD_FAILURE() << "scale sets: wanted '" << want << "', saw '" << scale_sets() << "'\n"
-                  << sim_->state_json();
-    return false;
+    return bool(test::wait_for_value([&] { return scale_sets(); }, want, within, "the scale sets",
+                                     [&] { return sim_->state_json(); }));
   }
   sim::simulator::scale_set_info scale_set(const std::string& name) {
     for (const auto& s : sim_->scale_sets())
@@ -144,15 +138,12 @@ class Variants : public test::actor_test_base {
   }
   std::string eventually_runner(const std::string& variant, const std::string& phase,
                                 std::chrono::seconds within = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto r = runners(variant, phase);
-      if (!r.empty() && r.find(' ') == std::string::npos) return r;
-      std::this_thread::sleep_for(150ms);
-    }
-    ADD_FAILURE() << "no single " << phase << " runner of variant " << variant << "\n"
-                  << get("runners -o wide") << sim_->state_json();
-    return {};
+    auto single =
+        test::wait_for([&] { return runners(variant, phase); },
+                       [](const std::string& r) { return !r.empty() && r.find(' ') == std::string::npos; },
+                       within, "a single " + phase + " runner of variant " + variant,
+                       [&] { return get("runners -o wide") + sim_->state_json(); });
+    return single ? single.last : std::string{};
   }
 
   caf::actor set_;

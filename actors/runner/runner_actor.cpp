@@ -566,10 +566,16 @@ void decide_job(self_ptr self, const kube::object& fresh_object, const resources
         return write_job_phase(self, rv, started->job, view.current, phase::running, {});
       case job_started_verdict::already_running:
         return job_done(self);
+      // Said by the verdict, not by the deletion mark: a finished runner is
+      // being deleted too once its set removes it, and a late start that
+      // finds it so is not a start on a runner deleted before its job ended.
       case job_started_verdict::skip_terminal:
+        spdlog::info("runner {}: job {} started on a runner that has finished; not promoting", id(self),
+                     started->job.job_id);
+        return job_done(self);
       case job_started_verdict::skip_deleting:
-        spdlog::info("runner {}: job {} started on a runner that is {}; not promoting", id(self),
-                     started->job.job_id, view.deleting ? "being deleted" : "finished");
+        spdlog::info("runner {}: job {} started on a runner that is being deleted; not promoting", id(self),
+                     started->job.job_id);
         return job_done(self);
     }
   }

@@ -224,7 +224,11 @@ TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
       self, [&] { return m.synced == 1 && m.added == 20; }, 30s));
 
   // A writer keeps creating, modifying and deleting while the apiserver is
-  // killed and restarted; each write is retried until the server has it.
+  // killed and restarted; each write is retried until the server has it. It
+  // writes until it is stopped: a fixed number of writes could all be done
+  // before the restart returns (the apiserver serves well before /readyz
+  // answers ok), leaving none for after it. Its client is paced, so that the
+  // objects it leaves stay a few hundred however long the restart takes.
   std::atomic<bool> stop{false};
   std::atomic<int> writes{0};
   struct stop_on_exit {
@@ -233,31 +237,36 @@ TEST_F(Informer, ApiserverRestartMidWatchLosesAndDuplicatesNothing) {
   };
   // Stopped and joined on every exit from this test, failed assertions included.
   std::jthread writer([&] {
-    client api(admin);
-    auto retry = [&](const std::function<expected<object, api_error>()>& op) {
-      for (int attempt = 0; attempt < 600 && !stop; ++attempt) {
+    client_options paced;
+    paced.limiter = std::make_shared<token_bucket>(20, 20);
+    client api(admin, paced);
+    // True once the server has the write (maybe from an earlier try).
+    auto land = [&](const std::function<expected<object, api_error>()>& op) {
+      while (!stop) {
         auto r = op();
-        if (r || r.error().already_exists() || r.error().not_found())
-          return;  // landed (maybe on an earlier try)
-        std::this_thread::sleep_for(100ms);
+        if (r || r.error().already_exists() || r.error().not_found()) return true;
+        std::this_thread::sleep_for(100ms);  // the apiserver is down: try again
       }
+      return false;
     };
-    for (int i = 0; !stop && i < 400; ++i) {
+    for (int i = 0; !stop; ++i) {
       auto name = "w-" + std::to_string(i);
-      retry([&] { return api.create(configmaps(), ns, configmap_json(ns, name, "0")); });
-      retry([&] {
-        return api.patch(configmaps(), ns, "base-" + std::to_string(i % 20), patch_type::merge,
-                         R"({"data":{"value":")" + std::to_string(i) + R"("}})");
-      });
-      if (i % 3 == 0) retry([&] { return api.remove(configmaps(), ns, name); });
+      if (!land([&] { return api.create(configmaps(), ns, configmap_json(ns, name, "0")); })) return;
+      if (!land([&] {
+            return api.patch(configmaps(), ns, "base-" + std::to_string(i % 20), patch_type::merge,
+                             R"({"data":{"value":")" + std::to_string(i) + R"("}})");
+          }))
+        return;
+      if (i % 3 == 0 && !land([&] { return api.remove(configmaps(), ns, name); })) return;
       ++writes;
     }
   });
   stop_on_exit stop_writer{stop};  // destroyed (stopping the writer) before `writer` joins
-  ASSERT_TRUE(eventually([&] { return writes >= 20; }, 60s));
+  ASSERT_TRUE(eventually([&] { return writes >= 20; }, 60s)) << writes << " writes";
   ASSERT_NO_FATAL_FAILURE(restart_apiserver(c));
   int after_restart = writes;
-  ASSERT_TRUE(eventually([&] { return writes >= after_restart + 20; }, 120s));
+  ASSERT_TRUE(eventually([&] { return writes >= after_restart + 20; }, 120s))
+      << writes << " writes, " << after_restart << " of them before the restart returned";
   stop = true;
   writer.join();
 

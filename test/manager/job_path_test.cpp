@@ -2,6 +2,8 @@
 // answers as the apiserver would when another writer slips in between the
 // job path's read and its patch.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <memory>
 #include <vector>
@@ -14,12 +16,14 @@
 namespace octorun::runner {
 namespace {
 
-kube::object runner_at(const std::string& rv, const std::string& phase) {
+// `deleting`: its set has deleted it and its finalizer holds it.
+kube::object runner_at(const std::string& rv, const std::string& phase, bool deleting = false) {
   auto o = kube::parse_object(
       R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":"r","namespace":"ns","uid":"u",)"
       R"("resourceVersion":")" +
-      rv +
-      R"("},"spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh",)"
+      rv + "\"" +
+      (deleting ? R"(,"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["octorun.io/runner"])" : "") +
+      R"(},"spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh",)"
       R"("template":{"spec":{"containers":[{"name":"runner","image":"x"}]}}},"status":{"phase":")" +
       phase + R"("}})");
   return *o;
@@ -52,7 +56,8 @@ caf::behavior fake_kube(caf::event_based_actor*, std::shared_ptr<script> s) {
 
 class JobPath : public ::testing::Test {
  protected:
-  void start() {
+  // The Runner actor of "r" on the fake apiserver, before any delivery.
+  void spawn() {
     kube_ = t_.sys.spawn(fake_kube, s_);
     runner_actor_config cfg;
     cfg.ns = "ns";
@@ -60,10 +65,24 @@ class JobPath : public ::testing::Test {
     cfg.kube = kube_;
     cfg.github = kube_;  // unused here
     runner_ = spawn_runner(t_.sys, cfg);
+  }
+  static messages::job_started started() {
     messages::job_started js;
     js.job.job_id = 42;
     js.runner_name = "r";
-    caf::anon_send(runner_, js);
+    return js;
+  }
+  static messages::job_completed completed() {
+    messages::job_completed done;
+    done.job.job_id = 42;
+    done.runner_name = "r";
+    done.result = "success";
+    return done;
+  }
+  // Job 42 starts on "r".
+  void start() {
+    spawn();
+    caf::anon_send(runner_, started());
     t_.run();
   }
   ~JobPath() override {
@@ -115,27 +134,61 @@ TEST_F(JobPath, ARunnerAlreadyRunningThisJobIsLeftAlone) {
 
 TEST_F(JobPath, ACompletedJobFinishesTheRunnerAndALateStartCannotRevive) {
   s_->reads = {runner_at("5", "Pending"), runner_at("6", "Succeeded")};
-  kube_ = t_.sys.spawn(fake_kube, s_);
-  runner_actor_config cfg;
-  cfg.ns = "ns";
-  cfg.name = "r";
-  cfg.kube = kube_;
-  cfg.github = kube_;
-  runner_ = spawn_runner(t_.sys, cfg);
+  spawn();
   // Reordered deliveries: the completion first, then the start.
-  messages::job_completed done;
-  done.job.job_id = 42;
-  done.runner_name = "r";
-  done.result = "success";
-  caf::anon_send(runner_, done);
-  messages::job_started late;
-  late.job.job_id = 42;
-  late.runner_name = "r";
-  caf::anon_send(runner_, late);
+  caf::anon_send(runner_, completed());
+  caf::anon_send(runner_, started());
   t_.run();
   ASSERT_EQ(s_->patches.size(), 1u);
   EXPECT_NE(s_->patches[0].find(R"("phase":"Succeeded")"), std::string::npos) << s_->patches[0];
   EXPECT_NE(s_->patches[0].find(R"("resourceVersion":"5")"), std::string::npos);
+}
+
+// What the actors log while it lives (the default logger's output).
+class captured_log {
+ public:
+  captured_log() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
+  }
+  ~captured_log() { spdlog::set_default_logger(previous_); }
+  std::string text() const {
+    std::string out;
+    for (const auto& line : sink_->last_formatted()) out += line;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_ =
+      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// The late start of a job that completed first finds its runner finished and
+// already being deleted by its set (the set removes a finished runner at
+// once). That is a finished runner, not one deleted while GitHub ran a job on
+// it: the binary test that reorders deliveries tells the two apart by the log.
+TEST_F(JobPath, ALateStartOnAFinishedRunnerBeingDeletedSaysFinished) {
+  captured_log log;
+  // Completed at 5 (Pending, so Succeeded is written); by the start's read the
+  // set has deleted the finished runner.
+  s_->reads = {runner_at("5", "Pending"), runner_at("7", "Succeeded", true)};
+  spawn();
+  caf::anon_send(runner_, completed());
+  caf::anon_send(runner_, started());
+  t_.run();
+  ASSERT_EQ(s_->patches.size(), 1u);
+  EXPECT_NE(s_->patches[0].find(R"("phase":"Succeeded")"), std::string::npos) << s_->patches[0];
+  EXPECT_NE(log.text().find("job 42 started on a runner that has finished"), std::string::npos) << log.text();
+  EXPECT_EQ(log.text().find("being deleted"), std::string::npos) << log.text();
+}
+
+TEST_F(JobPath, AStartOnARunnerDeletedBeforeItsJobEndedSaysBeingDeleted) {
+  captured_log log;
+  s_->reads = {runner_at("7", "Pending", true)};
+  start();
+  EXPECT_TRUE(s_->patches.empty()) << "a runner being deleted was promoted";
+  EXPECT_NE(log.text().find("job 42 started on a runner that is being deleted"), std::string::npos)
+      << log.text();
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ cleanup() {
     wait "$containerd_pid" 2>/dev/null || true
   fi
   # Snapshots containerd left mounted (it was stopped, not asked to clean up).
-  grep -o " $work/[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+  { grep -o " $work/[^ ]*" /proc/self/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT

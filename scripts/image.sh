@@ -147,10 +147,12 @@ find "$rootfs/usr/share/ca-certificates" -name '*.crt' | LC_ALL=C sort |
   >"$rootfs/etc/ssl/certs/ca-certificates.crt"
 [[ -s $rootfs/etc/ssl/certs/ca-certificates.crt ]] || fail "no CA certificates in ca-certificates"
 # No programs, no shell, no package manager state, no device nodes (the runtime
-# mounts /dev), no iconv modules or translations (nothing here converts charsets).
+# mounts /dev; and /etc/hosts, hostname, resolv.conf), no iconv modules or
+# translations (nothing here converts charsets), no apt or dpkg configuration.
 rm -rf "${rootfs:?}"/{bin,sbin,usr/bin,usr/sbin,usr/games,usr/libexec,var,dev,run,home,root,opt,srv,mnt,media} \
   "$rootfs"/usr/share/{man,info,locale,lintian,bash-completion,gdb,perl5,debconf,pixmaps,gcc,menu,ca-certificates} \
-  "$rootfs"/usr/lib/x86_64-linux-gnu/gconv "$rootfs"/etc/{debconf.conf,ca-certificates.conf,ca-certificates}
+  "$rootfs"/usr/lib/x86_64-linux-gnu/gconv "$rootfs"/usr/lib/ssl/misc \
+  "$rootfs"/etc/{debconf.conf,ca-certificates.conf,ca-certificates,apt,dpkg,fstab,hostname,resolv.conf}
 mkdir -p "$rootfs"/{dev,proc,sys,tmp,run,var/tmp,home/nonroot,usr/bin} "$rootfs/etc"
 chmod 1777 "$rootfs/tmp" "$rootfs/var/tmp"
 chown 65532:65532 "$rootfs/home/nonroot"

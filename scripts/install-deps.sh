@@ -9,6 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev libyaml-cpp-dev
   clang libclang-rt-14-dev clang-format  # libFuzzer for the fuzz targets; formatting
   python3                                # free ports for the test cluster
+  mmdebstrap umoci containerd runc       # the image (scripts/image.sh) and its test
 )
 
 missing=()

@@ -79,6 +79,17 @@ class JobPath : public ::testing::Test {
     done.result = "success";
     return done;
   }
+  // Reordered deliveries: job 42 completes on "r", then starts; the
+  // completion writes Succeeded (the one patch).
+  void complete_then_start_late() {
+    spawn();
+    // Reordered deliveries: the completion first, then the start.
+    caf::anon_send(runner_, completed());
+    caf::anon_send(runner_, started());
+    t_.run();
+    ASSERT_EQ(s_->patches.size(), 1u);
+    EXPECT_NE(s_->patches[0].find(R"("phase":"Succeeded")"), std::string::npos) << s_->patches[0];
+  }
   // Job 42 starts on "r".
   void start() {
     spawn();
@@ -134,13 +145,7 @@ TEST_F(JobPath, ARunnerAlreadyRunningThisJobIsLeftAlone) {
 
 TEST_F(JobPath, ACompletedJobFinishesTheRunnerAndALateStartCannotRevive) {
   s_->reads = {runner_at("5", "Pending"), runner_at("6", "Succeeded")};
-  spawn();
-  // Reordered deliveries: the completion first, then the start.
-  caf::anon_send(runner_, completed());
-  caf::anon_send(runner_, started());
-  t_.run();
-  ASSERT_EQ(s_->patches.size(), 1u);
-  EXPECT_NE(s_->patches[0].find(R"("phase":"Succeeded")"), std::string::npos) << s_->patches[0];
+  ASSERT_NO_FATAL_FAILURE(complete_then_start_late());
   EXPECT_NE(s_->patches[0].find(R"("resourceVersion":"5")"), std::string::npos);
 }
 
@@ -172,12 +177,7 @@ TEST_F(JobPath, ALateStartOnAFinishedRunnerBeingDeletedSaysFinished) {
   // Completed at 5 (Pending, so Succeeded is written); by the start's read the
   // set has deleted the finished runner.
   s_->reads = {runner_at("5", "Pending"), runner_at("7", "Succeeded", true)};
-  spawn();
-  caf::anon_send(runner_, completed());
-  caf::anon_send(runner_, started());
-  t_.run();
-  ASSERT_EQ(s_->patches.size(), 1u);
-  EXPECT_NE(s_->patches[0].find(R"("phase":"Succeeded")"), std::string::npos) << s_->patches[0];
+  ASSERT_NO_FATAL_FAILURE(complete_then_start_late());
   EXPECT_NE(log.text().find("job 42 started on a runner that has finished"), std::string::npos) << log.text();
   EXPECT_EQ(log.text().find("being deleted"), std::string::npos) << log.text();
 }

@@ -58,7 +58,7 @@ class JobPath : public ::testing::Test {
     cfg.ns = "ns";
     cfg.name = "r";
     cfg.kube = kube_;
-    cfg.github = kube_;  // unused here
+    cfg.github = caf::actor_cast<runnerset::runner_github_api>(kube_);  // unused here
     runner_ = spawn_runner(t_.sys, cfg);
     messages::job_started js;
     js.job.job_id = 42;
@@ -120,7 +120,7 @@ TEST_F(JobPath, ACompletedJobFinishesTheRunnerAndALateStartCannotRevive) {
   cfg.ns = "ns";
   cfg.name = "r";
   cfg.kube = kube_;
-  cfg.github = kube_;
+  cfg.github = caf::actor_cast<runnerset::runner_github_api>(kube_);  // unused here
   runner_ = spawn_runner(t_.sys, cfg);
   // Reordered deliveries: the completion first, then the start.
   messages::job_completed done;

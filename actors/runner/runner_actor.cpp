@@ -343,29 +343,17 @@ void provision(self_ptr self) {
               reconcile(self);
             };
             auto failed = [=](const github::error& e) { on_jit_failed(self, e); };
-            if (s.cfg.scale_set_id != 0) {
-              self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value,
-                            s.cfg.scale_set_id, s.cfg.name)
-                  .then(
-                      [=](github::scaleset_jit_reply& r) {
-                        if (!r) return failed(r.error());
-                        store({r->encoded_jit_config, r->runner.id, r->runner.name});
-                      },
-                      [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
-            } else {
-              github::jit_request req;
-              req.name = s.cfg.name;
-              req.runner_group_id = s.cfg.runner_group_id;
-              req.labels = s.runner->spec.runner_labels;
-              self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value,
-                            std::move(req))
-                  .then(
-                      [=](github::jit_reply& r) {
-                        if (!r) return failed(r.error());
-                        store({r->encoded_jit_config, r->registered.id, r->registered.name});
-                      },
-                      [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
-            }
+            github::jit_request req;
+            req.name = s.cfg.name;
+            req.runner_group_id = s.cfg.runner_group_id;
+            req.labels = s.runner->spec.runner_labels;
+            self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
+                .then(
+                    [=](github::jit_reply& r) {
+                      if (!r) return failed(r.error());
+                      store({r->encoded_jit_config, r->registered.id, r->registered.name});
+                    },
+                    [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
           },
           [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
 }

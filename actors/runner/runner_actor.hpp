@@ -17,20 +17,22 @@
 #include <string>
 
 #include "actors/runner/next_step.hpp"
+#include "actors/runnerset/runner_github_api.hpp"
 
 namespace octorun::runner {
 
 struct runner_actor_config {
   std::string ns;
   std::string name;
-  caf::actor kube;    // kube::spawn_request_pool
-  caf::actor github;  // github::spawn_rest_pool for the Runner's credentials
+  caf::actor kube;  // kube::spawn_request_pool
+  // Its RunnerSet's actor (or anything answering the same API, e.g. a
+  // GitHub REST pool cast to it): JIT configurations and runner removal.
+  runnerset::runner_github_api github;
   // kube::spawn_event_recorder: an Event for each phase the actor writes and
   // each pod failure it retries (actors/runner/events.hpp). None: no Events.
   caf::actor events;
-  // Listener mode: JIT configurations come from this scale set. 0: the REST
-  // generate-jitconfig endpoint with the runner group and labels below.
-  std::int64_t scale_set_id = 0;
+  // JIT configurations with this runner group and the Runner's labels (the
+  // RunnerSet asks its scale set instead under the Listener intake).
   std::int64_t runner_group_id = 1;
   std::string user_agent = "octorun";
   limits lim;

@@ -8,7 +8,9 @@
 //
 // Messages: kube::informer_event for the RunnerSet, its Runners and their
 // Pods and Secrets; messages::job_available / job_assigned / job_started /
-// job_completed; GitHub requests from its Runner actors.
+// job_completed; its Runner actors' GitHub requests (runner_github_api,
+// the typed part of its interface: the rest arrives from informers and the
+// controller, which hold untyped handles).
 #pragma once
 
 #include <caf/all.hpp>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "actors/runner/runner_actor.hpp"
+#include "actors/runnerset/runner_github_api.hpp"
 
 namespace octorun::runnerset {
 
@@ -23,6 +26,9 @@ struct runnerset_actor_config {
   std::string ns;
   std::string name;
   caf::actor kube;  // kube::spawn_request_pool
+  // Answers the set's GitHub calls instead of the clients it builds from its
+  // credentials (REST and scale-set pools); none: those. For tests.
+  caf::actor github;
   std::string user_agent = "octorun";
   std::size_t github_workers = 2;
   std::chrono::milliseconds resync{30'000};        // re-read credentials, reconcile from scratch

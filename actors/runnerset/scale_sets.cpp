@@ -11,6 +11,12 @@ std::string scale_set_name(std::string_view set, std::string_view variant) {
   return out;
 }
 
+bool same_labels(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
 std::map<std::string, std::int64_t> recorded_scale_sets(const resources::runnerset_status& status) {
   std::map<std::string, std::int64_t> out;
   if (status.scale_set_id != 0) out[""] = status.scale_set_id;

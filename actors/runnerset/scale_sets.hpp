@@ -16,6 +16,9 @@ namespace octorun::runnerset {
 // (what workflows put in runs-on when they target a scale set by name).
 std::string scale_set_name(std::string_view set, std::string_view variant);
 
+// Whether two label lists hold the same labels (in any order).
+bool same_labels(std::vector<std::string> a, std::vector<std::string> b);
+
 // The scale set ids the status records, by variant ("" for a set without
 // variants): what survives a manager restart, so a scale set of a variant
 // removed while no manager ran is still found and deleted.

@@ -1,13 +1,10 @@
-// The RunnerSet actor publishing its status: counts in total and per variant,
-// the scale set ids, the CredentialsReady condition.
-#include <spdlog/spdlog.h>
+#include "actors/runnerset/set_status.hpp"
 
-#include "actors/kinds.hpp"
-#include "actors/runnerset/set_state.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/resources/naming.hpp"
 
-namespace octorun::runnerset::detail {
+namespace octorun::runnerset {
+namespace {
 
 // ---- status ------------------------------------------------------------------
 
@@ -56,48 +53,26 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
   status.AddMember("variants", variants, a);
 }
 
-void publish_status(self_ptr self, const variant_counts* counted, bool declared) {
-  auto& st = self->state;
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
+}  // namespace
+
+std::string status_json(const resources::runnerset& set, const variant_counts* counted, bool declared,
+                        bool loaded, const std::string& credentials_error) {
+  json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("observedGeneration", st.set->metadata.generation, a);
+  status.AddMember("observedGeneration", set.metadata.generation, a);
   // A merge patch: what is left out stays as it was (the counts while they
   // are unknown), what no longer applies is written null.
   if (counted != nullptr) write_counts(status, *counted, declared, a);
-  status.AddMember("selector", json::string_value(resources::selector(st.set->metadata.name), a), a);
+  status.AddMember("selector", json::string_value(resources::selector(set.metadata.name), a), a);
   rapidjson::Value conditions(rapidjson::kArrayType);
   rapidjson::Value ready(rapidjson::kObjectType);
   ready.AddMember("type", "CredentialsReady", a);
-  const bool loaded = st.credentials_error.empty() && st.github;
   ready.AddMember("status", rapidjson::StringRef(loaded ? "True" : "False"), a);
   ready.AddMember("reason", rapidjson::StringRef(loaded ? "Loaded" : "Invalid"), a);
-  ready.AddMember("message", json::string_value(st.credentials_error, a), a);
+  ready.AddMember("message", json::string_value(credentials_error, a), a);
   conditions.PushBack(ready, a);
   status.AddMember("conditions", conditions, a);
-  auto text = json::write(status);
-  if (text == st.published_status) return;
-  if (st.status_in_flight) {
-    st.status_stale = true;  // published once the write in flight returns
-    return;
-  }
-  d.AddMember("status", status, a);
-  st.status_in_flight = true;
-  self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                                    json::write(d), "status"})
-      .then(
-          [=](kube::object_result& r) {
-            auto& s = self->state;
-            s.status_in_flight = false;
-            if (r) {
-              s.published_status = text;
-            } else if (!r.error().not_found()) {
-              spdlog::warn("runnerset {}: publishing status: {}", id(self), kube::to_string(r.error()));
-            }
-            if (std::exchange(s.status_stale, false)) reconcile(self);
-          },
-          [=](caf::error&) { self->state.status_in_flight = false; });
+  return json::write(status);
 }
 
-}  // namespace octorun::runnerset::detail
+}  // namespace octorun::runnerset

@@ -22,6 +22,8 @@ class scale_down_window {
   // Records `desired` at `now`; returns the count scale-down may go down to:
   // the highest desired within the window (never below `desired`).
   std::int32_t floor(clock::time_point now, std::int32_t desired);
+  // What floor() would return, recording nothing.
+  std::int32_t peek(clock::time_point now, std::int32_t desired) const;
 
  private:
   struct sample {

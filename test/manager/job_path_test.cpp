@@ -63,7 +63,7 @@ class JobPath : public ::testing::Test {
     cfg.ns = "ns";
     cfg.name = "r";
     cfg.kube = kube_;
-    cfg.github = kube_;  // unused here
+    cfg.github = caf::actor_cast<runnerset::runner_github_api>(kube_);  // unused here
     runner_ = spawn_runner(t_.sys, cfg);
   }
   static messages::job_started started() {

@@ -1,0 +1,295 @@
+// The RunnerSet actor executing plan()'s actions against the Kubernetes pool
+// and its GitHub clients. Each reply updates the observation; only the
+// replies that bring news mark the set dirty (a failure waits for the next
+// event or tick, so a failing call is not hammered).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "actors/kinds.hpp"
+#include "actors/runner/runner_actor.hpp"
+#include "actors/runnerset/credentials.hpp"
+#include "actors/runnerset/runner_object.hpp"
+#include "actors/runnerset/set_state.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/github/auth.hpp"
+#include "adapters/github/scope.hpp"
+#include "adapters/resources/naming.hpp"
+#include "messages/kube.hpp"
+
+namespace octorun::runnerset::detail {
+
+using wake_atom = caf::atom_constant<caf::atom("rswake")>;
+
+namespace {
+
+std::string random_suffix(std::mt19937& rng) {
+  static constexpr char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // as the apiserver's generateName
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof alphabet - 2);
+  std::string s;
+  for (std::size_t i = 0; i < resources::runner_suffix_length; ++i) s.push_back(alphabet[pick(rng)]);
+  return s;
+}
+
+void create_runner(self_ptr self, const resources::effective_variant& v) {
+  auto& st = self->state;
+  auto suffix = random_suffix(st.rng);
+  auto name = resources::runner_name(st.world.set->metadata.name, v.name, suffix);
+  spdlog::debug("runnerset {}: creating Runner {}", id(self), name);
+  auto failed = [=](const std::string& why) {
+    spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, why);
+  };
+  // In flight (a placeholder holding capacity) until the watch brings it.
+  request_in_flight_until<kube::object_result>(
+      self, {action_kind::create_runners, name}, v.name, in_flight_until::seen, st.cfg.kube,
+      [=](kube::object_result& r) {
+        if (!r && !r.error().already_exists()) failed(kube::to_string(r.error()));
+      },
+      failed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
+}
+
+void delete_runner(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  request_in_flight<kube::object_result>(
+      self, {action_kind::delete_runner, name}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        auto& w = self->state.world;
+        // Deleted (or going, behind its finalizer): known now, before the
+        // watch says so, so the next plan does not delete it again.
+        if (auto it = w.runners.find(name); it != w.runners.end() && (r || r.error().not_found()))
+          it->second.view.deleting = true;
+        if (!r && !r.error().not_found())
+          spdlog::warn("runnerset {}: deleting Runner {}: {}", id(self), name, kube::to_string(r.error()));
+      },
+      [](const std::string&) {}, kube::delete_request{kinds::runners(), st.cfg.ns, name, {}});
+}
+
+void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id) {
+  spdlog::info("runnerset {}: scaling down: removing idle runner {} (GitHub runner {})", id(self), name,
+               github_id);
+  if (github_id == 0) return delete_runner(self, name);  // not registered
+  auto failed = [=](const std::string& why) {
+    spdlog::warn("runnerset {}: removing runner {} from GitHub: {}", id(self), name, why);
+  };
+  request_in_flight<github::delete_reply>(
+      self, {action_kind::delete_runner, name}, runner_github(self),
+      [=](github::delete_reply& r) {
+        auto& w = self->state.world;
+        if (!r) return failed(r.error().describe());
+        if (*r == github::delete_outcome::busy) {
+          spdlog::info("runnerset {}: runner {} took a job; keeping it", id(self), name);
+          if (auto it = w.runners.find(name); it != w.runners.end())
+            it->second.busy_until = self->clock().now() + self->state.cfg.busy_recheck;
+          return;
+        }
+        route_to_runner(self, name, caf::make_message(runner::removed_from_github_atom::value));
+        delete_runner(self, name);
+      },
+      failed, github::delete_runner_atom::value, github_id);
+}
+
+// The set's finalizer, merge-patched with the resourceVersion read (a
+// conflict or any failure: the next event or tick decides again).
+constexpr const char* set_finalizer = "octorun.io/runnerset";
+
+}  // namespace
+
+bool has_set_finalizer(const kube::object& set) {
+  const auto* meta = set.member("metadata");
+  const auto* list = meta ? json::find_value(*meta, "finalizers") : nullptr;
+  if (list == nullptr || !list->IsArray()) return false;
+  for (const auto& f : list->GetArray())
+    if (f.IsString() && std::string_view(f.GetString()) == set_finalizer) return true;
+  return false;
+}
+
+namespace {
+
+void patch_finalizer(self_ptr self, bool ours) {
+  auto& st = self->state;
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", json::string_value(st.set_object.resource_version, a), a);
+  rapidjson::Value list(rapidjson::kArrayType);
+  const auto* m = st.set_object.member("metadata");
+  if (const auto* existing = m ? json::find_value(*m, "finalizers") : nullptr;
+      existing && existing->IsArray())
+    for (const auto& f : existing->GetArray())
+      if (f.IsString() && std::string_view(f.GetString()) != set_finalizer)
+        list.PushBack(rapidjson::Value(f, a), a);
+  if (ours) list.PushBack(rapidjson::StringRef(set_finalizer), a);
+  meta.AddMember("finalizers", list, a);
+  d.AddMember("metadata", meta, a);
+  request_in_flight<kube::object_result>(
+      self, {action_kind::patch_finalizer, ""}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        if (!r && !r.error().not_found() && !r.error().conflict())
+          spdlog::warn("runnerset {}: {} the finalizer: {}", id(self), ours ? "adding" : "removing",
+                       kube::to_string(r.error()));
+      },
+      [](const std::string&) {},
+      kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                          json::write(d), ""});
+}
+
+// A consistent LIST of the set's Runners; when it is empty, draining goes on.
+void confirm_no_runners(self_ptr self) {
+  auto& st = self->state;
+  auto failed = [=](const std::string& why) {
+    spdlog::warn("runnerset {}: listing its Runners: {}", id(self),
+                 why);  // the next event or tick asks again
+  };
+  kube::list_options only_ours;
+  only_ours.label_selector = std::string(resources::label_runnerset) + "=" + st.cfg.name;
+  request_in_flight<kube::list_result>(
+      self, {action_kind::confirm_no_runners, ""}, st.cfg.kube,
+      [=](kube::list_result& r) {
+        if (!r) return failed(kube::to_string(r.error()));
+        // Runners the watch has not shown yet arrive through it and are drained then.
+        auto& w = self->state.world;
+        w.no_runners_confirmed = r->items.empty();
+        if (w.no_runners_confirmed) mark_dirty(self);
+      },
+      failed, kube::list_request{kinds::runners(), st.cfg.ns, only_ours});
+}
+
+void publish_status(self_ptr self, const std::string& text) {
+  auto& st = self->state;
+  if (st.world.in_flight.contains(action_kind::publish_status)) {
+    st.status_stale = true;  // published once the write in flight returns
+    return;
+  }
+  request_in_flight<kube::object_result>(
+      self, {action_kind::publish_status, ""}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        auto& s = self->state;
+        if (r)
+          s.world.published_status = text;
+        else if (!r.error().not_found())
+          spdlog::warn("runnerset {}: publishing status: {}", id(self), kube::to_string(r.error()));
+        if (std::exchange(s.status_stale, false)) mark_dirty(self);
+      },
+      [](const std::string&) {},
+      kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                          R"({"status":)" + text + "}", "status"});
+}
+
+}  // namespace
+
+// ---- credentials -------------------------------------------------------------
+
+void read_credentials(self_ptr self) {
+  auto& st = self->state;
+  const auto secret = st.world.set->spec.credentials_secret_name;
+  auto fail = [=](std::string why) {
+    auto& w = self->state.world;
+    if (why != w.credentials_error)
+      spdlog::error("runnerset {}: credentials Secret {}: {}", id(self), secret, why);
+    w.credentials_error = std::move(why);
+    mark_dirty(self);
+  };
+  request_in_flight<kube::object_result>(
+      self, {action_kind::read_credentials, ""}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        auto& s = self->state;
+        auto& w = s.world;
+        w.credentials_gone = !r && r.error().not_found();
+        if (!r) return fail(kube::to_string(r.error()));
+        if (s.github && std::string(r->resource_version) == s.credentials_version) {
+          // A read that failed before (a blip) must not leave the condition False.
+          if (!w.credentials_error.empty()) {
+            w.credentials_error.clear();
+            mark_dirty(self);
+          }
+          return;
+        }
+        auto creds = runnerset::read_credentials(*r->doc);
+        if (!creds) return fail(creds.error());
+        auto target = github::parse_config_url(w.set->spec.scope_url);
+        if (!target) return fail("spec.scopeURL: " + target.error());
+        github::rest_options opts;
+        opts.api_base = target->api_base;
+        opts.where = target->where;
+        opts.call.user_agent = s.cfg.user_agent;
+        if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
+          opts.auth = github::pat_auth(pat->token);
+        } else {
+          const auto& app = std::get<app_credentials>(*creds);
+          opts.auth =
+              github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target->api_base});
+        }
+        if (s.github && s.github != s.cfg.github)
+          caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
+        // Under the Listener intake the runners' calls go to the scale set:
+        // one REST worker (credential checks) is enough.
+        if (s.cfg.github)
+          s.github = s.cfg.github;
+        else
+          s.github = s.owned->rest =
+              github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
+        w.credentials_loaded = true;
+        github::scaleset_options scale_sets;  // its client is spawned when first needed
+        scale_sets.config_url = w.set->spec.scope_url;
+        scale_sets.auth = opts.auth;
+        scale_sets.call = opts.call;
+        start_scale_set_admin(self, std::move(scale_sets));
+        s.credentials_version = std::string(r->resource_version);
+        w.credentials_error.clear();
+        spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), w.set->spec.scope_url);
+        mark_dirty(self);
+      },
+      [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
+      kube::get_request{kinds::secrets(), st.cfg.ns, secret, ""});
+}
+
+// ---- one action ----------------------------------------------------------------
+
+void execute(self_ptr self, const action& a) {
+  auto& st = self->state;
+  switch (a.kind) {
+    case action_kind::read_credentials:
+      return read_credentials(self);
+    case action_kind::patch_finalizer:
+      if (!a.on) spdlog::info("runnerset {}: every runner is gone; releasing the RunnerSet", id(self));
+      return patch_finalizer(self, a.on);
+    case action_kind::create_runners:
+      for (std::int32_t i = 0; i < a.count; ++i) create_runner(self, *a.variant);
+      return;
+    case action_kind::delete_runner:
+      return delete_runner(self, a.subject);
+    case action_kind::remove_idle_runner:
+      return remove_idle(self, a.subject, a.id);
+    case action_kind::resolve_runner_group:
+      return resolve_runner_group(self);
+    case action_kind::register_scale_set:
+      return register_scale_set(self, a);
+    case action_kind::delete_scale_set:
+      return delete_scale_set(self, a.subject, a.id);
+    case action_kind::start_listener:
+      return start_listener(self, a.subject);
+    case action_kind::stop_listener:
+      return stop_listener(self, a.subject);
+    case action_kind::confirm_no_runners:
+      return confirm_no_runners(self);
+    case action_kind::publish_status:
+      return publish_status(self, a.text);
+    case action_kind::wake: {
+      st.world.in_flight.insert({action_kind::wake, a.subject});
+      auto delay = std::max(a.at - self->clock().now(), std::chrono::steady_clock::duration::zero());
+      self->delayed_send(self, delay, wake_atom::value, a.subject);
+      return;
+    }
+  }
+}
+
+caf::message_handler wake_handler(self_ptr self) {
+  return {[=](wake_atom, const std::string& key) {
+    self->state.world.in_flight.erase({action_kind::wake, key});
+    mark_dirty(self);
+  }};
+}
+
+}  // namespace octorun::runnerset::detail

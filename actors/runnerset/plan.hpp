@@ -1,0 +1,176 @@
+// The RunnerSet actor's reconcile, as a pure function: from what the actor
+// has observed (its RunnerSet, its Runners, the job demand, its scale sets,
+// its credentials, what is in flight, the clock), the actions to take now.
+// The actor executes each one, records what goes in flight, and plans again
+// when something changes. Planning twice on the same observation yields the
+// same actions, so a restarted actor picks up where the world is.
+//
+// Busy runners are never removed: a runner with a job, one whose removal is
+// in flight and one GitHub just called busy all hold capacity and are no
+// candidates for scale-down.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "actors/runnerset/scaling.hpp"
+#include "actors/runnerset/stabilization.hpp"
+#include "adapters/resources/types.hpp"
+
+namespace octorun::runnerset {
+
+using time_point = std::chrono::steady_clock::time_point;
+
+enum class action_kind {
+  read_credentials,      // GET the credentials Secret (loads the GitHub clients)
+  patch_finalizer,       // `on`: add ours, else remove it
+  create_runners,        // `count` Runners of `variant`
+  delete_runner,         // DELETE the Runner `subject` (finished, or removed from GitHub)
+  remove_idle_runner,    // GitHub first (runner `id`; 0: never registered), then DELETE; busy: keep it
+  resolve_runner_group,  // look up spec.runnerGroup's id on GitHub
+  register_scale_set,    // find `scale_set_name`, then create or update it with `labels`
+  delete_scale_set,      // DELETE scale set `id` of variant `subject` on GitHub
+  start_listener,        // for variant `subject`
+  stop_listener,         // for variant `subject`
+  confirm_no_runners,    // a LIST of the set's Runners, before its scale sets and finalizer go
+  publish_status,        // merge-patch status with `text`
+  wake,                  // plan again at `at` (key `subject`)
+};
+
+struct action {
+  action_kind kind = action_kind::wake;
+  std::string subject;              // runner name, variant, or wake key
+  std::int64_t id = 0;              // GitHub runner id, scale set id, or runner group id (register_scale_set)
+  std::int32_t count = 0;           // create_runners
+  bool on = false;                  // patch_finalizer
+  time_point at{};                  // wake
+  std::string text;                 // publish_status: the status object as JSON
+  std::string scale_set_name;       // register_scale_set
+  std::vector<std::string> labels;  // register_scale_set
+  // create_runners: the variant (its template points into the observed
+  // spec, which outlives the plan's execution).
+  std::optional<resources::effective_variant> variant;
+};
+
+// What is in flight, keyed by the action that sent it (and its subject):
+// nothing is sent twice while a reply is awaited. A create stays in flight
+// (its note: the variant) until the watch shows its Runner. The actor inserts a key
+// when it sends a request and erases it when the reply, an error or a
+// timeout arrives (actors/runnerset/set_state.hpp, request_in_flight).
+struct flight_key {
+  action_kind kind;
+  std::string subject;
+  auto operator<=>(const flight_key&) const = default;
+};
+
+class in_flight_registry {
+ public:
+  void insert(flight_key key, std::string note = {}) { entries_[std::move(key)] = std::move(note); }
+  void erase(const flight_key& key) { entries_.erase(key); }
+  bool contains(action_kind kind, const std::string& subject = {}) const {
+    return entries_.count({kind, subject}) > 0;
+  }
+  bool empty() const { return entries_.empty(); }
+  // Subject -> note of every entry of `kind`.
+  std::map<std::string, std::string> of(action_kind kind) const {
+    std::map<std::string, std::string> out;
+    for (const auto& [key, note] : entries_)
+      if (key.kind == kind) out.emplace(key.subject, note);
+    return out;
+  }
+  const std::map<flight_key, std::string>& entries() const { return entries_; }
+
+ private:
+  std::map<flight_key, std::string> entries_;
+};
+
+// What the set knows of one of its Runners.
+struct observed_runner {
+  runner_view view;  // as watched; deleting also once our DELETE was answered
+  std::string variant;
+  std::int64_t status_runner_id = 0;  // status.runnerId
+  // The GitHub runner id in its JIT Secret, as the Secret watch shows it:
+  // known before the Runner's status publishes it.
+  std::int64_t secret_runner_id = 0;
+  time_point busy_until{};  // GitHub called it busy when it was being removed: keep it until then
+  // GitHub said (webhook) its job completed, until the Runner is gone: it
+  // holds no capacity even before its actor writes Succeeded.
+  bool job_completed = false;
+};
+
+// One variant's scale set (Listener intake).
+struct observed_scale_set {
+  std::int64_t id = 0;  // 0: not registered this run
+  bool listening = false;
+  bool reported = false;            // its session reported statistics since this manager started
+  std::vector<std::string> labels;  // as registered
+  int failures = 0;                 // consecutive failed registrations
+  time_point retry_at{};            // not before, after a failure
+  std::int64_t assigned_jobs = 0;   // its statistics' total assigned jobs
+};
+
+struct set_observation {
+  time_point now{};
+  std::chrono::steady_clock::duration scale_down_period{};  // the stabilization window
+  std::optional<resources::runnerset> set;
+  bool has_finalizer = false;
+  // Credentials: loaded (the REST pool on them exists), the last error, and
+  // whether the Secret does not exist (deleted, e.g. with its namespace).
+  bool credentials_loaded = false;
+  std::string credentials_error;
+  bool credentials_gone = false;
+  bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)
+  std::optional<std::int64_t> runner_group_id;
+  std::map<std::string, observed_runner> runners;
+  std::map<std::int64_t, std::string> active_jobs;       // webhook demand: job id -> variant
+  std::map<std::string, observed_scale_set> scale_sets;  // by variant
+  std::set<std::int64_t> deleted_scale_sets;             // until the status stops recording them
+  bool no_runners_confirmed = false;                     // a LIST found none since a Runner was last seen
+  std::string published_status;                          // the status text last written
+  std::map<std::string, scale_down_window> scale_down;   // by variant
+  in_flight_registry in_flight;
+};
+
+// What the status says of a variant's runners (and of the set, summed).
+struct counts {
+  std::int32_t desired = 0, replicas = 0, pending = 0, idle = 0, running = 0, failed = 0;
+  std::int64_t assigned = 0;
+  std::int64_t scale_set_id = 0;  // Listener intake; not a count
+  void add(const runner_view& v);
+};
+using variant_counts = std::vector<std::pair<std::string, counts>>;
+
+struct set_plan {
+  std::vector<action> actions;
+  // The desired count of each declared variant, for its scale-down window
+  // (the actor records it once the plan is made).
+  std::vector<std::pair<std::string, std::int32_t>> desired;
+};
+
+set_plan plan(const set_observation& o);
+
+// The set is being deleted and its credentials Secret is gone with nothing
+// loaded from it: GitHub cannot be reached on its behalf any more, so its
+// runners' registrations and its scale sets are left to GitHub (it drops
+// offline ephemeral runners itself) rather than blocking the deletion (and a
+// namespace's) for ever.
+bool github_unreachable_for_deletion(const set_observation& o);
+
+// The id of the scale set registered for `variant` this run (0: none).
+std::int64_t scale_set_id(const set_observation& o, const std::string& variant);
+
+// The variant of a runner the set created or is creating ("" if unknown).
+std::string variant_of(const set_observation& o, const std::string& runner);
+
+// Wake keys.
+inline constexpr std::string_view scale_down_wake = "scale-down";
+std::string retry_wake(const std::string& variant);
+
+}  // namespace octorun::runnerset

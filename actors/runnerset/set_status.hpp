@@ -1,0 +1,18 @@
+// The RunnerSet's status as the set publishes it: counts in total and per
+// variant, the scale set ids, the CredentialsReady condition. Pure: plan()
+// computes it and compares it with what was last written.
+#pragma once
+
+#include <string>
+
+#include "actors/runnerset/plan.hpp"
+
+namespace octorun::runnerset {
+
+// The status object as JSON. `per_variant` null: the counts are unknown
+// (credentials not loaded) and only the conditions are written (a merge
+// patch leaves the rest as it was). `declared`: the set declares variants.
+std::string status_json(const resources::runnerset& set, const variant_counts* per_variant, bool declared,
+                        bool credentials_loaded, const std::string& credentials_error);
+
+}  // namespace octorun::runnerset

@@ -10,6 +10,7 @@ jobs=$(nproc)
 
 scripts/install-deps.sh
 test/controlplane/build.sh >/dev/null
+test/controlplane/build-kubelet.sh >/dev/null  # the real node's (node.sh), for the deploy tests
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

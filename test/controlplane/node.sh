@@ -30,8 +30,11 @@ node=real-node-0
 lock=/run/octorun-real-node.lock
 run=/run/octorun-real-node # sockets (short paths), containerd's state
 sock=$run/containerd.sock
-# Host paths the kubelet or containerd create whatever their configuration says.
-host_paths=(/var/lib/kubelet /run/containerd /run/netns /var/log/containers /var/log/pods)
+# Host paths the kubelet creates whatever its configuration says (removed by
+# down unless they were there before), and paths other containerds on the
+# machine may share (only emptied of what is ours, removed when empty).
+kubelet_paths=(/var/lib/kubelet /var/log/containers /var/log/pods)
+shared_paths=(/run/containerd/s /run/containerd /run/netns)
 
 log() { echo "node.sh: $*" >&2; }
 fail() { echo "node.sh: error: $*" >&2; exit 1; }
@@ -257,7 +260,7 @@ up() {
 
   # The host state down restores.
   sysctl -n vm.overcommit_memory kernel.panic kernel.panic_on_oops >"$n/host/sysctl"
-  for p in "${host_paths[@]}"; do [[ -e $p ]] && echo "$p" >>"$n/host/preexisting"; done
+  for p in "${kubelet_paths[@]}"; do [[ -e $p ]] && echo "$p" >>"$n/host/preexisting"; done
   touch "$n/host/preexisting"
   iptables-save 2>/dev/null | grep -v '^#' >"$n/host/iptables" || true
 
@@ -336,9 +339,18 @@ down() {
     mapfile -t s <"$n/host/sysctl"
     sysctl -q -w vm.overcommit_memory="${s[0]}" kernel.panic="${s[1]}" kernel.panic_on_oops="${s[2]}"
   fi
-  for p in "${host_paths[@]}"; do
+  for p in "${kubelet_paths[@]}"; do
     grep -qx "$p" "$n/host/preexisting" 2>/dev/null || rm -rf "$p"
   done
+  # Shim sockets nobody listens on any more (ours, killed), then empty folders.
+  if [[ -d /run/containerd/s ]]; then
+    local listening
+    listening=$(ss -xlH 2>/dev/null | awk '{print $5}')
+    for p in /run/containerd/s/*; do
+      [[ -S $p ]] && ! grep -qxF "$p" <<<"$listening" && rm -f "$p"
+    done
+  fi
+  for p in "${shared_paths[@]}"; do rmdir "$p" 2>/dev/null || true; done
   rm -rf "$run"
   if [[ -f $n/host/iptables ]] && ! diff <(iptables-save 2>/dev/null | grep -v '^#') "$n/host/iptables" >/dev/null; then
     log "iptables differ from before the node:"

@@ -323,7 +323,7 @@ down() {
   # Any shim of this containerd still running (by pid, matched on our socket).
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "containerd-shim-runc-v2 .*-address $sock" &&
+    tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q "containerd-shim-runc-v2 .*-address $sock" &&
       kill -KILL "${p#/proc/}" 2>/dev/null || true
   done
   # The kubelet bind-mounts its root onto itself; sandboxes leave shm and

@@ -54,7 +54,8 @@ TEST_F(RealNode, RunsAHostNetworkPodFromALocalImageWithItsServiceAccountToken) {
           R"("nodeSelector":{"kubernetes.io/hostname":")" +
           node_.name +
           R"("},"tolerations":[{"key":"octorun.io/real-node","operator":"Exists","effect":"NoSchedule"}],)"
-          R"("hostNetwork":true,"enableServiceLinks":false,"terminationGracePeriodSeconds":5,)"
+          R"("serviceAccountName":"default","hostNetwork":true,"enableServiceLinks":false,)"
+          R"("terminationGracePeriodSeconds":5,)"
           R"("volumes":[)" +
           test::service_account_volume_json("kube-api-access") +
           R"(],"containers":[{"name":"c","image":"localhost/octorun/busybox:test","imagePullPolicy":"Never",)"

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 #include <string>
 
 #include "test/support/test_cluster.hpp"
@@ -18,13 +18,6 @@
 
 namespace octorun {
 namespace {
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class RealNode : public ::testing::Test {
  protected:
@@ -73,7 +66,9 @@ TEST_F(RealNode, RunsAHostNetworkPodFromALocalImageWithItsServiceAccountToken) {
   EXPECT_NE(test::kubectl(c_, "-n " + ns + " logs hello").find("on the real node"), std::string::npos);
   EXPECT_EQ(test::kubectl(c_, "-n " + ns + " exec hello -- cat " + sa + "/namespace"), ns);
   // The kubelet got a token for the pod's ServiceAccount, and the CA is the cluster's.
-  EXPECT_EQ(test::kubectl(c_, "-n " + ns + " exec hello -- cat " + sa + "/ca.crt"), file_text(c_.ca_file));
+  std::ifstream ca_file(c_.ca_file);
+  const std::string ca{std::istreambuf_iterator<char>(ca_file), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(test::kubectl(c_, "-n " + ns + " exec hello -- cat " + sa + "/ca.crt"), ca);
   auto token = test::kubectl(c_, "-n " + ns + " exec hello -- cat " + sa + "/token");
   EXPECT_EQ(std::count(token.begin(), token.end(), '.'), 2) << "not a JWT: " << token;
 

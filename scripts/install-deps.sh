@@ -9,7 +9,8 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
   clang libclang-rt-14-dev clang-format  # libFuzzer for the fuzz targets; formatting
   python3                                # free ports for the test cluster
-  containerd containernetworking-plugins busybox-static  # the real test node (node.sh)
+  mmdebstrap umoci containerd runc       # the image (scripts/image.sh) and its test
+  containernetworking-plugins busybox-static  # the real test node (test/controlplane/node.sh)
 )
 
 missing=()

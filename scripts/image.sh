@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Builds the manager's OCI image from Debian bookworm packages only; nothing is
+# pulled from a registry.
+#   scripts/image.sh [--tag octorun:VERSION] [--output FILE] [--build-dir DIR] [--refresh-base]
+#     --tag         image name and tag (default: octorun:<project version>, the chart's default)
+#     --output      the OCI archive to write (default: <build dir>/octorun-<tag>.oci.tar)
+#     --build-dir   take the manager from this existing CMake build tree (e.g. the
+#                   test build) instead of building it in build-image/
+#     --refresh-base  download the Debian packages again (security updates)
+# The last line on stdout is the archive's path. It loads with
+#   ctr -n k8s.io images import FILE     (named docker.io/library/<name>:<tag>)
+#   skopeo copy oci-archive:FILE ...     (or podman load -i FILE)
+#
+# How: the manager and its OpenSSL compat shims are installed (cmake --install)
+# into a root filesystem; the Debian packages owning every library the binary
+# loads (found with ldd + dpkg -S, not listed by hand) plus ca-certificates are
+# unpacked there with `mmdebstrap --variant=extract` (no maintainer scripts, no
+# shell), then everything the binary does not need at run time (docs, programs,
+# gconv modules, device nodes) is removed. The image's own loader then lists the
+# binary's libraries inside that root (chroot), and the build fails if one does
+# not resolve there. umoci turns the root into a one-layer OCI image run as
+# 65532:65532; it works with a read-only root filesystem (the manager writes only
+# --admission-cert-dir, an emptyDir in a pod).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+tag="" output="" build_dir="" refresh_base=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+  --tag) tag=$2; shift 2 ;;
+  --output) output=$2; shift 2 ;;
+  --build-dir) build_dir=$2; shift 2 ;;
+  --refresh-base) refresh_base=1; shift ;;
+  -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+  *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+log() { echo "image.sh: $*" >&2; }
+fail() { echo "image.sh: error: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || fail "needs root (mmdebstrap's root mode, chroot, file owners in the image)"
+
+scripts/install-deps.sh
+for tool in mmdebstrap umoci dpkg-query chroot python3; do
+  command -v "$tool" >/dev/null || fail "$tool is missing (scripts/install-deps.sh installs it)"
+done
+
+# 1. The manager. RelWithDebInfo (-O2), stripped at install: the flags the test
+# build uses, so ccache shares objects with it, and gcc 12's -O3 reports a false
+# -Werror=restrict in std::string concatenation (adapters/kube/api.cpp).
+if [[ -z $build_dir ]]; then
+  build_dir=$root/build-image
+  launcher=()
+  if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DOCTORUN_BUILD_TESTS=OFF -DOCTORUN_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+fi
+build_dir=$(cd "$build_dir" && pwd)
+cmake --build "$build_dir" -j"$(nproc)" --target octorun >&2
+
+version=$(sed -n 's/^CMAKE_PROJECT_VERSION:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+[[ -n $version ]] || fail "no project version in $build_dir/CMakeCache.txt"
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+source_url=$(git -C "$root" remote get-url origin 2>/dev/null || echo https://github.com/octorun/octorun)
+tag=${tag:-octorun:$version}
+name=${tag%:*} ref=${tag##*:}
+[[ $tag == *:* && -n $name && -n $ref && $ref != */* ]] || fail "--tag must be NAME:TAG, got $tag"
+# The name containerd (and so the kubelet) gives the image: Docker's normalisation.
+first=${name%%/*}
+if [[ $name != */* ]]; then
+  full_name=docker.io/library/$name
+elif [[ $first == *.* || $first == *:* || $first == localhost ]]; then
+  full_name=$name
+else
+  full_name=docker.io/$name
+fi
+output=${output:-$build_dir/octorun-$ref.oci.tar}
+mkdir -p "$(dirname "$output")"
+output=$(cd "$(dirname "$output")" && pwd)/$(basename "$output")
+
+work=$build_dir/image
+rm -rf "$work"
+mkdir -p "$work/install"
+DESTDIR=$work/install cmake --install "$build_dir" --component manager --prefix /usr --strip >/dev/null
+binary=$work/install/usr/bin/octorun
+[[ -x $binary ]] || fail "cmake --install put no manager at $binary"
+
+# 2. The Debian packages owning what the binary loads (the host's loader resolves
+# the same libraries the build linked; the shims resolve inside the install tree).
+ldd_out=$(ldd "$binary") || fail "ldd $binary failed"
+if grep -q 'not found' <<<"$ldd_out"; then fail "unresolved libraries on the build host:
+$ldd_out"; fi
+mapfile -t libs < <(awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' <<<"$ldd_out" |
+  grep -v "^$work/")
+# dpkg records a path as the package ships it (/lib or /usr/lib on a merged-/usr
+# host), so ask for each library as found, resolved, and with /usr on and off:
+# one dpkg-query for them all (it reads every package's file list per call).
+candidates_of() { local f; for f in "$1" "$(readlink -f "$1")"; do echo "$f" "${f#/usr}" "/usr$f"; done; }
+declare -A owner=()
+while IFS= read -r line; do
+  [[ $line == *": /"* ]] || continue # "pkg[:arch][, pkg2...]: /path"
+  pkg=${line%%: /*}
+  pkg=${pkg%%,*}
+  owner[/${line#*: /}]=${pkg%%:*}
+done < <(for lib in "${libs[@]}"; do candidates_of "$lib"; done | xargs dpkg-query -S 2>/dev/null || true)
+packages=(ca-certificates)
+for lib in "${libs[@]}"; do
+  pkg=""
+  for c in $(candidates_of "$lib"); do pkg=${pkg:-${owner[$c]:-}}; done
+  [[ -n $pkg ]] || fail "no Debian package owns $lib (a library not from Debian?)"
+  packages+=("$pkg")
+done
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | sort -u)
+log "Debian packages: ${packages[*]}"
+
+# 3. The base: those packages (and what they depend on) from the bookworm mirror
+# with its updates and security fixes, cached per package list.
+mirrors=(
+  "deb http://deb.debian.org/debian bookworm main"
+  "deb http://deb.debian.org/debian bookworm-updates main"
+  "deb http://deb.debian.org/debian-security bookworm-security main"
+)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/octorun/image-base
+key=$(printf '%s\n' "${packages[@]}" "${mirrors[@]}" | sha256sum | cut -c1-16)
+base=$cache/bookworm-$key.tar
+if [[ $refresh_base -eq 1 || ! -s $base ]]; then
+  mkdir -p "$cache"
+  log "unpacking the Debian packages with mmdebstrap (once per package list)"
+  mmdebstrap --quiet --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
+    bookworm "$base.partial.tar" "${mirrors[@]}" >&2 || fail "mmdebstrap failed"
+  mv "$base.partial.tar" "$base"
+fi
+
+rootfs=$work/rootfs
+mkdir -p "$rootfs"
+tar -C "$rootfs" -xf "$base"
+# Keep each package's copyright file (its licence), drop the rest of the docs.
+find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
+# The CA bundle update-ca-certificates would write (libcurl's default CAINFO).
+mkdir -p "$rootfs/etc/ssl/certs"
+find "$rootfs/usr/share/ca-certificates" -name '*.crt' | LC_ALL=C sort |
+  while read -r crt; do cat "$crt"; [[ $(tail -c1 "$crt") == "" ]] || echo; done \
+  >"$rootfs/etc/ssl/certs/ca-certificates.crt"
+[[ -s $rootfs/etc/ssl/certs/ca-certificates.crt ]] || fail "no CA certificates in ca-certificates"
+# No programs, no shell, no package manager state, no device nodes (the runtime
+# mounts /dev), no iconv modules or translations (nothing here converts charsets).
+rm -rf "${rootfs:?}"/{bin,sbin,usr/bin,usr/sbin,usr/games,usr/libexec,var,dev,run,home,root,opt,srv,mnt,media} \
+  "$rootfs"/usr/share/{man,info,locale,lintian,bash-completion,gdb,perl5,debconf,pixmaps,gcc,menu,ca-certificates} \
+  "$rootfs"/usr/lib/x86_64-linux-gnu/gconv "$rootfs"/etc/{debconf.conf,ca-certificates.conf,ca-certificates}
+mkdir -p "$rootfs"/{dev,proc,sys,tmp,run,var/tmp,home/nonroot,usr/bin} "$rootfs/etc"
+chmod 1777 "$rootfs/tmp" "$rootfs/var/tmp"
+chown 65532:65532 "$rootfs/home/nonroot"
+chmod 0700 "$rootfs/home/nonroot"
+printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' \
+  >"$rootfs/etc/passwd"
+printf 'root:x:0:\nnonroot:x:65532:\n' >"$rootfs/etc/group"
+printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$rootfs/etc/nsswitch.conf"
+cp -a "$work/install/." "$rootfs/"
+
+# 4. Every library resolves inside the image, through the image's own loader,
+# and the binary starts there as the image's user.
+loader=$(readelf -l "$binary" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+[[ -e $rootfs$loader ]] || fail "the image has no program interpreter $loader"
+listed=$(chroot "$rootfs" "$loader" --list /usr/bin/octorun 2>&1) ||
+  fail "the image's loader cannot load the manager:
+$listed"
+if grep -q 'not found' <<<"$listed"; then fail "libraries missing from the image:
+$listed"; fi
+grep -q '/lib/octorun/libssl.so ' <<<"$listed" || fail "the OpenSSL compat shim is not loaded from the image:
+$listed"
+# (In a mount namespace of its own with /proc: the loader finds $ORIGIN there.)
+unshare --fork --pid --mount-proc="$rootfs/proc" \
+  chroot --userspec=65532:65532 "$rootfs" /usr/bin/octorun --help >/dev/null ||
+  fail "octorun --help fails inside the image's root filesystem"
+
+# 5. The OCI image: one layer, run as nonroot, the manager as entrypoint.
+layout=$work/oci
+rootfs_bytes=$(du -s --apparent-size -B1 "$rootfs" | cut -f1)
+umoci init --layout "$layout"
+umoci new --image "$layout:$ref"
+umoci unpack --image "$layout:$ref" "$work/bundle" >/dev/null
+rm -rf "$work/bundle/rootfs"
+mv "$rootfs" "$work/bundle/rootfs"
+umoci repack --image "$layout:$ref" --history.created_by "scripts/image.sh ($revision)" "$work/bundle"
+umoci config --image "$layout:$ref" --config.user 65532:65532 --config.entrypoint /usr/bin/octorun \
+  --config.workingdir / --config.env PATH=/usr/bin \
+  --config.label "org.opencontainers.image.title=octorun" \
+  --config.label "org.opencontainers.image.description=Octorun manager: GitHub Actions self-hosted runners as Kubernetes pods" \
+  --config.label "org.opencontainers.image.version=$version" \
+  --config.label "org.opencontainers.image.revision=$revision" \
+  --config.label "org.opencontainers.image.source=$source_url" \
+  --config.label "org.opencontainers.image.licenses=Apache-2.0"
+umoci gc --layout "$layout"
+# ctr names an imported OCI image by io.containerd.image.name (else it drops the
+# bare tag in org.opencontainers.image.ref.name); set the full normalised name.
+python3 - "$layout/index.json" "$full_name:$ref" <<'EOF'
+import json, sys
+path, name = sys.argv[1], sys.argv[2]
+index = json.load(open(path))
+for m in index["manifests"]:
+    m.setdefault("annotations", {})["io.containerd.image.name"] = name
+json.dump(index, open(path, "w"), separators=(",", ":"))
+EOF
+rm -rf "$work/bundle"
+tar -C "$layout" -cf "$output.partial" oci-layout index.json blobs
+mv "$output.partial" "$output"
+
+layer=$(python3 - "$layout" <<'EOF'
+import json, os, sys
+layout = sys.argv[1]
+def blob(d): return os.path.join(layout, "blobs", *d["digest"].split(":"))
+manifest = json.load(open(blob(json.load(open(os.path.join(layout, "index.json")))["manifests"][0])))
+print(sum(l["size"] for l in manifest["layers"]))
+EOF
+)
+log "image $full_name:$ref (version $version, revision $revision):" \
+  "$((rootfs_bytes / 1000)) kB unpacked, $((layer / 1000)) kB compressed"
+echo "$output"

@@ -225,14 +225,13 @@ start)
 
   write_kubeconfig "$dir/kubeconfig" "$dir/pki/admin.token"
   # Besides GC, namespaces and ServiceAccounts: Deployments get their pods,
-  # Services their EndpointSlices (where the apiserver calls a webhook Service),
-  # every namespace its kube-root-ca.crt ConfigMap (a projected token's CA).
+  # Services their EndpointSlices (where the apiserver calls a webhook Service).
+  # Not the root CA publisher: tests count the ConfigMaps of a namespace.
   controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
   controllers+=,deployment-controller,replicaset-controller,endpointslice-controller
-  controllers+=,root-ca-certificate-publisher-controller
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
-    --controllers="$controllers" --root-ca-file="$dir/pki/ca.crt"
+    --controllers="$controllers"
   # The namespace controller needs discovery; the garbage collector starts
   # once it has synced. Both are ready when the default ServiceAccount appears.
   wait_for 120 "kube-controller-manager (default ServiceAccount)" \

@@ -171,6 +171,7 @@ TEST_F(Deploy, TheChartRunsTheManagerImageOnTheRealNodeAndItScalesARunnerSet) {
 
   // 2. helm install; --wait: the Deployment's pod is Ready on the real node.
   write_values(tag);
+  test::create_root_ca_configmap(c_, system_ns_);
   auto install = helm("install " + release_ + " " + test::shell_quote(test::chart_dir()) + " -f " + values_ +
                       " --wait --timeout 300s");
   installed_ = install.status == 0;

@@ -40,6 +40,7 @@ TEST_F(RealNode, IsReadyTaintedForItsOwnPodsAndRunsThePinnedKubelet) {
 TEST_F(RealNode, RunsAHostNetworkPodFromALocalImageWithItsServiceAccountToken) {
   auto ns = test::make_namespace(c_, "node");
   const std::string sa = "/var/run/secrets/kubernetes.io/serviceaccount";
+  test::create_root_ca_configmap(c_, ns);
   test::kubectl(
       c_,
       "-n " + ns + " create -f - >/dev/null <<'EOF'\n" +

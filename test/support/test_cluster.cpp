@@ -173,6 +173,11 @@ std::string service_account_volume_json(const std::string& name) {
          R"({"downwardAPI":{"items":[{"path":"namespace","fieldRef":{"fieldPath":"metadata.namespace"}}]}}]}})";
 }
 
+void create_root_ca_configmap(const cluster_info& c, const std::string& ns) {
+  kubectl(c, "-n " + quote(ns) + " create configmap kube-root-ca.crt --from-file=ca.crt=" + quote(c.ca_file) +
+                 " >/dev/null");
+}
+
 void import_image(const cluster_info& c, const std::string& archive) {
   real_node(c);
   run_command(std::string(OCTORUN_NODE_SCRIPT) + " import " + quote(c.dir) + " " + quote(archive) + " 2>&1");

@@ -55,9 +55,12 @@ const real_node_info& real_node(const cluster_info& c);
 
 // The volume the ServiceAccount admission plugin would give a pod (the test
 // cluster runs without it): a projected ServiceAccount token, the cluster CA
-// (ConfigMap kube-root-ca.crt) and the namespace, as one JSON item of a pod's
-// `volumes`. Mount it at /var/run/secrets/kubernetes.io/serviceaccount.
+// and the namespace, as one JSON item of a pod's `volumes`. Mount it at
+// /var/run/secrets/kubernetes.io/serviceaccount. The CA comes from the
+// ConfigMap kube-root-ca.crt, which create_root_ca_configmap() writes into a
+// namespace (the cluster runs no root CA publisher).
 std::string service_account_volume_json(const std::string& name);
+void create_root_ca_configmap(const cluster_info& c, const std::string& ns);
 
 // Imports an image archive (docker-archive or OCI) into the real node's containerd.
 void import_image(const cluster_info& c, const std::string& archive);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/kinds.hpp"
+#include "actors/runnerset/intake_condition.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/resources/naming.hpp"
@@ -74,6 +75,8 @@ void publish_status(self_ptr self, const variant_counts* counted, bool declared)
   ready.AddMember("reason", rapidjson::StringRef(loaded ? "Loaded" : "Invalid"), a);
   ready.AddMember("message", json::string_value(st.credentials_error, a), a);
   conditions.PushBack(ready, a);
+  if (auto intake = intake_condition(st.set->spec.intake, st.cfg.webhook_intake_enabled))
+    conditions.PushBack(condition_json(*intake, a), a);
   status.AddMember("conditions", conditions, a);
   auto text = json::write(status);
   if (text == st.published_status) return;

@@ -143,9 +143,13 @@ class Deploy : public test::binary_test_base {
            R"("containers":[{"name":"runner","image":"r"}]}}}})";
   }
   test::command_result create(const std::string& json) {
-    return test::run_shell(test::shell_quote(c_.bin + "/kubectl") +
-                           " --kubeconfig=" + test::shell_quote(c_.kubeconfig) + " -n " + ns_ +
-                           " create -f - <<'EOF'\n" + json + "\nEOF");
+    const std::string file = "/tmp/octorun-deploy-" + release_ + ".runnerset.json";
+    std::ofstream(file) << json;
+    auto r = test::run_shell(test::shell_quote(c_.bin + "/kubectl") +
+                             " --kubeconfig=" + test::shell_quote(c_.kubeconfig) + " -n " + ns_ +
+                             " create -f " + file + " 2>&1");
+    std::remove(file.c_str());
+    return r;
   }
 
   bool session_open() {

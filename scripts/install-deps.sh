@@ -6,10 +6,12 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl openssl
   libcaf-dev libcurl4-openssl-dev rapidjson-dev libcivetweb-dev prometheus-cpp-dev
-  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev libyaml-cpp-dev
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
+  libyaml-cpp-dev                        # the chart tests parse rendered manifests
   clang libclang-rt-14-dev clang-format  # libFuzzer for the fuzz targets; formatting
   python3                                # free ports for the test cluster
   mmdebstrap umoci containerd runc       # the image (scripts/image.sh) and its test
+  containernetworking-plugins busybox-static  # the real test node (test/controlplane/node.sh)
 )
 
 missing=()

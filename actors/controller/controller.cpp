@@ -115,17 +115,19 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
                                             return runnerset::spawn_runnerset(parent, c);
                                           });
   const std::string owned_by_set = resources::label_runnerset;
-  for (auto [res, selector] :
-       {std::pair{kinds::runnersets(), std::string()}, std::pair{kinds::runners(), owned_by_set},
-        std::pair{kinds::pods(), owned_by_set}, std::pair{kinds::secrets(), owned_by_set}}) {
-    kube::informer_options io;
-    io.res = res;
-    io.ns = st.cfg.ns;
-    io.label_selector = selector;
-    auto inf = kube::spawn_informer(self->system(), st.cfg.kube, st.cfg.kube_options, io);
-    self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
-    st.informers.push_back(inf);
-  }
+  const auto watched = st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces;
+  for (const auto& ns : watched)
+    for (auto [res, selector] :
+         {std::pair{kinds::runnersets(), std::string()}, std::pair{kinds::runners(), owned_by_set},
+          std::pair{kinds::pods(), owned_by_set}, std::pair{kinds::secrets(), owned_by_set}}) {
+      kube::informer_options io;
+      io.res = res;
+      io.ns = ns;
+      io.label_selector = selector;
+      auto inf = kube::spawn_informer(self->system(), st.cfg.kube, st.cfg.kube_options, io);
+      self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+      st.informers.push_back(inf);
+    }
   self->set_exit_handler([=](caf::exit_msg& em) {
     auto& s = self->state;
     for (auto& inf : s.informers) self->send_exit(inf, em.reason);
@@ -134,7 +136,9 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
     if (s.events) self->send_exit(s.events, em.reason);
     self->quit(em.reason);
   });
-  spdlog::info("controller: watching RunnerSets in {}", st.cfg.ns.empty() ? "every namespace" : st.cfg.ns);
+  std::string where;
+  for (const auto& ns : st.cfg.namespaces) where += (where.empty() ? "" : ", ") + ns;
+  spdlog::info("controller: watching RunnerSets in {}", where.empty() ? "every namespace" : where);
   return {
       [=](kube::informer_event& ev) { on_event(self, ev); },
       [=](kube::informer_synced& s) {

@@ -9,6 +9,7 @@
 
 #include <caf/all.hpp>
 #include <string>
+#include <vector>
 
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "adapters/kube/client.hpp"
@@ -19,7 +20,9 @@ namespace octorun::controller {
 struct controller_config {
   kube::config kube;
   kube::client_options kube_options;
-  std::string ns;  // empty: every namespace
+  // Watched namespaces, each with its own informers (namespaced list and
+  // watch calls, so namespaced RBAC suffices); empty: every namespace.
+  std::vector<std::string> namespaces;
   std::size_t kube_workers = 4;
   // Settings for each RunnerSet actor (ns, name and kube pool are filled in).
   runnerset::runnerset_actor_config runnerset_defaults;

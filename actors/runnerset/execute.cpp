@@ -214,6 +214,7 @@ void read_credentials(self_ptr self) {
         opts.api_base = target->api_base;
         opts.where = target->where;
         opts.call.user_agent = s.cfg.user_agent;
+        opts.call.tls = s.cfg.github_tls;
         if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
           opts.auth = github::pat_auth(pat->token);
         } else {

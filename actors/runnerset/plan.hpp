@@ -126,6 +126,8 @@ struct set_observation {
   bool credentials_loaded = false;
   std::string credentials_error;
   bool credentials_gone = false;
+  // The manager serves the GitHub webhook intake (--webhook-intake).
+  bool webhook_intake_enabled = true;
   bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)
   std::optional<std::int64_t> runner_group_id;
   std::map<std::string, observed_runner> runners;

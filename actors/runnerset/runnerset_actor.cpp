@@ -242,6 +242,7 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
 caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
+  st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
   st.world.scale_down_period = st.cfg.scale_down_window;
   auto runner_defaults = st.cfg.runner_defaults;
   auto kube = st.cfg.kube;

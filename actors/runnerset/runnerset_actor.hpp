@@ -19,6 +19,7 @@
 
 #include "actors/runner/runner_actor.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
+#include "adapters/http/http_client.hpp"
 
 namespace octorun::runnerset {
 
@@ -37,6 +38,11 @@ struct runnerset_actor_config {
   // window (actors/runnerset/stabilization.hpp); scale-up is immediate.
   std::chrono::milliseconds scale_down_window{10'000};
   std::chrono::milliseconds request_timeout{90'000};
+  // Off (--webhook-intake=false): no deliveries come, a Webhook set says so
+  // in its IntakeReady condition (intake_condition.hpp).
+  bool webhook_intake_enabled = true;
+  // TLS for GitHub calls (--github-ca-file: the system CAs plus a private one).
+  http::tls_options github_tls;
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;
 };

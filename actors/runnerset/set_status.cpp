@@ -1,5 +1,6 @@
 #include "actors/runnerset/set_status.hpp"
 
+#include "actors/runnerset/intake_condition.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/resources/naming.hpp"
 
@@ -56,7 +57,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 }  // namespace
 
 std::string status_json(const resources::runnerset& set, const variant_counts* counted, bool declared,
-                        bool loaded, const std::string& credentials_error) {
+                        bool loaded, const std::string& credentials_error, bool webhook_intake_enabled) {
   json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("observedGeneration", set.metadata.generation, a);
@@ -71,6 +72,8 @@ std::string status_json(const resources::runnerset& set, const variant_counts* c
   ready.AddMember("reason", rapidjson::StringRef(loaded ? "Loaded" : "Invalid"), a);
   ready.AddMember("message", json::string_value(credentials_error, a), a);
   conditions.PushBack(ready, a);
+  if (auto intake = intake_condition(set.spec.intake, webhook_intake_enabled))
+    conditions.PushBack(condition_json(*intake, a), a);
   status.AddMember("conditions", conditions, a);
   return json::write(status);
 }

@@ -13,6 +13,7 @@ namespace octorun::runnerset {
 // (credentials not loaded) and only the conditions are written (a merge
 // patch leaves the rest as it was). `declared`: the set declares variants.
 std::string status_json(const resources::runnerset& set, const variant_counts* per_variant, bool declared,
-                        bool credentials_loaded, const std::string& credentials_error);
+                        bool credentials_loaded, const std::string& credentials_error,
+                        bool webhook_intake_enabled = true);
 
 }  // namespace octorun::runnerset

@@ -3,6 +3,7 @@
 # etcd + kube-apiserver + kube-controller-manager (garbage collector, namespace,
 # service-account controllers) + kube-scheduler + kwok with one fake node
 # ("kwok-node-0"), so pods are scheduled and reach Running without a kubelet.
+# node.sh adds an optional real node (kubelet + containerd) to a running one.
 # Everything listens on free loopback ports; certificates and tokens are
 # generated into the cluster folder.
 #
@@ -87,6 +88,12 @@ make_certs() {
     printf 'extendedKeyUsage=clientAuth\n' >client.ext
     openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -out admin.crt -extfile client.ext 2>/dev/null
+    # The apiserver's identity towards kubelets (logs, exec, port-forward on a
+    # real node, node.sh); bound to system:kubelet-api-admin once it runs.
+    openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver-kubelet-client \
+      -keyout apiserver-kubelet-client.key -out apiserver-kubelet-client.csr 2>/dev/null
+    openssl x509 -req -in apiserver-kubelet-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -days 3650 -out apiserver-kubelet-client.crt -extfile client.ext 2>/dev/null
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     # An admin token, and a user with no roles (tests bind roles to it to see
@@ -134,6 +141,11 @@ start_apiserver() {
   # After a restart's kill, a zombie apiserver may still hold its port while
   # its other threads exit.
   wait_for 30 "port $api_port to be free" port_free "$api_port"
+  # Towards a real node (node.sh): the apiserver calls its kubelet with a
+  # client certificate, checks the kubelet's serving certificate, and dials its
+  # InternalIP only (never a DNS lookup of the node name). There is no
+  # kube-proxy: webhook and aggregated API Services are called at their
+  # EndpointSlices' addresses (aggregator routing), not at the ClusterIP.
   launch kube-apiserver "$bin/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
@@ -145,7 +157,12 @@ start_apiserver() {
     --service-account-signing-key-file="$dir/pki/sa.key" \
     --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
     --disable-admission-plugins=ServiceAccount \
-    --endpoint-reconciler-type=none
+    --endpoint-reconciler-type=none \
+    --kubelet-client-certificate="$dir/pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$dir/pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority="$dir/pki/ca.crt" \
+    --kubelet-preferred-address-types=InternalIP \
+    --enable-aggregator-routing=true
   wait_for 120 "kube-apiserver /readyz" \
     curl -fsS --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$api_port/readyz"
 }
@@ -207,9 +224,14 @@ start)
   start_apiserver
 
   write_kubeconfig "$dir/kubeconfig" "$dir/pki/admin.token"
+  # Besides GC, namespaces and ServiceAccounts: Deployments get their pods,
+  # Services their EndpointSlices (where the apiserver calls a webhook Service).
+  # Not the root CA publisher: tests count the ConfigMaps of a namespace.
+  controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
+  controllers+=,deployment-controller,replicaset-controller,endpointslice-controller
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
-    --controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
+    --controllers="$controllers"
   # The namespace controller needs discovery; the garbage collector starts
   # once it has synced. Both are ready when the default ServiceAccount appears.
   wait_for 120 "kube-controller-manager (default ServiceAccount)" \
@@ -241,6 +263,8 @@ EOF
   ;;
 stop)
   [[ -d "$dir" ]] || exit 0
+  # A real node first, while the apiserver still answers.
+  [[ ! -d "$dir/node" ]] || "$here/node.sh" down "$dir" || log "node.sh down failed"
   # The data is thrown away: no need for graceful shutdowns.
   for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do kill_named "$name" KILL; done
   reaper_pid=$(cat "$dir/pids/reaper" 2>/dev/null || true)

@@ -22,6 +22,9 @@
 #ifndef OCTORUN_CLUSTER_SCRIPT
 #error "OCTORUN_CLUSTER_SCRIPT must name test/controlplane/cluster.sh"
 #endif
+#ifndef OCTORUN_NODE_SCRIPT
+#error "OCTORUN_NODE_SCRIPT must name test/controlplane/node.sh"
+#endif
 
 namespace octorun::test {
 namespace {
@@ -150,6 +153,38 @@ void install_crds(const cluster_info& c) {
   kubectl(c,
           "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
           "--timeout=60s >/dev/null");
+}
+
+const real_node_info& real_node(const cluster_info& c) {
+  static std::mutex mu;
+  static real_node_info node;
+  std::lock_guard lock(mu);
+  if (!node.name.empty()) return node;
+  if (read_file(c.dir + "/node/ip").empty())
+    run_command(std::string(OCTORUN_NODE_SCRIPT) + " up " + quote(c.dir) + " 2>&1");
+  node.ip = read_file(c.dir + "/node/ip");
+  while (!node.ip.empty() && node.ip.back() == '\n') node.ip.pop_back();
+  if (node.ip.empty()) throw std::runtime_error("the real node of " + c.dir + " has no address");
+  node.name = "real-node-0";
+  return node;
+}
+
+std::string service_account_volume_json(const std::string& name) {
+  return R"({"name":")" + name +
+         R"(","projected":{"sources":[)"
+         R"({"serviceAccountToken":{"path":"token","expirationSeconds":3607}},)"
+         R"({"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},)"
+         R"({"downwardAPI":{"items":[{"path":"namespace","fieldRef":{"fieldPath":"metadata.namespace"}}]}}]}})";
+}
+
+void create_root_ca_configmap(const cluster_info& c, const std::string& ns) {
+  kubectl(c, "-n " + quote(ns) + " create configmap kube-root-ca.crt --from-file=ca.crt=" + quote(c.ca_file) +
+                 " >/dev/null");
+}
+
+void import_image(const cluster_info& c, const std::string& archive) {
+  real_node(c);
+  run_command(std::string(OCTORUN_NODE_SCRIPT) + " import " + quote(c.dir) + " " + quote(archive) + " 2>&1");
 }
 
 std::string make_namespace(const cluster_info& c, const std::string& prefix) {

@@ -43,6 +43,28 @@ std::string kubectl(const cluster_info& c, const std::string& args);
 // concurrent apply is retried). Throws when they cannot be installed.
 void install_crds(const cluster_info& c);
 
+// The real node of `c` (test/controlplane/node.sh: kubelet + containerd, host
+// networking only, tainted octorun.io/real-node=true:NoSchedule). Under ctest
+// the real_node fixture (REAL_NODE tests) has started it; otherwise it is
+// started here and goes with the cluster. Throws when it cannot run.
+struct real_node_info {
+  std::string name;  // real-node-0
+  std::string ip;    // its InternalIP: the machine's own address (hostNetwork pods have it)
+};
+const real_node_info& real_node(const cluster_info& c);
+
+// The volume the ServiceAccount admission plugin would give a pod (the test
+// cluster runs without it): a projected ServiceAccount token, the cluster CA
+// and the namespace, as one JSON item of a pod's `volumes`. Mount it at
+// /var/run/secrets/kubernetes.io/serviceaccount. The CA comes from the
+// ConfigMap kube-root-ca.crt, which create_root_ca_configmap() writes into a
+// namespace (the cluster runs no root CA publisher).
+std::string service_account_volume_json(const std::string& name);
+void create_root_ca_configmap(const cluster_info& c, const std::string& ns);
+
+// Imports an image archive (docker-archive or OCI) into the real node's containerd.
+void import_image(const cluster_info& c, const std::string& archive);
+
 // A fresh, uniquely named namespace for one test.
 std::string make_namespace(const cluster_info& c, const std::string& prefix);
 

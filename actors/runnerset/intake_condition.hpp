@@ -1,0 +1,20 @@
+// The RunnerSet's IntakeReady condition: a set whose demand should come from
+// webhook deliveries while the manager runs without the webhook intake
+// (--webhook-intake=false) would wait for jobs forever; the condition says so.
+// Other sets get no IntakeReady condition (their status is unchanged). Pure.
+#pragma once
+
+#include <optional>
+
+#include "adapters/common/json.hpp"
+#include "adapters/resources/types.hpp"
+
+namespace octorun::runnerset {
+
+std::optional<resources::condition> intake_condition(resources::intake_mode intake,
+                                                     bool webhook_intake_enabled);
+
+// {type, status, reason, message}, as the set's other conditions are written.
+rapidjson::Value condition_json(const resources::condition& c, json::allocator& a);
+
+}  // namespace octorun::runnerset

@@ -1,0 +1,290 @@
+#include "cmd/octorun/manager.hpp"
+
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "actors/controller/controller.hpp"
+#include "actors/metrics/metrics_feed.hpp"
+#include "adapters/admission/ca_injection.hpp"
+#include "adapters/admission/shared_ca.hpp"
+#include "adapters/admission/webhook_server.hpp"
+#include "adapters/http/http_server.hpp"
+#include "adapters/tls/ca_bundle.hpp"
+#include "cmd/octorun/version.hpp"
+
+namespace octorun::manager {
+namespace {
+
+std::string default_identity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::mt19937_64 rng(std::random_device{}());
+  std::ostringstream id;
+  id << host << "_" << std::hex << rng();
+  return id.str();
+}
+
+expected<std::string, std::string> webhook_secret(const options& o) {
+  if (!o.webhook_secret_file.empty()) {
+    std::ifstream in(o.webhook_secret_file);
+    if (!in) return unexpected<std::string>{"--webhook-secret-file: cannot read " + o.webhook_secret_file};
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto s = ss.str();
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+  }
+  const char* env = std::getenv("OCTORUN_WEBHOOK_SECRET");
+  return std::string(env != nullptr ? env : "");
+}
+
+// The manager's own metrics beside the state metrics, all served on /metrics.
+struct manager_metrics {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  std::shared_ptr<metrics::state_collector> state = std::make_shared<metrics::state_collector>();
+  prometheus::Gauge* leader = nullptr;
+
+  explicit manager_metrics(const std::string& identity) {
+    leader = &prometheus::BuildGauge()
+                  .Name("octorun_manager_leader")
+                  .Help("1 while this replica holds the Lease and reconciles, else 0.")
+                  .Register(*registry)
+                  .Add({{"identity", identity}});
+    prometheus::BuildGauge()
+        .Name("octorun_manager_info")
+        .Help("The manager's version; 1.")
+        .Register(*registry)
+        .Add({{"version", version}, {"commit", git_commit}, {"identity", identity}})
+        .Set(1);
+    prometheus::BuildGauge()
+        .Name("octorun_manager_start_time_seconds")
+        .Help("When this replica started, in seconds since the epoch.")
+        .Register(*registry)
+        .Add({})
+        .SetToCurrentTime();
+  }
+
+  std::string scrape() const {
+    auto families = registry->Collect();
+    for (auto& f : state->Collect()) families.push_back(std::move(f));
+    std::ostringstream out;
+    prometheus::TextSerializer().Serialize(out, families);
+    return out.str();
+  }
+};
+
+// Every replica serves the admission webhook: the apiserver calls whichever
+// the Service picks. Self-generated certificates come from one CA (in a
+// Secret, --admission-ca-secret) so that one caBundle fits every replica.
+expected<std::shared_ptr<admission::webhook_server>, std::string> start_admission(
+    const options& o, const kube::config& kube_cfg) {
+  admission::webhook_server_options wo;
+  wo.bind_address = o.admission_bind;
+  wo.port = o.admission_port;
+  std::optional<admission::certificate_source> certs;
+  if (!o.admission_cert_file.empty()) {
+    certs = admission::certificate_source::from_files(
+        {o.admission_cert_file, o.admission_key_file, o.admission_ca_file, o.admission_cert_dir});
+  } else {
+    if (!o.admission_ca_secret.empty()) {
+      auto slash = o.admission_ca_secret.find('/');
+      if (slash == std::string::npos)
+        return unexpected<std::string>{"--admission-ca-secret must be NAMESPACE/NAME"};
+      kube::client api(kube_cfg);
+      auto shared = admission::fetch_shared_ca(api, o.admission_ca_secret.substr(0, slash),
+                                               o.admission_ca_secret.substr(slash + 1), o.admission_cert_dir);
+      if (!shared) return unexpected<std::string>{shared.error()};
+    }
+    admission::self_signed_config sc;
+    sc.dir = o.admission_cert_dir;
+    sc.dns_names = comma_list(o.admission_dns_names);
+    sc.ip_addresses = comma_list(o.admission_ip_addresses);
+    certs = admission::certificate_source::self_signed(sc);
+  }
+  auto server = admission::webhook_server::start(wo, std::move(*certs));
+  if (!server) return unexpected<std::string>{server.error()};
+  return std::shared_ptr<admission::webhook_server>(std::move(*server));
+}
+
+using admission_tick_atom = caf::atom_constant<caf::atom("admtick")>;
+
+// Keeps the webhook's certificate fresh (rotate_if_due) and, with
+// --admission-inject-ca, the webhook configurations' caBundle current (also
+// after someone reset it). Blocking calls: a detached actor.
+caf::behavior admission_maintenance(caf::event_based_actor* self,
+                                    std::shared_ptr<admission::webhook_server> server, kube::config kube_cfg,
+                                    std::string inject_into) {
+  auto inject = [=] {
+    if (inject_into.empty()) return true;
+    kube::client api(kube_cfg);
+    auto done = admission::inject_ca_bundle(api, inject_into, server->ca_bundle());
+    if (!done)
+      spdlog::error("admission webhook: injecting the caBundle into {}: {}", inject_into, done.error());
+    return static_cast<bool>(done);
+  };
+  const bool injected = inject();
+  if (injected && !inject_into.empty())
+    spdlog::info("admission webhook: caBundle injected into the webhook configurations {}", inject_into);
+  self->delayed_send(self, injected ? std::chrono::minutes(5) : std::chrono::minutes(1),
+                     admission_tick_atom::value);
+  return {
+      [=](admission_tick_atom) {
+        auto rotated = server->rotate_if_due();
+        if (!rotated) spdlog::error("admission webhook: certificate rotation: {}", rotated.error());
+        if (rotated && *rotated) spdlog::info("admission webhook: serving certificate rotated");
+        const bool ok = inject();
+        self->delayed_send(self, ok ? std::chrono::minutes(5) : std::chrono::minutes(1),
+                           admission_tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+std::shared_ptr<kube::token_bucket> kube_limiter(const options& o) {
+  if (o.kube_qps <= 0) return nullptr;
+  return std::make_shared<kube::token_bucket>(o.kube_qps, o.kube_burst);
+}
+
+expected<settings, std::string> resolve(const options& o) {
+  settings s;
+  auto kube_cfg =
+      o.kubeconfig.empty() ? kube::default_config(o.context) : kube::load_kubeconfig(o.kubeconfig, o.context);
+  if (!kube_cfg) return unexpected<std::string>{"Kubernetes configuration: " + kube_cfg.error()};
+  s.kube = std::move(*kube_cfg);
+  s.kube_options.limiter = kube_limiter(o);
+  s.identity = o.identity.empty() ? default_identity() : o.identity;
+  if (o.webhook_intake) {
+    auto secret = webhook_secret(o);
+    if (!secret) return unexpected<std::string>{secret.error()};
+    if (secret->empty() && !o.insecure_webhook)
+      return unexpected<std::string>{
+          "no webhook secret: set --webhook-secret-file or OCTORUN_WEBHOOK_SECRET (or --insecure-webhook for "
+          "development, or --webhook-intake=false when every RunnerSet uses the Listener intake)"};
+    s.webhook_secret = std::move(*secret);
+  }
+  if (!o.github_ca_file.empty()) {
+    auto bundle = tls::trust_bundle_with(o.github_ca_file, tls::system_ca_bundle_path());
+    if (!bundle) return unexpected<std::string>{"--github-ca-file: " + bundle.error()};
+    s.github_tls.ca_pem = std::move(*bundle);
+  }
+  return s;
+}
+
+struct manager::replica_parts {
+  std::shared_ptr<manager_metrics> metrics;
+  std::shared_ptr<std::atomic<bool>> leading = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<admission::webhook_server> admission_server;
+  caf::actor admission_upkeep;
+  std::unique_ptr<http::server> health;
+  caf::actor metrics_feed;
+};
+
+manager::manager(caf::actor_system& sys, options o, settings s)
+    : sys_(sys),
+      options_(std::move(o)),
+      settings_(std::move(s)),
+      replica_(std::make_unique<replica_parts>()) {}
+
+manager::~manager() { stop(); }
+
+expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system& sys, options o,
+                                                               settings s) {
+  std::unique_ptr<manager> m(new manager(sys, std::move(o), std::move(s)));
+  auto& r = *m->replica_;
+  const auto& opts = m->options_;
+  if (opts.admission) {
+    auto started = start_admission(opts, m->settings_.kube);
+    if (!started) return unexpected<std::string>{"admission webhook: " + started.error()};
+    r.admission_server = std::move(*started);
+    spdlog::info("admission webhook listening on https://{}:{}", opts.admission_bind,
+                 r.admission_server->port());
+    r.admission_upkeep = sys.spawn<caf::detached>(admission_maintenance, r.admission_server,
+                                                  m->settings_.kube, opts.admission_inject_ca);
+  }
+  r.metrics = std::make_shared<manager_metrics>(m->settings_.identity);
+  auto leading = r.leading;
+  auto scraped = r.metrics;
+  auto health = http::server::start(
+      {opts.health_bind, opts.health_port, "", 2, 1 << 16, 5000},
+      {{"/healthz",
+        {"GET"},
+        [](const http::server_request&) {
+          return http::server_response{200, "text/plain", "ok", {}};
+        }},
+       {"/readyz",
+        {"GET"},
+        [leading](const http::server_request&) {
+          // Followers are ready too: they serve health, admission and metrics, and wait for the Lease.
+          return http::server_response{200, "text/plain", leading->load() ? "leading" : "standby", {}};
+        }},
+       {"/metrics", {"GET"}, [scraped](const http::server_request&) {
+          return http::server_response{
+              200, "text/plain; version=0.0.4; charset=utf-8", scraped->scrape(), {}};
+        }}});
+  if (!health) return unexpected<std::string>{"health server: " + health.error()};
+  r.health = std::move(*health);
+  spdlog::info("health endpoints on {}", r.health->base_url());
+  r.metrics_feed = metrics::spawn_metrics_feed(sys, r.metrics->state);
+  return m;
+}
+
+void manager::set_leader_gauge(bool leading) { replica_->metrics->leader->Set(leading ? 1 : 0); }
+
+expected<ok_t, std::string> manager::lead() {
+  if (controller_) return ok;
+  const std::string user_agent = std::string("octorun/") + version;
+  controller::controller_config ccfg;
+  ccfg.kube = settings_.kube;
+  ccfg.kube_options = settings_.kube_options;
+  ccfg.namespaces = options_.namespaces;
+  ccfg.kube_workers = static_cast<std::size_t>(std::max(1, options_.kube_workers));
+  ccfg.runnerset_defaults.resync = std::chrono::seconds(std::max(1, options_.resync_seconds));
+  ccfg.runnerset_defaults.user_agent = user_agent;
+  ccfg.runnerset_defaults.runner_defaults.user_agent = user_agent;
+  ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;
+  ccfg.runnerset_defaults.github_tls = settings_.github_tls;
+  ccfg.observer = replica_->metrics_feed;
+  ccfg.reporting_instance = settings_.identity;
+  controller_ = controller::spawn_controller(sys_, ccfg);
+  if (options_.webhook_intake) {
+    github::intake_options iopts;
+    iopts.secret = settings_.webhook_secret;
+    iopts.allow_insecure = options_.insecure_webhook;
+    iopts.http.bind_address = options_.webhook_bind;
+    iopts.http.port = options_.webhook_port;
+    auto intake = github::webhook_intake::start(iopts, github::actor_sink(controller_));
+    if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};
+    intake_ = std::move(*intake);
+    spdlog::info("leading: webhook intake listening on {}", intake_->url());
+  } else {
+    spdlog::info("leading: no webhook intake (--webhook-intake=false)");
+  }
+  replica_->leading->store(true);
+  return ok;
+}
+
+void manager::stop() {
+  intake_.reset();  // no new deliveries
+  if (controller_) caf::anon_send_exit(controller_, caf::exit_reason::user_shutdown);
+  controller_ = nullptr;
+  auto& r = *replica_;
+  if (r.metrics_feed) caf::anon_send_exit(r.metrics_feed, caf::exit_reason::user_shutdown);
+  if (r.admission_upkeep) caf::anon_send_exit(r.admission_upkeep, caf::exit_reason::user_shutdown);
+  r.metrics_feed = nullptr;
+  r.admission_upkeep = nullptr;
+  r.health.reset();
+  r.admission_server.reset();
+}
+
+}  // namespace octorun::manager

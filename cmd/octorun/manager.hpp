@@ -1,0 +1,69 @@
+// The manager process's parts, split by where they run. Every replica serves
+// /healthz, /readyz and /metrics and (with --admission) the admission
+// webhook; only the replica holding the Lease runs the controller and the
+// GitHub webhook intake. Starting a server blocks, so both start on the
+// caller's thread (main), never on an actor of the shared scheduler; their
+// failures come back as errors for main to report.
+#pragma once
+
+#include <atomic>
+#include <caf/all.hpp>
+#include <memory>
+#include <string>
+
+#include "adapters/common/expected.hpp"
+#include "adapters/github/webhook_intake.hpp"
+#include "adapters/http/http_client.hpp"
+#include "adapters/kube/client.hpp"
+#include "adapters/kube/config.hpp"
+#include "cmd/octorun/options.hpp"
+
+namespace octorun::manager {
+
+// What the options resolve to before anything starts (files read, defaults filled).
+struct settings {
+  kube::config kube;
+  kube::client_options kube_options;  // with the --kube-qps/--kube-burst token bucket
+  std::string identity;
+  std::string webhook_secret;  // empty with --webhook-intake=false or --insecure-webhook
+  http::tls_options github_tls;
+};
+
+// Reads what the options name (kubeconfig, webhook secret, GitHub CA bundle);
+// the error is one sentence naming the flag or file at fault.
+expected<settings, std::string> resolve(const options& o);
+
+// The token bucket every Kubernetes client of the process shares; qps 0: none.
+std::shared_ptr<kube::token_bucket> kube_limiter(const options& o);
+
+class manager {
+ public:
+  // Starts the parts every replica runs. Blocking.
+  static expected<std::unique_ptr<manager>, std::string> start(caf::actor_system& sys, options o, settings s);
+  ~manager();
+  manager(const manager&) = delete;
+  manager& operator=(const manager&) = delete;
+
+  // Leadership gained: starts the controller and, unless --webhook-intake=false,
+  // the GitHub webhook intake. Blocking; at most once.
+  expected<ok_t, std::string> lead();
+  bool leading() const { return static_cast<bool>(controller_); }
+  // Whether this replica leads, for the metrics.
+  void set_leader_gauge(bool leading);
+
+  // Stops the intake first (no new deliveries), then the controller (its
+  // writes in flight finish or time out), then the every-replica parts.
+  void stop();
+
+ private:
+  struct replica_parts;
+  manager(caf::actor_system& sys, options o, settings s);
+  caf::actor_system& sys_;
+  options options_;
+  settings settings_;
+  std::unique_ptr<replica_parts> replica_;
+  caf::actor controller_;
+  std::unique_ptr<github::webhook_intake> intake_;  // while leading, unless --webhook-intake=false
+};
+
+}  // namespace octorun::manager

@@ -1,0 +1,66 @@
+// The manager's command line as a value: a pure parse from the arguments to
+// `options` or one human sentence naming the bad flag. Takes `--flag=value`
+// and `--flag value`; a bool flag alone means true. Flags with a dot in
+// their name (CAF's own: --scheduler.max-threads, --caf.*) and --config-file
+// go to CAF's actor system configuration unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adapters/common/expected.hpp"
+
+namespace octorun::manager {
+
+struct options {
+  std::string kubeconfig;
+  std::string context;
+  std::vector<std::string> namespaces;  // empty: every namespace
+  std::string log_level = "info";
+  std::string log_format = "json";
+  bool webhook_intake = true;
+  std::string webhook_bind = "0.0.0.0";
+  uint16_t webhook_port = 8080;
+  std::string webhook_secret_file;
+  bool insecure_webhook = false;
+  std::string health_bind = "0.0.0.0";
+  uint16_t health_port = 8081;
+  bool leader_elect = true;
+  std::string lease_namespace = "default";
+  std::string lease_name = "octorun-manager";
+  std::string identity;
+  int32_t resync_seconds = 30;
+  int32_t kube_workers = 4;
+  double kube_qps = 50;
+  int32_t kube_burst = 100;
+  std::string github_ca_file;
+  bool admission = false;
+  std::string admission_bind = "0.0.0.0";
+  uint16_t admission_port = 9443;
+  std::string admission_cert_dir = "/tmp/octorun-webhook";
+  std::string admission_dns_names =
+      "octorun-webhook.octorun-system.svc,octorun-webhook.octorun-system.svc.cluster.local";
+  std::string admission_ip_addresses;
+  std::string admission_ca_secret;
+  std::string admission_inject_ca;
+  std::string admission_cert_file;
+  std::string admission_key_file;
+  std::string admission_ca_file;
+
+  bool help = false;     // --help / -h: print help_text() and stop
+  bool version = false;  // --version: print the version and stop
+  // For caf::actor_system_config::parse, each as --name=value.
+  std::vector<std::string> caf_args;
+};
+
+// `args` without the program name. The error is one sentence naming the flag.
+expected<options, std::string> parse_options(const std::vector<std::string>& args);
+
+// What `octorun --help` prints: every flag, its default and what it does.
+std::string help_text();
+
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> comma_list(const std::string& s);
+
+}  // namespace octorun::manager

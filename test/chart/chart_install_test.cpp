@@ -1,0 +1,178 @@
+// The chart against the test control plane: `helm install` creates every
+// object (RBAC that grants the manager its calls in the watched namespace
+// only, admission webhooks scoped to it), `helm upgrade` with a changed value
+// rolls the Deployment, an upgrade with a bad value is refused and changes
+// nothing, and `helm uninstall` leaves nothing of the release behind but the
+// CRDs (which Helm never deletes). The manager's pods are pinned to a node
+// that does not exist: no pod needs to run on kwok's fake node (the chart on
+// a real node is the `deploy` tests').
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "test/chart/helm.hpp"
+#include "test/support/test_cluster.hpp"
+
+namespace octorun::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ChartInstall : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    install_crds(cluster());
+    ns_ = make_namespace(cluster(), "chart");
+    watched_ = make_namespace(cluster(), "chart-runners");
+    release_ = "chart-" + std::to_string(getpid());
+    fullname_ = release_ + "-octorun";
+    sa_ = "system:serviceaccount:" + ns_ + ":" + fullname_ + "-manager";
+  }
+  void TearDown() override {
+    helm("uninstall " + release_ + " -n " + ns_ + kube() + " --ignore-not-found");
+    kubectl(cluster(),
+            "delete namespace " + ns_ + " " + watched_ + " --wait=false --ignore-not-found >/dev/null");
+  }
+
+  std::string kube() const { return " --kubeconfig " + shell_quote(cluster().kubeconfig); }
+
+  // The values of the release; `extra` adds to or overrides them.
+  std::string values(const std::string& extra) const {
+    return " --set watchNamespaces={" + watched_ +
+           "} --set rbac.namespaced=true"
+           " --set nodeSelector.octorun\\.io/chart-test=no-such-node"
+           " --set githubWebhook.enabled=true " +
+           extra;
+  }
+
+  command_result helm_release(const std::string& verb, const std::string& extra) {
+    return helm(verb + " " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
+                " --timeout 2m" + values(extra));
+  }
+
+  std::string get(const std::string& what, const std::string& jsonpath, const std::string& ns) {
+    return kubectl(cluster(),
+                   "get " + what + (ns.empty() ? "" : " -n " + ns) + " -o jsonpath=" + shell_quote(jsonpath));
+  }
+
+  bool can(const std::string& call, const std::string& ns) {
+    auto out = run_shell(shell_quote(cluster().bin + "/kubectl") +
+                         " --kubeconfig=" + shell_quote(cluster().kubeconfig) + " auth can-i " + call +
+                         " -n " + ns + " --as=" + sa_ + " 2>/dev/null");
+    return out.output.rfind("yes", 0) == 0;
+  }
+
+  // Objects of the release still in the cluster (kind/name lines).
+  std::string leftovers() {
+    const std::string selector = " -l app.kubernetes.io/instance=" + release_ + " -o name";
+    return kubectl(cluster(),
+                   "get deployments,replicasets,pods,serviceaccounts,services,secrets,roles,rolebindings,"
+                   "poddisruptionbudgets,ingresses -A" +
+                       selector) +
+           kubectl(cluster(),
+                   "get clusterroles,clusterrolebindings,mutatingwebhookconfigurations,"
+                   "validatingwebhookconfigurations" +
+                       selector) +
+           // Helm's own release records.
+           kubectl(cluster(), "get secrets -n " + ns_ + " -l owner=helm,name=" + release_ + " -o name");
+  }
+
+  std::string ns_, watched_, release_, fullname_, sa_;
+};
+
+TEST_F(ChartInstall, InstallsUpgradesAndUninstallsCleanly) {
+  auto installed = helm_release("install", "--set githubWebhook.secret=first");
+  ASSERT_EQ(installed.status, 0) << installed.all();
+
+  // The objects, with what the values asked for.
+  const auto deployment = "deployment/" + fullname_ + "-manager";
+  EXPECT_EQ(get(deployment, "{.spec.replicas}", ns_), "2");
+  for (const auto& what :
+       {"serviceaccount/" + fullname_ + "-manager", "service/" + fullname_ + "-webhook",
+        "service/" + fullname_ + "-manager-metrics", "service/" + fullname_ + "-github-webhook",
+        "secret/" + fullname_ + "-github-webhook", "poddisruptionbudget/" + fullname_ + "-manager",
+        "role/" + fullname_ + "-manager-namespace"})
+    EXPECT_EQ(get(what, "{.metadata.name}", ns_), what.substr(what.find('/') + 1)) << what;
+  EXPECT_EQ(get("role/" + fullname_ + "-manager", "{.metadata.name}", watched_), fullname_ + "-manager");
+  for (const auto& what :
+       {"mutatingwebhookconfiguration/" + fullname_, "validatingwebhookconfiguration/" + fullname_,
+        "clusterrole/" + fullname_ + "-webhook-ca-injector"})
+    EXPECT_EQ(get(what, "{.metadata.name}", ""), fullname_) << what;
+  EXPECT_EQ(get("validatingwebhookconfiguration/" + fullname_,
+                "{.webhooks[0].namespaceSelector.matchExpressions[0].values[0]}", ""),
+            watched_);
+  // The manager may do its work in the watched namespace, and nowhere else.
+  for (const auto& call : {"list runnersets.octorun.io", "create runners.octorun.io", "create pods",
+                           "create secrets", "create events.events.k8s.io"})
+    EXPECT_TRUE(can(call, watched_)) << call;
+  EXPECT_FALSE(can("list runnersets.octorun.io", ns_));
+  EXPECT_FALSE(can("create pods", ns_));
+  EXPECT_TRUE(can("update leases.coordination.k8s.io", ns_));
+  // The Deployment's controller made its pods (Pending: pinned to no node).
+  kubectl(cluster(), "wait --for=create pod -n " + ns_ + " -l app.kubernetes.io/instance=" + release_ +
+                         " --timeout=60s >/dev/null");
+  // The admission webhooks apply in the watched namespace only: there they are
+  // called (and fail, no manager runs), elsewhere RunnerSets pass untouched.
+  // The apiserver learns of new configurations through its informer: observe it.
+  auto dry_run = [&](const std::string& ns) {
+    return run_shell(
+        shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(cluster().kubeconfig) +
+        " create --dry-run=server -f - <<'EOF'\napiVersion: octorun.io/v1alpha1\nkind: RunnerSet\n"
+        "metadata: {name: ci, namespace: " +
+        ns +
+        "}\nspec:\n  scopeURL: https://github.com/acme\n"
+        "  credentialsSecretName: github\n  template: {spec: {containers: [{name: runner, image: r}]}}\n"
+        "EOF");
+  };
+  command_result watched_call;
+  for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;) {
+    watched_call = dry_run(watched_);
+    if (watched_call.all().find("failed calling webhook") != std::string::npos) break;
+  }
+  EXPECT_NE(watched_call.status, 0) << watched_call.all();
+  EXPECT_NE(watched_call.all().find(fullname_ + "-webhook"), std::string::npos) << watched_call.all();
+  auto elsewhere = dry_run(ns_);
+  EXPECT_EQ(elsewhere.status, 0) << elsewhere.all();
+
+  const auto args = "{.spec.template.spec.containers[0].args}";
+  const auto checksum = "{.spec.template.metadata.annotations.checksum/github-webhook-secret}";
+  EXPECT_NE(get(deployment, args, ns_).find("--log-level=info"), std::string::npos);
+  const auto first_checksum = get(deployment, checksum, ns_);
+  EXPECT_EQ(first_checksum.size(), 64u);
+  kubectl(cluster(),
+          "wait --for=jsonpath='{.metadata.annotations.deployment\\.kubernetes\\.io/revision}'=1 " +
+              deployment + " -n " + ns_ + " --timeout=60s");
+
+  // Upgrade with changed values: the pod template changes, so the pods roll.
+  auto upgraded = helm_release("upgrade", "--set githubWebhook.secret=second --set logLevel=debug");
+  ASSERT_EQ(upgraded.status, 0) << upgraded.all();
+  EXPECT_NE(get(deployment, args, ns_).find("--log-level=debug"), std::string::npos);
+  EXPECT_NE(get(deployment, checksum, ns_), first_checksum);
+  EXPECT_EQ(get("secret/" + fullname_ + "-github-webhook", "{.data.secret}", ns_), "c2Vjb25k");  // "second"
+  auto rolled = kubectl(cluster(),
+                        "wait --for=jsonpath='{.metadata.annotations.deployment\\.kubernetes\\.io/"
+                        "revision}'=2 " +
+                            deployment + " -n " + ns_ + " --timeout=60s");
+  EXPECT_NE(rolled.find("condition met"), std::string::npos) << rolled;
+
+  // A bad value is refused before anything changes.
+  auto refused = helm_release("upgrade", "--set githubWebhook.secret=second --set replicas=0");
+  EXPECT_NE(refused.status, 0) << refused.all();
+  EXPECT_NE(refused.all().find("replicas: 0"), std::string::npos) << refused.all();
+  EXPECT_EQ(get(deployment, "{.spec.replicas}", ns_), "2");
+  auto history = helm("history " + release_ + " -n " + ns_ + kube() + " -o json");
+  EXPECT_EQ(history.output.find("\"revision\":3"), std::string::npos) << history.all();
+
+  auto uninstalled = helm("uninstall " + release_ + " -n " + ns_ + kube() + " --wait --timeout 2m");
+  ASSERT_EQ(uninstalled.status, 0) << uninstalled.all();
+  kubectl(cluster(), "wait --for=delete pod -n " + ns_ + " -l app.kubernetes.io/instance=" + release_ +
+                         " --timeout=60s 2>&1 || true");
+  EXPECT_EQ(leftovers(), "");
+  // Helm leaves CRDs alone: RunnerSets elsewhere survive an uninstall.
+  EXPECT_EQ(get("crd/runnersets.octorun.io", "{.metadata.name}", ""), "runnersets.octorun.io");
+}
+
+}  // namespace
+}  // namespace octorun::test

@@ -1,0 +1,38 @@
+// The IntakeReady condition: only a Webhook set under a manager without the
+// webhook intake gets one (False), so every other set's status is unchanged.
+#include "actors/runnerset/intake_condition.hpp"
+
+#include <gtest/gtest.h>
+
+namespace octorun::runnerset {
+namespace {
+
+using resources::intake_mode;
+
+TEST(IntakeCondition, WebhookSetWithoutTheIntakeIsToldSo) {
+  auto c = intake_condition(intake_mode::webhook, false);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->type, "IntakeReady");
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "WebhookIntakeDisabled");
+  EXPECT_NE(c->message.find("--webhook-intake=false"), std::string::npos) << c->message;
+}
+
+TEST(IntakeCondition, NoConditionWhenTheIntakeServesTheSet) {
+  EXPECT_FALSE(intake_condition(intake_mode::webhook, true));
+  EXPECT_FALSE(intake_condition(intake_mode::listener, true));
+  EXPECT_FALSE(intake_condition(intake_mode::listener, false));
+}
+
+TEST(IntakeCondition, WrittenAsTheOtherConditions) {
+  rapidjson::Document d;
+  auto v = condition_json(*intake_condition(intake_mode::webhook, false), d.GetAllocator());
+  EXPECT_STREQ(v["type"].GetString(), "IntakeReady");
+  EXPECT_STREQ(v["status"].GetString(), "False");
+  EXPECT_STREQ(v["reason"].GetString(), "WebhookIntakeDisabled");
+  EXPECT_TRUE(v["message"].IsString());
+  EXPECT_EQ(v.MemberCount(), 4u);
+}
+
+}  // namespace
+}  // namespace octorun::runnerset

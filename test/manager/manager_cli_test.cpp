@@ -1,0 +1,110 @@
+// The octorun binary's command line, without a cluster: --version, --help,
+// `--flag value`, and one sentence with exit status 2 for every bad flag or
+// file it names.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace octorun {
+namespace {
+
+struct outcome {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+outcome run(const std::string& args, const std::string& env = "OCTORUN_WEBHOOK_SECRET=") {
+  outcome o;
+  const std::string command = "env " + env + " " + OCTORUN_BINARY + " " + args + " 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return o;
+  std::array<char, 4096> buf{};
+  while (auto n = fread(buf.data(), 1, buf.size(), p)) o.output.append(buf.data(), n);
+  int status = pclose(p);
+  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+TEST(ManagerCli, VersionNamesTheVersionAndTheCommit) {
+  auto o = run("--version");
+  EXPECT_EQ(o.status, 0);
+  EXPECT_TRUE(o.output.starts_with(std::string("octorun ") + OCTORUN_VERSION + " (commit ")) << o.output;
+  EXPECT_EQ(o.output.find("(commit )"), std::string::npos) << o.output;
+}
+
+TEST(ManagerCli, HelpListsTheFlags) {
+  auto o = run("--help");
+  EXPECT_EQ(o.status, 0);
+  for (const char* flag :
+       {"--namespaces", "--webhook-intake", "--kube-qps", "--kube-burst", "--github-ca-file"})
+    EXPECT_NE(o.output.find(flag), std::string::npos) << flag;
+}
+
+TEST(ManagerCli, BadFlagsExitTwoWithOneSentence) {
+  auto unknown = run("--bogus");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(unknown.output, "octorun: unknown flag --bogus (octorun --help lists the flags)\n");
+  auto missing = run("--kubeconfig");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.output,
+            "octorun: --kubeconfig needs a value (--kubeconfig=VALUE or --kubeconfig VALUE)\n");
+  auto number = run("--kube-burst many");
+  EXPECT_EQ(number.status, 2);
+  EXPECT_EQ(number.output, "octorun: --kube-burst: 'many' is not a number\n");
+  auto boolean = run("--webhook-intake=perhaps");
+  EXPECT_EQ(boolean.status, 2);
+  EXPECT_EQ(boolean.output, "octorun: --webhook-intake: 'perhaps' is not true or false\n");
+}
+
+TEST(ManagerCli, TakesFlagSpaceValue) {
+  // `--kubeconfig FILE` reaches the kubeconfig loader (no parser error).
+  auto o = run("--kubeconfig /nonexistent/kubeconfig --log-format text");
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.output.find("Kubernetes configuration"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("/nonexistent/kubeconfig"), std::string::npos) << o.output;
+}
+
+class ManagerCliFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("octorun-cli-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    // A kubeconfig that loads (nothing is called before the checks below).
+    kubeconfig_ = (dir_ / "kubeconfig").string();
+    std::ofstream(kubeconfig_)
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+           "    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n"
+           "users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n"
+           "    cluster: c\n    user: u\ncurrent-context: x\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string kubeconfig_;
+};
+
+TEST_F(ManagerCliFiles, AGithubCaFileThatIsNotPemFailsAtStartupNamingTheFlag) {
+  auto not_pem = (dir_ / "ca.txt").string();
+  std::ofstream(not_pem) << "not a certificate\n";
+  auto o = run("--log-format=text --webhook-intake=false --kubeconfig=" + kubeconfig_ + " --github-ca-file " +
+               not_pem);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.output.find("--github-ca-file: " + not_pem + " is not a PEM certificate bundle"),
+            std::string::npos)
+      << o.output;
+}
+
+TEST_F(ManagerCliFiles, TheWebhookIntakeNeedsASecretUnlessTurnedOff) {
+  auto o = run("--log-format=text --kubeconfig=" + kubeconfig_);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.output.find("no webhook secret"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("--webhook-intake=false"), std::string::npos) << o.output;
+}
+
+}  // namespace
+}  // namespace octorun

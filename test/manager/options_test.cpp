@@ -1,0 +1,128 @@
+// The manager's command line: a pure parse from the arguments to options or
+// one sentence naming the bad flag (main exits 2 with it).
+#include "cmd/octorun/options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "adapters/kube/politeness.hpp"
+
+namespace octorun::manager {
+namespace {
+
+using args = std::vector<std::string>;
+
+options parsed(const args& a) {
+  auto o = parse_options(a);
+  EXPECT_TRUE(o) << o.error();
+  return o ? *o : options{};
+}
+
+std::string error_of(const args& a) {
+  auto o = parse_options(a);
+  EXPECT_FALSE(o) << "parsed: " << a.front();
+  return o ? std::string() : o.error();
+}
+
+TEST(Options, DefaultsAreSafe) {
+  auto o = parsed({});
+  EXPECT_TRUE(o.namespaces.empty());
+  EXPECT_TRUE(o.webhook_intake);
+  EXPECT_TRUE(o.leader_elect);
+  EXPECT_EQ(o.kube_qps, 50);
+  EXPECT_EQ(o.kube_burst, 100);
+  EXPECT_EQ(o.webhook_port, 8080);
+  EXPECT_TRUE(o.github_ca_file.empty());
+}
+
+TEST(Options, TakesFlagEqualsValueAndFlagSpaceValue) {
+  auto joined = parsed({"--kubeconfig=/k", "--health-port=0", "--context=c"});
+  auto spaced = parsed({"--kubeconfig", "/k", "--health-port", "0", "--context", "c"});
+  EXPECT_EQ(joined.kubeconfig, "/k");
+  EXPECT_EQ(spaced.kubeconfig, "/k");
+  EXPECT_EQ(joined.health_port, 0);
+  EXPECT_EQ(spaced.health_port, 0);
+  EXPECT_EQ(spaced.context, "c");
+}
+
+TEST(Options, NamespacesIsAListAndNamespaceItsOneItemAlias) {
+  EXPECT_EQ(parsed({"--namespaces=a,b,c"}).namespaces, (args{"a", "b", "c"}));
+  EXPECT_EQ(parsed({"--namespaces", "a,,b"}).namespaces, (args{"a", "b"}));
+  EXPECT_EQ(parsed({"--namespace=team-a"}).namespaces, (args{"team-a"}));
+  EXPECT_TRUE(parsed({"--namespaces="}).namespaces.empty());  // every namespace
+  EXPECT_EQ(error_of({"--namespaces=a,Team_B"}), "--namespaces: 'Team_B' is not a namespace name");
+}
+
+TEST(Options, BoolsAloneAreTrueAndTakeAnExplicitValue) {
+  EXPECT_TRUE(parsed({"--admission"}).admission);
+  EXPECT_FALSE(parsed({"--webhook-intake=false"}).webhook_intake);
+  EXPECT_FALSE(parsed({"--webhook-intake", "false"}).webhook_intake);
+  EXPECT_FALSE(parsed({"--leader-elect=0"}).leader_elect);
+  // A bool alone does not swallow the next flag.
+  auto o = parsed({"--admission", "--kube-qps", "5"});
+  EXPECT_TRUE(o.admission);
+  EXPECT_EQ(o.kube_qps, 5);
+}
+
+TEST(Options, PoliteAndTrustFlags) {
+  auto o = parsed({"--kube-qps=12.5", "--kube-burst=30", "--github-ca-file=/etc/ghes/ca.pem"});
+  EXPECT_EQ(o.kube_qps, 12.5);
+  EXPECT_EQ(o.kube_burst, 30);
+  EXPECT_EQ(o.github_ca_file, "/etc/ghes/ca.pem");
+  EXPECT_EQ(parsed({"--kube-qps=0"}).kube_qps, 0);  // no limit
+}
+
+TEST(Options, EveryBadFlagGetsOneSentenceNamingIt) {
+  EXPECT_EQ(error_of({"--bogus=1"}), "unknown flag --bogus (octorun --help lists the flags)");
+  EXPECT_EQ(error_of({"--kubeconfig"}),
+            "--kubeconfig needs a value (--kubeconfig=VALUE or --kubeconfig VALUE)");
+  EXPECT_EQ(error_of({"--kubeconfig", "--namespace=a"}),
+            "--kubeconfig needs a value (--kubeconfig=VALUE or --kubeconfig VALUE)");
+  EXPECT_EQ(error_of({"--kube-qps=fast"}), "--kube-qps: 'fast' is not a number");
+  EXPECT_EQ(error_of({"--health-port=8081x"}), "--health-port: '8081x' is not a number");
+  EXPECT_EQ(error_of({"--webhook-port=70000"}), "--webhook-port: 70000 is out of range");
+  EXPECT_EQ(error_of({"--kube-burst=0"}), "--kube-burst: 0 is too small (at least 1)");
+  EXPECT_EQ(error_of({"--kube-qps=-1"}), "--kube-qps: -1 is too small (at least 0)");
+  EXPECT_EQ(error_of({"--webhook-intake=maybe"}), "--webhook-intake: 'maybe' is not true or false");
+  EXPECT_EQ(error_of({"--log-format=xml"}), "--log-format: 'xml' is not json or text");
+  EXPECT_EQ(error_of({"stray"}),
+            "unexpected argument 'stray' (flags start with --; octorun --help lists them)");
+}
+
+TEST(Options, CafSettingsPassThroughNormalised) {
+  auto o = parsed({"--scheduler.max-threads", "2", "--caf.logger.verbosity=quiet", "--config-file=x.ini"});
+  EXPECT_EQ(o.caf_args,
+            (args{"--scheduler.max-threads=2", "--caf.logger.verbosity=quiet", "--config-file=x.ini"}));
+}
+
+TEST(Options, HelpAndVersion) {
+  EXPECT_TRUE(parsed({"--help"}).help);
+  EXPECT_TRUE(parsed({"-h"}).help);
+  EXPECT_TRUE(parsed({"--version"}).version);
+  const auto help = help_text();
+  for (const char* flag :
+       {"--namespaces", "--namespace", "--webhook-intake (default: true)", "--kube-qps (default: 50)",
+        "--kube-burst (default: 100)", "--github-ca-file", "--version"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+}
+
+// The token bucket the manager builds from --kube-qps/--kube-burst
+// (manager::kube_limiter): the burst goes at once, then one request per 1/qps.
+TEST(Options, KubeQpsAndBurstBoundTheRequestRate) {
+  auto o = parsed({"--kube-qps=50", "--kube-burst=100"});
+  auto now = std::chrono::steady_clock::time_point{};
+  kube::token_bucket bucket(o.kube_qps, o.kube_burst, [&] { return now; });
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(bucket.reserve().count(), 0) << i;
+  const auto ms = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  EXPECT_NEAR(ms(bucket.reserve()), 20.0, 0.001);  // the 101st waits 1/50 s
+  EXPECT_NEAR(ms(bucket.reserve()), 40.0, 0.001);  // and the next queues behind it
+  now += std::chrono::seconds(10);                 // refills, up to the burst
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(bucket.reserve().count(), 0) << i;
+  EXPECT_GT(bucket.reserve().count(), 0);
+}
+
+}  // namespace
+}  // namespace octorun::manager

@@ -16,8 +16,9 @@
 #include "adapters/common/json.hpp"
 #include "adapters/github/auth.hpp"
 #include "adapters/github/scope.hpp"
+#include "adapters/kube/finalizers.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
-#include "messages/kube.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -96,33 +97,12 @@ constexpr const char* set_finalizer = "octorun.io/runnerset";
 
 }  // namespace
 
-bool has_set_finalizer(const kube::object& set) {
-  const auto* meta = set.member("metadata");
-  const auto* list = meta ? json::find_value(*meta, "finalizers") : nullptr;
-  if (list == nullptr || !list->IsArray()) return false;
-  for (const auto& f : list->GetArray())
-    if (f.IsString() && std::string_view(f.GetString()) == set_finalizer) return true;
-  return false;
-}
+bool has_set_finalizer(const kube::object& set) { return kube::has_finalizer(set, set_finalizer); }
 
 namespace {
 
 void patch_finalizer(self_ptr self, bool ours) {
   auto& st = self->state;
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("resourceVersion", json::string_value(st.set_object.resource_version, a), a);
-  rapidjson::Value list(rapidjson::kArrayType);
-  const auto* m = st.set_object.member("metadata");
-  if (const auto* existing = m ? json::find_value(*m, "finalizers") : nullptr;
-      existing && existing->IsArray())
-    for (const auto& f : existing->GetArray())
-      if (f.IsString() && std::string_view(f.GetString()) != set_finalizer)
-        list.PushBack(rapidjson::Value(f, a), a);
-  if (ours) list.PushBack(rapidjson::StringRef(set_finalizer), a);
-  meta.AddMember("finalizers", list, a);
-  d.AddMember("metadata", meta, a);
   request_in_flight<kube::object_result>(
       self, {action_kind::patch_finalizer, ""}, st.cfg.kube,
       [=](kube::object_result& r) {
@@ -132,7 +112,7 @@ void patch_finalizer(self_ptr self, bool ours) {
       },
       [](const std::string&) {},
       kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                          json::write(d), ""});
+                          kube::finalizer_patch(st.set_object, set_finalizer, ours), ""});
 }
 
 // A consistent LIST of the set's Runners; when it is empty, draining goes on.

@@ -11,6 +11,7 @@
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/supervisor/supervisor.hpp"
+#include "adapters/common/backoff.hpp"
 #include "adapters/github/github_workers.hpp"
 
 namespace octorun::runnerset::detail {
@@ -99,7 +100,9 @@ void register_scale_set(self_ptr self, const action& a) {
     auto& e = self->state.world.scale_sets[variant];
     // Capped exponential backoff: a wrong runner group or a rate limit is
     // not hammered on every event (plan() wakes the set at retry_at).
-    const auto delay = std::chrono::seconds(1) * (1 << std::min(e.failures++, 6));
+    const auto delay =
+        exponential_backoff<std::chrono::seconds>{std::chrono::seconds(1), std::chrono::seconds(64)}.delay(
+            e.failures++);
     e.retry_at = self->clock().now() + delay;
     mark_dirty(self);
     spdlog::warn("runnerset {}: {} scale set {}: {}; again in {} s", id(self), what, wanted.name, why,

@@ -319,7 +319,8 @@ class planner {
 
   void publish_status(const variant_counts* per_variant, bool declared) {
     const bool loaded = o_.credentials_error.empty() && o_.credentials_loaded;
-    auto text = status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error, o_.webhook_intake_enabled);
+    auto text =
+        status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error, o_.webhook_intake_enabled);
     // (One write at a time: the actor writes one that comes while another
     // is in flight once that one returns.)
     if (text == o_.published_status) return;

@@ -15,6 +15,7 @@
 #include "actors/runnerset/set_state.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "adapters/resources/naming.hpp"
@@ -65,12 +66,6 @@ void reconcile(self_ptr self) {
 
 // ---- observing -------------------------------------------------------------------
 
-std::int64_t epoch_seconds(const std::string& rfc3339) {
-  std::tm tm{};
-  if (strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return 0;
-  return static_cast<std::int64_t>(timegm(&tm));
-}
-
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
 // busy, job completed) is kept.
 bool observe_runner(set_observation& w, const kube::object& obj) {
@@ -83,7 +78,7 @@ bool observe_runner(set_observation& w, const kube::object& obj) {
   t.view.deleting = r->metadata.deleting;
   t.view.pod_ready = r->status.pod_ready;
   const auto* meta = obj.member("metadata");
-  t.view.created = meta ? epoch_seconds(json::str(*meta, "creationTimestamp")) : 0;
+  t.view.created = meta ? parse_rfc3339(json::str(*meta, "creationTimestamp")).value_or(0) : 0;
   t.variant = r->spec.variant;
   t.status_runner_id = r->status.runner_id;
   return true;

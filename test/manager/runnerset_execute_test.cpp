@@ -13,8 +13,8 @@
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
-#include "messages/kube.hpp"
 #include "test/support/caf_test_system.hpp"
 
 namespace octorun::runnerset {

@@ -1,0 +1,139 @@
+// The Runner actor's job path: JobStarted / workflow_job in_progress writes
+// Running, JobCompleted / completed writes Succeeded, each decided by
+// runner/phase.hpp on the Runner as just read and locked on its
+// resourceVersion (a conflict reads again and decides again).
+#include <spdlog/spdlog.h>
+
+#include "actors/kinds.hpp"
+#include "actors/runner/phase.hpp"
+#include "actors/runner/runner_state.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/kube/protocol.hpp"
+#include "adapters/resources/parse.hpp"
+
+namespace octorun::runner::detail {
+namespace {
+
+void job_done(self_ptr self) {
+  self->state.job_in_flight = false;
+  self->state.jobs.pop_front();
+  process_jobs(self);
+}
+
+void retry_job(self_ptr self, std::chrono::milliseconds after) {
+  self->state.job_in_flight = false;
+  if (after.count() == 0) return process_jobs(self);  // a conflict: read again at once
+  self->delayed_send(self, after, wake_atom::value, std::uint64_t{0});
+}
+
+// Writes the job path's decision: Running with the job (started) or
+// Succeeded (completed), locked to the resourceVersion that was read.
+void write_job_phase(self_ptr self, std::string rv, const messages::job_info& job, phase from, phase target,
+                     const std::string& detail) {
+  auto& st = self->state;
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", json::string_value(rv, a), a);
+  d.AddMember("metadata", meta, a);
+  rapidjson::Value j(rapidjson::kObjectType);
+  j.AddMember("id", job.job_id, a);
+  j.AddMember("repository", json::string_value(job.repository, a), a);
+  j.AddMember("workflowRef", json::string_value(job.workflow_ref, a), a);
+  j.AddMember("runId", job.run_id, a);
+  j.AddMember("displayName", json::string_value(job.display_name, a), a);
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("phase", json::string_value(to_string(target), a), a);
+  status.AddMember("job", j, a);
+  if (target == phase::succeeded) {
+    status.AddMember("reason", "JobCompleted", a);
+    status.AddMember("message", json::string_value(detail, a), a);
+  }
+  d.AddMember("status", status, a);
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                                    json::write(d), "status"})
+      .then(
+          [=](kube::object_result& r) {
+            if (r) {
+              spdlog::info("runner {}: {} job {} ({})", id(self), to_string(target), job.job_id,
+                           job.repository);
+              transition_detail td{job.job_id, job.repository, job.display_name, detail, -1};
+              if (auto e = event_for_transition(from, target, td)) record_event(self, *e, *r);
+              // Store it unless a newer watch event already arrived.
+              if (self->state.runner_object && std::string(self->state.runner_object.resource_version) == rv)
+                set_runner(self, std::move(*r));
+              job_done(self);
+              return reconcile(self);
+            }
+            if (r.error().not_found()) return job_done(self);  // the Runner is gone
+            // Conflict: the Runner changed after our read; read and decide again.
+            retry_job(self, r.error().conflict() ? std::chrono::milliseconds(0) : backoff(self));
+          },
+          [=](caf::error&) { retry_job(self, backoff(self)); });
+}
+
+// Decides one job event against the Runner as just read.
+void decide_job(self_ptr self, const kube::object& fresh_object, const resources::runner& fresh,
+                const job_event& event) {
+  job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
+                fresh.status.job ? std::optional<std::int64_t>(fresh.status.job->id) : std::nullopt};
+  std::string rv(fresh_object.resource_version);
+  if (const auto* started = std::get_if<messages::job_started>(&event)) {
+    switch (on_job_started(view, started->job.job_id)) {
+      case job_started_verdict::promote:
+        return write_job_phase(self, rv, started->job, view.current, phase::running, {});
+      case job_started_verdict::already_running:
+        return job_done(self);
+      // Said by the verdict, not by the deletion mark: a finished runner is
+      // being deleted too once its set removes it, and a late start that
+      // finds it so is not a start on a runner deleted before its job ended.
+      case job_started_verdict::skip_terminal:
+        spdlog::info("runner {}: job {} started on a runner that has finished; not promoting", id(self),
+                     started->job.job_id);
+        return job_done(self);
+      case job_started_verdict::skip_deleting:
+        spdlog::info("runner {}: job {} started on a runner that is being deleted; not promoting", id(self),
+                     started->job.job_id);
+        return job_done(self);
+    }
+  }
+  const auto& completed = std::get<messages::job_completed>(event);
+  switch (on_job_completed(view, completed.job.job_id)) {
+    case job_completed_verdict::finish:
+      return write_job_phase(
+          self, rv, completed.job, view.current, phase::succeeded,
+          "job " + std::to_string(completed.job.job_id) + " completed: " + completed.result);
+    case job_completed_verdict::already_finished:
+    case job_completed_verdict::skip_deleting:
+    case job_completed_verdict::skip_other_job:
+      return job_done(self);
+  }
+}
+
+}  // namespace
+
+void process_jobs(self_ptr self) {
+  auto& st = self->state;
+  if (st.job_in_flight || st.jobs.empty()) return;
+  st.job_in_flight = true;
+  auto job = st.jobs.front();
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
+      .then(
+          [=](kube::object_result& r) {
+            if (!r) {
+              if (!r.error().not_found()) return retry_job(self, backoff(self));
+              job_done(self);
+              // Spawned for a job on a Runner that does not exist: nothing to keep alive for.
+              if (!self->state.runner) self->quit();
+              return;
+            }
+            auto fresh = resources::parse_runner(*r->doc);
+            if (!fresh) return job_done(self);
+            decide_job(self, *r, *fresh, job);
+          },
+          [=](caf::error&) { retry_job(self, backoff(self)); });
+}
+
+}  // namespace octorun::runner::detail

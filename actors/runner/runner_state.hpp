@@ -1,0 +1,56 @@
+// Internal to the Runner actor (runner_actor.cpp and job_path.cpp): its
+// state and the steps both files use.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "actors/runner/events.hpp"
+#include "actors/runner/observe.hpp"
+#include "actors/runner/runner_actor.hpp"
+#include "adapters/kube/object.hpp"
+#include "adapters/resources/types.hpp"
+#include "messages/jobs.hpp"
+
+namespace octorun::runner::detail {
+
+using wake_atom = caf::atom_constant<caf::atom("rwake")>;
+using resync_atom = caf::atom_constant<caf::atom("rresync")>;
+using clock = std::chrono::steady_clock;
+
+using job_event = std::variant<messages::job_started, messages::job_completed>;
+
+struct runner_state {
+  runner_actor_config cfg;
+  kube::object runner_object;
+  std::optional<resources::runner> runner;
+  kube::object pod;
+  kube::object secret;
+  actor_memory memory;
+  bool step_in_flight = false;
+  std::deque<job_event> jobs;  // the job path, one at a time
+  bool job_in_flight = false;
+  int consecutive_errors = 0;
+  bool jit_conflict_retried = false;  // the pending JIT request follows a delete-and-retry
+  std::uint64_t wake_generation = 0;
+  static constexpr const char* name = "runner";
+};
+
+using self_ptr = caf::stateful_actor<runner_state>*;
+
+std::string id(self_ptr self);
+void reconcile(self_ptr self);
+std::chrono::milliseconds backoff(self_ptr self);
+void set_runner(self_ptr self, kube::object obj);
+void record_event(self_ptr self, const runner_event& e, const kube::object& runner);
+
+// ---- the job path (job_path.cpp): one job message at a time, decided on the
+// Runner as just read, written resourceVersion-locked.
+void process_jobs(self_ptr self);
+
+}  // namespace octorun::runner::detail

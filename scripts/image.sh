@@ -126,13 +126,24 @@ mirrors=(
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/octorun/image-base
 key=$(printf '%s\n' "${packages[@]}" "${mirrors[@]}" | sha256sum | cut -c1-16)
 base=$cache/bookworm-$key.tar
+mkdir -p "$cache"
+# One download at a time per machine (concurrent image builds wait for it);
+# a failed download (a mirror's hiccup) is tried again before giving up.
+exec 8>"$cache/.lock"
+flock 8
 if [[ $refresh_base -eq 1 || ! -s $base ]]; then
-  mkdir -p "$cache"
   log "unpacking the Debian packages with mmdebstrap (once per package list)"
-  mmdebstrap --quiet --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
-    bookworm "$base.partial.tar" "${mirrors[@]}" >&2 || fail "mmdebstrap failed"
+  for attempt in 1 2 3; do
+    rm -f "$base.partial.tar"
+    mmdebstrap --quiet --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
+      bookworm "$base.partial.tar" "${mirrors[@]}" >&2 && break
+    [[ $attempt -lt 3 ]] || fail "mmdebstrap failed 3 times (see its errors above)"
+    log "mmdebstrap failed (attempt $attempt of 3); trying again in $((attempt * 10)) s"
+    sleep $((attempt * 10))
+  done
   mv "$base.partial.tar" "$base"
 fi
+flock -u 8
 
 rootfs=$work/rootfs
 mkdir -p "$rootfs"

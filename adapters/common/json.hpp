@@ -72,7 +72,9 @@ inline std::vector<std::string> strings(const rapidjson::Value& obj, const char*
 using allocator = rapidjson::Document::AllocatorType;
 
 inline rapidjson::Value string_value(std::string_view s, allocator& a) {
-  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+  // An empty view may have no data (e.g. the resourceVersion of an object not
+  // read yet); RapidJSON asserts on a null pointer even for length 0.
+  return rapidjson::Value(s.empty() ? "" : s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
 // Sets obj[key] = value, replacing an existing member (AddMember would add a second one).

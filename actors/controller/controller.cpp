@@ -14,9 +14,9 @@
 #include "adapters/github/scope.hpp"
 #include "adapters/kube/informer.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "adapters/resources/naming.hpp"
-#include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
+#include "model/naming.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::controller {
 namespace {
@@ -27,8 +27,8 @@ struct controller_state {
   caf::actor events;  // kube::spawn_event_recorder, shared by the Runner actors
   caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
-  std::map<std::string, resources::runnerset> known_sets;  // for routing demand
-  std::map<std::string, std::string> runner_set;           // runner name -> "ns/set"
+  std::map<std::string, model::runnerset> known_sets;  // for routing demand
+  std::map<std::string, std::string> runner_set;       // runner name -> "ns/set"
   static constexpr const char* name = "controller";
 };
 
@@ -51,11 +51,11 @@ void on_event(self_ptr self, kube::informer_event& ev) {
     auto key = ns + "/" + set_name;
     if (deleted) {
       if (st.known_sets.erase(key) == 0) return;  // never started: nothing to stop
-    } else if (auto parsed = resources::parse_runnerset(*ev.obj.doc)) {
+    } else if (auto parsed = model::parse_runnerset(*ev.obj.doc)) {
       st.known_sets[key] = std::move(*parsed);
     }
   } else {
-    set_name = std::string(ev.obj.label(resources::label_runnerset));
+    set_name = std::string(ev.obj.label(model::label_runnerset));
     if (set_name.empty()) return;  // not made by a RunnerSet
     if (kind == "Runner") {
       if (deleted)
@@ -76,16 +76,16 @@ void on_event(self_ptr self, kube::informer_event& ev) {
 std::optional<std::string> set_for_demand(const controller_state& st, const messages::job_info& job) {
   for (const auto& [key, set] : st.known_sets) {
     if (set.metadata.deleting || !scope_serves(set.spec.scope_url, job.repository)) continue;
-    if (runnerset::variant_for_job(resources::effective_variants(set.spec), job.labels)) return key;
+    if (runnerset::variant_for_job(model::effective_variants(set.spec), job.labels)) return key;
   }
   return std::nullopt;
 }
 
 std::optional<std::string> set_by_runner_name(const controller_state& st, const std::string& runner) {
   for (const auto& [key, set] : st.known_sets)
-    for (const auto& v : resources::effective_variants(set.spec)) {
-      auto prefix = resources::runner_name_prefix(set.metadata.name, v.name);
-      if (runner.size() == prefix.size() + resources::runner_suffix_length && runner.starts_with(prefix))
+    for (const auto& v : model::effective_variants(set.spec)) {
+      auto prefix = model::runner_name_prefix(set.metadata.name, v.name);
+      if (runner.size() == prefix.size() + model::runner_suffix_length && runner.starts_with(prefix))
         return key;
     }
   return std::nullopt;
@@ -114,7 +114,7 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
                                             c.name = key.substr(slash + 1);
                                             return runnerset::spawn_runnerset(parent, c);
                                           });
-  const std::string owned_by_set = resources::label_runnerset;
+  const std::string owned_by_set = model::label_runnerset;
   const auto watched = st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces;
   for (const auto& ns : watched)
     for (auto [res, selector] :

@@ -4,18 +4,18 @@
 #include <iterator>
 
 #include "adapters/common/json.hpp"
-#include "adapters/resources/naming.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/naming.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::metrics {
 
-runner_record runner_record_of(const resources::runner& r) {
+runner_record runner_record_of(const model::runner& r) {
   runner_record out;
   out.ns = r.metadata.namespace_;
   out.name = r.metadata.name;
   out.runnerset = r.spec.runner_set_name;
   if (out.runnerset.empty())
-    if (auto it = r.metadata.labels.find(resources::label_runnerset); it != r.metadata.labels.end())
+    if (auto it = r.metadata.labels.find(model::label_runnerset); it != r.metadata.labels.end())
       out.runnerset = it->second;
   out.variant = r.spec.variant;
   // A phase we do not publish (nullopt) shows as not published.
@@ -25,18 +25,18 @@ runner_record runner_record_of(const resources::runner& r) {
   return out;
 }
 
-runnerset_record runnerset_record_of(const resources::runnerset& s) {
+runnerset_record runnerset_record_of(const model::runnerset& s) {
   runnerset_record out;
   out.ns = s.metadata.namespace_;
   out.name = s.metadata.name;
   const bool declared = !s.spec.variants.empty();
-  for (const auto& v : resources::effective_variants(s.spec)) {
+  for (const auto& v : model::effective_variants(s.spec)) {
     variant_counts c;
     c.variant = v.name;
     c.min_runners = v.min_runners;
     c.max_runners = v.max_runners;
     // A set without variants reports its counts at the top of its status.
-    const resources::runner_counts* counts = declared ? nullptr : &s.status.counts;
+    const model::runner_counts* counts = declared ? nullptr : &s.status.counts;
     for (const auto& vs : s.status.variants)
       if (declared && vs.name == v.name) counts = &vs.counts;
     if (counts != nullptr) {
@@ -55,14 +55,14 @@ bool state_store::apply(const kube::informer_event& ev) {
   const bool deleted = ev.type == kube::event_type::deleted;
   if (kind == "Runner") {
     if (deleted) return runners_.erase(key) > 0;
-    auto r = resources::parse_runner(*ev.obj.doc);
+    auto r = model::parse_runner(*ev.obj.doc);
     if (!r) return false;
     runners_[key] = runner_record_of(*r);
     return true;
   }
   if (kind == "RunnerSet") {
     if (deleted) return sets_.erase(key) > 0;
-    auto s = resources::parse_runnerset(*ev.obj.doc);
+    auto s = model::parse_runnerset(*ev.obj.doc);
     if (!s) return false;
     sets_[key] = runnerset_record_of(*s);
     return true;

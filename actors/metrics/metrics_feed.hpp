@@ -16,15 +16,15 @@
 
 #include "actors/metrics/state_metrics.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::metrics {
 
 // What one Runner contributes (pure).
-runner_record runner_record_of(const resources::runner& r);
+runner_record runner_record_of(const model::runner& r);
 // What one RunnerSet contributes before its Runners are counted: one entry
 // per effective variant with desired, min, max and assigned jobs (pure).
-runnerset_record runnerset_record_of(const resources::runnerset& s);
+runnerset_record runnerset_record_of(const model::runnerset& s);
 
 // The latest Runners and RunnerSets, from informer events.
 class state_store {

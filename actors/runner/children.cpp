@@ -4,7 +4,7 @@
 
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
-#include "adapters/resources/naming.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runner {
 namespace {
@@ -15,26 +15,26 @@ using rapidjson::Value;
 
 Value str(const std::string& s, allocator& a) { return json::string_value(s, a); }
 
-Value owner_reference(const resources::runner& r, allocator& a) {
-  return json::controller_reference(resources::api_version, "Runner", r.metadata.name, r.metadata.uid, a);
+Value owner_reference(const model::runner& r, allocator& a) {
+  return json::controller_reference(model::api_version, "Runner", r.metadata.name, r.metadata.uid, a);
 }
 
 // The labels every child of a Runner carries (so informers can select them).
-void add_owner_labels(Value& labels, const resources::runner& r, allocator& a) {
-  set_member(labels, resources::label_runnerset, str(r.spec.runner_set_name, a), a);
-  set_member(labels, resources::label_variant, str(r.spec.variant, a), a);
-  set_member(labels, resources::label_runner, str(r.metadata.name, a), a);
+void add_owner_labels(Value& labels, const model::runner& r, allocator& a) {
+  set_member(labels, model::label_runnerset, str(r.spec.runner_set_name, a), a);
+  set_member(labels, model::label_variant, str(r.spec.variant, a), a);
+  set_member(labels, model::label_runner, str(r.metadata.name, a), a);
 }
 
 }  // namespace
 
-std::string jit_secret_json(const resources::runner& r, const jit_config& jit) {
+std::string jit_secret_json(const model::runner& r, const jit_config& jit) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   d.AddMember("apiVersion", "v1", a);
   d.AddMember("kind", "Secret", a);
   Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", str(resources::jit_secret_name(r.metadata.name), a), a);
+  meta.AddMember("name", str(model::jit_secret_name(r.metadata.name), a), a);
   meta.AddMember("namespace", str(r.metadata.namespace_, a), a);
   Value labels(rapidjson::kObjectType);
   add_owner_labels(labels, r, a);
@@ -73,7 +73,7 @@ std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret) {
   return out;
 }
 
-expected<std::string, std::string> pod_json(const resources::runner& r, const std::string& user_agent) {
+expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent) {
   rapidjson::Document tmpl;
   tmpl.Parse(r.spec.template_.json.c_str(), r.spec.template_.json.size());
   if (tmpl.HasParseError() || !tmpl.IsObject())
@@ -85,7 +85,7 @@ expected<std::string, std::string> pod_json(const resources::runner& r, const st
   pod.AddMember("kind", "Pod", a);
 
   Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", str(resources::pod_name(r.metadata.name), a), a);
+  meta.AddMember("name", str(model::pod_name(r.metadata.name), a), a);
   meta.AddMember("namespace", str(r.metadata.namespace_, a), a);
   Value labels(rapidjson::kObjectType), annotations(rapidjson::kObjectType);
   if (const auto* tm = json::find_value(tmpl, "metadata")) {
@@ -128,7 +128,7 @@ expected<std::string, std::string> pod_json(const resources::runner& r, const st
   Value jit(rapidjson::kObjectType);
   jit.AddMember("name", Value(jit_config_env, a), a);
   Value key_ref(rapidjson::kObjectType);
-  key_ref.AddMember("name", str(resources::jit_secret_name(r.metadata.name), a), a);
+  key_ref.AddMember("name", str(model::jit_secret_name(r.metadata.name), a), a);
   key_ref.AddMember("key", "jitConfig", a);
   Value from(rapidjson::kObjectType);
   from.AddMember("secretKeyRef", key_ref, a);

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "adapters/common/expected.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runner {
 
@@ -26,7 +26,7 @@ struct jit_config {
 };
 
 // The Secret holding the JIT configuration; owned by the Runner.
-std::string jit_secret_json(const resources::runner& r, const jit_config& jit);
+std::string jit_secret_json(const model::runner& r, const jit_config& jit);
 
 // What a JIT Secret read back says; nullopt when it is not one of ours or is damaged.
 std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret);
@@ -35,6 +35,6 @@ std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret);
 // restartPolicy Never unless the template says otherwise, and the runner
 // container given the JIT configuration from the Secret (never in clear).
 // Fails when the template is not a JSON object or has no runner container.
-expected<std::string, std::string> pod_json(const resources::runner& r, const std::string& user_agent);
+expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent);
 
 }  // namespace octorun::runner

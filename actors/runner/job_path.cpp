@@ -9,7 +9,7 @@
 #include "actors/runner/runner_state.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::runner::detail {
 namespace {
@@ -74,7 +74,7 @@ void write_job_phase(self_ptr self, std::string rv, const messages::job_info& jo
 }
 
 // Decides one job event against the Runner as just read.
-void decide_job(self_ptr self, const kube::object& fresh_object, const resources::runner& fresh,
+void decide_job(self_ptr self, const kube::object& fresh_object, const model::runner& fresh,
                 const job_event& event) {
   job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
                 fresh.status.job ? std::optional<std::int64_t>(fresh.status.job->id) : std::nullopt};
@@ -129,7 +129,7 @@ void process_jobs(self_ptr self) {
               if (!self->state.runner) self->quit();
               return;
             }
-            auto fresh = resources::parse_runner(*r->doc);
+            auto fresh = model::parse_runner(*r->doc);
             if (!fresh) return job_done(self);
             decide_job(self, *r, *fresh, job);
           },

@@ -46,8 +46,8 @@ bool failure_recorded_for(const kube::object& runner_object, std::string_view po
                      [&](const rapidjson::Value& f) { return json::str(f, "podUID") == pod_uid; });
 }
 
-observation observe(const kube::object& runner_object, const resources::runner& runner,
-                    const kube::object& pod, const kube::object& secret, const actor_memory& memory,
+observation observe(const kube::object& runner_object, const model::runner& runner, const kube::object& pod,
+                    const kube::object& secret, const actor_memory& memory,
                     std::chrono::steady_clock::time_point now) {
   observation o;
   o.current = parse_phase(runner.status.phase).value_or(phase::unset);

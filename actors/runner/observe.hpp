@@ -9,7 +9,7 @@
 #include "actors/runner/children.hpp"
 #include "actors/runner/next_step.hpp"
 #include "adapters/kube/object.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runner {
 
@@ -25,8 +25,8 @@ struct actor_memory {
 pod_observation observe_pod(const kube::object& pod);
 
 // `runner_object` is the Runner as read, `runner` its typed view.
-observation observe(const kube::object& runner_object, const resources::runner& runner,
-                    const kube::object& pod, const kube::object& secret, const actor_memory& memory,
+observation observe(const kube::object& runner_object, const model::runner& runner, const kube::object& pod,
+                    const kube::object& secret, const actor_memory& memory,
                     std::chrono::steady_clock::time_point now);
 
 // The status.failures entry recorded for the pod with this uid, if any.

@@ -20,9 +20,9 @@
 #include "adapters/github/github_workers.hpp"
 #include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "adapters/resources/naming.hpp"
-#include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
+#include "model/naming.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::runner::detail {
 
@@ -42,7 +42,7 @@ void wake_at(self_ptr self, clock::time_point at) {
 }
 
 void set_runner(self_ptr self, kube::object obj) {
-  auto parsed = resources::parse_runner(*obj.doc);
+  auto parsed = model::parse_runner(*obj.doc);
   if (!parsed) {
     // The CRD schema and the webhook keep this from happening; never act on it.
     spdlog::error("runner {}: cannot read the Runner: {}: {}", id(self), parsed.error().front().field,
@@ -288,7 +288,7 @@ void provision(self_ptr self) {
   // Ask the server, not the cache: a JIT Secret from an earlier incarnation
   // must be found before GitHub is asked to register the name again.
   self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::get_request{kinds::secrets(), st.cfg.ns, resources::jit_secret_name(st.cfg.name), ""})
+                kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
       .then(
           [=](kube::object_result& existing) {
             auto& s = self->state;
@@ -335,7 +335,7 @@ void provision(self_ptr self) {
 void store_secret(self_ptr self) {
   auto& st = self->state;
   st.step_in_flight = true;
-  auto secret_name = resources::jit_secret_name(st.cfg.name);
+  auto secret_name = model::jit_secret_name(st.cfg.name);
   auto stored = [=](kube::object found) {
     auto& s = self->state;
     s.step_in_flight = false;
@@ -435,13 +435,11 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return remove_from_github(self, o.github_runner_id);
     case step_kind::delete_pod:
       return write(self, "deleting the pod",
-                   kube::delete_request{kinds::pods(), st.cfg.ns, resources::pod_name(st.cfg.name), {}},
-                   &st.pod);
+                   kube::delete_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name), {}}, &st.pod);
     case step_kind::delete_secret:
-      return write(
-          self, "deleting the JIT Secret",
-          kube::delete_request{kinds::secrets(), st.cfg.ns, resources::jit_secret_name(st.cfg.name), {}},
-          &st.secret);
+      return write(self, "deleting the JIT Secret",
+                   kube::delete_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), {}},
+                   &st.secret);
   }
 }
 

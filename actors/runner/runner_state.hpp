@@ -14,8 +14,8 @@
 #include "actors/runner/observe.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "adapters/kube/object.hpp"
-#include "adapters/resources/types.hpp"
 #include "messages/jobs.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runner::detail {
 
@@ -28,7 +28,7 @@ using job_event = std::variant<messages::job_started, messages::job_completed>;
 struct runner_state {
   runner_actor_config cfg;
   kube::object runner_object;
-  std::optional<resources::runner> runner;
+  std::optional<model::runner> runner;
   kube::object pod;
   kube::object secret;
   actor_memory memory;

@@ -18,7 +18,7 @@
 #include "adapters/github/scope.hpp"
 #include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "adapters/resources/naming.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -30,14 +30,14 @@ std::string random_suffix(std::mt19937& rng) {
   static constexpr char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // as the apiserver's generateName
   std::uniform_int_distribution<std::size_t> pick(0, sizeof alphabet - 2);
   std::string s;
-  for (std::size_t i = 0; i < resources::runner_suffix_length; ++i) s.push_back(alphabet[pick(rng)]);
+  for (std::size_t i = 0; i < model::runner_suffix_length; ++i) s.push_back(alphabet[pick(rng)]);
   return s;
 }
 
-void create_runner(self_ptr self, const resources::effective_variant& v) {
+void create_runner(self_ptr self, const model::effective_variant& v) {
   auto& st = self->state;
   auto suffix = random_suffix(st.rng);
-  auto name = resources::runner_name(st.world.set->metadata.name, v.name, suffix);
+  auto name = model::runner_name(st.world.set->metadata.name, v.name, suffix);
   spdlog::debug("runnerset {}: creating Runner {}", id(self), name);
   auto failed = [=](const std::string& why) {
     spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, why);
@@ -123,7 +123,7 @@ void confirm_no_runners(self_ptr self) {
                  why);  // the next event or tick asks again
   };
   kube::list_options only_ours;
-  only_ours.label_selector = std::string(resources::label_runnerset) + "=" + st.cfg.name;
+  only_ours.label_selector = std::string(model::label_runnerset) + "=" + st.cfg.name;
   request_in_flight<kube::list_result>(
       self, {action_kind::confirm_no_runners, ""}, st.cfg.kube,
       [=](kube::list_result& r) {

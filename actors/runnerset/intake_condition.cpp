@@ -2,10 +2,9 @@
 
 namespace octorun::runnerset {
 
-std::optional<resources::condition> intake_condition(resources::intake_mode intake,
-                                                     bool webhook_intake_enabled) {
-  if (intake != resources::intake_mode::webhook || webhook_intake_enabled) return std::nullopt;
-  resources::condition c;
+std::optional<model::condition> intake_condition(model::intake_mode intake, bool webhook_intake_enabled) {
+  if (intake != model::intake_mode::webhook || webhook_intake_enabled) return std::nullopt;
+  model::condition c;
   c.type = "IntakeReady";
   c.status = "False";
   c.reason = "WebhookIntakeDisabled";
@@ -15,7 +14,7 @@ std::optional<resources::condition> intake_condition(resources::intake_mode inta
   return c;
 }
 
-rapidjson::Value condition_json(const resources::condition& c, json::allocator& a) {
+rapidjson::Value condition_json(const model::condition& c, json::allocator& a) {
   rapidjson::Value v(rapidjson::kObjectType);
   v.AddMember("type", json::string_value(c.type, a), a);
   v.AddMember("status", json::string_value(c.status, a), a);

@@ -7,14 +7,13 @@
 #include <optional>
 
 #include "adapters/common/json.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runnerset {
 
-std::optional<resources::condition> intake_condition(resources::intake_mode intake,
-                                                     bool webhook_intake_enabled);
+std::optional<model::condition> intake_condition(model::intake_mode intake, bool webhook_intake_enabled);
 
 // {type, status, reason, message}, as the set's other conditions are written.
-rapidjson::Value condition_json(const resources::condition& c, json::allocator& a);
+rapidjson::Value condition_json(const model::condition& c, json::allocator& a);
 
 }  // namespace octorun::runnerset

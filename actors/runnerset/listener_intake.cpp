@@ -236,7 +236,7 @@ caf::message_handler listener_handlers(self_ptr self) {
         const auto ss = scale_set_id(st.world, variant);
         if (ss == 0) return unexpected{"the scale set of variant '" + variant + "' is not registered"};
         std::int32_t max_runners = 0;
-        for (const auto& v : resources::effective_variants(st.world.set->spec))
+        for (const auto& v : model::effective_variants(st.world.set->spec))
           if (v.name == variant) max_runners = v.max_runners;
         return listener::listener_setup{ss, host_name() + "/" + id(self), *st.scaleset_options, max_runners};
       },

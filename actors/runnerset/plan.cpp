@@ -71,7 +71,7 @@ class planner {
       if (!o_.credentials_error.empty()) publish_status(nullptr, declared);
       return std::move(p_);
     }
-    auto variants = resources::effective_variants(set.spec);
+    auto variants = model::effective_variants(set.spec);
     variant_counts per_variant;
     for (const auto& v : variants) per_variant.emplace_back(v.name, scale(v, variants.size()));
     drain_retired_variants(variants, per_variant);
@@ -80,7 +80,7 @@ class planner {
   }
 
  private:
-  bool listener() const { return o_.set->spec.intake == resources::intake_mode::listener; }
+  bool listener() const { return o_.set->spec.intake == model::intake_mode::listener; }
   bool removing(const std::string& runner) const {
     return o_.in_flight.contains(action_kind::delete_runner, runner);
   }
@@ -137,7 +137,7 @@ class planner {
   // Under the Listener intake: registers the variant's scale set (or updates
   // its labels) and keeps a listener on it; true when it is registered (its
   // runners can get JIT configurations).
-  bool ensure_scale_set(const resources::effective_variant& v) {
+  bool ensure_scale_set(const model::effective_variant& v) {
     auto found = o_.scale_sets.find(v.name);
     const observed_scale_set entry = found == o_.scale_sets.end() ? observed_scale_set{} : found->second;
     const bool registered = entry.id != 0;
@@ -207,7 +207,7 @@ class planner {
 
   // One declared variant: creates up to its desired count, replaces finished
   // runners, removes idle ones down to the stabilization floor.
-  counts scale(const resources::effective_variant& v, std::size_t variants) {
+  counts scale(const model::effective_variant& v, std::size_t variants) {
     const auto& spec = o_.set->spec;
     // Under the Listener intake a variant scales once its scale set is
     // registered (its runners need it for their JIT configuration) and its
@@ -273,7 +273,7 @@ class planner {
   // Variants removed from the spec: their runners go (idle ones now, busy
   // ones after their job), then their scale set; they stay in the status
   // until then, so a restarted manager still finds what is left to delete.
-  void drain_retired_variants(const std::vector<resources::effective_variant>& current,
+  void drain_retired_variants(const std::vector<model::effective_variant>& current,
                               variant_counts& per_variant) {
     std::vector<std::string> runner_variants;
     for (const auto& [name, r] : o_.runners) runner_variants.push_back(r.variant);

@@ -22,7 +22,7 @@
 
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runnerset {
 
@@ -56,7 +56,7 @@ struct action {
   std::vector<std::string> labels;  // register_scale_set
   // create_runners: the variant (its template points into the observed
   // spec, which outlives the plan's execution).
-  std::optional<resources::effective_variant> variant;
+  std::optional<model::effective_variant> variant;
 };
 
 // What is in flight, keyed by the action that sent it (and its subject):
@@ -119,7 +119,7 @@ struct observed_scale_set {
 struct set_observation {
   time_point now{};
   std::chrono::steady_clock::duration scale_down_period{};  // the stabilization window
-  std::optional<resources::runnerset> set;
+  std::optional<model::runnerset> set;
   bool has_finalizer = false;
   // Credentials: loaded (the REST pool on them exists), the last error, and
   // whether the Secret does not exist (deleted, e.g. with its namespace).

@@ -12,7 +12,7 @@ bool same_label(const std::string& a, const std::string& b) {
          });
 }
 
-bool carries(const resources::effective_variant& v, const std::string& label) {
+bool carries(const model::effective_variant& v, const std::string& label) {
   auto match = [&](const std::string& l) { return same_label(l, label); };
   return std::any_of(v.runner_labels.begin(), v.runner_labels.end(), match) ||
          std::any_of(implicit_runner_labels.begin(), implicit_runner_labels.end(), match);
@@ -20,7 +20,7 @@ bool carries(const resources::effective_variant& v, const std::string& label) {
 
 }  // namespace
 
-std::optional<std::size_t> variant_for_job(const std::vector<resources::effective_variant>& variants,
+std::optional<std::size_t> variant_for_job(const std::vector<model::effective_variant>& variants,
                                            const std::vector<std::string>& job_labels) {
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < variants.size(); ++i) {

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runnerset {
 
 // Labels every runner has without declaring them.
 inline const std::vector<std::string> implicit_runner_labels{"self-hosted"};
 
-std::optional<std::size_t> variant_for_job(const std::vector<resources::effective_variant>& variants,
+std::optional<std::size_t> variant_for_job(const std::vector<model::effective_variant>& variants,
                                            const std::vector<std::string>& job_labels);
 
 }  // namespace octorun::runnerset

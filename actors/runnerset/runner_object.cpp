@@ -3,7 +3,7 @@
 #include <rapidjson/document.h>
 
 #include "adapters/common/json.hpp"
-#include "adapters/resources/naming.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -15,24 +15,23 @@ Value str(const std::string& s, allocator& a) { return json::string_value(s, a);
 
 }  // namespace
 
-std::string runner_json(const resources::runnerset& set, const resources::effective_variant& variant,
+std::string runner_json(const model::runnerset& set, const model::effective_variant& variant,
                         const std::string& suffix) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
-  d.AddMember("apiVersion", Value(resources::api_version, a), a);
+  d.AddMember("apiVersion", Value(model::api_version, a), a);
   d.AddMember("kind", "Runner", a);
 
   Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", str(resources::runner_name(set.metadata.name, variant.name, suffix), a), a);
+  meta.AddMember("name", str(model::runner_name(set.metadata.name, variant.name, suffix), a), a);
   meta.AddMember("namespace", str(set.metadata.namespace_, a), a);
   Value labels(rapidjson::kObjectType);
-  labels.AddMember(Value(resources::label_runnerset, a), str(set.metadata.name, a), a);
-  labels.AddMember(Value(resources::label_variant, a), str(variant.name, a), a);
+  labels.AddMember(Value(model::label_runnerset, a), str(set.metadata.name, a), a);
+  labels.AddMember(Value(model::label_variant, a), str(variant.name, a), a);
   meta.AddMember("labels", labels, a);
   meta.AddMember(
       "ownerReferences",
-      json::controller_reference(resources::api_version, "RunnerSet", set.metadata.name, set.metadata.uid, a),
-      a);
+      json::controller_reference(model::api_version, "RunnerSet", set.metadata.name, set.metadata.uid, a), a);
   d.AddMember("metadata", meta, a);
 
   Value spec(rapidjson::kObjectType);

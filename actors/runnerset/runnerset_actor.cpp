@@ -18,9 +18,9 @@
 #include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "adapters/resources/naming.hpp"
-#include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
+#include "model/naming.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::runnerset {
 namespace detail {
@@ -30,7 +30,7 @@ using tick_atom = caf::atom_constant<caf::atom("rstick")>;
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
 bool listening(const set_state& st) {
-  return st.world.set && st.world.set->spec.intake == resources::intake_mode::listener;
+  return st.world.set && st.world.set->spec.intake == model::intake_mode::listener;
 }
 
 bool github_unreachable(self_ptr self) {
@@ -69,7 +69,7 @@ void reconcile(self_ptr self) {
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
 // busy, job completed) is kept.
 bool observe_runner(set_observation& w, const kube::object& obj) {
-  auto r = resources::parse_runner(*obj.doc);
+  auto r = model::parse_runner(*obj.doc);
   if (!r) return false;
   auto& t = w.runners[r->metadata.name];
   t.view.name = r->metadata.name;
@@ -97,7 +97,7 @@ void add_demand(self_ptr self, const messages::job_info& job) {
     st.early_demand.push_back(job);
     return;
   }
-  auto variants = resources::effective_variants(st.world.set->spec);
+  auto variants = model::effective_variants(st.world.set->spec);
   if (auto v = variant_for_job(variants, job.labels))
     st.world.active_jobs.emplace(job.job_id, variants[*v].name);
 }
@@ -118,7 +118,7 @@ void on_runnerset(self_ptr self, kube::informer_event& ev) {
     stop_children(self);
     return self->quit();
   }
-  auto parsed = resources::parse_runnerset(*ev.obj.doc);
+  auto parsed = model::parse_runnerset(*ev.obj.doc);
   if (!parsed) {
     spdlog::error("runnerset {}: cannot read the RunnerSet: {}", id(self), parsed.error().front().message);
     return;
@@ -155,7 +155,7 @@ void on_event(self_ptr self, kube::informer_event& ev) {
     return mark_dirty(self);
   }
   if (kind == "Pod" || kind == "Secret") {
-    std::string runner(ev.obj.label(resources::label_runner));
+    std::string runner(ev.obj.label(model::label_runner));
     // Only to Runners we know: a late event must not resurrect a retired actor.
     auto known = w.runners.find(runner);
     if (known == w.runners.end()) return;

@@ -17,7 +17,7 @@ bool same_labels(std::vector<std::string> a, std::vector<std::string> b) {
   return a == b;
 }
 
-std::map<std::string, std::int64_t> recorded_scale_sets(const resources::runnerset_status& status) {
+std::map<std::string, std::int64_t> recorded_scale_sets(const model::runnerset_status& status) {
   std::map<std::string, std::int64_t> out;
   if (status.scale_set_id != 0) out[""] = status.scale_set_id;
   for (const auto& v : status.variants)
@@ -25,7 +25,7 @@ std::map<std::string, std::int64_t> recorded_scale_sets(const resources::runners
   return out;
 }
 
-std::vector<retired_variant> retired_variants(const std::vector<resources::effective_variant>& current,
+std::vector<retired_variant> retired_variants(const std::vector<model::effective_variant>& current,
                                               const std::vector<std::string>& runner_variants,
                                               const std::map<std::string, std::int64_t>& scale_sets) {
   std::set<std::string> declared;

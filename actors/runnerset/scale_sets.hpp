@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::runnerset {
 
@@ -22,7 +22,7 @@ bool same_labels(std::vector<std::string> a, std::vector<std::string> b);
 // The scale set ids the status records, by variant ("" for a set without
 // variants): what survives a manager restart, so a scale set of a variant
 // removed while no manager ran is still found and deleted.
-std::map<std::string, std::int64_t> recorded_scale_sets(const resources::runnerset_status& status);
+std::map<std::string, std::int64_t> recorded_scale_sets(const model::runnerset_status& status);
 
 // A variant no longer in the spec that still has something to clean up:
 // runners (drained: idle first, busy after their job) and/or a scale set
@@ -35,7 +35,7 @@ struct retired_variant {
 
 // Variants that runners (by their variant label) or known scale sets still
 // reference but the effective variants no longer declare, sorted by name.
-std::vector<retired_variant> retired_variants(const std::vector<resources::effective_variant>& current,
+std::vector<retired_variant> retired_variants(const std::vector<model::effective_variant>& current,
                                               const std::vector<std::string>& runner_variants,
                                               const std::map<std::string, std::int64_t>& scale_sets);
 

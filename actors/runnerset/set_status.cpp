@@ -2,7 +2,7 @@
 
 #include "actors/runnerset/intake_condition.hpp"
 #include "adapters/common/json.hpp"
-#include "adapters/resources/naming.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -56,7 +56,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 
 }  // namespace
 
-std::string status_json(const resources::runnerset& set, const variant_counts* counted, bool declared,
+std::string status_json(const model::runnerset& set, const variant_counts* counted, bool declared,
                         bool loaded, const std::string& credentials_error, bool webhook_intake_enabled) {
   json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
@@ -64,7 +64,7 @@ std::string status_json(const resources::runnerset& set, const variant_counts* c
   // A merge patch: what is left out stays as it was (the counts while they
   // are unknown), what no longer applies is written null.
   if (counted != nullptr) write_counts(status, *counted, declared, a);
-  status.AddMember("selector", json::string_value(resources::selector(set.metadata.name), a), a);
+  status.AddMember("selector", json::string_value(model::selector(set.metadata.name), a), a);
   rapidjson::Value conditions(rapidjson::kArrayType);
   rapidjson::Value ready(rapidjson::kObjectType);
   ready.AddMember("type", "CredentialsReady", a);

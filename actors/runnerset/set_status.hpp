@@ -12,7 +12,7 @@ namespace octorun::runnerset {
 // The status object as JSON. `per_variant` null: the counts are unknown
 // (credentials not loaded) and only the conditions are written (a merge
 // patch leaves the rest as it was). `declared`: the set declares variants.
-std::string status_json(const resources::runnerset& set, const variant_counts* per_variant, bool declared,
+std::string status_json(const model::runnerset& set, const variant_counts* per_variant, bool declared,
                         bool credentials_loaded, const std::string& credentials_error,
                         bool webhook_intake_enabled = true);
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "adapters/common/json.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::admission {
 namespace {
@@ -44,7 +44,7 @@ std::vector<json_patch_op> runnerset_defaults(const rapidjson::Value& object) {
     min_runners = min->GetInt();
   }
   add_if_absent(*spec, "/spec", "maxRunners",
-                std::to_string(std::max<std::int64_t>(min_runners, resources::default_max_runners)), out);
+                std::to_string(std::max<std::int64_t>(min_runners, model::default_max_runners)), out);
   template_defaults(*spec, "/spec", out);
   if (const Value* variants = member(*spec, "variants"); variants != nullptr && variants->IsArray()) {
     for (rapidjson::SizeType i = 0; i < variants->Size(); ++i)

@@ -4,7 +4,7 @@
 #include "adapters/admission/validation.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/common/json_writer.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::admission {
 namespace {
@@ -39,7 +39,7 @@ bool writes_object(const admission_request& req) {
 admission_response validate_set(const admission_request& req) {
   // An object on its way out (finalizers being removed) is never blocked.
   if (!writes_object(req) || deleting(req.object)) return allow(req);
-  auto set = resources::parse_runnerset(req.object);
+  auto set = model::parse_runnerset(req.object);
   if (!set) return deny(req, "RunnerSet", set.error());
   if (auto errors = validate_runnerset(*set); !errors.empty()) return deny(req, "RunnerSet", errors);
   return allow(req);
@@ -52,7 +52,7 @@ admission_response validate_runner_request(const admission_request& req) {
       return deny(req, "Runner", errors);
     return allow(req);  // an unchanged spec was valid when it was created
   }
-  auto runner = resources::parse_runner(req.object);
+  auto runner = model::parse_runner(req.object);
   if (!runner) return deny(req, "Runner", runner.error());
   if (auto errors = validate_runner(*runner); !errors.empty()) return deny(req, "Runner", errors);
   return allow(req);

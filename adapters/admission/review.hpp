@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "adapters/common/expected.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::admission {
 
@@ -42,7 +42,7 @@ struct admission_response {
   int code = 200;       // with allowed=false: the HTTP status the user sees
   std::string reason;   // e.g. Invalid
   std::string message;  // shown to the user when denied
-  resources::field_errors causes;
+  model::field_errors causes;
   std::vector<json_patch_op> patch;  // mutating webhooks only
   std::vector<std::string> warnings;
 };

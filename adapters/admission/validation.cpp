@@ -4,13 +4,13 @@
 #include <set>
 
 #include "adapters/common/json.hpp"
-#include "adapters/resources/naming.hpp"
-#include "adapters/resources/scope.hpp"
+#include "model/naming.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::admission {
 namespace {
 
-using namespace octorun::resources;
+using namespace octorun::model;
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }

@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 namespace octorun::admission {
 
-using resources::field_errors;
+using model::field_errors;
 
 // The whole RunnerSet: names, scope URL, credentials, labels, runner counts,
 // template and variants.
-field_errors validate_runnerset(const resources::runnerset& set);
+field_errors validate_runnerset(const model::runnerset& set);
 
 // A Runner on creation.
-field_errors validate_runner(const resources::runner& runner);
+field_errors validate_runner(const model::runner& runner);
 
 // A Runner update: the spec must be unchanged (labels, annotations and status
 // may change). Compares the raw objects so fields we do not model count too.
@@ -30,10 +30,10 @@ void check_credentials_secret(const std::string& path, const std::string& name, 
 void check_runner_labels(const std::string& path, const std::vector<std::string>& labels, field_errors& out);
 void check_runner_counts(const std::string& path, const std::optional<std::int32_t>& min,
                          const std::optional<std::int32_t>& max, field_errors& out);
-void check_pod_template(const std::string& path, const resources::pod_template& t, field_errors& out);
+void check_pod_template(const std::string& path, const model::pod_template& t, field_errors& out);
 void check_generated_names(const std::string& path, const std::string& set, const std::string& variant,
                            field_errors& out);
-void check_variants(const resources::runnerset& set, field_errors& out);
+void check_variants(const model::runnerset& set, field_errors& out);
 
 // "RunnerSet \"ci\" is invalid: a: x; b: y" for the denial message.
 std::string summarize(const std::string& kind, const std::string& name, const field_errors& errors);

@@ -2,7 +2,7 @@
 
 #include "adapters/common/strings.hpp"
 #include "adapters/http/http_client.hpp"
-#include "adapters/resources/scope.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::github {
 
@@ -27,9 +27,9 @@ std::string api_base_for(std::string_view scheme, std::string_view host) {
 }
 
 expected<github_target, std::string> parse_config_url(std::string_view url) {
-  auto parsed = resources::parse_scope_url(url);
+  auto parsed = model::parse_scope_url(url);
   if (!parsed) return unexpected{"invalid GitHub URL '" + std::string(url) + "': " + parsed.error()};
-  using level = resources::github_scope::level;
+  using level = model::github_scope::level;
   github_target t;
   const auto scheme_end = parsed->base_url.find("://");
   t.api_base = api_base_for(parsed->base_url.substr(0, scheme_end), parsed->base_url.substr(scheme_end + 3));

@@ -29,7 +29,7 @@ struct github_target {
   bool enterprise_server = false;
 };
 
-// Parses a configuration URL with the one scope parser (resources::parse_scope_url:
+// Parses a configuration URL with the one scope parser (model::parse_scope_url:
 // one path segment is an organization, "enterprises/<name>" an enterprise,
 // "<owner>/<repo>" a repository) and adds where its API lives.
 expected<github_target, std::string> parse_config_url(std::string_view url);

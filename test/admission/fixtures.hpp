@@ -8,7 +8,7 @@
 #include <string>
 
 #include "adapters/common/json.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 namespace octorun::test {
 

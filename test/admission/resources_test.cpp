@@ -1,14 +1,14 @@
-// octorun_resources: parsing with errors as values, the generated names and
+// octorun_model: parsing with errors as values, the generated names and
 // their limits, scope URLs, and the effective variants.
 #include <gtest/gtest.h>
 
 #include "adapters/github/scope.hpp"
-#include "adapters/resources/naming.hpp"
-#include "adapters/resources/parse.hpp"
-#include "adapters/resources/scope.hpp"
+#include "model/naming.hpp"
+#include "model/parse.hpp"
+#include "model/scope.hpp"
 #include "test/admission/fixtures.hpp"
 
-namespace octorun::resources {
+namespace octorun::model {
 namespace {
 
 using test::doc;
@@ -224,4 +224,4 @@ TEST(EffectiveVariants, VariantsInheritAndOverride) {
 }
 
 }  // namespace
-}  // namespace octorun::resources
+}  // namespace octorun::model

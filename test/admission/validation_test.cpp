@@ -8,11 +8,11 @@
 namespace octorun::admission {
 namespace {
 
-using resources::field_error;
+using model::field_error;
 using test::doc;
 
 field_errors validate_set(const rapidjson::Document& d) {
-  auto set = resources::parse_runnerset(d);
+  auto set = model::parse_runnerset(d);
   EXPECT_TRUE(set);
   return set ? validate_runnerset(*set) : field_errors{};
 }
@@ -183,7 +183,7 @@ TEST(ValidateVariants, RejectsVariantsJobsCannotTellApart) {
 }
 
 TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {
-  auto r = resources::parse_runner(doc(test::valid_runner_json()));
+  auto r = model::parse_runner(doc(test::valid_runner_json()));
   ASSERT_TRUE(r);
   EXPECT_TRUE(validate_runner(*r).empty());
   r->spec.scope_url = "https://github.com";
@@ -195,7 +195,7 @@ TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {
 }
 
 TEST(ValidateRunner, RejectsNamesOverTheLabelLimit) {
-  auto r = resources::parse_runner(doc(test::valid_runner_json()));
+  auto r = model::parse_runner(doc(test::valid_runner_json()));
   ASSERT_TRUE(r);
   r->metadata.name = std::string(64, 'r');
   EXPECT_EQ(

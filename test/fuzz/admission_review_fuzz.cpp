@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "adapters/admission/handlers.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace octorun::admission;
@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     handle_review(e, wrapped_create);
     handle_review(e, wrapped_update);
   }
-  octorun::resources::parse_runnerset(input);
-  octorun::resources::parse_runner(input);
+  octorun::model::parse_runnerset(input);
+  octorun::model::parse_runner(input);
   return 0;
 }

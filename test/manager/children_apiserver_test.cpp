@@ -5,7 +5,7 @@
 #include "actors/runner/children.hpp"
 #include "actors/runnerset/runner_object.hpp"
 #include "adapters/http/http_client.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun {
@@ -46,19 +46,19 @@ class ChildrenOnTheApiserver : public ::testing::Test {
 };
 
 TEST_F(ChildrenOnTheApiserver, AcceptsTheRunnerSecretAndPodWeBuild) {
-  auto set = resources::parse_runnerset(
+  auto set = model::parse_runnerset(
       R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux","namespace":")" +
       ns_ +
       R"(","uid":"0b1c2d3e-0000-4000-8000-000000000001"},)"
       R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","runnerLabels":["linux"],)"
       R"("template":{"metadata":{"labels":{"team":"infra"}},"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0","resources":{"limits":{"cpu":"2"}}}]}}}})");
   ASSERT_TRUE(set);
-  auto variants = resources::effective_variants(set->spec);
+  auto variants = model::effective_variants(set->spec);
   auto runner_body = runnerset::runner_json(*set, variants[0], "abcde");
   auto created = dry_run_create("/apis/octorun.io/v1alpha1/namespaces/" + ns_ + "/runners", runner_body);
   EXPECT_EQ(created.status, 201) << created.body;
 
-  auto runner = resources::parse_runner(runner_body);
+  auto runner = model::parse_runner(runner_body);
   ASSERT_TRUE(runner);
   runner->metadata.uid = "0b1c2d3e-0000-4000-8000-000000000002";
   auto secret =

@@ -7,7 +7,7 @@
 #include <rapidjson/document.h>
 
 #include "actors/runnerset/runner_object.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 namespace octorun {
 namespace {
@@ -19,8 +19,8 @@ rapidjson::Document parse(const std::string& s) {
   return d;
 }
 
-resources::runner sample_runner(const std::string& template_json) {
-  resources::runner r;
+model::runner sample_runner(const std::string& template_json) {
+  model::runner r;
   r.metadata.name = "linux-large-x7k2p";
   r.metadata.namespace_ = "ci";
   r.metadata.uid = "uid-1";
@@ -98,13 +98,13 @@ TEST(JitSecret, RoundTripsAndRejectsDamage) {
 }
 
 TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
-  auto set = resources::parse_runnerset(std::string(
+  auto set = model::parse_runnerset(std::string(
       R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux","namespace":"ci","uid":"set-uid"},)"
       R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","runnerLabels":["linux"],)"
       R"("template":{"spec":{"containers":[{"name":"runner","image":"small"}]}},)"
       R"("variants":[{"name":"large","runnerLabels":["large"],"template":{"spec":{"containers":[{"name":"runner","image":"big"}]}}}]}})"));
   ASSERT_TRUE(set) << (set ? "" : set.error()[0].field + ": " + set.error()[0].message);
-  auto variants = resources::effective_variants(set->spec);
+  auto variants = model::effective_variants(set->spec);
   ASSERT_EQ(variants.size(), 1u);
   auto r = parse(runnerset::runner_json(*set, variants[0], "x7k2p"));
   EXPECT_STREQ(r["metadata"]["name"].GetString(), "linux-large-x7k2p");

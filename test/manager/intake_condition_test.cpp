@@ -7,7 +7,7 @@
 namespace octorun::runnerset {
 namespace {
 
-using resources::intake_mode;
+using model::intake_mode;
 
 TEST(IntakeCondition, WebhookSetWithoutTheIntakeIsToldSo) {
   auto c = intake_condition(intake_mode::webhook, false);

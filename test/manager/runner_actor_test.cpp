@@ -15,8 +15,8 @@
 #include "adapters/github/github_workers.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
-#include "adapters/resources/parse.hpp"
 #include "messages/jobs.hpp"
+#include "model/parse.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
@@ -48,9 +48,9 @@ class RunnerActor : public test::actor_test_base {
   // and starts the Runner actor with informers on the Runner, its Pod and Secret.
   void start(std::chrono::milliseconds busy_recheck = 30s) {
     auto set_json = test::create_runnerset(c_, ns_, "https://github.com/acme", 0, 10);
-    auto set = resources::parse_runnerset(set_json);
+    auto set = model::parse_runnerset(set_json);
     ASSERT_TRUE(set);
-    auto variants = resources::effective_variants(set->spec);
+    auto variants = model::effective_variants(set->spec);
     name_ = "linux-t3st1";
     test::kubectl(c_, "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
                           runnerset::runner_json(*set, variants[0], "t3st1") + "\nEOF");

@@ -64,8 +64,8 @@ TEST(Credentials, ABrokenSecretSaysWhatIsWrong) {
   EXPECT_NE(message(no_data).find("no data"), std::string::npos);
 }
 
-std::vector<resources::effective_variant> variants() {
-  static resources::pod_template t;
+std::vector<model::effective_variant> variants() {
+  static model::pod_template t;
   return {{"small", {"linux", "x64"}, &t, 0, 1},
           {"large", {"linux", "x64", "large"}, &t, 0, 1},
           {"arm", {"linux", "ARM64"}, &t, 0, 1}};

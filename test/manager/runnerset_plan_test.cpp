@@ -17,7 +17,7 @@ set_observation ready_set() {
   set_observation o;
   o.now = t0;
   o.scale_down_period = 10s;
-  resources::runnerset set;
+  model::runnerset set;
   set.metadata.name = "linux";
   set.spec.min_runners = 0;
   set.spec.max_runners = 10;
@@ -31,7 +31,7 @@ set_observation ready_set() {
 // The same under the Listener intake, its runner group known.
 set_observation listener_set() {
   auto o = ready_set();
-  o.set->spec.intake = resources::intake_mode::listener;
+  o.set->spec.intake = model::intake_mode::listener;
   o.runner_group_id = 1;
   return o;
 }
@@ -229,8 +229,7 @@ TEST(RunnerSetPlan, ReplicasReplaceDemandOnlyWithOneVariant) {
   o.set->spec.replicas = 4;
   demand(o, 1);
   EXPECT_EQ(creates(plan(o)), 4);
-  o.set->spec.variants = {resources::variant_spec{"a", {}, {}, {}, {}},
-                          resources::variant_spec{"b", {}, {}, {}, {}}};
+  o.set->spec.variants = {model::variant_spec{"a", {}, {}, {}, {}}, model::variant_spec{"b", {}, {}, {}, {}}};
   o.active_jobs.clear();
   demand(o, 1, "a");
   auto p = plan(o);
@@ -286,8 +285,7 @@ TEST(RunnerSetPlan, AScaleSetIsRegisteredBeforeItsVariantScales) {
 TEST(RunnerSetPlan, TheRunnerGroupIsLookedUpOnceBeforeRegistering) {
   auto o = listener_set();
   o.runner_group_id.reset();
-  o.set->spec.variants = {resources::variant_spec{"a", {}, {}, {}, {}},
-                          resources::variant_spec{"b", {}, {}, {}, {}}};
+  o.set->spec.variants = {model::variant_spec{"a", {}, {}, {}, {}}, model::variant_spec{"b", {}, {}, {}, {}}};
   auto p = plan(o);
   EXPECT_EQ(of(p, action_kind::resolve_runner_group).size(), 1u);
   EXPECT_FALSE(has(p, action_kind::register_scale_set));
@@ -374,7 +372,7 @@ TEST(RunnerSetPlan, TheStatusKeepsTheRecordedScaleSetIdUntilRegistered) {
 
 set_observation with_retired_variant() {
   auto o = ready_set();
-  o.set->spec.variants = {resources::variant_spec{"a", {}, {}, {}, {}}};
+  o.set->spec.variants = {model::variant_spec{"a", {}, {}, {}, {}}};
   return o;
 }
 
@@ -398,7 +396,7 @@ TEST(RunnerSetPlan, ARetiredVariantsRunnersAreDrainedBusyOnesAfterTheirJob) {
 
 TEST(RunnerSetPlan, ARetiredVariantsScaleSetGoesOnceItsRunnersAre) {
   auto o = with_retired_variant();
-  o.set->status.variants = {resources::variant_status{"old", 9, {}}};  // recorded before a restart
+  o.set->status.variants = {model::variant_status{"old", 9, {}}};  // recorded before a restart
   auto del = of(plan(o), action_kind::delete_scale_set);
   ASSERT_EQ(del.size(), 1u);
   EXPECT_EQ(del[0].subject, "old");
@@ -442,7 +440,7 @@ TEST(RunnerSetPlan, DeletionWaitsForCreatesInFlight) {
 
 TEST(RunnerSetPlan, DeletionConfirmsNoRunnersThenDeletesScaleSetsThenTheFinalizer) {
   auto o = deleting_set();
-  o.set->status.variants = {resources::variant_status{"old", 9, {}}};
+  o.set->status.variants = {model::variant_status{"old", 9, {}}};
   auto p = plan(o);
   EXPECT_EQ(of(p, action_kind::confirm_no_runners).size(), 1u);
   EXPECT_FALSE(has(p, action_kind::delete_scale_set));

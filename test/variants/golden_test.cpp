@@ -14,7 +14,7 @@
 
 #include "actors/runner/children.hpp"
 #include "actors/runnerset/runner_object.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 namespace octorun {
 namespace {
@@ -41,17 +41,17 @@ void expect_golden(const std::string& name, const std::string& actual) {
   EXPECT_EQ(actual + '\n', expected) << "generated " << name << " differs from " << path;
 }
 
-resources::runnerset golden_set() {
-  auto set = resources::parse_runnerset(read_file(golden_dir + "/runnerset.json"));
+model::runnerset golden_set() {
+  auto set = model::parse_runnerset(read_file(golden_dir + "/runnerset.json"));
   EXPECT_TRUE(set) << (set ? "" : set.error()[0].field + ": " + set.error()[0].message);
-  return set ? *set : resources::runnerset{};
+  return set ? *set : model::runnerset{};
 }
 
 // The Runner as the apiserver stores it: the generated object plus a uid.
-resources::runner golden_runner() {
+model::runner golden_runner() {
   auto set = golden_set();
-  auto variants = resources::effective_variants(set.spec);
-  auto r = resources::parse_runner(runnerset::runner_json(set, variants.at(0), "x7k2p"));
+  auto variants = model::effective_variants(set.spec);
+  auto r = model::parse_runner(runnerset::runner_json(set, variants.at(0), "x7k2p"));
   EXPECT_TRUE(r);
   if (!r) return {};
   r->metadata.uid = "6f1c2d3e-0000-4000-8000-000000000002";
@@ -60,7 +60,7 @@ resources::runner golden_runner() {
 
 TEST(GoldenNoVariants, TheSetHasExactlyOneUnnamedVariant) {
   auto set = golden_set();
-  auto variants = resources::effective_variants(set.spec);
+  auto variants = model::effective_variants(set.spec);
   ASSERT_EQ(variants.size(), 1u);
   EXPECT_EQ(variants[0].name, "");
 }
@@ -68,7 +68,7 @@ TEST(GoldenNoVariants, TheSetHasExactlyOneUnnamedVariant) {
 TEST(GoldenNoVariants, RunnerIsByteForByteUnchanged) {
   auto set = golden_set();
   expect_golden("runner.json",
-                runnerset::runner_json(set, resources::effective_variants(set.spec).at(0), "x7k2p"));
+                runnerset::runner_json(set, model::effective_variants(set.spec).at(0), "x7k2p"));
 }
 
 TEST(GoldenNoVariants, JitSecretIsByteForByteUnchanged) {

@@ -4,20 +4,20 @@
 #include <gtest/gtest.h>
 
 #include "actors/listener/session_decisions.hpp"
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 namespace octorun {
 namespace {
 
-resources::runnerset set_with_variants(const std::string& variants) {
-  auto set = resources::parse_runnerset(
+model::runnerset set_with_variants(const std::string& variants) {
+  auto set = model::parse_runnerset(
       R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"ci","namespace":"x"},)"
       R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","intake":"Listener",)"
       R"("runnerLabels":["linux"],"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}},)"
       R"("variants":[)" +
       variants + "]}}");
   EXPECT_TRUE(set);
-  return set ? *set : resources::runnerset{};
+  return set ? *set : model::runnerset{};
 }
 
 TEST(ScaleSets, AreNamedAfterTheSetAndVariant) {
@@ -26,15 +26,15 @@ TEST(ScaleSets, AreNamedAfterTheSetAndVariant) {
 }
 
 TEST(ScaleSets, TheIntakeIsParsedAndAnUnknownOneIsRefused) {
-  EXPECT_EQ(set_with_variants("").spec.intake, resources::intake_mode::listener);
-  auto bad = resources::parse_runnerset(
+  EXPECT_EQ(set_with_variants("").spec.intake, model::intake_mode::listener);
+  auto bad = model::parse_runnerset(
       R"({"metadata":{"name":"ci"},"spec":{"intake":"Polling","template":{"spec":{"containers":[]}}}})");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().front().field, "spec.intake");
 }
 
 TEST(ScaleSets, RecordedIdsComeFromTheStatusForTheDefaultAndEachVariant) {
-  resources::runnerset_status status;
+  model::runnerset_status status;
   status.scale_set_id = 7;
   status.variants = {{"small", 8, {}}, {"large", 0, {}}};
   auto ids = runnerset::recorded_scale_sets(status);
@@ -43,7 +43,7 @@ TEST(ScaleSets, RecordedIdsComeFromTheStatusForTheDefaultAndEachVariant) {
 
 TEST(ScaleSets, RetiredVariantsAreThoseStillReferencedButNoLongerDeclared) {
   auto set = set_with_variants(R"({"name":"small","runnerLabels":["small"]})");
-  auto current = resources::effective_variants(set.spec);
+  auto current = model::effective_variants(set.spec);
   // large: removed, still has runners and a scale set; gpu: removed, only its
   // scale set is left; "": the set had no variants before; small: declared.
   auto retired = runnerset::retired_variants(current, {"small", "large", "large"},

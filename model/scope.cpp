@@ -1,11 +1,11 @@
-#include "adapters/resources/scope.hpp"
+#include "model/scope.hpp"
 
 #include <algorithm>
 #include <vector>
 
 #include "adapters/common/strings.hpp"
 
-namespace octorun::resources {
+namespace octorun::model {
 namespace {
 
 constexpr const char* expected_forms =
@@ -109,4 +109,4 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
   return out;
 }
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

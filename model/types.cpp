@@ -1,8 +1,8 @@
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
 #include <algorithm>
 
-namespace octorun::resources {
+namespace octorun::model {
 
 bool pod_template::has_container(const std::string& name) const {
   return std::any_of(containers.begin(), containers.end(),
@@ -27,4 +27,4 @@ std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
   return out;
 }
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

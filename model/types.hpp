@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace octorun::resources {
+namespace octorun::model {
 
 inline constexpr const char* api_group = "octorun.io";
 inline constexpr const char* api_version = "octorun.io/v1alpha1";
@@ -175,4 +175,4 @@ struct effective_variant {
 inline constexpr std::int32_t default_max_runners = 10;
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec);
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

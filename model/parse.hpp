@@ -7,13 +7,13 @@
 #include <string_view>
 
 #include "adapters/common/expected.hpp"
-#include "adapters/resources/types.hpp"
+#include "model/types.hpp"
 
-namespace octorun::resources {
+namespace octorun::model {
 
 expected<runnerset, field_errors> parse_runnerset(const rapidjson::Value& object);
 expected<runnerset, field_errors> parse_runnerset(std::string_view json);
 expected<runner, field_errors> parse_runner(const rapidjson::Value& object);
 expected<runner, field_errors> parse_runner(std::string_view json);
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

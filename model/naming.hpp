@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace octorun::resources {
+namespace octorun::model {
 
 inline constexpr std::size_t max_label_value = 63;
 inline constexpr std::size_t max_dns_label = 63;
@@ -41,4 +41,4 @@ struct name_overflow {
 };
 std::optional<name_overflow> generated_name_overflow(std::string_view set, std::string_view variant);
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

@@ -14,7 +14,7 @@
 
 #include "adapters/common/expected.hpp"
 
-namespace octorun::resources {
+namespace octorun::model {
 
 struct github_scope {
   enum class level { repository, organization, enterprise };
@@ -30,4 +30,4 @@ struct github_scope {
 // both use it, so whatever is admitted is a scope the adapter can talk to.
 expected<github_scope, std::string> parse_scope_url(std::string_view url);
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

@@ -1,6 +1,6 @@
-#include "adapters/resources/naming.hpp"
+#include "model/naming.hpp"
 
-namespace octorun::resources {
+namespace octorun::model {
 namespace {
 
 bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -59,4 +59,4 @@ std::optional<name_overflow> generated_name_overflow(std::string_view set, std::
   return name_overflow{longest, longest.size(), max_label_value};
 }
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

@@ -1,11 +1,11 @@
-#include "adapters/resources/parse.hpp"
+#include "model/parse.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "adapters/common/json.hpp"
 
-namespace octorun::resources {
+namespace octorun::model {
 namespace {
 
 using rapidjson::Value;
@@ -298,4 +298,4 @@ expected<runner, field_errors> parse_runner(std::string_view json) {
   return parse_text<runner>(json, [](const rapidjson::Document& d) { return parse_runner(d); });
 }
 
-}  // namespace octorun::resources
+}  // namespace octorun::model

@@ -30,6 +30,8 @@ bool github_unreachable_for_deletion(const set_observation& o) {
 
 std::string retry_wake(const std::string& variant) { return "retry " + variant; }
 
+std::string scale_down_wake(const std::string& variant) { return "scale-down " + variant; }
+
 std::int64_t scale_set_id(const set_observation& o, const std::string& variant) {
   auto it = o.scale_sets.find(variant);
   return it == o.scale_sets.end() ? 0 : it->second.id;
@@ -246,7 +248,7 @@ class planner {
     for (const auto& [name, variant] : o_.in_flight.of(action_kind::create_runners))
       if (variant == v.name && o_.runners.count(name) == 0)
         views.push_back({name, runner::phase::unset, true, false, false, 0});
-    auto scaled = plan_scale(desired, views);
+    auto scaled = plan_scale(desired, v.max_runners, views);
     if (!registered) {
       scaled.create = 0;
       scaled.remove_idle.clear();
@@ -254,8 +256,9 @@ class planner {
     auto window = o_.scale_down.find(v.name);
     const auto floor = window == o_.scale_down.end() ? desired : window->second.peek(o_.now, desired);
     if (registered && floor > desired) {
-      scaled.remove_idle = plan_scale(floor, views).remove_idle;
-      wake(std::string(scale_down_wake), o_.now + o_.scale_down_period);
+      scaled.remove_idle = plan_scale(floor, v.max_runners, views).remove_idle;
+      // Again the moment the highest count of the window leaves it.
+      if (auto drop = window->second.next_drop(o_.now, desired)) wake(scale_down_wake(v.name), *drop);
     }
     if (scaled.create > 0) {
       auto a = act(action_kind::create_runners);

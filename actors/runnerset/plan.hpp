@@ -172,7 +172,7 @@ std::int64_t scale_set_id(const set_observation& o, const std::string& variant);
 std::string variant_of(const set_observation& o, const std::string& runner);
 
 // Wake keys.
-inline constexpr std::string_view scale_down_wake = "scale-down";
+std::string scale_down_wake(const std::string& variant);  // one per variant: each has its window
 std::string retry_wake(const std::string& variant);
 
 }  // namespace octorun::runnerset

@@ -33,4 +33,8 @@ std::optional<std::size_t> variant_for_job(const std::vector<model::effective_va
   return best;
 }
 
+bool heeds_job_message(model::intake_mode set_intake, bool from_listener) {
+  return (set_intake == model::intake_mode::listener) == from_listener;
+}
+
 }  // namespace octorun::runnerset

@@ -166,14 +166,23 @@ void on_event(self_ptr self, kube::informer_event& ev) {
   }
 }
 
+// A job message of the other intake (e.g. a webhook delivery for a
+// Listener set): not heeded (routing.hpp).
+bool other_intake(self_ptr self, const messages::job_info& job) {
+  const auto& set = self->state.world.set;
+  return set && !heeds_job_message(set->spec.intake, job.source == messages::job_source::listener);
+}
+
 template <class Job>
 void on_demand(self_ptr self, const Job& m) {
+  if (other_intake(self, m.job)) return;
   add_demand(self, m.job);
   mark_dirty(self);
 }
 
 void on_job_started(self_ptr self, const messages::job_started& m) {
   auto& st = self->state;
+  if (other_intake(self, m.job)) return;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
     if (runner != st.world.runners.end())
@@ -188,14 +197,15 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
 
 void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
+  if (other_intake(self, m.job)) return;
   st.world.active_jobs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
   st.completed_jobs[m.job.job_id] = self->clock().now();
   if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
-    // Its one job is over: it stops holding capacity now, as the job stops
-    // counting as demand just above, not once its phase lands. (The
-    // listener's demand is its statistics, which move on their own.)
-    if (m.job.source == messages::job_source::webhook) runner->second.job_completed = true;
+    // Its one job is over: it stops serving demand now, as the job stops
+    // counting as demand (just above, or in the statistics of the same
+    // scale-set message); it holds its slot until its phase lands.
+    runner->second.job_completed = true;
     route_to_runner(self, m.runner_name, caf::make_message(m));
   }
   mark_dirty(self);

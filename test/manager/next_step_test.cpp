@@ -196,6 +196,62 @@ TEST(NextStep, ARunnerDeletedBeforeItsJitConfigWasStoredIsRemovedFromGitHub) {
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
 }
 
+// GitHub removes a JIT runner itself once its one job is done: deleting a
+// runner that ran its job to the end asks GitHub nothing (one call per job:
+// its JIT configuration). Every other runner GitHub may still hold is
+// removed first.
+TEST(NextStep, ARunnerThatRanItsJobIsNotRemovedFromGitHubAgain) {
+  auto o = provisioned();
+  o.deleting = true;
+  o.current = phase::succeeded;
+  o.has_job = true;
+  o.pod = pod(true);
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  for (auto p : {phase::unset, phase::pending, phase::running, phase::failed, phase::outdated}) {
+    o.current = p;
+    EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github) << to_string(p);
+  }
+  o.current = phase::succeeded;
+  o.has_job = false;  // exited 0 without ever taking a job
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+}
+
+// GitHub's budget is spent: a runner that can no longer run a job (its
+// runner process ended, or it is terminal) does not wait for the reset: the
+// RunnerSet takes its removal over and the Runner goes now. One whose
+// process may still take a job keeps its pod until GitHub confirms.
+TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
+  auto o = provisioned();
+  o.deleting = true;
+  o.current = phase::failed;
+  o.pod = exited(1);
+  o.removal = github_removal::rate_limited;
+  o.retry_not_before = t0 + 30min;
+  EXPECT_EQ(next_step(o).kind, step_kind::defer_removal);
+  o.removal = github_removal::deferred;
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  o.pod = {};
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_secret);
+  o.secret_exists = false;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+  // Idle and online: it may take a job at any moment, so it waits.
+  o = provisioned();
+  o.deleting = true;
+  o.current = phase::pending;
+  o.pod = pod(true);
+  o.removal = github_removal::rate_limited;
+  o.retry_not_before = t0 + 30min;
+  auto s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::wait_until);
+  EXPECT_EQ(s.at, t0 + 30min);
+  o.now = t0 + 30min;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+  // Never started (no pod): it can run nothing.
+  o.now = t0;
+  o.pod = {};
+  EXPECT_EQ(next_step(o).kind, step_kind::defer_removal);
+}
+
 TEST(NextStep, ItIsIdempotent) {
   auto o = provisioned();
   o.pod = pod(true);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "actors/controller/controller.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/metrics/metrics_feed.hpp"
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/shared_ca.hpp"
@@ -77,6 +78,7 @@ struct manager_metrics {
   std::string scrape() const {
     auto families = registry->Collect();
     for (auto& f : state->Collect()) families.push_back(std::move(f));
+    for (auto& f : metrics::event_registry().Collect()) families.push_back(std::move(f));
     std::ostringstream out;
     prometheus::TextSerializer().Serialize(out, families);
     return out.str();

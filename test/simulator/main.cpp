@@ -1,7 +1,8 @@
 // github-simulator: the GitHub simulator as a process, for the demo and the bench.
 //   github-simulator [--port N] [--bind ADDR] [--tls-pem FILE] [--app-public-key FILE]
 //                    [--webhook-url URL] [--webhook-secret S] [--pat TOKEN]... [--repo o/r]... [--org o]...
-//                    [--long-poll-ms N] [--token-ttl-s N] [--rate-limit N] [--auto-online] [--auto-scopes]
+//                    [--long-poll-ms N] [--token-ttl-s N] [--rate-limit N] [--rate-limit-window-s 3600]
+//                    [--auto-online] [--auto-scopes]
 // Prints "listening on <base url>" and serves until SIGINT/SIGTERM.
 #include <csignal>
 #include <cstdlib>
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
       o.installation_token_ttl = std::chrono::seconds(std::atoll(next().c_str()));
     else if (a == "--rate-limit")
       o.rate_limit = std::atoll(next().c_str());
+    else if (a == "--rate-limit-window-s")
+      o.rate_limit_window = std::chrono::seconds(std::atoll(next().c_str()));
     else if (a == "--auto-online")
       o.auto_online = true;
     else if (a == "--auto-scopes")

@@ -182,6 +182,14 @@ class namespace_watch {
   std::size_t runners_seen() const {
     return locked([&] { return runners_seen_; });
   }
+  // Runners that are not terminal (no phase yet, Pending or Running; being
+  // deleted or not) now, and the most there were at once: maxRunners bounds it.
+  std::size_t not_terminal() const {
+    return locked([&] { return not_terminal_.size(); });
+  }
+  std::size_t most_not_terminal() const {
+    return locked([&] { return most_not_terminal_; });
+  }
   std::size_t pods() const {
     return locked([&] { return pods_.size(); });
   }
@@ -258,6 +266,11 @@ class namespace_watch {
   void on_runner(const kube::object& o, bool deleted) {
     auto now = clock_type::now();
     std::string name(o.name);
+    std::string phase;
+    if (const auto* status = o.member("status"); status != nullptr && status->IsObject())
+      if (auto p = status->FindMember("phase"); p != status->MemberEnd() && p->value.IsString())
+        phase = p->value.GetString();
+    const bool terminal = phase == "Succeeded" || phase == "Failed" || phase == "Outdated";
     {
       std::lock_guard l(mu_);
       if (deleted) {
@@ -266,6 +279,11 @@ class namespace_watch {
       } else if (runners_.insert(name).second) {
         ++runners_seen_;
       }
+      if (deleted || terminal)
+        not_terminal_.erase(name);
+      else
+        not_terminal_.insert(name);
+      most_not_terminal_ = std::max(most_not_terminal_, not_terminal_.size());
     }
     changed_.notify_all();
   }
@@ -274,9 +292,10 @@ class namespace_watch {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::map<std::string, clock_type::time_point> pod_created_, runner_deleted_;
-  std::map<std::string, bool> pods_;  // existing pods: online already sent
-  std::set<std::string> runners_;     // existing Runners
-  std::size_t runners_seen_ = 0, online_ = 0;
+  std::map<std::string, bool> pods_;    // existing pods: online already sent
+  std::set<std::string> runners_;       // existing Runners
+  std::set<std::string> not_terminal_;  // existing Runners without a terminal phase
+  std::size_t runners_seen_ = 0, online_ = 0, most_not_terminal_ = 0;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };

@@ -3,6 +3,9 @@
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 
+#include <mutex>
+#include <set>
+
 namespace octorun::metrics {
 namespace {
 
@@ -49,8 +52,13 @@ prometheus::Registry& event_registry() {
   return registry;
 }
 
-void count_rejected_input(const std::string& source, const std::string& reason) {
+bool reject_input(const std::string& source, const std::string& reason, const std::string& key) {
   get().rejected.Add({{"source", source}, {"reason", reason}}).Increment();
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  std::lock_guard lock(mu);
+  if (logged.size() >= 4096) logged.clear();
+  return logged.insert(source + "\n" + reason + "\n" + key).second;
 }
 
 void record_github_pause(const std::string& ns, const std::string& runnerset, bool paused_now) {

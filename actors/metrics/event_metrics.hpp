@@ -16,9 +16,13 @@ prometheus::Registry& event_registry();
 
 // Input turned away with nothing else changed: a delivery for a repository
 // no RunnerSet serves, a job whose labels no variant carries, an unknown or
-// malformed scale-set message, a duplicate or stale delivery.
-// octorun_rejected_input_total{source, reason}.
-void count_rejected_input(const std::string& source, const std::string& reason);
+// malformed scale-set message, a duplicate or stale delivery. Counts it in
+// octorun_rejected_input_total{source, reason}; true the first time this
+// (source, reason, key) is seen, when the caller logs it with the reason
+// (once: a flood of the same bad input is one line; the key says what is the
+// same, e.g. a repository or a delivery id; at most a few thousand keys are
+// remembered, then they are forgotten and logged again).
+bool reject_input(const std::string& source, const std::string& reason, const std::string& key);
 
 // A RunnerSet's GitHub calls are paused on a spent budget:
 // octorun_github_rate_limited{namespace, runnerset} (1 while paused) and

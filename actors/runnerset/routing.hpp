@@ -29,4 +29,14 @@ std::optional<std::size_t> variant_for_job(const std::vector<model::effective_va
 // while its job is still counted: a surplus runner, created for nothing.
 bool heeds_job_message(model::intake_mode set_intake, bool from_listener);
 
+// A queued job that brings no news for demand: the job completed already,
+// or is counted already (a duplicate delivery with a new id, or a queued that
+// came after the job's start). The reason is a metric label
+// (octorun_rejected_input_total).
+struct stale_job {
+  const char* reason;
+  const char* why;
+};
+std::optional<stale_job> stale_demand(bool completed, bool counted);
+
 }  // namespace octorun::runnerset

@@ -179,6 +179,15 @@ bool other_intake(self_ptr self, const messages::job_info& job) {
 template <class Job>
 void on_demand(self_ptr self, const Job& m) {
   if (other_intake(self, m.job)) return;
+  // A job that completed already (a late or reordered delivery) or is
+  // counted already (a duplicate) changes nothing: logged once, counted.
+  auto& st = self->state;
+  if (auto stale = stale_demand(st.completed_jobs.count(m.job.job_id) > 0,
+                                st.world.active_jobs.count(m.job.job_id) > 0)) {
+    if (metrics::reject_input(messages::to_string(m.job.source), stale->reason, std::to_string(m.job.job_id)))
+      spdlog::info("runnerset {}: job {} turned away: {}", id(self), m.job.job_id, stale->why);
+    return;
+  }
   add_demand(self, m.job);
   mark_dirty(self);
 }

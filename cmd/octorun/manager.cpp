@@ -265,6 +265,13 @@ expected<ok_t, std::string> manager::lead() {
     iopts.allow_insecure = options_.insecure_webhook;
     iopts.http.bind_address = options_.webhook_bind;
     iopts.http.port = options_.webhook_port;
+    iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
+      // Unsigned requests are logged once in all (anyone can send them), the others once per delivery.
+      const bool unsigned_request = std::string_view(reason) == "bad_signature";
+      if (metrics::reject_input("webhook", reason, unsigned_request ? std::string() : delivery))
+        spdlog::info("webhook intake: delivery {} turned away: {} ({})", delivery.empty() ? "-" : delivery,
+                     why, reason);
+    };
     auto intake = github::webhook_intake::start(iopts, github::actor_sink(controller_));
     if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};
     intake_ = std::move(*intake);

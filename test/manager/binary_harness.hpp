@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/http/http_client.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "test/simulator/simulator.hpp"
@@ -127,6 +128,26 @@ class octorun_process {
   std::string log_;
   pid_t pid_ = -1;
 };
+
+// The value of the first series of metric `name` on `health_url`/metrics
+// whose labels include every `labels` pair (`key="value"`); "" if none.
+inline std::string scrape_metric(const std::string& health_url, const std::string& name,
+                                 const std::vector<std::string>& labels) {
+  http::client client;
+  auto r = client.perform({"GET", health_url + "/metrics", {}, {}, std::chrono::seconds(5)});
+  if (!r || r->status != 200) return "";
+  std::istringstream lines(r->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(name + "{")) continue;
+    const auto close = line.find("} ");
+    if (close == std::string::npos) continue;
+    const auto series = line.substr(0, close);
+    if (std::all_of(labels.begin(), labels.end(),
+                    [&](const std::string& l) { return series.find(l) != std::string::npos; }))
+      return line.substr(close + 2);
+  }
+  return "";
+}
 
 // Queues `n` jobs of `duration` for runs-on [self-hosted, linux] in acme/app.
 inline std::vector<std::int64_t> queue_jobs(sim::simulator& sim, int n, std::chrono::milliseconds duration) {

@@ -41,36 +41,17 @@ class ManagerBound : public test::binary_test_base {
  protected:
   explicit ManagerBound(const sim::simulator_options& o = bound_simulator()) : binary_test_base("mgrb", o) {}
 
-  ~ManagerBound() override {
-    if (manager_ && !HasFailure()) std::remove(manager_->log_path().c_str());
-    manager_.reset();
-  }
-
   // Starts the manager; GitHub's webhook deliveries go to its intake (under
   // the Listener intake too: they arrive out of step with the scale set's
   // messages, and must change nothing).
   void start_manager() {
-    manager_ =
-        std::make_unique<test::octorun_process>(OCTORUN_BINARY, test::octorun_args(c_.kubeconfig, ns_, "m"),
-                                                secret_, "/tmp/octorun-manager-" + ns_ + ".log");
-    auto intake = manager_->wait_leading(60s);
+    auto intake = start_manager_process(OCTORUN_BINARY, secret_);
     ASSERT_FALSE(intake.empty()) << manager_->log_tail();
     sim_->set_webhook(intake, secret_);
   }
 
   void create_set(const std::string& intake, int max_runners) {
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
-            R"("scopeURL":")" +
-            sim_->ghes_url() + "/acme" + R"(","credentialsSecretName":"github","intake":")" + intake +
-            R"(","runnerLabels":["linux"],"minRunners":0,"maxRunners":)" + std::to_string(max_runners) +
-            R"(,"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
-            "\nEOF");
+    create_linux_set(intake, max_runners);
     // Deliveries sent before the controller knows the set are turned away
     // (no RunnerSet serves the repository yet): wait for its first status.
     test::wait_for_value([&] { return get("runnerset linux", "{.status.selector}"); },
@@ -124,7 +105,6 @@ class ManagerBound : public test::binary_test_base {
               << ", Runners made: " << watch_->runners_seen() << "\n";
   }
 
-  std::unique_ptr<test::octorun_process> manager_;
   std::string secret_ = "It's a Secret to Everybody";
 };
 
@@ -176,12 +156,7 @@ class ManagerRateLimit : public ManagerBound {
 
   // The value of the set's series of `name` on the manager's /metrics.
   std::string metric(const std::string& name) {
-    http::client client;
-    auto r = client.perform({"GET", health_ + "/metrics", {}, {}, 5s});
-    const std::string text = r ? "\n" + r->body : "";
-    std::smatch m;
-    const std::regex series("\n" + name + R"(\{[^}]*runnerset="linux"[^}]*\} ([0-9.e+-]+))");
-    return std::regex_search(text, m, series) ? m[1].str() : "";
+    return test::scrape_metric(health_, name, {"runnerset=\"linux\""});
   }
 
   std::string health_;

@@ -1,6 +1,7 @@
 // maxRunners is a hard bound, at every instant, on the Runners that are not
 // terminal — checked against the RunnerSet actor on CAF's deterministic
-// coordinator, in a world that delivers everything out of step: the watch
+// coordinator, in both intakes, in a world that delivers everything out of
+// step: the scale set's statistics lag or lead the job messages, the watch
 // lags behind the apiserver by a random number of events, job messages
 // arrive before or after the phase writes they cause, completions overtake
 // starts, Runners linger behind their finalizers, and the clock jumps. After
@@ -21,6 +22,7 @@
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/http/http_server.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
 #include "test/support/caf_test_system.hpp"
@@ -31,14 +33,22 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int max_runners = 4;
+constexpr std::int64_t scale_set_id = 9;
 
-const std::string set_json = R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet",)"
-                             R"("metadata":{"name":"linux","namespace":"ns","uid":"u","resourceVersion":"1",)"
-                             R"("finalizers":["octorun.io/runnerset"]},)"
-                             R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh",)"
-                             R"("minRunners":0,"maxRunners":)" +
-                             std::to_string(max_runners) +
-                             R"(,"template":{"spec":{"containers":[{"name":"runner","image":"x"}]}}}})";
+// Under the Listener intake the set's listener dials the scope URL's host:
+// `refusing` answers 401 to everything (the listener fails and waits to
+// restart; the test plays its messages). Empty: the Webhook intake.
+std::string set_json(const std::string& refusing = {}) {
+  const bool listener = !refusing.empty();
+  return R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet",)"
+         R"("metadata":{"name":"linux","namespace":"ns","uid":"u","resourceVersion":"1",)"
+         R"("finalizers":["octorun.io/runnerset"]},)"
+         R"("spec":{"scopeURL":")" +
+         (listener ? refusing + "/acme" : std::string("https://github.com/acme")) +
+         R"(","credentialsSecretName":"gh","intake":")" + (listener ? "Listener" : "Webhook") +
+         R"(","minRunners":0,"maxRunners":)" + std::to_string(max_runners) +
+         R"(,"template":{"spec":{"containers":[{"name":"runner","image":"x"}]}}}})";
+}
 
 kube::api_error server_error() {
   return kube::api_error{500, "InternalError", "not in this test", {}, false};
@@ -98,7 +108,7 @@ struct world {
   }
 };
 
-caf::behavior fake_apiserver(caf::event_based_actor*, std::shared_ptr<world> w) {
+caf::behavior fake_apiserver(caf::event_based_actor*, std::shared_ptr<world> w, std::string set) {
   return {
       [=](kube::get_request& r) -> kube::object_result {
         if (r.res.plural != "secrets" || r.name != "gh") return unexpected{server_error()};
@@ -126,40 +136,63 @@ caf::behavior fake_apiserver(caf::event_based_actor*, std::shared_ptr<world> w) 
       },
       [=](kube::patch_request& r) -> kube::object_result {
         if (r.res.plural != "runnersets") return unexpected{server_error()};
-        return *kube::parse_object(set_json);
+        return *kube::parse_object(set);
       },
       [=](kube::list_request&) -> kube::list_result { return kube::object_list{}; },
       [=](kube::update_request&) -> kube::object_result { return unexpected{server_error()}; },
   };
 }
 
+github::error not_here() {
+  return github::error{github::error_kind::server_error, 502, "not in this test", {}, 0};
+}
+
 // GitHub: every idle runner the set removes is removed; the Runner actors'
-// JIT requests fail (the test plays their phases).
+// JIT requests fail (the test plays their phases); the Listener intake's
+// scale set is registered.
 caf::behavior fake_github(caf::event_based_actor*) {
   return {
       [](github::delete_runner_atom, std::int64_t) -> github::delete_reply {
         return github::delete_outcome::deleted;
       },
       [](github::jit_config_atom, github::jit_request&) -> github::jit_reply {
-        return unexpected{github::error{github::error_kind::server_error, 502, "not in this test", {}, 0}};
+        return unexpected{not_here()};
+      },
+      [](github::jit_config_atom, std::int64_t, std::string&) -> github::scaleset_jit_reply {
+        return unexpected{not_here()};
+      },
+      [](github::runner_group_atom, std::string&) -> github::group_reply {
+        return github::runner_group{1, "Default", true};
+      },
+      [](github::find_scale_set_atom, std::int64_t, std::string&) -> github::maybe_scale_set_reply {
+        return std::optional<github::scale_set>{};
+      },
+      [](github::create_scale_set_atom, github::scale_set& s) -> github::scale_set_reply {
+        s.id = scale_set_id;
+        return s;
       },
   };
 }
 
-messages::job_info job(std::int64_t id) {
+messages::job_info job(std::int64_t id, bool listener) {
   messages::job_info j;
-  j.source = messages::job_source::webhook;
+  j.source = listener ? messages::job_source::listener : messages::job_source::webhook;
   j.job_id = id;
   j.repository = "acme/app";
   j.labels = {"self-hosted"};
+  j.scale_set_id = listener ? scale_set_id : 0;
   return j;
 }
 
-// One run of `steps` random steps from `seed`.
+// One run of `steps` random steps from `seed`. Webhook intake: demand is the
+// queued jobs the set heard of. Listener intake: demand is the scale set's
+// statistics, sent as the listener would, in any order with the job messages
+// (stale counts included).
 class BoundRun {
  public:
-  explicit BoundRun(std::uint32_t seed, std::chrono::milliseconds window) : rng_(seed) {
-    kube_ = t_.sys.spawn(fake_apiserver, w_);
+  BoundRun(std::uint32_t seed, std::chrono::milliseconds window, const std::string& refusing)
+      : rng_(seed), listener_(!refusing.empty()) {
+    kube_ = t_.sys.spawn(fake_apiserver, w_, set_json(refusing));
     github_ = t_.sys.spawn(fake_github);
     runnerset_actor_config cfg;
     cfg.ns = "ns";
@@ -171,9 +204,10 @@ class BoundRun {
     cfg.resync = 1h;
     cfg.runner_defaults.resync = 1h;
     set_ = spawn_runnerset(t_.sys, cfg);
-    caf::anon_send(set_,
-                   kube::informer_event{"rs", kube::event_type::modified, *kube::parse_object(set_json)});
+    caf::anon_send(set_, kube::informer_event{"rs", kube::event_type::modified,
+                                              *kube::parse_object(set_json(refusing))});
     t_.run();
+    if (listener_) statistics_now();  // the session's first statistics: demand is known
   }
   ~BoundRun() {
     for (auto* a : {&set_, &kube_, &github_}) caf::anon_send_exit(*a, caf::exit_reason::kill);
@@ -224,12 +258,27 @@ class BoundRun {
   void later(M m) {
     pending_.push_back(caf::make_message(std::move(m)));
   }
+  // The statistics as they stand (assigned: queued or running), sent later.
+  void statistics_later() {
+    if (!listener_) return;
+    messages::job_statistics stats;
+    stats.scale_set_id = scale_set_id;
+    stats.total_assigned_jobs = static_cast<std::int64_t>(queued_.size()) + running_;
+    later(stats);
+  }
+  void statistics_now() {
+    statistics_later();
+    caf::anon_send(set_, pending_.back());
+    pending_.pop_back();
+    t_.run();
+  }
 
   void step() {
     switch (pick(9)) {
       case 0:  // a job is queued (the delivery may wait)
         queued_.push_back(++next_job_);
-        later(messages::job_available{job(next_job_)});
+        later(messages::job_available{job(next_job_, listener_)});
+        statistics_later();
         break;
       case 1:  // a runner's pod is ready: Pending
         for (const auto& name :
@@ -249,7 +298,8 @@ class BoundRun {
         w_->runners[name].phase = "Running";
         w_->runners[name].job = id;
         w_->changed(name, kube::event_type::modified);
-        later(messages::job_started{job(id), name, 0});
+        ++running_;
+        later(messages::job_started{job(id, listener_), name, 0});
         break;
       }
       case 3: {  // a job completes: Succeeded, and the delivery (either first)
@@ -257,7 +307,9 @@ class BoundRun {
         if (busy.empty()) break;
         const auto& name = busy[pick(static_cast<int>(busy.size()))];
         auto id = w_->runners[name].job;
-        later(messages::job_completed{job(id), name, 0, "success"});
+        later(messages::job_completed{job(id, listener_), name, 0, "success"});
+        --running_;
+        statistics_later();
         w_->runners[name].phase = "Succeeded";
         w_->changed(name, kube::event_type::modified);
         ++jobs_run_;
@@ -290,19 +342,29 @@ class BoundRun {
   std::deque<std::int64_t> queued_;
   std::vector<caf::message> pending_;
   std::int64_t next_job_ = 0;
+  std::int64_t running_ = 0;
   int jobs_run_ = 0;
+  bool listener_;
 };
 
-TEST(RunnerSetBound, NeverMoreThanMaxRunnersNotTerminalWhateverTheOrder) {
+void bound_holds(bool listener) {
+  // GitHub for the listeners: every call refused at once.
+  auto refusing = http::server::start({}, {{"/", {}, [](const http::server_request&) {
+                                              return http::message_response(401, "Bad credentials");
+                                            }}});
+  ASSERT_TRUE(refusing) << refusing.error();
   int jobs = 0;
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
-    BoundRun run(seed, seed % 2 == 0 ? 0ms : 10'000ms);
+    BoundRun run(seed, seed % 2 == 0 ? 0ms : 10'000ms, listener ? (*refusing)->base_url() : std::string());
     run.run(400);
     EXPECT_LE(run.state().most_not_terminal, static_cast<std::size_t>(max_runners)) << "seed " << seed;
     jobs += run.jobs_run();
   }
   EXPECT_GT(jobs, 40 * 10) << "the runs ran jobs: the bound was tested under load";
 }
+
+TEST(RunnerSetBound, WebhookNeverMoreThanMaxRunnersNotTerminalWhateverTheOrder) { bound_holds(false); }
+TEST(RunnerSetBound, ListenerNeverMoreThanMaxRunnersNotTerminalWhateverTheOrder) { bound_holds(true); }
 
 }  // namespace
 }  // namespace octorun::runnerset

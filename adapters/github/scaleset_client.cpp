@@ -170,9 +170,9 @@ error scaleset_client::fail(const http::response& r) const {
   return error_from_response(r, rest_.caller().now(), options_.call.retry);
 }
 
-result<ok_t> scaleset_client::ensure_admin() {
+result<ok_t> scaleset_client::ensure_admin(bool force) {
   const auto now = rest_.caller().now();
-  if (!tenant_url_.empty() && now + 60 < admin_expires_) return ok;
+  if (!force && !tenant_url_.empty() && now + 60 < admin_expires_) return ok;
   auto reg = rest_.registration_token();
   if (!reg) return unexpected{reg.error()};
   http::request req;
@@ -202,18 +202,22 @@ result<ok_t> scaleset_client::ensure_admin() {
 
 result<http::response> scaleset_client::service(std::string method, std::string path, std::string body,
                                                 bool queue_token) {
-  auto admin = ensure_admin();
-  if (!admin) return unexpected{admin.error()};
-  http::request req;
-  req.method = std::move(method);
-  req.url = join_url(tenant_url_, path);
-  req.headers = {{"Content-Type", "application/json"}};
-  req.body = std::move(body);
-  if (!queue_token) {
+  // The admin token is renewed ahead of its exp; one the service refuses
+  // before that (401: revoked, or clocks apart) is renewed once, at once,
+  // and the request sent again to the tenant URL that came with it.
+  for (bool renewed = false;; renewed = true) {
+    auto admin = ensure_admin(renewed);
+    if (!admin) return unexpected{admin.error()};
+    http::request req;
+    req.method = method;
+    req.url = join_url(tenant_url_, path);
+    req.headers = {{"Content-Type", "application/json"}};
+    req.body = body;
+    if (queue_token) return queue_call(std::move(req));
     req.headers.emplace_back("Authorization", "Bearer " + admin_token_);
-    return rest_.caller().perform(std::move(req));
+    auto r = rest_.caller().perform(std::move(req));
+    if (!r || r->status != 401 || renewed) return r;
   }
-  return queue_call(std::move(req));
 }
 
 result<http::response> scaleset_client::queue_call(http::request req) {

@@ -108,7 +108,8 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
       return rest_error(404, "Not Found");  // the token is for another scope
     const auto& tenant = tenant_for(it->second.scope_key);
     auto exp = now() + options.admin_token_ttl.count();
-    auto token = github::testing::make_hs256_jwt("simulator", {"simulator", now(), exp});
+    // A unique iss: two registrations within a second must not get the same token.
+    auto token = github::testing::make_hs256_jwt("simulator", {"simulator:" + new_uuid(), now(), exp});
     admin_tokens[token] = scoped_token{exp, tenant.scope_key, tenant.id};
     return json_response(200, "{\"url\":" + json::quote(tenant_url(tenant.id)) + ",\"token\":" +
                                   json::quote(token) + ",\"token_schema\":\"OAuthAccessToken\"}");

@@ -170,9 +170,9 @@ error scaleset_client::fail(const http::response& r) const {
   return error_from_response(r, rest_.caller().now(), options_.call.retry);
 }
 
-result<ok_t> scaleset_client::ensure_admin(bool force) {
+result<ok_t> scaleset_client::ensure_admin() {
   const auto now = rest_.caller().now();
-  if (!force && !tenant_url_.empty() && now + 60 < admin_expires_) return ok;
+  if (!tenant_url_.empty() && now + 60 < admin_expires_) return ok;
   auto reg = rest_.registration_token();
   if (!reg) return unexpected{reg.error()};
   http::request req;
@@ -206,7 +206,8 @@ result<http::response> scaleset_client::service(std::string method, std::string 
   // before that (401: revoked, or clocks apart) is renewed once, at once,
   // and the request sent again to the tenant URL that came with it.
   for (bool renewed = false;; renewed = true) {
-    auto admin = ensure_admin(renewed);
+    if (renewed) admin_expires_ = 0;  // refused: register again now
+    auto admin = ensure_admin();
     if (!admin) return unexpected{admin.error()};
     http::request req;
     req.method = method;

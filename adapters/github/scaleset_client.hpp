@@ -99,7 +99,7 @@ class scaleset_client {
 
  private:
   scaleset_client(scaleset_options options, github_target target);
-  result<ok_t> ensure_admin(bool force = false);  // force: register again even if the token looks valid
+  result<ok_t> ensure_admin();
   result<http::response> service(std::string method, std::string path, std::string body = {},
                                  bool queue_token = false);
   result<http::response> queue_call(http::request req);

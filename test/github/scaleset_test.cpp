@@ -141,7 +141,7 @@ TEST_F(ScaleSet, EachScopeHasItsOwnTenant) {
 TEST_F(ScaleSet, RunnerGroupsBesideDefault) {
   auto gpu = sim->add_runner_group("orgs/octo", "gpu");
   ASSERT_GT(gpu, 1);
-  EXPECT_EQ(sim->add_runner_group("orgs/octo", "gpu"), 0);        // names are unique in a scope
+  EXPECT_EQ(sim->add_runner_group("orgs/octo", "gpu"), 0);       // names are unique in a scope
   EXPECT_EQ(sim->add_runner_group("repos/octo/app", "gpu"), 0);  // repositories have Default only
   auto c = client();
   auto group = c->runner_group_by_name("gpu");
@@ -190,8 +190,8 @@ TEST_F(ScaleSet, SecondSessionConflictsUntilTheFirstIsDeleted) {
   auto s = make_set(*a, "linux");
   auto first = a->create_session(s.id, "host-a");
   ASSERT_TRUE(first) << first.error().describe();
-  EXPECT_TRUE(std::regex_match(first->session_id,
-                               std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+  EXPECT_TRUE(std::regex_match(
+      first->session_id, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
       << first->session_id;
   EXPECT_EQ(first->scale_set_id, s.id);
   auto second = b->create_session(s.id, "host-b");

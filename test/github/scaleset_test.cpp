@@ -35,6 +35,16 @@ struct ScaleSet : ::testing::Test {
     job.duration = duration;
     return sim->add_job(job);
   }
+  // A simulator with a short long poll, and a client with a session on a "linux" scale set.
+  std::unique_ptr<scaleset_client> polling_client(std::chrono::milliseconds long_poll) {
+    sim::simulator_options o;
+    o.long_poll = long_poll;
+    start(o);
+    auto c = client();
+    auto s = make_set(*c, "linux");
+    EXPECT_TRUE(c->create_session(s.id, "host"));
+    return c;
+  }
   scale_set make_set(scaleset_client& c, const std::string& name, std::vector<std::string> labels = {}) {
     scale_set s;
     s.name = name;
@@ -164,12 +174,7 @@ TEST_F(ScaleSet, RunnerGroupsBesideDefault) {
 
 // The long poll announces how many jobs the listener can run; no more are handed out.
 TEST_F(ScaleSet, MaxCapacityBoundsTheJobsHandedOut) {
-  sim::simulator_options o;
-  o.long_poll = 300ms;
-  start(o);
-  auto c = client();
-  auto s = make_set(*c, "linux");
-  ASSERT_TRUE(c->create_session(s.id, "host"));
+  auto c = polling_client(300ms);
   ASSERT_TRUE(c->get_message(0, 1));  // announces capacity 1
   std::vector<std::int64_t> ids{linux_job(), linux_job(), linux_job()};
   auto first = c->get_message(0, 1);
@@ -218,12 +223,7 @@ TEST_F(ScaleSet, InjectedSessionConflictIsAConflict) {
 }
 
 TEST_F(ScaleSet, LongPollAnswersNothingWhenIdle) {
-  sim::simulator_options o;
-  o.long_poll = 200ms;
-  start(o);
-  auto c = client();
-  auto s = make_set(*c, "linux");
-  ASSERT_TRUE(c->create_session(s.id, "host"));
+  auto c = polling_client(200ms);
   auto m = c->get_message(0, 10);
   ASSERT_TRUE(m) << m.error().describe();
   EXPECT_FALSE(m->has_value());

@@ -18,6 +18,7 @@
 namespace octorun::messages {
 
 enum class job_source : std::uint8_t { listener, webhook };
+inline const char* to_string(job_source s) { return s == job_source::listener ? "listener" : "webhook"; }
 
 // What both intakes know about a job.
 struct job_info {

@@ -225,6 +225,11 @@ void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) 
               r.int64(v, "scaleSetId", at + ".scaleSetId", out.scale_set_id);
               read_counts(r, v, at, out.counts);
             });
+  r.objects(status, "pendingRemovals", "status.pendingRemovals", s.pending_removals,
+            [&](const Value& v, const std::string& at, pending_removal& out) {
+              r.int64(v, "runnerId", at + ".runnerId", out.runner_id);
+              r.string(v, "name", at + ".name", out.name);
+            });
 }
 
 void read_runner_status(reader& r, const Value& status, runner_status& s) {

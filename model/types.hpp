@@ -102,6 +102,13 @@ struct variant_status {
   runner_counts counts;
 };
 
+// A GitHub runner the set removes once its GitHub budget allows (its Runner
+// is gone already).
+struct pending_removal {
+  std::int64_t runner_id = 0;
+  std::string name;
+};
+
 struct runnerset_status {
   std::int64_t observed_generation = 0;
   std::int64_t scale_set_id = 0;  // the scale set of a set without variants (Listener intake)
@@ -109,6 +116,7 @@ struct runnerset_status {
   std::string selector;
   std::vector<condition> conditions;
   std::vector<variant_status> variants;
+  std::vector<pending_removal> pending_removals;
 };
 
 struct runnerset {

@@ -6,7 +6,9 @@
 #include <optional>
 #include <vector>
 
+#include "actors/controller/unrouted.hpp"
 #include "actors/kinds.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/runnerset/routing.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "adapters/common/json.hpp"
@@ -81,6 +83,16 @@ std::optional<std::string> set_for_demand(const controller_state& st, const mess
   return std::nullopt;
 }
 
+// Bad input (unrouted.hpp): counted, logged once per repository or label set.
+void reject_demand(const messages::job_info& job, unrouted why) {
+  std::string labels;
+  for (const auto& l : job.labels) labels += l + ",";
+  const auto key = why == unrouted::unserved_repository ? job.repository : job.repository + " " + labels;
+  if (metrics::reject_input(messages::to_string(job.source), reason_label(why), key))
+    spdlog::info("controller: job {} turned away: {} (logged once; counted in octorun_rejected_input_total)",
+                 job.job_id, describe(why, job));
+}
+
 std::optional<std::string> set_by_runner_name(const controller_state& st, const std::string& runner) {
   for (const auto& [key, set] : st.known_sets)
     for (const auto& v : model::effective_variants(set.spec)) {
@@ -93,7 +105,8 @@ std::optional<std::string> set_by_runner_name(const controller_state& st, const 
 
 template <class Demand>
 void on_demand(self_ptr self, const Demand& m) {
-  if (auto key = set_for_demand(self->state, m.job)) route(self, *key, caf::make_message(m));
+  if (auto key = set_for_demand(self->state, m.job)) return route(self, *key, caf::make_message(m));
+  reject_demand(m.job, why_unrouted(self->state.known_sets, m.job));
 }
 
 caf::behavior controller_behavior(self_ptr self, controller_config cfg) {

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "actors/listener/session_decisions.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "adapters/github/github_workers.hpp"
 
 namespace octorun::listener {
@@ -53,8 +54,13 @@ void acknowledge(self_ptr self, std::int64_t message_id) {
 // acquisition (next message) carry the assigned count it scales on.
 void handle(self_ptr self, github::queue_message& m) {
   auto& st = self->state;
+  // What the client could not take is bad input: logged once, counted, acknowledged with the rest.
+  for (const auto& part : m.skipped)
+    if (metrics::reject_input("listener", part.reason, part.detail))
+      spdlog::warn("listener {}: skipped: {} (logged once; counted in octorun_rejected_input_total)",
+                   id(self), part.detail);
   for (auto& job : m.jobs) std::visit([&](auto& msg) { self->send(st.cfg.runnerset, std::move(msg)); }, job);
-  self->send(st.cfg.runnerset, m.statistics);
+  if (m.has_statistics) self->send(st.cfg.runnerset, m.statistics);
   st.last_message_id = m.message_id;
   auto ids = jobs_to_acquire(m);
   if (ids.empty()) return acknowledge(self, m.message_id);

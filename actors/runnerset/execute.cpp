@@ -78,7 +78,11 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
       self, {action_kind::delete_runner, name}, runner_github(self),
       [=](github::delete_reply& r) {
         auto& w = self->state.world;
-        if (!r) return failed(r.error().describe());
+        if (!r) {
+          note_github_error(self, r.error());  // a rate limit is logged once, there
+          if (r.error().kind == github::error_kind::rate_limited) return mark_dirty(self);
+          return failed(r.error().describe());
+        }
         if (*r == github::delete_outcome::busy) {
           spdlog::info("runnerset {}: runner {} took a job; keeping it", id(self), name);
           if (auto it = w.runners.find(name); it != w.runners.end())
@@ -146,9 +150,10 @@ void publish_status(self_ptr self, const std::string& text) {
       self, {action_kind::publish_status, ""}, st.cfg.kube,
       [=](kube::object_result& r) {
         auto& s = self->state;
-        if (r)
+        if (r) {
           s.world.published_status = text;
-        else if (!r.error().not_found())
+          status_published(self, text);
+        } else if (!r.error().not_found())
           spdlog::warn("runnerset {}: publishing status: {}", id(self), kube::to_string(r.error()));
         if (std::exchange(s.status_stale, false)) mark_dirty(self);
       },
@@ -195,6 +200,7 @@ void read_credentials(self_ptr self) {
         opts.where = target->where;
         opts.call.user_agent = s.cfg.user_agent;
         opts.call.tls = s.cfg.github_tls;
+        opts.call.budget = s.budget;  // read by observe_github_budget
         if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
           opts.auth = github::pat_auth(pat->token);
         } else {
@@ -243,6 +249,8 @@ void execute(self_ptr self, const action& a) {
       return delete_runner(self, a.subject);
     case action_kind::remove_idle_runner:
       return remove_idle(self, a.subject, a.id);
+    case action_kind::remove_deferred:
+      return remove_deferred(self, a.id);
     case action_kind::resolve_runner_group:
       return resolve_runner_group(self);
     case action_kind::register_scale_set:

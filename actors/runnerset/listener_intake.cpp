@@ -193,6 +193,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
             if (!r) {
+              note_github_error(self, r.error());
               if (r.error().kind == github::error_kind::not_found) {
                 // The scale set was deleted on GitHub: register it again (the
                 // listener finds its session gone and restarts on the new id).

@@ -30,6 +30,8 @@ bool github_unreachable_for_deletion(const set_observation& o) {
 
 std::string retry_wake(const std::string& variant) { return "retry " + variant; }
 
+std::string scale_down_wake(const std::string& variant) { return "scale-down " + variant; }
+
 std::int64_t scale_set_id(const set_observation& o, const std::string& variant) {
   auto it = o.scale_sets.find(variant);
   return it == o.scale_sets.end() ? 0 : it->second.id;
@@ -75,6 +77,9 @@ class planner {
     variant_counts per_variant;
     for (const auto& v : variants) per_variant.emplace_back(v.name, scale(v, variants.size()));
     drain_retired_variants(variants, per_variant);
+    remove_deferred();
+    // Planned again when a pause ends (it is logged, and what waited goes).
+    if (paused(o_.budget, o_.now)) wake(std::string(budget_wake), o_.budget.paused_until);
     publish_status(&per_variant, declared);
     return std::move(p_);
   }
@@ -85,6 +90,13 @@ class planner {
     return o_.in_flight.contains(action_kind::delete_runner, runner);
   }
   bool held_busy(const observed_runner& r) const { return r.busy_until > o_.now; }
+  // A GitHub call of this kind may go now; if not, the set plans again when it may.
+  bool github_allows(github_call call) {
+    const auto at = github_call_not_before(call, o_.budget, o_.now);
+    if (at <= o_.now) return true;
+    wake(std::string(budget_wake), at);
+    return false;
+  }
 
   void add(action a) { p_.actions.push_back(std::move(a)); }
   // Adds `a` unless an action of its kind and subject is already planned.
@@ -111,11 +123,36 @@ class planner {
   // before the status publishes it, its JIT Secret holds. A runner can come
   // online (and take a job) before its status says so: only one registered
   // in neither is deleted without asking GitHub (its finalizer still checks).
+  // While the budget is kept for new runners, a registered idle runner stays
+  // (it can still take a job; removing it is cleanup).
   void remove_idle(const std::string& name, const observed_runner& r) {
     auto a = act(action_kind::remove_idle_runner);
     a.subject = name;
     a.id = registered_runner_id(r.status_runner_id, r.secret_runner_id);
+    if (a.id != 0 && !github_allows(github_call::cleanup)) return;
     add(std::move(a));
+  }
+
+  // GitHub runners whose removal waited for the budget, a few at a time,
+  // once cleanup may go again.
+  void remove_deferred() {
+    constexpr std::size_t at_once = 4;
+    std::size_t in_flight = o_.in_flight.of(action_kind::remove_deferred).size();
+    for (const auto& [id, d] : o_.deferred_removals) {
+      if (in_flight >= at_once) return;
+      const auto key = std::to_string(id);
+      if (o_.in_flight.contains(action_kind::remove_deferred, key)) continue;
+      if (o_.now < d.not_before) {
+        wake(std::string(budget_wake), d.not_before);
+        continue;
+      }
+      if (!github_allows(github_call::cleanup)) return;
+      auto a = act(action_kind::remove_deferred);
+      a.subject = key;
+      a.id = id;
+      add(std::move(a));
+      ++in_flight;
+    }
   }
 
   void stop_listener(const std::string& variant) {
@@ -246,7 +283,7 @@ class planner {
     for (const auto& [name, variant] : o_.in_flight.of(action_kind::create_runners))
       if (variant == v.name && o_.runners.count(name) == 0)
         views.push_back({name, runner::phase::unset, true, false, false, 0});
-    auto scaled = plan_scale(desired, views);
+    auto scaled = plan_scale(desired, v.max_runners, views);
     if (!registered) {
       scaled.create = 0;
       scaled.remove_idle.clear();
@@ -254,8 +291,9 @@ class planner {
     auto window = o_.scale_down.find(v.name);
     const auto floor = window == o_.scale_down.end() ? desired : window->second.peek(o_.now, desired);
     if (registered && floor > desired) {
-      scaled.remove_idle = plan_scale(floor, views).remove_idle;
-      wake(std::string(scale_down_wake), o_.now + o_.scale_down_period);
+      scaled.remove_idle = plan_scale(floor, v.max_runners, views).remove_idle;
+      // Again the moment the highest count of the window leaves it.
+      if (auto drop = window->second.next_drop(o_.now, desired)) wake(scale_down_wake(v.name), *drop);
     }
     if (scaled.create > 0) {
       auto a = act(action_kind::create_runners);
@@ -304,6 +342,13 @@ class planner {
     for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);  // no new jobs
     for (const auto& [name, r] : o_.runners)
       if (!r.view.deleting && !removing(name)) delete_runner(name);
+    if (!github_unreachable_for_deletion(o_)) {
+      remove_deferred();
+      // Recorded (status) while runners defer their removal; GitHub keeps them otherwise.
+      if (!o_.deferred_removals.empty() || !pending_removal_ids(o_.published_status).empty())
+        publish_status(nullptr, !o_.set->spec.variants.empty());
+      if (!o_.deferred_removals.empty()) return;
+    }
     if (!o_.runners.empty() || !o_.in_flight.of(action_kind::create_runners).empty()) return;
     // The watch shows none; the apiserver must agree before anything is
     // released (after a restart the Runners' watch may not have caught up).
@@ -319,8 +364,8 @@ class planner {
 
   void publish_status(const variant_counts* per_variant, bool declared) {
     const bool loaded = o_.credentials_error.empty() && o_.credentials_loaded;
-    auto text =
-        status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error, o_.webhook_intake_enabled);
+    auto text = status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error,
+                            o_.webhook_intake_enabled, &o_.deferred_removals);
     // (One write at a time: the actor writes one that comes while another
     // is in flight once that one returns.)
     if (text == o_.published_status) return;

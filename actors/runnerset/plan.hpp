@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/runnerset/github_budget.hpp"
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
 #include "model/types.hpp"
@@ -34,6 +35,7 @@ enum class action_kind {
   create_runners,        // `count` Runners of `variant`
   delete_runner,         // DELETE the Runner `subject` (finished, or removed from GitHub)
   remove_idle_runner,    // GitHub first (runner `id`; 0: never registered), then DELETE; busy: keep it
+  remove_deferred,       // remove GitHub runner `id`, whose removal waited for the budget
   resolve_runner_group,  // look up spec.runnerGroup's id on GitHub
   register_scale_set,    // find `scale_set_name`, then create or update it with `labels`
   delete_scale_set,      // DELETE scale set `id` of variant `subject` on GitHub
@@ -138,6 +140,10 @@ struct set_observation {
   std::string published_status;                          // the status text last written
   std::map<std::string, scale_down_window> scale_down;   // by variant
   in_flight_registry in_flight;
+  github_budget budget;  // of its credentials (github_budget.hpp)
+  // GitHub runners whose removal waits for the budget, by id (their Runners
+  // are gone); the status lists them (pendingRemovals).
+  std::map<std::int64_t, deferred_removal> deferred_removals;
 };
 
 // What the status says of a variant's runners (and of the set, summed).
@@ -172,7 +178,8 @@ std::int64_t scale_set_id(const set_observation& o, const std::string& variant);
 std::string variant_of(const set_observation& o, const std::string& runner);
 
 // Wake keys.
-inline constexpr std::string_view scale_down_wake = "scale-down";
+std::string scale_down_wake(const std::string& variant);          // one per variant: each has its window
+inline constexpr std::string_view budget_wake = "github-budget";  // a pause ends, cleanup may go
 std::string retry_wake(const std::string& variant);
 
 }  // namespace octorun::runnerset

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/runner/children.hpp"
 #include "actors/runner/phase.hpp"
 #include "actors/runnerset/routing.hpp"
@@ -58,6 +59,7 @@ void reconcile(self_ptr self) {
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
     w.no_runners_confirmed = false;
   github_unreachable(self);
+  observe_github_budget(self);
   auto p = plan(w);
   for (const auto& [variant, desired] : p.desired)
     w.scale_down.try_emplace(variant, st.cfg.scale_down_window).first->second.floor(w.now, desired);
@@ -128,6 +130,7 @@ void on_runnerset(self_ptr self, kube::informer_event& ev) {
       w.set->spec.scope_url != parsed->spec.scope_url || w.set->spec.intake != parsed->spec.intake;
   st.set_object = std::move(ev.obj);
   w.set = std::move(*parsed);
+  load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   if (credentials_changed) {
     st.credentials_version.clear();
@@ -166,14 +169,32 @@ void on_event(self_ptr self, kube::informer_event& ev) {
   }
 }
 
+// A job message of the other intake (e.g. a webhook delivery for a
+// Listener set): not heeded (routing.hpp).
+bool other_intake(self_ptr self, const messages::job_info& job) {
+  const auto& set = self->state.world.set;
+  return set && !heeds_job_message(set->spec.intake, job.source == messages::job_source::listener);
+}
+
 template <class Job>
 void on_demand(self_ptr self, const Job& m) {
+  if (other_intake(self, m.job)) return;
+  // A job that completed already (a late or reordered delivery) or is
+  // counted already (a duplicate) changes nothing: logged once, counted.
+  auto& st = self->state;
+  if (auto stale = stale_demand(st.completed_jobs.count(m.job.job_id) > 0,
+                                st.world.active_jobs.count(m.job.job_id) > 0)) {
+    if (metrics::reject_input(messages::to_string(m.job.source), stale->reason, std::to_string(m.job.job_id)))
+      spdlog::info("runnerset {}: job {} turned away: {}", id(self), m.job.job_id, stale->why);
+    return;
+  }
   add_demand(self, m.job);
   mark_dirty(self);
 }
 
 void on_job_started(self_ptr self, const messages::job_started& m) {
   auto& st = self->state;
+  if (other_intake(self, m.job)) return;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
     if (runner != st.world.runners.end())
@@ -188,14 +209,15 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
 
 void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
+  if (other_intake(self, m.job)) return;
   st.world.active_jobs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
   st.completed_jobs[m.job.job_id] = self->clock().now();
   if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
-    // Its one job is over: it stops holding capacity now, as the job stops
-    // counting as demand just above, not once its phase lands. (The
-    // listener's demand is its statistics, which move on their own.)
-    if (m.job.source == messages::job_source::webhook) runner->second.job_completed = true;
+    // Its one job is over: it stops serving demand now, as the job stops
+    // counting as demand (just above, or in the statistics of the same
+    // scale-set message); it holds its slot until its phase lands.
+    runner->second.job_completed = true;
     route_to_runner(self, m.runner_name, caf::make_message(m));
   }
   mark_dirty(self);
@@ -214,8 +236,12 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
                       0}}};
   auto rp = self->make_response_promise<Reply>();
   self->request(target, st.cfg.request_timeout, std::move(xs)...)
-      .then([=](Reply& r) mutable { rp.deliver(std::move(r)); },
-            [=](caf::error& e) mutable { rp.deliver(e); });
+      .then(
+          [=](Reply& r) mutable {
+            if (!r) note_github_error(self, r.error());
+            rp.deliver(std::move(r));
+          },
+          [=](caf::error& e) mutable { rp.deliver(e); });
   return rp;
 }
 
@@ -224,12 +250,17 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
 runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
   return {
       [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
+        if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
         if (listening(self->state)) return scale_set_jit(self, req);
         return forward_to_github<github::jit_reply>(self, a, std::move(req));
       },
       [=](github::delete_runner_atom a, std::int64_t runner_id) -> caf::result<github::delete_reply> {
         if (github_unreachable(self)) return github::delete_reply{github::delete_outcome::not_found};
+        if (auto wait = held_back(self, github_call::cleanup)) return github::delete_reply{unexpected{*wait}};
         return forward_to_github<github::delete_reply>(self, a, runner_id);
+      },
+      [=](defer_removal_atom, std::int64_t runner_id, const std::string& runner) -> caf::result<bool> {
+        return defer_removal(self, runner_id, runner);
       },
   };
 }
@@ -260,9 +291,10 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   // However the actor ends (a crash too: the supervisor above restarts it
   // from the watches' state), its Runner actors, listeners and GitHub
   // workers end with it; a leftover listener would hold its session.
-  self->attach_functor([owned = st.owned](const caf::error&) {
+  self->attach_functor([owned = st.owned, ns = st.cfg.ns, name = st.cfg.name](const caf::error&) {
     for (const auto& a : {owned->runners, owned->rest, owned->scale_sets, owned->listeners})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    metrics::forget_runnerset(ns, name);
   });
   self->set_exit_handler([=](caf::exit_msg& em) {
     stop_children(self);

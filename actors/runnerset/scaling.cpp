@@ -17,26 +17,30 @@ std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t secret_id
   return status_id != 0 ? status_id : secret_id;
 }
 
-scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runners) {
+bool holds_capacity(const runner_view& r) { return !r.finished(); }
+
+bool serves_demand(const runner_view& r) {
+  return holds_capacity(r) && !r.job_completed && (!r.deleting || r.busy());
+}
+
+scale_plan plan_scale(std::int32_t desired, std::int32_t max_runners,
+                      const std::vector<runner_view>& runners) {
   scale_plan plan;
   std::vector<const runner_view*> idle;
-  std::int32_t occupied = 0;
+  std::int32_t occupied = 0, held = 0;
   for (const auto& r : runners) {
     if (r.finished()) {
       if (!r.deleting) plan.remove_finished.push_back(r.name);
       continue;
     }
-    if (r.job_completed) continue;  // done; its actor writes Succeeded, then it is deleted
-    if (r.deleting) {
-      if (r.busy()) ++occupied;  // still running its job
-      continue;
-    }
+    ++held;
+    if (!serves_demand(r)) continue;  // done or going; its slot is free once its Runner is
     ++occupied;
-    if (!r.busy()) idle.push_back(&r);
+    if (!r.busy() && !r.deleting) idle.push_back(&r);
   }
 
   if (occupied < desired) {
-    plan.create = desired - occupied;
+    plan.create = std::max(0, std::min(desired - occupied, max_runners - held));
     return plan;
   }
   std::int32_t excess = occupied - std::max(desired, 0);

@@ -57,12 +57,28 @@ struct scale_plan {
   std::vector<std::string> remove_finished;
 };
 
-// Never lists a busy runner for removal. Finished runners do not count
-// towards capacity (so failures never block scale-up), nor do runners whose
-// job completed but whose phase is not written yet (counting them while the
-// completion already lowered the demand would remove an idle runner, then
-// replace it once the phase lands); deleting runners that are still busy do
-// count, since their pods are still running a job.
-scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runners);
+// Two counts, because a runner can be on its way out and still able to run
+// a job:
+// - Capacity (the hard bound): every runner that is not terminal holds one
+//   of `max_runners` slots until its Runner is gone, being deleted or not,
+//   its job reported completed or not, and so does every create in flight.
+//   No plan ever takes the holders past `max_runners`, whatever order job
+//   messages, statistics and watch events arrive in.
+// - Demand: the runners that serve it are the ones that are not terminal,
+//   not done (GitHub said their job completed: an ephemeral runner serves
+//   one job) and not being deleted (unless still busy). Creates fill the gap
+//   to `desired` (within the bound); removals take idle runners down to it.
+// Never lists a busy runner for removal; finished runners (terminal phase)
+// are listed for deletion and hold nothing, so failures never block
+// scale-up.
+scale_plan plan_scale(std::int32_t desired, std::int32_t max_runners,
+                      const std::vector<runner_view>& runners);
+
+// Holds one of the maxRunners slots: not terminal (starting, idle, running,
+// done but not yet Succeeded, or being deleted).
+bool holds_capacity(const runner_view& r);
+// Counts towards the desired count: holds capacity, its job is not over, and
+// it is not being deleted unless it is still running its job.
+bool serves_demand(const runner_view& r);
 
 }  // namespace octorun::runnerset

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,17 @@ struct set_state {
   caf::actor scaleset_admin;
   std::optional<github::scaleset_options> scaleset_options;
   caf::actor listeners;
-  bool status_stale = false;  // a newer status was planned while one was in flight
-  bool dirty = false;         // a plan is due (one reconcile message is queued)
+  // The rate-limit budget its GitHub clients record into (github_pause.cpp
+  // reads it into world.budget), and what it promised about a pause.
+  std::shared_ptr<github::rate_limit_budget> budget = std::make_shared<github::rate_limit_budget>();
+  bool pause_logged = false;  // this pause was logged (once) and exported
+  // Deferred GitHub removals: the ids the published status lists, and the
+  // Runners waiting for theirs to be listed.
+  std::set<std::int64_t> durable_removals;
+  std::multimap<std::int64_t, caf::response_promise> awaiting_durable;
+  bool removals_loaded = false;  // read back from the status after a (re)start
+  bool status_stale = false;     // a newer status was planned while one was in flight
+  bool dirty = false;            // a plan is due (one reconcile message is queued)
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };
@@ -103,6 +113,21 @@ void request_in_flight(self_ptr self, flight_key key, const Handle& dest, Done d
   request_in_flight_until<Reply>(self, std::move(key), {}, in_flight_until::answered, dest, std::move(done),
                                  std::move(failed), std::forward<Ts>(xs)...);
 }
+
+// ---- GitHub's budget (github_pause.cpp) ----
+// Reads the budget its clients recorded; logs the end of a pause.
+void observe_github_budget(self_ptr self);
+// A GitHub error: a rate limit starts (or extends) the pause, logged once.
+void note_github_error(self_ptr self, const github::error& e);
+// The error to answer instead of calling GitHub, while calls of this kind wait.
+std::optional<github::error> held_back(self_ptr self, github_call call);
+// A Runner hands over its GitHub removal; answered once the status lists it.
+caf::result<bool> defer_removal(self_ptr self, std::int64_t runner_id, const std::string& runner);
+void remove_deferred(self_ptr self, std::int64_t runner_id);
+// A status write succeeded: the removals it lists are recorded.
+void status_published(self_ptr self, const std::string& text);
+// After a (re)start: the removals the status lists are still to do.
+void load_deferred_removals(self_ptr self);
 
 // ---- execute.cpp ----
 void read_credentials(self_ptr self);

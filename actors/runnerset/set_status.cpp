@@ -57,7 +57,8 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 }  // namespace
 
 std::string status_json(const model::runnerset& set, const variant_counts* counted, bool declared,
-                        bool loaded, const std::string& credentials_error, bool webhook_intake_enabled) {
+                        bool loaded, const std::string& credentials_error, bool webhook_intake_enabled,
+                        const std::map<std::int64_t, deferred_removal>* pending) {
   json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("observedGeneration", set.metadata.generation, a);
@@ -75,7 +76,32 @@ std::string status_json(const model::runnerset& set, const variant_counts* count
   if (auto intake = intake_condition(set.spec.intake, webhook_intake_enabled))
     conditions.PushBack(condition_json(*intake, a), a);
   status.AddMember("conditions", conditions, a);
+  if (pending != nullptr) {
+    rapidjson::Value removals(rapidjson::kArrayType);
+    for (const auto& [id, d] : *pending) {
+      rapidjson::Value entry(rapidjson::kObjectType);
+      entry.AddMember("runnerId", id, a);
+      entry.AddMember("name", json::string_value(d.runner, a), a);
+      removals.PushBack(entry, a);
+    }
+    if (removals.Empty())
+      status.AddMember("pendingRemovals", rapidjson::Value(rapidjson::kNullType), a);
+    else
+      status.AddMember("pendingRemovals", removals, a);
+  }
   return json::write(status);
+}
+
+std::set<std::int64_t> pending_removal_ids(const std::string& status_text) {
+  std::set<std::int64_t> ids;
+  rapidjson::Document d;
+  d.Parse(status_text.data(), status_text.size());
+  const auto* removals = d.IsObject() ? json::find_value(d, "pendingRemovals") : nullptr;
+  if (removals == nullptr || !removals->IsArray()) return ids;
+  for (const auto& r : removals->GetArray())
+    if (r.IsObject())
+      if (auto id = json::i64(r, "runnerId"); id != 0) ids.insert(id);
+  return ids;
 }
 
 }  // namespace octorun::runnerset

@@ -31,6 +31,11 @@ struct intake_options {
   std::chrono::seconds dedupe_ttl{24 * 3600};
   std::size_t dedupe_capacity = 100'000;
   http::server_options http;  // bind address, port (0), TLS, threads
+  // Told of each delivery turned away (reason: bad_signature,
+  // malformed_delivery, duplicate_delivery; the X-GitHub-Delivery id, if
+  // any, and why): the manager logs and counts them. Called on the request
+  // thread; must not block. None: nobody.
+  std::function<void(const char* reason, const std::string& delivery, const std::string& why)> on_rejected;
 };
 
 struct intake_counters {

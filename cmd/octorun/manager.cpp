@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "actors/controller/controller.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/metrics/metrics_feed.hpp"
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/shared_ca.hpp"
@@ -77,6 +78,7 @@ struct manager_metrics {
   std::string scrape() const {
     auto families = registry->Collect();
     for (auto& f : state->Collect()) families.push_back(std::move(f));
+    for (auto& f : metrics::event_registry().Collect()) families.push_back(std::move(f));
     std::ostringstream out;
     prometheus::TextSerializer().Serialize(out, families);
     return out.str();
@@ -263,6 +265,13 @@ expected<ok_t, std::string> manager::lead() {
     iopts.allow_insecure = options_.insecure_webhook;
     iopts.http.bind_address = options_.webhook_bind;
     iopts.http.port = options_.webhook_port;
+    iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
+      // Unsigned requests are logged once in all (anyone can send them), the others once per delivery.
+      const bool unsigned_request = std::string_view(reason) == "bad_signature";
+      if (metrics::reject_input("webhook", reason, unsigned_request ? std::string() : delivery))
+        spdlog::info("webhook intake: delivery {} turned away: {} ({})", delivery.empty() ? "-" : delivery,
+                     why, reason);
+    };
     auto intake = github::webhook_intake::start(iopts, github::actor_sink(controller_));
     if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};
     intake_ = std::move(*intake);

@@ -27,7 +27,12 @@ TEST(ScaleSetProtocol, ParsesTheDoubleEncodedMessageBody) {
   EXPECT_EQ(m->message_id, 123456789012);
   EXPECT_EQ(m->statistics.total_assigned_jobs, 3);
   EXPECT_EQ(m->statistics.scale_set_id, 5);
-  ASSERT_EQ(m->jobs.size(), 4u);  // the unknown type and the non-object are skipped
+  EXPECT_TRUE(m->has_statistics);
+  ASSERT_EQ(m->jobs.size(), 4u);  // the unknown type and the non-object are skipped, and said so
+  ASSERT_EQ(m->skipped.size(), 2u);
+  EXPECT_EQ(m->skipped[0].reason, "unknown_message_type");
+  EXPECT_NE(m->skipped[0].detail.find("SomethingNew"), std::string::npos);
+  EXPECT_EQ(m->skipped[1].reason, "malformed_message");
   auto& a = std::get<messages::job_available>(m->jobs[0]);
   EXPECT_EQ(a.job.job_id, 1001);
   EXPECT_EQ(a.job.repository, "octo/app");
@@ -41,9 +46,36 @@ TEST(ScaleSetProtocol, ParsesTheDoubleEncodedMessageBody) {
       parse_queue_message(R"({"messageId":1,"messageType":"RunnerScaleSetJobMessages","body":""})", 1);
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->jobs.empty());
-  EXPECT_FALSE(parse_queue_message(R"({"messageId":1,"messageType":"Other"})", 1));
-  EXPECT_FALSE(parse_queue_message(R"({"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1));
+  EXPECT_FALSE(parse_queue_message(R"({"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1))
+      << "no messageId: it cannot even be acknowledged";
   EXPECT_FALSE(parse_queue_message("", 1));
+}
+
+// What the client cannot take is skipped and said so, and the message is
+// kept (so it is acknowledged, not redelivered to every session for ever);
+// its statistics count only when it is a job message with statistics.
+TEST(ScaleSetProtocol, AnUnknownOrMalformedMessageIsSkippedNotFatal) {
+  auto other =
+      parse_queue_message(R"({"messageId":7,"messageType":"Other","statistics":{"totalAssignedJobs":0}})", 1);
+  ASSERT_TRUE(other) << other.error();
+  EXPECT_EQ(other->message_id, 7);
+  EXPECT_FALSE(other->has_statistics) << "the statistics of a message we do not know do not move demand";
+  ASSERT_EQ(other->skipped.size(), 1u);
+  EXPECT_EQ(other->skipped[0].reason, "unknown_message_type");
+  EXPECT_NE(other->skipped[0].detail.find("'Other'"), std::string::npos);
+  auto broken =
+      parse_queue_message(R"({"messageId":8,"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1);
+  ASSERT_TRUE(broken) << broken.error();
+  EXPECT_FALSE(broken->has_statistics);
+  ASSERT_EQ(broken->skipped.size(), 1u);
+  EXPECT_EQ(broken->skipped[0].reason, "malformed_message");
+  auto nameless = parse_queue_message(
+      R"({"messageId":9,"messageType":"RunnerScaleSetJobMessages","statistics":{},"body":"[{\"messageType\":\"JobStarted\"}]"})",
+      1);
+  ASSERT_TRUE(nameless) << nameless.error();
+  EXPECT_TRUE(nameless->jobs.empty());
+  ASSERT_EQ(nameless->skipped.size(), 1u);
+  EXPECT_EQ(nameless->skipped[0].reason, "malformed_message");
 }
 
 TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {

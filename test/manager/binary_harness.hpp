@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/http/http_client.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "test/simulator/simulator.hpp"
@@ -128,6 +129,26 @@ class octorun_process {
   pid_t pid_ = -1;
 };
 
+// The value of the first series of metric `name` on `health_url`/metrics
+// whose labels include every `labels` pair (`key="value"`); "" if none.
+inline std::string scrape_metric(const std::string& health_url, const std::string& name,
+                                 const std::vector<std::string>& labels) {
+  http::client client;
+  auto r = client.perform({"GET", health_url + "/metrics", {}, {}, std::chrono::seconds(5)});
+  if (!r || r->status != 200) return "";
+  std::istringstream lines(r->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(name + "{")) continue;
+    const auto close = line.find("} ");
+    if (close == std::string::npos) continue;
+    const auto series = line.substr(0, close);
+    if (std::all_of(labels.begin(), labels.end(),
+                    [&](const std::string& l) { return series.find(l) != std::string::npos; }))
+      return line.substr(close + 2);
+  }
+  return "";
+}
+
 // Queues `n` jobs of `duration` for runs-on [self-hosted, linux] in acme/app.
 inline std::vector<std::int64_t> queue_jobs(sim::simulator& sim, int n, std::chrono::milliseconds duration) {
   std::vector<std::int64_t> ids;
@@ -181,6 +202,14 @@ class namespace_watch {
   }  // that exist now
   std::size_t runners_seen() const {
     return locked([&] { return runners_seen_; });
+  }
+  // Runners that are not terminal (no phase yet, Pending or Running; being
+  // deleted or not) now, and the most there were at once: maxRunners bounds it.
+  std::size_t not_terminal() const {
+    return locked([&] { return not_terminal_.size(); });
+  }
+  std::size_t most_not_terminal() const {
+    return locked([&] { return most_not_terminal_; });
   }
   std::size_t pods() const {
     return locked([&] { return pods_.size(); });
@@ -258,6 +287,11 @@ class namespace_watch {
   void on_runner(const kube::object& o, bool deleted) {
     auto now = clock_type::now();
     std::string name(o.name);
+    std::string phase;
+    if (const auto* status = o.member("status"); status != nullptr && status->IsObject())
+      if (auto p = status->FindMember("phase"); p != status->MemberEnd() && p->value.IsString())
+        phase = p->value.GetString();
+    const bool terminal = phase == "Succeeded" || phase == "Failed" || phase == "Outdated";
     {
       std::lock_guard l(mu_);
       if (deleted) {
@@ -266,6 +300,11 @@ class namespace_watch {
       } else if (runners_.insert(name).second) {
         ++runners_seen_;
       }
+      if (deleted || terminal)
+        not_terminal_.erase(name);
+      else
+        not_terminal_.insert(name);
+      most_not_terminal_ = std::max(most_not_terminal_, not_terminal_.size());
     }
     changed_.notify_all();
   }
@@ -274,9 +313,10 @@ class namespace_watch {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::map<std::string, clock_type::time_point> pod_created_, runner_deleted_;
-  std::map<std::string, bool> pods_;  // existing pods: online already sent
-  std::set<std::string> runners_;     // existing Runners
-  std::size_t runners_seen_ = 0, online_ = 0;
+  std::map<std::string, bool> pods_;    // existing pods: online already sent
+  std::set<std::string> runners_;       // existing Runners
+  std::set<std::string> not_terminal_;  // existing Runners without a terminal phase
+  std::size_t runners_seen_ = 0, online_ = 0, most_not_terminal_ = 0;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };

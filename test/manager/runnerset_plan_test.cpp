@@ -242,18 +242,23 @@ TEST(RunnerSetPlan, ReplicasReplaceDemandOnlyWithOneVariant) {
 TEST(RunnerSetPlan, ScaleDownStopsAtTheWindowsFloorAndWakesAtItsEnd) {
   auto o = ready_set();
   for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
-  o.scale_down.emplace("", scale_down_window(10s)).first->second.floor(t0 - 5s, 2);  // desired 2, 5 s ago
+  auto& window = o.scale_down.emplace("", scale_down_window(10s)).first->second;
+  window.floor(t0 - 5s, 2);  // desired 2 since 5 s ago
   demand(o, 0);
   auto p = plan(o);
   EXPECT_EQ(of(p, action_kind::remove_idle_runner).size(), 1u) << "down to the floor (2), not to 0";
   auto wakes = of(p, action_kind::wake);
   ASSERT_EQ(wakes.size(), 1u);
-  EXPECT_EQ(wakes[0].subject, std::string(scale_down_wake));
-  EXPECT_EQ(wakes[0].at, t0 + 10s);
-  o.in_flight.insert({action_kind::wake, std::string(scale_down_wake)});
+  EXPECT_EQ(wakes[0].subject, scale_down_wake(""));
+  EXPECT_EQ(wakes[0].at, t0 + 10s) << "2 held until now: it leaves the window 10 s from now";
+  o.in_flight.insert({action_kind::wake, scale_down_wake("")});
   EXPECT_FALSE(has(plan(o), action_kind::wake)) << "a second wake-up while one is pending";
+  window.floor(t0, 0);  // what the actor records after the plan
+  o.now = t0 + 10s - 1ms;
+  EXPECT_EQ(of(plan(o), action_kind::remove_idle_runner).size(), 1u) << "still inside the window";
   // The window is over: down to what is desired now.
-  o.now = t0 + 6s;
+  o.now = t0 + 10s;
+  o.in_flight.erase({action_kind::wake, scale_down_wake("")});
   p = plan(o);
   EXPECT_EQ(of(p, action_kind::remove_idle_runner).size(), 3u);
   EXPECT_FALSE(has(p, action_kind::wake));

@@ -29,7 +29,7 @@ TEST(Scaling, FixedReplicasAreClampedToMinAndMax) {
 }
 
 TEST(Scaling, CreatesTheShortfall) {
-  auto plan = plan_scale(3, {busy("a")});
+  auto plan = plan_scale(3, 10, {busy("a")});
   EXPECT_EQ(plan.create, 2);
   EXPECT_TRUE(plan.remove_idle.empty());
 }
@@ -37,50 +37,67 @@ TEST(Scaling, CreatesTheShortfall) {
 TEST(Scaling, FinishedRunnersHoldNoCapacityAndAreCleanedUp) {
   runner_view failed{"f", phase::failed, false, false, false, 0};
   runner_view done{"d", phase::succeeded, true, false, false, 0};
-  auto plan = plan_scale(2, {failed, done, idle("i")});
+  auto plan = plan_scale(2, 10, {failed, done, idle("i")});
   EXPECT_EQ(plan.create, 1);
   EXPECT_EQ(plan.remove_finished, (std::vector<std::string>{"f", "d"}));
 }
 
 TEST(Scaling, ScaleDownTakesStartingRunnersFirstThenNewestIdle) {
-  auto plan =
-      plan_scale(1, {idle("old", true, 100), idle("new", true, 200), idle("starting", false, 50), busy("b")});
+  auto plan = plan_scale(
+      1, 10, {idle("old", true, 100), idle("new", true, 200), idle("starting", false, 50), busy("b")});
   EXPECT_EQ(plan.create, 0);
   EXPECT_EQ(plan.remove_idle, (std::vector<std::string>{"starting", "new", "old"}));
 }
 
 TEST(Scaling, NeverRemovesABusyRunnerEvenWhenDesiredIsZero) {
-  auto plan = plan_scale(0, {busy("a"), busy("b"), idle("c")});
+  auto plan = plan_scale(0, 10, {busy("a"), busy("b"), idle("c")});
   EXPECT_EQ(plan.remove_idle, (std::vector<std::string>{"c"}));
 }
 
-TEST(Scaling, BusyDeletingRunnersStillOccupyCapacity) {
+// A Runner being deleted holds its slot until it is gone (idle, it may take a
+// job until GitHub removes it; busy, it runs one), but only a busy one
+// serves demand: the other is replaced once the bound allows.
+TEST(Scaling, DeletingRunnersHoldTheirSlotUntilTheyAreGone) {
   runner_view draining{"d", phase::running, true, true, true, 0};
   runner_view going{"g", phase::pending, false, true, true, 0};
-  auto plan = plan_scale(2, {draining, going});
-  EXPECT_EQ(plan.create, 1);
+  EXPECT_EQ(plan_scale(2, 10, {draining, going}).create, 1);
+  EXPECT_EQ(plan_scale(2, 2, {draining, going}).create, 0) << "both slots are held";
+  EXPECT_EQ(plan_scale(2, 2, {draining}).create, 1) << "the idle one is gone";
 }
 
 // GitHub said a job completed: the job stops counting as demand at once, and
-// so must its runner stop counting as capacity, or the idle runner that is
-// the buffer is removed now and replaced once the phase lands (a surplus
-// Runner, its JIT configuration and its pod, per completion).
-TEST(Scaling, ARunnerWhoseJobCompletedHoldsNoCapacityBeforeItsPhaseLands) {
+// so does its runner (or the idle runner that is the buffer is removed now
+// and replaced once the phase lands: a surplus Runner, its JIT configuration
+// and its pod, per completion). Its slot stays held until its phase is
+// terminal: a replacement never takes the set past maxRunners.
+TEST(Scaling, ARunnerWhoseJobCompletedServesNoDemandButHoldsItsSlot) {
   auto done = busy("done");
   done.job_completed = true;
-  auto plan = plan_scale(1, {done, idle("buffer", false)});
+  auto plan = plan_scale(1, 10, {done, idle("buffer", false)});
   EXPECT_EQ(plan.create, 0);
   EXPECT_TRUE(plan.remove_idle.empty());
   EXPECT_TRUE(plan.remove_finished.empty()) << "its actor writes Succeeded first";
   // Its phase lands: cleaned up, still nothing created or removed.
   done.phase = phase::succeeded;
-  plan = plan_scale(1, {done, idle("buffer", false)});
+  plan = plan_scale(1, 10, {done, idle("buffer", false)});
   EXPECT_EQ(plan.create, 0);
   EXPECT_TRUE(plan.remove_idle.empty());
   EXPECT_EQ(plan.remove_finished, (std::vector<std::string>{"done"}));
-  // Demand that remains is met: a completed runner never stands in for it.
+  // Demand that remains is met: a completed runner never stands in for it ...
   done.phase = phase::running;
-  EXPECT_EQ(plan_scale(2, {done, idle("buffer")}).create, 1);
+  EXPECT_EQ(plan_scale(2, 10, {done, idle("buffer")}).create, 1);
+  // ... but at the bound its replacement waits for its phase.
+  EXPECT_EQ(plan_scale(2, 2, {done, idle("buffer")}).create, 0);
+  done.phase = phase::succeeded;
+  EXPECT_EQ(plan_scale(2, 2, {done, idle("buffer")}).create, 1);
+}
+
+TEST(Scaling, CreatesNeverTakeTheHoldersPastMaxRunners) {
+  EXPECT_EQ(plan_scale(5, 5, {}).create, 5);
+  EXPECT_EQ(plan_scale(5, 3, {}).create, 3) << "desired above max (a bug upstream) is still bounded";
+  EXPECT_EQ(plan_scale(5, 5, {busy("a"), busy("b")}).create, 3);
+  runner_view unset{"u", phase::unset, false, false, false, 0};
+  EXPECT_EQ(plan_scale(5, 5, {unset, unset, unset, unset, unset}).create, 0);
 }
 
 TEST(Scaling, ARunnerIsRemovedByTheIdItsStatusOrItsJitSecretHolds) {
@@ -108,9 +125,10 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
       r.job_completed = rng() % 6 == 0;
       pool.push_back(r);
     }
-    auto desired = static_cast<std::int32_t>(rng() % 10);
-    auto plan = plan_scale(desired, pool);
-    std::int32_t occupied = 0, idle_count = 0;
+    auto max_runners = static_cast<std::int32_t>(rng() % 10);
+    auto desired = std::min(max_runners, static_cast<std::int32_t>(rng() % 10));
+    auto plan = plan_scale(desired, max_runners, pool);
+    std::int32_t occupied = 0, idle_count = 0, held = 0;
     for (const auto& r : pool) {
       bool listed = std::count(plan.remove_idle.begin(), plan.remove_idle.end(), r.name) > 0;
       if (listed) {
@@ -119,13 +137,19 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
         EXPECT_FALSE(r.finished()) << r.name;
         EXPECT_FALSE(r.job_completed) << r.name;
       }
-      const bool holds = !r.finished() && !r.job_completed;
-      if (holds && (!r.deleting || r.busy())) ++occupied;
-      if (holds && !r.deleting && !r.busy()) ++idle_count;
+      if (!r.finished()) ++held;
+      const bool serves = !r.finished() && !r.job_completed;
+      if (serves && (!r.deleting || r.busy())) ++occupied;
+      if (serves && !r.deleting && !r.busy()) ++idle_count;
     }
+    // The bound: creates never take the holders past max (when they were within it).
+    if (held <= max_runners) {
+      EXPECT_LE(held + plan.create, max_runners);
+    }
+    EXPECT_GE(plan.create, 0);
     auto after = occupied + plan.create - static_cast<std::int32_t>(plan.remove_idle.size());
     if (occupied <= desired) {
-      EXPECT_EQ(after, desired);
+      EXPECT_EQ(after, std::min(desired, occupied + std::max(0, max_runners - held)));
     } else {
       EXPECT_EQ(after, std::max(desired, occupied - idle_count));
     }

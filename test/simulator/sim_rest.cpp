@@ -36,7 +36,7 @@ server_response simulator::impl::rest_json(int status, std::string body, const s
     r.headers.emplace_back("x-ratelimit-remaining",
                            std::to_string(std::max<std::int64_t>(0, options.rate_limit - used)));
     r.headers.emplace_back("x-ratelimit-used", std::to_string(used));
-    r.headers.emplace_back("x-ratelimit-reset", std::to_string(start + 3600));
+    r.headers.emplace_back("x-ratelimit-reset", std::to_string(start + options.rate_limit_window.count()));
     r.headers.emplace_back("x-ratelimit-resource", "core");
   }
   return r;
@@ -57,7 +57,7 @@ std::optional<server_response> simulator::impl::check_rest_auth(const server_req
   }
   if (!valid) return rest_error(401, "Bad credentials");
   auto& [start, used] = budgets[token];
-  if (start == 0 || now() - start >= 3600) {
+  if (start == 0 || now() - start >= options.rate_limit_window.count()) {
     start = now();
     used = 0;
   }

@@ -33,10 +33,11 @@ struct simulator_options {
   // then creating a session answers 409.
   std::chrono::milliseconds session_idle_timeout{120'000};
   std::chrono::seconds installation_token_ttl{3600};
-  std::chrono::seconds admin_token_ttl{3600};  // the admin JWT's exp; refused after it
-  std::int64_t rate_limit = 5000;              // per token and hour
-  bool auto_online = false;                    // a JIT runner connects as soon as its config is generated
-  bool auto_scopes = false;                    // unknown repos/orgs/enterprises exist on first use
+  std::chrono::seconds admin_token_ttl{3600};    // the admin JWT's exp; refused after it
+  std::int64_t rate_limit = 5000;                // per token and window (REST)
+  std::chrono::seconds rate_limit_window{3600};  // GitHub's: an hour; shorter for tests of the reset
+  bool auto_online = false;                      // a JIT runner connects as soon as its config is generated
+  bool auto_scopes = false;                      // unknown repos/orgs/enterprises exist on first use
 };
 
 struct job_spec {

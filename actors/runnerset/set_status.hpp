@@ -3,6 +3,7 @@
 // computes it and compares it with what was last written.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "actors/runnerset/plan.hpp"
@@ -12,8 +13,10 @@ namespace octorun::runnerset {
 // The status object as JSON. `per_variant` null: the counts are unknown
 // (credentials not loaded) and only the conditions are written (a merge
 // patch leaves the rest as it was). `declared`: the set declares variants.
+// `pod_config`: the PodConfigReady condition (pod_resources.hpp), when known.
 std::string status_json(const model::runnerset& set, const variant_counts* per_variant, bool declared,
                         bool credentials_loaded, const std::string& credentials_error,
-                        bool webhook_intake_enabled = true);
+                        bool webhook_intake_enabled = true,
+                        const std::optional<model::condition>& pod_config = std::nullopt);
 
 }  // namespace octorun::runnerset

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/runner/children.hpp"
+#include "actors/runnerset/pod_resources.hpp"
 #include "actors/runnerset/runner_object.hpp"
 #include "model/parse.hpp"
 
@@ -102,7 +103,20 @@ TEST_P(GoldenContainerMode, RunnerAndPodAreByteForByteUnchanged) {
   expect_golden(dir + "busy-pod-patch.json", runner::busy_pod_patch(golden_runner(dir)));
 }
 
+TEST_P(GoldenContainerMode, PerSetObjectsAreByteForByteUnchanged) {
+  const auto dir = GetParam() + "/";
+  for (const auto& obj : runnerset::desired_pod_resources(golden_set(dir)))
+    expect_golden(dir + std::string(runnerset::key_kind(obj.key)) + ".json", obj.body);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, GoldenContainerMode, ::testing::Values("dind", "kubernetes"));
+
+TEST(GoldenNoVariants, PerSetObjectsAreOnlyAServiceAccountAndABudget) {
+  std::vector<std::string> keys;
+  for (const auto& obj : runnerset::desired_pod_resources(golden_set())) keys.push_back(obj.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"ServiceAccount/octorun-runner-linux",
+                                            "PodDisruptionBudget/octorun-busy-linux"}));
+}
 
 }  // namespace
 }  // namespace octorun

@@ -433,7 +433,7 @@ class planner {
 
   const set_observation& o_;
   set_plan p_;
-  bool pods_ready_ = false;  // the pod configuration is valid and its objects are applied
+  bool pods_ready_ = false;      // the pod configuration is valid and its objects are applied
   bool awaiting_apply_ = false;  // objects are being applied for the first time, none failed
   std::optional<model::condition> pod_condition_;
 };

@@ -190,6 +190,11 @@ void object_outcome(self_ptr self, const std::string& key, const kube::object_re
     return;
   }
   auto why = kube::to_string(r.error());
+  // Kubernetes lets no one grant rights it does not hold.
+  if (r.error().forbidden() && !deleting && (key_kind(key) == "Role" || key_kind(key) == "RoleBinding"))
+    why +=
+        " (the manager must hold what the runner container hooks' Role grants: install the chart with "
+        "rbac.containerModeKubernetes=true)";
   spdlog::warn("runnerset {}: {} {}: {}", id(self), deleting ? "deleting" : "applying", key, why);
   w.object_errors[key] = std::move(why);
   w.objects_retry_at = self->clock().now() + w.reference_recheck;

@@ -20,6 +20,8 @@
 #include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "model/naming.hpp"
+#include "model/parse.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -35,6 +37,22 @@ std::string random_suffix(std::mt19937& rng) {
   return s;
 }
 
+// A Runner the apiserver stored without fields it was created with (a Runner
+// CRD older than the manager prunes spec.containerMode, proxy, caBundle):
+// its pod would lack them, and it would look outdated for ever, so a
+// rollout would replace runners in a loop. plan() stops rollouts and says so.
+void check_runner_as_stored(self_ptr self, const kube::object& stored, const std::string& fingerprint) {
+  auto r = model::parse_runner(*stored.doc);
+  auto& w = self->state.world;
+  if (!r || model::pod_fingerprint(r->spec.template_, r->spec.pod) == fingerprint) return;
+  if (!w.runner_crd_problem.empty()) return;
+  w.runner_crd_problem = "the apiserver stored Runner " + std::string(stored.name) +
+                         " without fields of its spec: the Runner CRD is older than the manager; apply "
+                         "crds/runner.yaml";
+  spdlog::error("runnerset {}: {}", id(self), w.runner_crd_problem);
+  mark_dirty(self);
+}
+
 void create_runner(self_ptr self, const model::effective_variant& v) {
   auto& st = self->state;
   auto suffix = random_suffix(st.rng);
@@ -43,11 +61,13 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
   auto failed = [=](const std::string& why) {
     spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, why);
   };
+  const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
   // In flight (a placeholder holding capacity) until the watch brings it.
   request_in_flight_until<kube::object_result>(
       self, {action_kind::create_runners, name}, v.name, in_flight_until::seen, st.cfg.kube,
       [=](kube::object_result& r) {
         if (!r && !r.error().already_exists()) failed(kube::to_string(r.error()));
+        if (r) check_runner_as_stored(self, *r, fingerprint);
       },
       failed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
 }
@@ -171,8 +191,17 @@ kube::resource resource_of(std::string_view key) {
   std::abort();  // plan() names only these kinds
 }
 
-// Records how an apply or delete of `key` ended; a failure is tried again
+// An apply or delete of `key` failed: said in PodConfigReady, tried again
 // after reference_recheck.
+void object_failed(self_ptr self, const std::string& key, std::string why, bool deleting) {
+  auto& w = self->state.world;
+  spdlog::warn("runnerset {}: {} {}: {}", id(self), deleting ? "deleting" : "applying", key, why);
+  w.object_errors[key] = std::move(why);
+  w.objects_retry_at = self->clock().now() + w.reference_recheck;
+  mark_dirty(self);
+}
+
+// Records how an apply or delete of `key` ended.
 void object_outcome(self_ptr self, const std::string& key, const kube::object_result& r, bool deleting,
                     const std::string& body) {
   auto& w = self->state.world;
@@ -195,10 +224,7 @@ void object_outcome(self_ptr self, const std::string& key, const kube::object_re
     why +=
         " (the manager must hold what the runner container hooks' Role grants: install the chart with "
         "rbac.containerModeKubernetes=true)";
-  spdlog::warn("runnerset {}: {} {}: {}", id(self), deleting ? "deleting" : "applying", key, why);
-  w.object_errors[key] = std::move(why);
-  w.objects_retry_at = self->clock().now() + w.reference_recheck;
-  mark_dirty(self);
+  object_failed(self, key, std::move(why), deleting);
 }
 
 void apply_object(self_ptr self, const std::string& key, const std::string& body) {
@@ -206,7 +232,7 @@ void apply_object(self_ptr self, const std::string& key, const std::string& body
   request_in_flight<kube::object_result>(
       self, {action_kind::apply_object, key}, st.cfg.kube,
       [=](kube::object_result& r) { object_outcome(self, key, r, false, body); },
-      [=](const std::string& why) { spdlog::warn("runnerset {}: applying {}: {}", id(self), key, why); },
+      [=](const std::string& why) { object_failed(self, key, why, false); },
       kube::patch_request{resource_of(key), st.cfg.ns, std::string(key_name(key)), kube::patch_type::apply,
                           body, ""});
 }
@@ -216,7 +242,7 @@ void delete_object(self_ptr self, const std::string& key) {
   request_in_flight<kube::object_result>(
       self, {action_kind::delete_object, key}, st.cfg.kube,
       [=](kube::object_result& r) { object_outcome(self, key, r, true, {}); },
-      [=](const std::string& why) { spdlog::warn("runnerset {}: deleting {}: {}", id(self), key, why); },
+      [=](const std::string& why) { object_failed(self, key, why, true); },
       kube::delete_request{resource_of(key), st.cfg.ns, std::string(key_name(key)), {}});
 }
 

@@ -171,14 +171,18 @@ class planner {
     }
 
     std::map<std::string, std::string> problems;
-    bool due = o_.now >= o_.references_checked_at + o_.reference_recheck;
+    bool fresh = false, fine = true;
     for (const auto& ref : pod_references(set.spec.pod)) {
       auto known = o_.reference_problems.find(ref.key);
-      if (known == o_.reference_problems.end())
-        due = true;  // a new reference
-      else
+      if (known == o_.reference_problems.end()) {
+        fresh = true;  // a new reference
+      } else {
         problems.insert(*known);
+        fine &= known->second.empty();
+      }
     }
+    const auto period = fine ? 10 * o_.reference_recheck : o_.reference_recheck;
+    const bool due = fresh || o_.now >= o_.references_checked_at + period;
     if (due)
       for (const auto& ref : pod_references(set.spec.pod)) {
         if (o_.in_flight.contains(action_kind::check_reference, ref.key)) continue;
@@ -187,7 +191,8 @@ class planner {
         a.ref = ref;
         add(std::move(a));
       }
-    pod_condition_ = pod_config_condition(invalid, o_.object_errors, problems, applied, set.status);
+    pod_condition_ =
+        pod_config_condition(invalid, o_.runner_crd_problem, o_.object_errors, problems, applied, set.status);
   }
 
   void stop_listener(const std::string& variant) {
@@ -356,7 +361,7 @@ class planner {
     for (auto& r : rollout)
       if (std::find(scaled.remove_idle.begin(), scaled.remove_idle.end(), r.name) != scaled.remove_idle.end())
         r.leaving = true;
-    if (registered && pods_ready_)
+    if (registered && pods_ready_ && o_.runner_crd_problem.empty())
       for (const auto& name : runners_to_replace(desired, std::move(rollout)))
         remove_idle(name, o_.runners.at(name));
     return c;

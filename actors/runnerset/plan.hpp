@@ -155,8 +155,12 @@ struct set_observation {
   std::map<std::string, std::string> object_errors;
   time_point objects_retry_at{};         // a failed apply or delete is tried again from then
   bool kubernetes_runners_seen = false;  // a Runner in containerMode kubernetes was watched this run
+  // Set when the apiserver stored a created Runner without fields of its
+  // spec (an old Runner CRD): no rollouts then, and PodConfigReady says why.
+  std::string runner_crd_problem;
   // The objects the pod configuration refers to (pod_references), by key:
-  // "" when it fits, else the problem; checked again every reference_recheck.
+  // "" when it fits, else the problem; checked again every reference_recheck
+  // while one has a problem, ten times as seldom while they all fit.
   std::map<std::string, std::string> reference_problems;
   time_point references_checked_at{};
   std::chrono::steady_clock::duration reference_recheck{std::chrono::seconds(30)};

@@ -178,7 +178,7 @@ std::optional<std::string> reference_problem(const reference& ref, const rapidjs
   return std::nullopt;
 }
 
-model::condition pod_config_condition(const model::field_errors& invalid,
+model::condition pod_config_condition(const model::field_errors& invalid, const std::string& runner_crd,
                                       const std::map<std::string, std::string>& object_errors,
                                       const std::map<std::string, std::string>& reference_problems,
                                       bool applied, const model::runnerset_status& current) {
@@ -189,6 +189,11 @@ model::condition pod_config_condition(const model::field_errors& invalid,
   for (const auto& e : invalid) join(c.message, e.field + ": " + e.message);
   if (!c.message.empty()) {
     c.reason = "InvalidSpec";
+    return c;
+  }
+  if (!runner_crd.empty()) {
+    c.reason = "RunnerCRDOutdated";
+    c.message = runner_crd;
     return c;
   }
   for (const auto& [key, why] : object_errors) join(c.message, key + ": " + why);

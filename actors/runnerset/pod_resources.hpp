@@ -65,11 +65,12 @@ std::optional<std::string> reference_problem(const reference& ref, const rapidjs
 
 // The set's PodConfigReady condition. False, naming the field or object, for
 // the first kind of problem found: the spec breaks a rule the webhook checks
-// (`invalid`, reason InvalidSpec), a per-set object could not be applied or
+// (`invalid`, reason InvalidSpec), the Runner CRD drops fields of the spec
+// (`runner_crd`, RunnerCRDOutdated), a per-set object could not be applied or
 // deleted (ApplyFailed), a referenced object is missing or wrong
 // (ReferenceInvalid: its pods would not start). True (Applied) once every
 // object is applied; until then the condition the status holds, or Unknown.
-model::condition pod_config_condition(const model::field_errors& invalid,
+model::condition pod_config_condition(const model::field_errors& invalid, const std::string& runner_crd,
                                       const std::map<std::string, std::string>& object_errors,
                                       const std::map<std::string, std::string>& reference_problems,
                                       bool applied, const model::runnerset_status& current);

@@ -10,16 +10,12 @@
 #include "model/naming.hpp"
 #include "model/parse.hpp"
 #include "model/pod_config.hpp"
+#include "test/support/json.hpp"
 
 namespace octorun {
 namespace {
 
-rapidjson::Document parse(const std::string& s) {
-  rapidjson::Document d;
-  d.Parse(s.c_str());
-  EXPECT_FALSE(d.HasParseError()) << s;
-  return d;
-}
+using test::parse_json;
 
 model::runner sample_runner(const std::string& template_json) {
   model::runner r;
@@ -41,7 +37,7 @@ const std::string tmpl =
 TEST(RunnerPod, CarriesTheTemplateOwnerLabelsAndTheJitConfigFromTheSecret) {
   auto pod_or = runner::pod_json(sample_runner(tmpl), "octorun/0.1.0");
   ASSERT_TRUE(pod_or) << pod_or.error();
-  auto pod = parse(*pod_or);
+  auto pod = parse_json(*pod_or);
   EXPECT_STREQ(pod["metadata"]["name"].GetString(), "linux-large-x7k2p");
   const auto& labels = pod["metadata"]["labels"];
   EXPECT_STREQ(labels["team"].GetString(), "infra");
@@ -69,7 +65,7 @@ TEST(RunnerPod, KeepsATemplatesOwnRestartPolicyAndIsDeterministic) {
   auto t = R"({"spec":{"restartPolicy":"OnFailure","containers":[{"name":"runner","image":"r"}]}})";
   auto a = runner::pod_json(sample_runner(t), "ua");
   ASSERT_TRUE(a);
-  EXPECT_STREQ(parse(*a)["spec"]["restartPolicy"].GetString(), "OnFailure");
+  EXPECT_STREQ(parse_json(*a)["spec"]["restartPolicy"].GetString(), "OnFailure");
   EXPECT_EQ(*a, *runner::pod_json(sample_runner(t), "ua"));
 }
 
@@ -83,7 +79,7 @@ TEST(RunnerPod, RefusesATemplateWithoutARunnerContainer) {
 
 TEST(JitSecret, RoundTripsAndRejectsDamage) {
   auto r = sample_runner(tmpl);
-  auto secret = parse(runner::jit_secret_json(r, {"opaque-jit", 42, "linux-large-x7k2p"}));
+  auto secret = parse_json(runner::jit_secret_json(r, {"opaque-jit", 42, "linux-large-x7k2p"}));
   EXPECT_STREQ(secret["metadata"]["name"].GetString(), "linux-large-x7k2p-jit");
   EXPECT_STREQ(secret["metadata"]["ownerReferences"][0]["kind"].GetString(), "Runner");
   auto back = runner::read_jit_secret(secret);
@@ -96,7 +92,7 @@ TEST(JitSecret, RoundTripsAndRejectsDamage) {
   EXPECT_FALSE(runner::read_jit_secret(secret));
   secret["data"].RemoveMember("runnerId");
   EXPECT_FALSE(runner::read_jit_secret(secret));
-  EXPECT_FALSE(runner::read_jit_secret(parse(R"({"data":{"jitConfig":"!!!"}})")));
+  EXPECT_FALSE(runner::read_jit_secret(parse_json(R"({"data":{"jitConfig":"!!!"}})")));
 }
 
 TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
@@ -108,7 +104,7 @@ TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
   ASSERT_TRUE(set) << (set ? "" : set.error()[0].field + ": " + set.error()[0].message);
   auto variants = model::effective_variants(set->spec);
   ASSERT_EQ(variants.size(), 1u);
-  auto r = parse(runnerset::runner_json(*set, variants[0], "x7k2p"));
+  auto r = parse_json(runnerset::runner_json(*set, variants[0], "x7k2p"));
   EXPECT_STREQ(r["metadata"]["name"].GetString(), "linux-large-x7k2p");
   EXPECT_STREQ(r["metadata"]["ownerReferences"][0]["kind"].GetString(), "RunnerSet");
   EXPECT_STREQ(r["metadata"]["ownerReferences"][0]["uid"].GetString(), "set-uid");
@@ -130,7 +126,7 @@ TEST(RunnerPod, TheActionsRunnerImageGetsRunShUnlessTheTemplateSaysHowToStart) {
   auto command_of = [](const std::string& container) {
     auto pod = runner::pod_json(sample_runner(R"({"spec":{"containers":[)" + container + "]}}"), "ua");
     EXPECT_TRUE(pod);
-    auto d = parse(*pod);
+    auto d = parse_json(*pod);
     const auto& c = d["spec"]["containers"][0];
     return c.HasMember("command") ? std::string(c["command"][0].GetString()) : std::string("(none)");
   };
@@ -153,7 +149,7 @@ TEST(RunnerPod, RunsAsTheSetsServiceAccountUnlessTheTemplateNamesOne) {
   auto sa = [](const std::string& spec_extra, const std::string& set) {
     auto r = sample_runner(R"({"spec":{)" + spec_extra + R"("containers":[{"name":"runner","image":"r"}]}})");
     r.spec.runner_set_name = set;
-    auto d = parse(*runner::pod_json(r, "ua"));
+    auto d = parse_json(*runner::pod_json(r, "ua"));
     return d["spec"].HasMember("serviceAccountName")
                ? std::string(d["spec"]["serviceAccountName"].GetString())
                : std::string("(default)");
@@ -169,7 +165,7 @@ TEST(RunnerPod, ContainerModesAddOnlyWhatTheTemplateLacks) {
       R"("env":[{"name":"DOCKER_HOST","value":"tcp://mine:2375"}],"volumeMounts":[{"name":"work","mountPath":"/w"}]}],)"
       R"("initContainers":[{"name":"setup","image":"busybox"}],"volumes":[{"name":"work","hostPath":{"path":"/x"}}]}})");
   r.spec.pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
-  auto d = parse(*runner::pod_json(r, "ua"));
+  auto d = parse_json(*runner::pod_json(r, "ua"));
   const auto& spec = d["spec"];
   const auto& inits = spec["initContainers"];
   ASSERT_EQ(inits.Size(), 3u);
@@ -190,7 +186,7 @@ TEST(RunnerPod, ContainerModesAddOnlyWhatTheTemplateLacks) {
   auto own = sample_runner(
       R"({"spec":{"containers":[{"name":"runner","image":"r"},{"name":"dind","image":"docker:27-dind"}]}})");
   own.spec.pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
-  auto o = parse(*runner::pod_json(own, "ua"));
+  auto o = parse_json(*runner::pod_json(own, "ua"));
   EXPECT_EQ(o["spec"]["containers"].Size(), 2u);
   ASSERT_EQ(o["spec"]["initContainers"].Size(), 1u);
   EXPECT_STREQ(o["spec"]["initContainers"][0]["name"].GetString(), "init-dind-externals");
@@ -201,7 +197,7 @@ TEST(RunnerPod, KubernetesModeMountsTheTokenAndKeepsATemplatesSecurityContext) {
       R"({"spec":{"automountServiceAccountToken":false,"securityContext":{"runAsUser":1001,"fsGroup":1001},)"
       R"("containers":[{"name":"runner","image":"r"}]}})");
   r.spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
-  auto d = parse(*runner::pod_json(r, "ua"));
+  auto d = parse_json(*runner::pod_json(r, "ua"));
   EXPECT_FALSE(d["spec"]["automountServiceAccountToken"].GetBool());
   EXPECT_EQ(d["spec"]["securityContext"]["fsGroup"].GetInt(), 1001);
   const auto& work = *find(d["spec"]["volumes"], "work");
@@ -214,7 +210,7 @@ TEST(RunnerPod, ProxyCredentialsAreReferencedNeverWritten) {
   auto r = sample_runner(tmpl);
   r.spec.pod.proxy =
       model::proxy_spec{std::nullopt, model::proxy_endpoint{"https://proxy:8443/", "creds"}, {"a", "b"}};
-  auto d = parse(*runner::pod_json(r, "ua"));
+  auto d = parse_json(*runner::pod_json(r, "ua"));
   const auto& env = d["spec"]["containers"][1]["env"];
   EXPECT_STREQ(find(env, "https_proxy")->operator[]("value").GetString(),
                "https://$(OCTORUN_HTTPS_PROXY_USERNAME):$(OCTORUN_HTTPS_PROXY_PASSWORD)@proxy:8443");
@@ -228,7 +224,7 @@ TEST(RunnerPod, ProxyCredentialsAreReferencedNeverWritten) {
 TEST(RunnerPod, SafeToEvictIsTrueWhileIdleWhenManagedAndTheTemplateWins) {
   auto r = sample_runner(tmpl);
   auto annotation = [](const model::runner& r) {
-    auto d = parse(*runner::pod_json(r, "ua"));
+    auto d = parse_json(*runner::pod_json(r, "ua"));
     const auto& a = d["metadata"]["annotations"];
     return a.HasMember(model::annotation_safe_to_evict)
                ? std::string(a[model::annotation_safe_to_evict].GetString())

@@ -8,16 +8,12 @@
 
 #include "adapters/common/base64.hpp"
 #include "model/parse.hpp"
+#include "test/support/json.hpp"
 
 namespace octorun::runnerset {
 namespace {
 
-rapidjson::Document parse(const std::string& s) {
-  rapidjson::Document d;
-  d.Parse(s.c_str());
-  EXPECT_FALSE(d.HasParseError()) << s;
-  return d;
-}
+using test::parse_json;
 
 const std::string pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
@@ -47,42 +43,45 @@ TEST(PodReferences, AWrongObjectGetsASentenceNamingTheField) {
   auto refs = pod_references(ca_and_proxy());
   const auto& ca = refs[0];
   EXPECT_FALSE(reference_problem(
-      ca, parse(R"({"data":{"ca.crt":")" + std::string("-----BEGIN CERTIFICATE-----\\nx") + R"("}})")));
-  EXPECT_EQ(reference_problem(ca, parse(R"({"data":{"other":"x"}})")),
+      ca, parse_json(R"({"data":{"ca.crt":")" + std::string("-----BEGIN CERTIFICATE-----\\nx") + R"("}})")));
+  EXPECT_EQ(reference_problem(ca, parse_json(R"({"data":{"other":"x"}})")),
             "spec.caBundle.configMapKeyRef: ConfigMap \"corp-ca\" has no key \"ca.crt\"");
-  EXPECT_EQ(reference_problem(ca, parse(R"({"data":{"ca.crt":"not a certificate"}})")),
+  EXPECT_EQ(reference_problem(ca, parse_json(R"({"data":{"ca.crt":"not a certificate"}})")),
             "spec.caBundle.configMapKeyRef: key \"ca.crt\" of ConfigMap \"corp-ca\" holds no PEM certificate "
             "(-----BEGIN CERTIFICATE-----)");
   // A Secret's data is base64.
   reference secret_ca{"Secret/corp-ca", "spec.caBundle.secretKeyRef", {"bundle.pem"}, true};
   EXPECT_FALSE(
-      reference_problem(secret_ca, parse(R"({"data":{"bundle.pem":")" + base64_encode(pem) + R"("}})")));
-  EXPECT_TRUE(
-      reference_problem(secret_ca, parse(R"({"data":{"bundle.pem":")" + base64_encode("junk") + R"("}})")));
+      reference_problem(secret_ca, parse_json(R"({"data":{"bundle.pem":")" + base64_encode(pem) + R"("}})")));
+  EXPECT_TRUE(reference_problem(secret_ca,
+                                parse_json(R"({"data":{"bundle.pem":")" + base64_encode("junk") + R"("}})")));
   const auto& proxy = refs[1];
-  EXPECT_EQ(reference_problem(proxy, parse(R"({"data":{"username":"dQ=="}})")),
+  EXPECT_EQ(reference_problem(proxy, parse_json(R"({"data":{"username":"dQ=="}})")),
             "spec.proxy.http.credentialsSecretName: Secret \"proxy-creds\" has no key \"password\"");
 }
 
 TEST(PodConfigCondition, SaysTheFirstKindOfProblemElseApplied) {
   model::runnerset_status status;
-  auto c = pod_config_condition({{"spec.proxy.http.url", "bad"}}, {{"Role/x", "403"}}, {}, false, status);
+  auto c = pod_config_condition({{"spec.proxy.http.url", "bad"}}, "", {{"Role/x", "403"}}, {}, false, status);
   EXPECT_EQ(c.status, "False");
   EXPECT_EQ(c.reason, "InvalidSpec");
   EXPECT_EQ(c.message, "spec.proxy.http.url: bad");
-  c = pod_config_condition({}, {{"Role/x", "403"}}, {{"ConfigMap/y", "missing"}}, false, status);
+  c = pod_config_condition({}, "old CRD", {{"Role/x", "403"}}, {}, false, status);
+  EXPECT_EQ(c.reason, "RunnerCRDOutdated");
+  EXPECT_EQ(c.message, "old CRD");
+  c = pod_config_condition({}, "", {{"Role/x", "403"}}, {{"ConfigMap/y", "missing"}}, false, status);
   EXPECT_EQ(c.reason, "ApplyFailed");
   EXPECT_EQ(c.message, "Role/x: 403");
-  c = pod_config_condition({}, {}, {{"ConfigMap/y", "missing"}, {"Secret/z", ""}}, true, status);
+  c = pod_config_condition({}, "", {}, {{"ConfigMap/y", "missing"}, {"Secret/z", ""}}, true, status);
   EXPECT_EQ(c.reason, "ReferenceInvalid");
   EXPECT_EQ(c.message, "missing");
-  c = pod_config_condition({}, {}, {{"Secret/z", ""}}, true, status);
+  c = pod_config_condition({}, "", {}, {{"Secret/z", ""}}, true, status);
   EXPECT_EQ(c.status, "True");
   EXPECT_EQ(c.reason, "Applied");
   // Not applied yet (a restart): what the status said stays, so no flapping write.
-  EXPECT_EQ(pod_config_condition({}, {}, {}, false, status).status, "Unknown");
+  EXPECT_EQ(pod_config_condition({}, "", {}, {}, false, status).status, "Unknown");
   status.conditions.push_back(c);
-  EXPECT_EQ(pod_config_condition({}, {}, {}, false, status).status, "True");
+  EXPECT_EQ(pod_config_condition({}, "", {}, {}, false, status).status, "True");
 }
 
 TEST(PodResources, TheHooksRoleIsOnlyForKubernetesModeOnTheSetsOwnServiceAccount) {

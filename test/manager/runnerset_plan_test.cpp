@@ -606,6 +606,11 @@ TEST(RunnerSetPlan, ReferencesAreCheckedAndAProblemIsReportedWithoutStoppingRunn
       << status[0].text;
   o.now = t0 + 30s;
   EXPECT_TRUE(has(plan(o), action_kind::check_reference));
+  // Once it fits, it is looked at ten times as seldom.
+  o.reference_problems["ConfigMap/corp-ca"] = "";
+  EXPECT_FALSE(has(plan(o), action_kind::check_reference));
+  o.now = t0 + 300s;
+  EXPECT_TRUE(has(plan(o), action_kind::check_reference));
 }
 
 TEST(RunnerSetPlan, DeletionDeletesThePerSetObjectsLast) {
@@ -675,6 +680,17 @@ TEST(RunnerSetPlan, ARolloutReplacesIdleOutdatedRunnersInStepsAndNeverABusyOne) 
   status = of(p, action_kind::publish_status);
   ASSERT_EQ(status.size(), 1u);
   EXPECT_NE(status[0].text.find(R"("outdatedRunners":1)"), std::string::npos) << status[0].text;
+}
+
+TEST(RunnerSetPlan, NoRolloutWhileTheRunnerCrdDropsFieldsOfTheSpec) {
+  auto o = rolled_set(2);
+  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
+  o.runner_crd_problem = "the Runner CRD is older than the manager";
+  auto p = plan(o);
+  EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "every new runner would be outdated too";
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("reason":"RunnerCRDOutdated")"), std::string::npos) << status[0].text;
 }
 
 TEST(RunnerSetPlan, AnUnchangedSetHasNoOutdatedRunners) {

@@ -69,6 +69,9 @@ step next_step(const observation& o, const limits& l) {
     return make(step_kind::create_pod);
   }
 
+  // A job is running on it: first of all, protect its pod from drains.
+  if (o.has_job && !o.pod.marked_busy && !o.pod.runner_exited) return make(step_kind::mark_pod_busy);
+
   auto publish = controller_phase({o.current, o.deleting, o.has_job}, o.pod);
   if (publish || o.pod.ready != o.status_pod_ready || o.status_registration_stale)
     return step{step_kind::publish_status, publish, o.pod.ready, {}};

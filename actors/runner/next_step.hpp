@@ -68,7 +68,9 @@ enum class step_kind {
   provision,     // generate the JIT config on GitHub, store it in the Secret
   store_secret,  // store the JIT config GitHub already generated (its Secret create failed)
   create_pod,
-  publish_status,      // phase (resourceVersion-locked), readiness and/or the GitHub registration
+  mark_pod_busy,   // label (and annotate) the pod of a runner with a job: no eviction, no scale-down of its
+                   // node
+  publish_status,  // phase (resourceVersion-locked), readiness and/or the GitHub registration
   record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after
                        // backoff)
   mark_failed,         // phase Failed, resourceVersion-locked (retries spent, or the job's pod died)

@@ -4,6 +4,7 @@
 
 #include "adapters/common/json.hpp"
 #include "adapters/kube/finalizers.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runner {
 
@@ -12,6 +13,7 @@ pod_observation observe_pod(const kube::object& pod) {
   if (!pod) return out;
   out.exists = true;
   out.deleting = !pod.deletion_timestamp.empty();
+  out.marked_busy = pod.label(model::label_busy) == "true";
   const auto* status = pod.member("status");
   if (status == nullptr) return out;
   if (const auto* conditions = json::find_value(*status, "conditions"); conditions && conditions->IsArray())

@@ -470,6 +470,13 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return write(self, "creating the pod", kube::create_request{kinds::pods(), st.cfg.ns, std::move(*body)},
                    &st.pod);
     }
+    case step_kind::mark_pod_busy:
+      // One write per job, beside the job path's status write: the pod's
+      // label is what the set's PodDisruptionBudget selects.
+      return write(self, "marking the pod busy",
+                   kube::patch_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name),
+                                       kube::patch_type::merge, busy_pod_patch(*st.runner), ""},
+                   &st.pod);
     case step_kind::publish_status:
       return publish_status(self, s, o);
     case step_kind::record_pod_failure:

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "actors/runnerset/rollout.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_status.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
 
@@ -68,6 +70,7 @@ class planner {
       return std::move(p_);
     }
     const bool declared = !set.spec.variants.empty();
+    pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
       if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
       if (!o_.credentials_error.empty()) publish_status(nullptr, declared);
@@ -153,6 +156,80 @@ class planner {
       add(std::move(a));
       ++in_flight;
     }
+  }
+
+  // An apply or delete of a per-set object; one that failed waits for
+  // objects_retry_at (a refusal, e.g. RBAC, is not retried on every event).
+  void object_action(action_kind kind, const std::string& key, std::string body = {}) {
+    if (o_.in_flight.contains(kind, key)) return;
+    if (o_.object_errors.count(key) > 0 && o_.now < o_.objects_retry_at) return;
+    auto a = act(kind);
+    a.subject = key;
+    a.text = std::move(body);
+    add(std::move(a));
+  }
+
+  // The per-set objects of the runner pods (pod_resources.hpp): each
+  // desired one applied (again when its body changes), the Role and
+  // RoleBinding of containerMode kubernetes deleted once no variant and no
+  // runner needs them; the objects the pod configuration refers to checked
+  // every reference_recheck (a missing CA bundle is reported, not waited
+  // for: the pods start once it exists). Runners are created only while
+  // the spec is valid and every object is in place.
+  void pod_resources() {
+    const auto& set = *o_.set;
+    model::field_errors invalid;
+    model::check_pod_config("spec", set.spec.pod, invalid);
+    for (std::size_t i = 0; i < set.spec.variants.size(); ++i)
+      if (const auto& mode = set.spec.variants[i].container_mode)
+        model::check_container_mode("spec.variants[" + std::to_string(i) + "].containerMode", *mode, invalid);
+    bool applied = true;
+    for (const auto& obj : desired_pod_resources(set)) {
+      auto done = o_.applied_objects.find(obj.key);
+      if (done != o_.applied_objects.end() && done->second == obj.body) continue;
+      applied = false;
+      object_action(action_kind::apply_object, obj.key, obj.body);
+    }
+    pods_ready_ = applied && invalid.empty();
+    // The status waits for the first answers (one write, not Unknown then True).
+    awaiting_apply_ = !applied && invalid.empty() && o_.object_errors.empty();
+
+    if (!wants_kubernetes_rbac(set.spec)) {
+      bool in_use = false;
+      for (const auto& [name, r] : o_.runners) in_use |= r.kubernetes_mode;
+      const auto keys = kubernetes_rbac_keys(set.metadata.name);
+      // Made this run, for runners seen this run, or under a spec this
+      // manager has not reconciled yet (changed while it was away).
+      const bool maybe_there = o_.kubernetes_runners_seen || o_.applied_objects.count(keys.front()) > 0 ||
+                               set.metadata.generation != set.status.observed_generation;
+      if (!in_use && maybe_there)
+        for (const auto& key : keys)
+          if (o_.deleted_objects.count(key) == 0) object_action(action_kind::delete_object, key);
+    }
+
+    std::map<std::string, std::string> problems;
+    bool fresh = false, fine = true;
+    for (const auto& ref : pod_references(set.spec.pod)) {
+      auto known = o_.reference_problems.find(ref.key);
+      if (known == o_.reference_problems.end()) {
+        fresh = true;  // a new reference
+      } else {
+        problems.insert(*known);
+        fine &= known->second.empty();
+      }
+    }
+    const auto period = fine ? 10 * o_.reference_recheck : o_.reference_recheck;
+    const bool due = fresh || o_.now >= o_.references_checked_at + period;
+    if (due)
+      for (const auto& ref : pod_references(set.spec.pod)) {
+        if (o_.in_flight.contains(action_kind::check_reference, ref.key)) continue;
+        auto a = act(action_kind::check_reference);
+        a.subject = ref.key;
+        a.ref = ref;
+        add(std::move(a));
+      }
+    pod_condition_ =
+        pod_config_condition(invalid, o_.runner_crd_problem, o_.object_errors, problems, applied, set.status);
   }
 
   void stop_listener(const std::string& variant) {
@@ -268,11 +345,21 @@ class planner {
       auto recorded = recorded_scale_sets(o_.set->status);
       if (auto it = recorded.find(v.name); it != recorded.end()) c.scale_set_id = it->second;
     }
+    const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
     std::vector<runner_view> views;
+    std::vector<rollout_view> rollout;
     for (const auto& [name, r] : o_.runners) {
       if (r.variant != v.name) continue;
       c.add(r.view);
       auto view = r.view;
+      view.outdated = !r.pod_fingerprint.empty() && r.pod_fingerprint != fingerprint;
+      const bool leaving = removing(name) || (r.view.deleting && !r.view.busy());
+      if (view.outdated && !leaving && !r.view.finished() && r.view.phase != runner::phase::failed)
+        ++c.outdated;
+      rollout.push_back({name, view.outdated,
+                         !r.view.busy() && !r.view.finished() && !r.view.deleting && !removing(name) &&
+                             !held_busy(r) && !r.job_completed,
+                         leaving, r.view.pod_ready, r.view.created});
       // In-flight removals and runners GitHub just called busy are not
       // candidates again (a busy runner still holds capacity).
       if (removing(name) || held_busy(r)) view.has_job = true;
@@ -295,7 +382,7 @@ class planner {
       // Again the moment the highest count of the window leaves it.
       if (auto drop = window->second.next_drop(o_.now, desired)) wake(scale_down_wake(v.name), *drop);
     }
-    if (scaled.create > 0) {
+    if (scaled.create > 0 && pods_ready_) {
       auto a = act(action_kind::create_runners);
       a.subject = v.name;
       a.count = scaled.create;
@@ -305,6 +392,16 @@ class planner {
     for (const auto& name : scaled.remove_finished)
       if (!removing(name)) delete_runner(name);
     for (const auto& name : scaled.remove_idle) remove_idle(name, o_.runners.at(name));
+    // A rollout replaces outdated idle runners a few at a time (scale-down
+    // took outdated ones first, and they count as leaving). Each keeps its
+    // place until its removal is answered; then the next plan creates a
+    // current one (busy ones finish their job on the old template).
+    for (auto& r : rollout)
+      if (std::find(scaled.remove_idle.begin(), scaled.remove_idle.end(), r.name) != scaled.remove_idle.end())
+        r.leaving = true;
+    if (registered && pods_ready_ && o_.runner_crd_problem.empty())
+      for (const auto& name : runners_to_replace(desired, std::move(rollout)))
+        remove_idle(name, o_.runners.at(name));
     return c;
   }
 
@@ -359,13 +456,23 @@ class planner {
     // Every runner is gone: the scale sets go next (GitHub keeps them otherwise).
     bool scale_sets_gone = true;
     for (const auto& [variant, ss] : known_scale_sets()) scale_sets_gone &= scale_set_gone(variant, ss);
-    if (scale_sets_gone && o_.has_finalizer) patch_finalizer(false);
+    // Then the per-set objects (their owner references would have the
+    // garbage collector take them once the set is gone; one that cannot be
+    // deleted here is left to it).
+    bool objects_gone = true;
+    for (const auto& key : pod_resource_keys(o_.set->metadata.name)) {
+      if (o_.deleted_objects.count(key) > 0 || o_.object_errors.count(key) > 0) continue;
+      objects_gone = false;
+      object_action(action_kind::delete_object, key);
+    }
+    if (scale_sets_gone && objects_gone && o_.has_finalizer) patch_finalizer(false);
   }
 
   void publish_status(const variant_counts* per_variant, bool declared) {
+    if (awaiting_apply_) return;
     const bool loaded = o_.credentials_error.empty() && o_.credentials_loaded;
     auto text = status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error,
-                            o_.webhook_intake_enabled, &o_.deferred_removals);
+                            o_.webhook_intake_enabled, &o_.deferred_removals, pod_condition_);
     // (One write at a time: the actor writes one that comes while another
     // is in flight once that one returns.)
     if (text == o_.published_status) return;
@@ -376,6 +483,9 @@ class planner {
 
   const set_observation& o_;
   set_plan p_;
+  bool pods_ready_ = false;      // the pod configuration is valid and its objects are applied
+  bool awaiting_apply_ = false;  // objects are being applied for the first time, none failed
+  std::optional<model::condition> pod_condition_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "messages/jobs.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
 namespace detail {
@@ -83,6 +84,10 @@ bool observe_runner(set_observation& w, const kube::object& obj) {
   t.view.created = meta ? parse_rfc3339(json::str(*meta, "creationTimestamp")).value_or(0) : 0;
   t.variant = r->spec.variant;
   t.status_runner_id = r->status.runner_id;
+  t.pod_fingerprint = model::pod_fingerprint(r->spec.template_, r->spec.pod);
+  t.kubernetes_mode =
+      r->spec.pod.container_mode && r->spec.pod.container_mode->type == model::container_mode::kubernetes;
+  w.kubernetes_runners_seen |= t.kubernetes_mode;
   return true;
 }
 
@@ -270,6 +275,7 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
   st.world.scale_down_period = st.cfg.scale_down_window;
+  st.world.reference_recheck = st.cfg.resync;
   auto runner_defaults = st.cfg.runner_defaults;
   auto kube = st.cfg.kube;
   auto ns = st.cfg.ns;

@@ -45,10 +45,12 @@ scale_plan plan_scale(std::int32_t desired, std::int32_t max_runners,
   }
   std::int32_t excess = occupied - std::max(desired, 0);
   // Not-yet-online runners first: GitHub cannot be handing them a job right
-  // now. Then the newest, which have served least. Names break ties so the
+  // now. Then outdated ones (a rollout replaces them anyway), then the
+  // newest, which have served least. Names break ties so the
   // plan is deterministic.
   std::sort(idle.begin(), idle.end(), [](const runner_view* a, const runner_view* b) {
     if (a->pod_ready != b->pod_ready) return !a->pod_ready;
+    if (a->outdated != b->outdated) return a->outdated;
     if (a->created != b->created) return a->created > b->created;
     return a->name < b->name;
   });

@@ -38,6 +38,9 @@ struct runner_view {
   // Succeeded: an ephemeral runner serves one job, so it holds no capacity
   // any more, and it is not removed before its phase is written.
   bool job_completed = false;
+  // Made from an older template (rollout.hpp): scale-down takes it before a
+  // current one.
+  bool outdated = false;
 
   bool busy() const { return has_job || phase == runner::phase::running; }
   bool finished() const { return runner::is_terminal(phase); }

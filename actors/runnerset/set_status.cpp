@@ -17,6 +17,7 @@ void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
   obj.AddMember("runningRunners", c.running, a);
   obj.AddMember("failedRunners", c.failed, a);
   obj.AddMember("assignedJobs", static_cast<std::int32_t>(c.assigned), a);
+  obj.AddMember("outdatedRunners", c.outdated, a);
 }
 
 // The counts in total and, for a set with variants, per variant, with the
@@ -37,6 +38,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     total.running += c.running;
     total.failed += c.failed;
     total.assigned += c.assigned;
+    total.outdated += c.outdated;
   }
   put_counts(status, total, a);
   if (!declared) {
@@ -58,7 +60,8 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 
 std::string status_json(const model::runnerset& set, const variant_counts* counted, bool declared,
                         bool loaded, const std::string& credentials_error, bool webhook_intake_enabled,
-                        const std::map<std::int64_t, deferred_removal>* pending) {
+                        const std::map<std::int64_t, deferred_removal>* pending,
+                        const std::optional<model::condition>& pod_config) {
   json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("observedGeneration", set.metadata.generation, a);
@@ -75,6 +78,7 @@ std::string status_json(const model::runnerset& set, const variant_counts* count
   conditions.PushBack(ready, a);
   if (auto intake = intake_condition(set.spec.intake, webhook_intake_enabled))
     conditions.PushBack(condition_json(*intake, a), a);
+  if (pod_config) conditions.PushBack(condition_json(*pod_config, a), a);
   status.AddMember("conditions", conditions, a);
   if (pending != nullptr) {
     rapidjson::Value removals(rapidjson::kArrayType);

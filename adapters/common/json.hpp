@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -101,6 +102,38 @@ inline std::string write(const rapidjson::Value& v) {
   rapidjson::StringBuffer sb;
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
   v.Accept(w);
+  return {sb.GetString(), sb.GetSize()};
+}
+
+// Compact serialisation with every object's members sorted by name (arrays
+// keep their order): equal documents give equal text whatever order their
+// members arrived in, so the text can be compared or hashed.
+inline void write_canonical(const rapidjson::Value& v, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  if (v.IsObject()) {
+    std::vector<const rapidjson::Value::Member*> members;
+    for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) members.push_back(&*it);
+    std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
+      return std::string_view(a->name.GetString(), a->name.GetStringLength()) <
+             std::string_view(b->name.GetString(), b->name.GetStringLength());
+    });
+    w.StartObject();
+    for (const auto* m : members) {
+      w.Key(m->name.GetString(), m->name.GetStringLength());
+      write_canonical(m->value, w);
+    }
+    w.EndObject();
+  } else if (v.IsArray()) {
+    w.StartArray();
+    for (const auto& e : v.GetArray()) write_canonical(e, w);
+    w.EndArray();
+  } else {
+    v.Accept(w);
+  }
+}
+inline std::string canonical(const rapidjson::Value& v) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  write_canonical(v, w);
   return {sb.GetString(), sb.GetSize()};
 }
 

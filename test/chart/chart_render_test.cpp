@@ -265,6 +265,23 @@ TEST(ChartRender, NamespacedRbacIsARolePerWatchedNamespaceWithTheClusterRolesRul
   EXPECT_EQ(str((*injector)["rules"][0]["resourceNames"][0]), "octorun");
 }
 
+TEST(ChartRender, TheHooksRightsAreTheManagersOnlyWithContainerModeKubernetes) {
+  auto rules = [](const rendered& r) {
+    return YAML::Dump((*r.find("ClusterRole", "octorun-manager"))["rules"]);
+  };
+  auto off = rules(ok(""));
+  EXPECT_EQ(off.find("pods/exec"), std::string::npos) << off;
+  EXPECT_NE(off.find("rolebindings"), std::string::npos) << off;  // it may still try, and say why it cannot
+  auto on = rules(ok("--set rbac.containerModeKubernetes=true"));
+  for (const auto* grant : {"pods/exec", "pods/log", "jobs"})
+    EXPECT_NE(on.find(grant), std::string::npos) << on;
+  auto ns =
+      ok("--set rbac.containerModeKubernetes=true --set rbac.namespaced=true --set watchNamespaces={team-a}");
+  auto role = ns.find("Role", "octorun-manager");
+  ASSERT_TRUE(role);
+  EXPECT_EQ(YAML::Dump((*role)["rules"]), on);
+}
+
 TEST(ChartRender, CertManagerWithAnIssuerReplacesTheSelfManagedCa) {
   auto r =
       ok("--set admission.certManager.enabled=true --set admission.certManager.issuerRef.name=corp-ca "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real local control plane on loopback for tests and the demo:
 # etcd + kube-apiserver + kube-controller-manager (garbage collector, namespace,
-# service-account controllers) + kube-scheduler + kwok with one fake node
+# service-account, disruption controllers) + kube-scheduler + kwok with one fake node
 # ("kwok-node-0"), so pods are scheduled and reach Running without a kubelet.
 # node.sh adds an optional real node (kubelet + containerd) to a running one.
 # Everything listens on free loopback ports; certificates and tokens are
@@ -225,10 +225,11 @@ start)
 
   write_kubeconfig "$dir/kubeconfig" "$dir/pki/admin.token"
   # Besides GC, namespaces and ServiceAccounts: Deployments get their pods,
-  # Services their EndpointSlices (where the apiserver calls a webhook Service).
+  # Services their EndpointSlices (where the apiserver calls a webhook Service),
+  # PodDisruptionBudgets their status (the Eviction API decides on it).
   # Not the root CA publisher: tests count the ConfigMaps of a namespace.
   controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
-  controllers+=,deployment-controller,replicaset-controller,endpointslice-controller
+  controllers+=,deployment-controller,replicaset-controller,endpointslice-controller,disruption-controller
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
     --controllers="$controllers"

@@ -63,6 +63,7 @@ TEST(NextStep, ReadinessIsPublishedWithoutTouchingThePhase) {
   o.current = phase::running;
   o.has_job = true;
   o.pod = pod(true);
+  o.pod.marked_busy = true;
   auto s = next_step(o);
   EXPECT_EQ(s.kind, step_kind::publish_status);
   EXPECT_EQ(s.phase_to_publish, std::nullopt);
@@ -249,6 +250,24 @@ TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
   // Never started (no pod): it can run nothing.
   o.pod = {};
   EXPECT_EQ(next_step(o).kind, step_kind::defer_removal);
+}
+
+TEST(NextStep, ABusyRunnersPodIsMarkedFirstAndOnce) {
+  auto o = provisioned();
+  o.current = phase::pending;
+  o.pod = pod(true);
+  o.status_pod_ready = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none) << "an idle runner's pod is left alone";
+  // The job path wrote Running + the job: the pod gets the label the set's
+  // PodDisruptionBudget selects before anything else.
+  o.current = phase::running;
+  o.has_job = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::mark_pod_busy);
+  o.pod.marked_busy = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
+  // A pod whose runner exited needs no protection any more.
+  o.pod = exited(0);
+  EXPECT_NE(next_step(o).kind, step_kind::mark_pod_busy);
 }
 
 TEST(NextStep, ItIsIdempotent) {

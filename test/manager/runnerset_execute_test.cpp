@@ -36,6 +36,7 @@ struct script {
   std::vector<std::string> statuses;  // bodies of the status patches
   std::vector<std::int64_t> github_deleted;
   int deletes = 0, status_patches = 0, finalizer_patches = 0, secret_reads = 0, github_deletes = 0, jits = 0;
+  int applies = 0;  // the set's ServiceAccount and PodDisruptionBudget (server-side apply)
   std::vector<caf::response_promise> held;  // requests never answered (they time out)
 };
 
@@ -93,6 +94,10 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<script> s)
         return respond<kube::object_result>(self, s, s->remove, kube::object{}, unexpected{server_error()});
       },
       [=](kube::patch_request& r) -> caf::result<kube::object_result> {
+        if (r.type == kube::patch_type::apply) {
+          ++s->applies;
+          return *kube::parse_object(r.body);
+        }
         if (r.res.plural != "runnersets") return kube::object_result{unexpected{server_error()}};
         if (r.subresource != "status") {
           ++s->finalizer_patches;

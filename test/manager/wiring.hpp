@@ -54,9 +54,11 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
 
 // Creates the credentials Secret "github" (the simulator's PAT) and the
 // RunnerSet "linux" (runner label "linux", one runner container) in `ns`;
-// returns the RunnerSet as the apiserver stored it.
+// returns the RunnerSet as the apiserver stored it. `extra_spec`: more spec
+// members, each followed by a comma (e.g. R"("containerMode":{"type":"dind"},)").
 inline std::string create_runnerset(const cluster_info& c, const std::string& ns,
-                                    const std::string& scope_url, int min_runners, int max_runners) {
+                                    const std::string& scope_url, int min_runners, int max_runners,
+                                    const std::string& extra_spec = "") {
   kubectl(c,
           "-n " + ns + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
   return kubectl(
@@ -64,10 +66,9 @@ inline std::string create_runnerset(const cluster_info& c, const std::string& ns
       "-n " + ns + " create -o json -f - <<'EOF'\n" +
           R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
           R"("scopeURL":")" +
-          scope_url +
-          R"(","credentialsSecretName":"github","runnerLabels":["linux"],)"
-          R"("minRunners":)" +
-          std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
+          scope_url + R"(","credentialsSecretName":"github","runnerLabels":["linux"],)" + extra_spec +
+          R"("minRunners":)" + std::to_string(min_runners) + R"(,"maxRunners":)" +
+          std::to_string(max_runners) +
           R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
           "\nEOF");
 }

@@ -13,6 +13,8 @@ test/controlplane/build.sh >/dev/null
 test/controlplane/build-kubelet.sh >/dev/null  # the real node's (node.sh), for the deploy tests
 # helm for the chart tests (test/tools/helm: its own pinned Go module, cached like the control plane).
 test/tools/helm/build.sh >/dev/null
+# prometheus-adapter for the autoscaling test (test/tools/prometheus-adapter, cached the same way).
+test/tools/prometheus-adapter/build.sh >/dev/null
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

@@ -93,7 +93,10 @@ std::optional<std::string> set_by_runner_name(const controller_state& st, const 
 
 template <class Demand>
 void on_demand(self_ptr self, const Demand& m) {
-  if (auto key = set_for_demand(self->state, m.job)) route(self, *key, caf::make_message(m));
+  if (auto key = set_for_demand(self->state, m.job))
+    route(self, *key, caf::make_message(m));
+  else if (auto& metrics = self->state.cfg.runnerset_defaults.metrics)
+    metrics->job_unmatched();
 }
 
 caf::behavior controller_behavior(self_ptr self, controller_config cfg) {

@@ -27,9 +27,21 @@ std::string id(self_ptr self) {
   return c.set_id + (c.variant.empty() ? "" : "/" + c.variant);
 }
 
+// The session gauge and the failure counter, labelled by namespace, set and variant.
+template <class Record>
+void record(const listener_config& c, Record r) {
+  if (!c.metrics) return;
+  const auto slash = c.set_id.find('/');
+  r(*c.metrics, std::string_view(c.set_id).substr(0, slash),
+    slash == std::string::npos ? std::string_view{} : std::string_view(c.set_id).substr(slash + 1));
+}
+
 // Ends this incarnation; the supervisor decides when the next one starts.
 void fail(self_ptr self, const std::string& what, const std::string& why) {
   spdlog::warn("listener {}: {}: {}", id(self), what, why);
+  record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+    m.listener_failed(ns, set, self->state.cfg.variant);
+  });
   self->quit(caf::make_error(caf::sec::runtime_error, what + ": " + why));
 }
 
@@ -95,10 +107,13 @@ void open_session(self_ptr self) {
   // leader) can open a session at once.
   auto w = st.worker;
   auto stop_polling = st.setup.options.stop_polling;
-  self->attach_functor([w, stop_polling](const caf::error&) {
+  self->attach_functor([w, stop_polling, cfg = st.cfg](const caf::error&) {
     stop_polling->store(true);  // a long poll in flight ends now
     caf::anon_send(w, github::close_session_atom::value);
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    record(cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+      m.listener_session(ns, set, cfg.variant, false);
+    });
   });
   self->request(st.worker, st.cfg.request_timeout, github::open_session_atom::value, st.setup.scale_set_id,
                 st.setup.owner)
@@ -107,6 +122,9 @@ void open_session(self_ptr self) {
             if (!r) return fail(self, "opening the message session", r.error().describe());
             spdlog::info("listener {}: session open on scale set {}", id(self),
                          self->state.setup.scale_set_id);
+            record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+              m.listener_session(ns, set, self->state.cfg.variant, true);
+            });
             self->send(self->state.cfg.runnerset, r->statistics);
             poll(self);
           },

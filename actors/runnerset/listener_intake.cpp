@@ -219,9 +219,10 @@ void spawn_listener_supervisor(self_ptr self) {
   auto me = caf::actor_cast<caf::actor>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
+  auto metrics = st.cfg.metrics;
   st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
-        return listener::spawn_listener(parent, {set_id, variant, me, timeout});
+        return listener::spawn_listener(parent, {set_id, variant, me, timeout, metrics});
       });
 }
 

@@ -107,13 +107,10 @@ void open_session(self_ptr self) {
   // leader) can open a session at once.
   auto w = st.worker;
   auto stop_polling = st.setup.options.stop_polling;
-  self->attach_functor([w, stop_polling, cfg = st.cfg](const caf::error&) {
+  self->attach_functor([w, stop_polling](const caf::error&) {
     stop_polling->store(true);  // a long poll in flight ends now
     caf::anon_send(w, github::close_session_atom::value);
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-    record(cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
-      m.listener_session(ns, set, cfg.variant, false);
-    });
   });
   self->request(st.worker, st.cfg.request_timeout, github::open_session_atom::value, st.setup.scale_set_id,
                 st.setup.owner)
@@ -133,6 +130,17 @@ void open_session(self_ptr self) {
 
 caf::behavior listener_behavior(self_ptr self, listener_config cfg) {
   self->state.cfg = std::move(cfg);
+  // However an incarnation ends, it holds no session: 0 while it waits to
+  // be restarted (also when it never opened one, so an alert on it fires);
+  // no series once stopped for good (its variant or set is gone).
+  self->attach_functor([cfg = self->state.cfg](const caf::error& reason) {
+    record(cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+      if (reason == caf::exit_reason::user_shutdown)
+        m.listener_stopped(ns, set, cfg.variant);
+      else
+        m.listener_session(ns, set, cfg.variant, false);
+    });
+  });
   self->request(self->state.cfg.runnerset, self->state.cfg.request_timeout, listener_setup_atom::value,
                 self->state.cfg.variant)
       .then(

@@ -3,9 +3,11 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 namespace octorun::metrics {
@@ -52,6 +54,27 @@ prometheus::MetricFamily deliveries_family(const github::intake_counters& c) {
 }
 
 }  // namespace
+
+const prometheus::Histogram::BucketBoundaries& job_queue_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600};
+  return b;
+}
+
+const prometheus::Histogram::BucketBoundaries& job_run_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{10,   30,   60,   120,  300,   600,
+                                                         1200, 1800, 3600, 7200, 14400, 21600};
+  return b;
+}
+
+std::string result_label(std::string_view result) {
+  if (result.empty()) return "unknown";
+  std::string r(result);
+  for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string, std::less<>> known = {
+      "success",         "failure", "cancelled", "skipped", "timed_out", "neutral",
+      "action_required", "stale",   "succeeded", "failed",  "canceled",  "abandoned"};
+  return known.count(r) > 0 ? r : "other";
+}
 
 const prometheus::Histogram::BucketBoundaries& kube_latency_buckets() {
   static const prometheus::Histogram::BucketBoundaries b{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -177,6 +200,19 @@ manager_metrics::manager_metrics(const manager_identity& id) {
       &counter("octorun_listener_session_failures_total",
                "Scale-set listener incarnations that ended with an error; each is restarted with "
                "capped backoff.");
+  jobs_started_ =
+      &counter("octorun_jobs_started_total", "Jobs that started on the RunnerSet's runners, by variant.");
+  jobs_completed_ = &counter("octorun_jobs_completed_total",
+                             "Jobs that ended on the RunnerSet's runners, by variant and result (GitHub's "
+                             "conclusion: success, failure, cancelled, ...; other, unknown).");
+  job_queue_ = &declare(prometheus::BuildHistogram(), "octorun_job_queue_duration_seconds",
+                        "Time from GitHub queueing a job to a runner of the set starting it, by variant "
+                        "(GitHub's timestamps).",
+                        prometheus::MetricType::Histogram);
+  job_run_ = &declare(prometheus::BuildHistogram(), "octorun_job_run_duration_seconds",
+                      "Time from a job starting on a runner of the set to its end, by variant (GitHub's "
+                      "timestamps).",
+                      prometheus::MetricType::Histogram);
   jobs_unmatched_ =
       &counter("octorun_jobs_unmatched_total",
                "Queued jobs (webhook deliveries) no RunnerSet serves: no set's scope covers the "
@@ -228,11 +264,34 @@ void manager_metrics::reconcile_error(std::string_view controller, std::string_v
 
 void manager_metrics::listener_session(std::string_view ns, std::string_view set, std::string_view variant,
                                        bool open) {
+  std::lock_guard lock(listener_mutex_);
   listener_open_->Add(set_labels(ns, set, variant)).Set(open ? 1 : 0);
+}
+
+void manager_metrics::listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) {
+  std::lock_guard lock(listener_mutex_);
+  listener_open_->Remove(&listener_open_->Add(set_labels(ns, set, variant)));
 }
 
 void manager_metrics::listener_failed(std::string_view ns, std::string_view set, std::string_view variant) {
   listener_failures_->Add(set_labels(ns, set, variant)).Increment();
+}
+
+void manager_metrics::job_started(std::string_view ns, std::string_view set, std::string_view variant,
+                                  const messages::job_info& job) {
+  const auto l = set_labels(ns, set, variant);
+  jobs_started_->Add(l).Increment();
+  if (job.queued_at > 0 && job.started_at >= job.queued_at)
+    job_queue_->Add(l, job_queue_buckets()).Observe(static_cast<double>(job.started_at - job.queued_at));
+}
+
+void manager_metrics::job_completed(std::string_view ns, std::string_view set, std::string_view variant,
+                                    std::string_view result, const messages::job_info& job) {
+  auto l = set_labels(ns, set, variant);
+  if (job.started_at > 0 && job.completed_at >= job.started_at)
+    job_run_->Add(l, job_run_buckets()).Observe(static_cast<double>(job.completed_at - job.started_at));
+  l.emplace("result", result_label(result));
+  jobs_completed_->Add(l).Increment();
 }
 
 void manager_metrics::job_unmatched() { jobs_unmatched_->Increment(); }

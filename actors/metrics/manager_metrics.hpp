@@ -64,6 +64,11 @@ class manager_metrics : public recorder,
   void listener_session(std::string_view ns, std::string_view set, std::string_view variant,
                         bool open) override;
   void listener_failed(std::string_view ns, std::string_view set, std::string_view variant) override;
+  void listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) override;
+  void job_started(std::string_view ns, std::string_view set, std::string_view variant,
+                   const messages::job_info& job) override;
+  void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
+                     std::string_view result, const messages::job_info& job) override;
   void job_unmatched() override;
   std::shared_ptr<github::request_observer> github_observer(std::string_view ns,
                                                             std::string_view set) override;
@@ -99,12 +104,25 @@ class manager_metrics : public recorder,
   prometheus::Family<prometheus::Counter>* reconcile_errors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* listener_open_ = nullptr;
   prometheus::Family<prometheus::Counter>* listener_failures_ = nullptr;
+  prometheus::Family<prometheus::Counter>* jobs_started_ = nullptr;
+  prometheus::Family<prometheus::Counter>* jobs_completed_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* job_queue_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* job_run_ = nullptr;
   prometheus::Counter* jobs_unmatched_ = nullptr;
+  std::mutex listener_mutex_;  // a session series is set and removed by different threads
   std::mutex budgets_mutex_;
   std::map<std::pair<std::string, std::string>, set_budget> budgets_;  // by (namespace, set)
 };
 
-// The buckets of octorun_kube_request_duration_seconds.
+// The buckets of octorun_kube_request_duration_seconds, octorun_job_queue_duration_seconds
+// and octorun_job_run_duration_seconds.
 const prometheus::Histogram::BucketBoundaries& kube_latency_buckets();
+const prometheus::Histogram::BucketBoundaries& job_queue_buckets();
+const prometheus::Histogram::BucketBoundaries& job_run_buckets();
+
+// A job's conclusion as a label value: GitHub's words (webhook conclusions,
+// the scale-set protocol's results) lower-cased, anything else "other", none
+// "unknown", so the label stays bounded whatever a message says.
+std::string result_label(std::string_view result);
 
 }  // namespace octorun::metrics

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "adapters/github/request_metrics.hpp"
+#include "messages/jobs.hpp"
 
 namespace octorun::metrics {
 
@@ -33,10 +34,21 @@ class recorder {
   virtual void reconcile_error(std::string_view controller, std::string_view action) = 0;
 
   // A listener's message session opened or ended; an incarnation that ended
-  // with an error (its supervisor starts another).
+  // with an error (its supervisor starts another); a listener stopped for
+  // good (its variant or set is gone: its session series goes).
   virtual void listener_session(std::string_view ns, std::string_view set, std::string_view variant,
                                 bool open) = 0;
   virtual void listener_failed(std::string_view ns, std::string_view set, std::string_view variant) = 0;
+  virtual void listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) = 0;
+
+  // A job started on one of the set's runners, and a job that ended on one
+  // (`result`: GitHub's conclusion). Queue time (queued -> started) and run
+  // time (started -> completed) come from GitHub's timestamps in `job`,
+  // when the message has them.
+  virtual void job_started(std::string_view ns, std::string_view set, std::string_view variant,
+                           const messages::job_info& job) = 0;
+  virtual void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
+                             std::string_view result, const messages::job_info& job) = 0;
 
   // A queued job (a webhook delivery) that no RunnerSet serves.
   virtual void job_unmatched() = 0;

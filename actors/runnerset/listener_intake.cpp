@@ -174,6 +174,8 @@ void stop_listener(self_ptr self, const std::string& variant) {
   if (it == st.world.scale_sets.end() || !it->second.listening) return;
   self->send(st.listeners, supervision::retire_atom::value, variant);
   it->second.listening = false;
+  // (Also when no incarnation runs to say so: one waiting to be restarted.)
+  if (st.cfg.metrics) st.cfg.metrics->listener_stopped(st.cfg.ns, st.cfg.name, variant);
 }
 
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req) {

@@ -180,6 +180,8 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
     else
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
+    if (st.cfg.metrics)
+      st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
   }
   // The Runner's actor promotes it (or finds it gone and stands down).
   route_to_runner(self, m.runner_name, caf::make_message(m));
@@ -190,8 +192,11 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
   st.world.active_jobs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
+  const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
   st.completed_jobs[m.job.job_id] = self->clock().now();
   if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
+    if (first_end && st.cfg.metrics)  // every set hears of every end; the runner's owner counts it
+      st.cfg.metrics->job_completed(st.cfg.ns, st.cfg.name, runner->second.variant, m.result, m.job);
     // Its one job is over: it stops holding capacity now, as the job stops
     // counting as demand just above, not once its phase lands. (The
     // listener's demand is its statistics, which move on their own.)

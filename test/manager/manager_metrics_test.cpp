@@ -202,6 +202,8 @@ TEST(ManagerMetrics, WhatTheActorsReport) {
   m->listener_session("ci", "linux", "small", true);
   m->listener_session("ci", "linux", "small", false);
   m->listener_failed("ci", "linux", "small");
+  m->listener_session("ci", "linux", "retired", true);
+  m->listener_stopped("ci", "linux", "retired");
   const auto text = m->scrape();
   EXPECT_EQ(family_text(text, "octorun_runners_created_total"),
             "# HELP octorun_runners_created_total Runners the manager created, by RunnerSet and variant.\n"
@@ -240,6 +242,68 @@ TEST(ManagerMetrics, WhatTheActorsReport) {
       "octorun_listener_session_failures_total{namespace=\"ci\",runnerset=\"linux\",variant=\"small\"} 1\n");
 }
 
+TEST(ManagerMetrics, JobsStartedAndCompletedWithTheirQueueAndRunTimes) {
+  auto m = make();
+  messages::job_info job;
+  job.queued_at = 1000;
+  job.started_at = 1012;  // 12 s in the queue
+  m->job_started("ci", "linux", "", job);
+  job.completed_at = 1012 + 400;  // 400 s of work
+  m->job_completed("ci", "linux", "", "success", job);
+  messages::job_info unknown;  // a message without times: counted, not timed
+  m->job_started("ci", "linux", "large", unknown);
+  m->job_completed("ci", "linux", "large", "Something New", unknown);
+  m->job_completed("ci", "linux", "large", "", unknown);
+  const auto text = m->scrape();
+  EXPECT_EQ(family_text(text, "octorun_jobs_started_total"),
+            "# HELP octorun_jobs_started_total Jobs that started on the RunnerSet's runners, by variant.\n"
+            "# TYPE octorun_jobs_started_total counter\n"
+            "octorun_jobs_started_total{namespace=\"ci\",runnerset=\"linux\",variant=\"\"} 1\n"
+            "octorun_jobs_started_total{namespace=\"ci\",runnerset=\"linux\",variant=\"large\"} 1\n");
+  EXPECT_EQ(
+      family_text(text, "octorun_jobs_completed_total"),
+      "# HELP octorun_jobs_completed_total Jobs that ended on the RunnerSet's runners, by variant and result "
+      "(GitHub's conclusion: success, failure, cancelled, ...; other, unknown).\n"
+      "# TYPE octorun_jobs_completed_total counter\n"
+      "octorun_jobs_completed_total{namespace=\"ci\",result=\"other\",runnerset=\"linux\",variant=\"large\"} "
+      "1\n"
+      "octorun_jobs_completed_total{namespace=\"ci\",result=\"success\",runnerset=\"linux\",variant=\"\"} 1\n"
+      "octorun_jobs_completed_total{namespace=\"ci\",result=\"unknown\",runnerset=\"linux\",variant="
+      "\"large\"} 1\n");
+  const auto queue = family_text(text, "octorun_job_queue_duration_seconds");
+  EXPECT_NE(queue.find("# TYPE octorun_job_queue_duration_seconds histogram\n"), std::string::npos) << queue;
+  EXPECT_NE(queue.find("octorun_job_queue_duration_seconds_bucket{namespace=\"ci\",runnerset=\"linux\","
+                       "variant=\"\",le=\"10\"} 0\n"),
+            std::string::npos)
+      << queue;
+  EXPECT_NE(queue.find("octorun_job_queue_duration_seconds_bucket{namespace=\"ci\",runnerset=\"linux\","
+                       "variant=\"\",le=\"20\"} 1\n"),
+            std::string::npos)
+      << queue;
+  EXPECT_NE(queue.find("octorun_job_queue_duration_seconds_sum{namespace=\"ci\",runnerset=\"linux\","
+                       "variant=\"\"} 12\n"),
+            std::string::npos)
+      << queue;
+  EXPECT_EQ(queue.find("variant=\"large\""), std::string::npos) << "no times, no observation";
+  const auto run = family_text(text, "octorun_job_run_duration_seconds");
+  EXPECT_NE(run.find("octorun_job_run_duration_seconds_bucket{namespace=\"ci\",runnerset=\"linux\","
+                     "variant=\"\",le=\"300\"} 0\n"),
+            std::string::npos)
+      << run;
+  EXPECT_NE(run.find("octorun_job_run_duration_seconds_bucket{namespace=\"ci\",runnerset=\"linux\","
+                     "variant=\"\",le=\"600\"} 1\n"),
+            std::string::npos)
+      << run;
+}
+
+TEST(ManagerMetrics, ResultLabelsAreBounded) {
+  EXPECT_EQ(result_label("success"), "success");
+  EXPECT_EQ(result_label("Succeeded"), "succeeded");
+  EXPECT_EQ(result_label("timed_out"), "timed_out");
+  EXPECT_EQ(result_label("{\"weird\":1}"), "other");
+  EXPECT_EQ(result_label(""), "unknown");
+}
+
 TEST(ManagerMetrics, EveryFamilyIsThereBeforeAnyEvent) {
   const auto text = make()->scrape();
   for (const char* family :
@@ -248,8 +312,9 @@ TEST(ManagerMetrics, EveryFamilyIsThereBeforeAnyEvent) {
         "octorun_github_rate_limit_remaining", "octorun_github_rate_limit_reset_timestamp_seconds",
         "octorun_webhook_deliveries_total", "octorun_jobs_unmatched_total", "octorun_runners_created_total",
         "octorun_runners_deleted_total", "octorun_reconcile_errors_total", "octorun_listener_session_open",
-        "octorun_listener_session_failures_total", "octorun_runnerset_runners",
-        "octorun_runner_status_phase"})
+        "octorun_listener_session_failures_total", "octorun_jobs_started_total",
+        "octorun_jobs_completed_total", "octorun_job_queue_duration_seconds",
+        "octorun_job_run_duration_seconds", "octorun_runnerset_runners", "octorun_runner_status_phase"})
     EXPECT_NE(text.find(std::string("# TYPE ") + family + " "), std::string::npos) << family;
 }
 

@@ -15,6 +15,9 @@ test/controlplane/build-kubelet.sh >/dev/null  # the real node's (node.sh), for 
 test/tools/helm/build.sh >/dev/null
 # prometheus-adapter for the autoscaling test (test/tools/prometheus-adapter, cached the same way).
 test/tools/prometheus-adapter/build.sh >/dev/null
+# The scale-set conformance driver: GitHub's own Go client (actions/scaleset, pinned in
+# test/tools/scaleset-conformance) against the simulator; cached the same way.
+test/tools/scaleset-conformance/build.sh >/dev/null
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

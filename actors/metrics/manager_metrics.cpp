@@ -114,7 +114,13 @@ class manager_metrics::github_requests : public github::request_observer {
     if (!rate.present || rate.limit < 0) return;
     std::lock_guard lock(owner_->budgets_mutex_);
     auto& gauges = owner_->budgets_[key_].gauges;
-    const std::string resource = rate.resource.empty() ? "core" : rate.resource;
+    // GitHub names a dozen budgets (core, graphql, actions_runner_registration,
+    // ...); a header from elsewhere must not grow the label without bound.
+    std::string resource = rate.resource.empty() ? "core" : rate.resource.substr(0, 64);
+    const bool word = std::all_of(resource.begin(), resource.end(), [](unsigned char c) {
+      return std::islower(c) || std::isdigit(c) || c == '_' || c == '-';
+    });
+    if (!word || (gauges.size() >= 16 && gauges.count(resource) == 0)) resource = "other";
     auto it = gauges.find(resource);
     if (it == gauges.end()) {
       Labels l{{"namespace", key_.first}, {"runnerset", key_.second}, {"resource", resource}};

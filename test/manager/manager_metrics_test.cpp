@@ -158,6 +158,14 @@ TEST(ManagerMetrics, ASetsRateLimitSeriesGoWithTheLastClientOfItsCredentials) {
   EXPECT_NE(m->scrape().find(series + " 9\n"), std::string::npos);
   new_pool.reset();
   EXPECT_EQ(m->scrape().find(series), std::string::npos) << "the set's credentials are not used any more";
+  // A resource name GitHub would not send does not become a label value.
+  auto odd = m->github_observer("ci", "odd");
+  rate.resource = "Not a resource!";
+  odd->observe("GET /x", 200, rate);
+  EXPECT_NE(m->scrape().find("octorun_github_rate_limit_remaining{namespace=\"ci\",resource=\"other\","
+                             "runnerset=\"odd\"} 9\n"),
+            std::string::npos)
+      << m->scrape();
   // An answer without rate-limit headers (GHES without limits) sets nothing.
   auto ghes = m->github_observer("ci", "ghes");
   ghes->observe("GET /x", 200, {});

@@ -32,6 +32,12 @@ struct job_info {
   std::int64_t run_id = 0;
   std::vector<std::string> labels;  // the job's runs-on labels
   std::string display_name;
+  // When GitHub queued, started and completed the job, in seconds since the
+  // epoch (0: the message does not say). Webhook: created_at, started_at,
+  // completed_at; listener: queueTime, runnerAssignTime, finishTime.
+  std::int64_t queued_at = 0;
+  std::int64_t started_at = 0;
+  std::int64_t completed_at = 0;
 };
 
 // Demand: a job is waiting for a runner (JobAvailable / workflow_job queued).
@@ -76,7 +82,8 @@ struct job_statistics {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_info& x) {
   return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
-           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name);
+           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.queued_at, x.started_at,
+           x.completed_at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_available& x) {

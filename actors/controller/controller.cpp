@@ -107,6 +107,7 @@ template <class Demand>
 void on_demand(self_ptr self, const Demand& m) {
   if (auto key = set_for_demand(self->state, m.job)) return route(self, *key, caf::make_message(m));
   reject_demand(m.job, why_unrouted(self->state.known_sets, m.job));
+  if (auto& metrics = self->state.cfg.runnerset_defaults.metrics) metrics->job_unmatched();
 }
 
 caf::behavior controller_behavior(self_ptr self, controller_config cfg) {

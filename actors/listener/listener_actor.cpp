@@ -28,9 +28,21 @@ std::string id(self_ptr self) {
   return c.set_id + (c.variant.empty() ? "" : "/" + c.variant);
 }
 
+// The session gauge and the failure counter, labelled by namespace, set and variant.
+template <class Record>
+void record(const listener_config& c, Record r) {
+  if (!c.metrics) return;
+  const auto slash = c.set_id.find('/');
+  r(*c.metrics, std::string_view(c.set_id).substr(0, slash),
+    slash == std::string::npos ? std::string_view{} : std::string_view(c.set_id).substr(slash + 1));
+}
+
 // Ends this incarnation; the supervisor decides when the next one starts.
 void fail(self_ptr self, const std::string& what, const std::string& why) {
   spdlog::warn("listener {}: {}: {}", id(self), what, why);
+  record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+    m.listener_failed(ns, set, self->state.cfg.variant);
+  });
   self->quit(caf::make_error(caf::sec::runtime_error, what + ": " + why));
 }
 
@@ -113,6 +125,9 @@ void open_session(self_ptr self) {
             if (!r) return fail(self, "opening the message session", r.error().describe());
             spdlog::info("listener {}: session open on scale set {}", id(self),
                          self->state.setup.scale_set_id);
+            record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+              m.listener_session(ns, set, self->state.cfg.variant, true);
+            });
             self->send(self->state.cfg.runnerset, r->statistics);
             poll(self);
           },
@@ -121,6 +136,17 @@ void open_session(self_ptr self) {
 
 caf::behavior listener_behavior(self_ptr self, listener_config cfg) {
   self->state.cfg = std::move(cfg);
+  // However an incarnation ends, it holds no session: 0 while it waits to
+  // be restarted (also when it never opened one, so an alert on it fires);
+  // no series once stopped for good (its variant or set is gone).
+  self->attach_functor([cfg = self->state.cfg](const caf::error& reason) {
+    record(cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+      if (reason == caf::exit_reason::user_shutdown)
+        m.listener_stopped(ns, set, cfg.variant);
+      else
+        m.listener_session(ns, set, cfg.variant, false);
+    });
+  });
   self->request(self->state.cfg.runnerset, self->state.cfg.request_timeout, listener_setup_atom::value,
                 self->state.cfg.variant)
       .then(

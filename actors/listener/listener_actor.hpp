@@ -17,8 +17,10 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "actors/metrics/recorder.hpp"
 #include "adapters/github/scaleset_client.hpp"
 
 namespace octorun::listener {
@@ -37,10 +39,12 @@ struct listener_setup {
 using listener_setup_reply = expected<listener_setup, std::string>;
 
 struct listener_config {
-  std::string set_id;    // "namespace/name", for logs
+  std::string set_id;    // "namespace/name", for logs and metrics
   std::string variant;   // the key under the supervisor; "" for a set without variants
   caf::actor runnerset;  // answers listener_setup_atom; receives the job messages and statistics
   std::chrono::milliseconds request_timeout{30'000};
+  // Told when the session opens and ends, and when an incarnation fails.
+  std::shared_ptr<metrics::recorder> metrics;
 };
 
 caf::actor spawn_listener(caf::local_actor* parent, listener_config cfg);

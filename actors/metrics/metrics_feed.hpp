@@ -4,9 +4,9 @@
 // view of each object in a state_store and publishes a fresh snapshot to the
 // collector a moment after a burst of changes (scrapes never wait on it).
 //
-// Runner counts per variant are counted from the Runners themselves (what
-// kube-state-metrics would see); desired runners and assigned jobs come from
-// the RunnerSet's status, min/max from its spec.
+// Per-variant counts (desired, starting, idle, running, failed, assigned
+// jobs) are what the RunnerSet's status says, min/max and replicas come from
+// its spec: the status is the one place they are computed.
 #pragma once
 
 #include <caf/all.hpp>
@@ -22,8 +22,9 @@ namespace octorun::metrics {
 
 // What one Runner contributes (pure).
 runner_record runner_record_of(const model::runner& r);
-// What one RunnerSet contributes before its Runners are counted: one entry
-// per effective variant with desired, min, max and assigned jobs (pure).
+// What one RunnerSet contributes: one entry per effective variant (and per
+// retired variant its status still lists) with its status counts, min and
+// max (pure).
 runnerset_record runnerset_record_of(const model::runnerset& s);
 
 // The latest Runners and RunnerSets, from informer events.
@@ -32,7 +33,7 @@ class state_store {
   // Applies one event for a Runner or RunnerSet; false when it changed
   // nothing the metrics show (another kind, or an object that does not parse).
   bool apply(const kube::informer_event& ev);
-  // The snapshot to publish: every set's variant counts filled in from its Runners.
+  // The snapshot to publish.
   state_snapshot snapshot() const;
 
  private:

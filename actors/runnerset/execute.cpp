@@ -66,18 +66,24 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
   request_in_flight_until<kube::object_result>(
       self, {action_kind::create_runners, name}, v.name, in_flight_until::seen, st.cfg.kube,
       [=](kube::object_result& r) {
-        if (!r && !r.error().already_exists()) failed(kube::to_string(r.error()));
-        if (r) check_runner_as_stored(self, *r, fingerprint);
+        if (r) {
+          if (auto& m = self->state.cfg.metrics) m->runner_created(self->state.cfg.ns, self->state.cfg.name, v.name);
+          check_runner_as_stored(self, *r, fingerprint);
+        } else if (!r.error().already_exists()) {
+          failed(kube::to_string(r.error()));
+        }
       },
       failed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
 }
 
-void delete_runner(self_ptr self, const std::string& name) {
+void delete_runner(self_ptr self, const std::string& name, metrics::deletion_reason why) {
   auto& st = self->state;
   request_in_flight<kube::object_result>(
       self, {action_kind::delete_runner, name}, st.cfg.kube,
       [=](kube::object_result& r) {
-        auto& w = self->state.world;
+        auto& s = self->state;
+        auto& w = s.world;
+        if (r && s.cfg.metrics) s.cfg.metrics->runner_deleted(s.cfg.ns, s.cfg.name, variant_of(w, name), why);
         // Deleted (or going, behind its finalizer): known now, before the
         // watch says so, so the next plan does not delete it again.
         if (auto it = w.runners.find(name); it != w.runners.end() && (r || r.error().not_found()))
@@ -91,7 +97,8 @@ void delete_runner(self_ptr self, const std::string& name) {
 void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id) {
   spdlog::info("runnerset {}: scaling down: removing idle runner {} (GitHub runner {})", id(self), name,
                github_id);
-  if (github_id == 0) return delete_runner(self, name);  // not registered
+  if (github_id == 0)
+    return delete_runner(self, name, metrics::deletion_reason::scaled_down);  // not registered
   auto failed = [=](const std::string& why) {
     spdlog::warn("runnerset {}: removing runner {} from GitHub: {}", id(self), name, why);
   };
@@ -111,7 +118,7 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
           return;
         }
         route_to_runner(self, name, caf::make_message(runner::removed_from_github_atom::value));
-        delete_runner(self, name);
+        delete_runner(self, name, metrics::deletion_reason::scaled_down);
       },
       failed, github::delete_runner_atom::value, github_id);
 }
@@ -318,6 +325,7 @@ void read_credentials(self_ptr self) {
         opts.call.user_agent = s.cfg.user_agent;
         opts.call.tls = s.cfg.github_tls;
         opts.call.budget = s.budget;  // read by observe_github_budget
+        if (s.cfg.metrics) opts.call.observer = s.cfg.metrics->github_observer(s.cfg.ns, s.cfg.name);
         if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
           opts.auth = github::pat_auth(pat->token);
         } else {
@@ -362,8 +370,13 @@ void execute(self_ptr self, const action& a) {
     case action_kind::create_runners:
       for (std::int32_t i = 0; i < a.count; ++i) create_runner(self, *a.variant);
       return;
-    case action_kind::delete_runner:
-      return delete_runner(self, a.subject);
+    case action_kind::delete_runner: {
+      // Finished, or drained: its variant was removed or the set is being deleted.
+      auto r = st.world.runners.find(a.subject);
+      const bool finished = r != st.world.runners.end() && r->second.view.finished();
+      return delete_runner(self, a.subject,
+                           finished ? metrics::deletion_reason::finished : metrics::deletion_reason::drained);
+    }
     case action_kind::remove_idle_runner:
       return remove_idle(self, a.subject, a.id);
     case action_kind::remove_deferred:
@@ -395,6 +408,44 @@ void execute(self_ptr self, const action& a) {
       return;
     }
   }
+}
+
+namespace {
+std::string_view action_name(action_kind kind) {
+  switch (kind) {
+    case action_kind::read_credentials:
+      return "read_credentials";
+    case action_kind::patch_finalizer:
+      return "patch_finalizer";
+    case action_kind::create_runners:
+      return "create_runner";
+    case action_kind::delete_runner:
+      return "delete_runner";
+    case action_kind::remove_idle_runner:
+      return "remove_idle_runner";
+    case action_kind::resolve_runner_group:
+      return "resolve_runner_group";
+    case action_kind::register_scale_set:
+      return "register_scale_set";
+    case action_kind::delete_scale_set:
+      return "delete_scale_set";
+    case action_kind::start_listener:
+      return "start_listener";
+    case action_kind::stop_listener:
+      return "stop_listener";
+    case action_kind::confirm_no_runners:
+      return "confirm_no_runners";
+    case action_kind::publish_status:
+      return "publish_status";
+    case action_kind::wake:
+      return "wake";
+  }
+  return "unknown";
+}
+}  // namespace
+
+void count_failure(self_ptr self, action_kind kind) {
+  if (auto& m = self->state.cfg.metrics) m->reconcile_error("runnerset", action_name(kind));
 }
 
 caf::message_handler wake_handler(self_ptr self) {

@@ -174,6 +174,8 @@ void stop_listener(self_ptr self, const std::string& variant) {
   if (it == st.world.scale_sets.end() || !it->second.listening) return;
   self->send(st.listeners, supervision::retire_atom::value, variant);
   it->second.listening = false;
+  // (Also when no incarnation runs to say so: one waiting to be restarted.)
+  if (st.cfg.metrics) st.cfg.metrics->listener_stopped(st.cfg.ns, st.cfg.name, variant);
 }
 
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req) {
@@ -220,9 +222,10 @@ void spawn_listener_supervisor(self_ptr self) {
   auto me = caf::actor_cast<caf::actor>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
+  auto metrics = st.cfg.metrics;
   st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
-        return listener::spawn_listener(parent, {set_id, variant, me, timeout});
+        return listener::spawn_listener(parent, {set_id, variant, me, timeout, metrics});
       });
 }
 

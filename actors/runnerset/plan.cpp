@@ -77,8 +77,15 @@ class planner {
       return std::move(p_);
     }
     auto variants = model::effective_variants(set.spec);
+    std::vector<demand> demands;
+    for (const auto& v : variants)
+      demands.push_back({v.min_runners, v.max_runners, 0, assigned_jobs(v.name)});
+    const auto floors = replica_floors(set.spec.replicas.value_or(0), demands);
     variant_counts per_variant;
-    for (const auto& v : variants) per_variant.emplace_back(v.name, scale(v, variants.size()));
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      demands[i].floor = floors[i];
+      per_variant.emplace_back(variants[i].name, scale(variants[i], demands[i]));
+    }
     drain_retired_variants(variants, per_variant);
     remove_deferred();
     // Planned again when a pause ends (it is logged, and what waited goes).
@@ -321,8 +328,7 @@ class planner {
 
   // One declared variant: creates up to its desired count, replaces finished
   // runners, removes idle ones down to the stabilization floor.
-  counts scale(const model::effective_variant& v, std::size_t variants) {
-    const auto& spec = o_.set->spec;
+  counts scale(const model::effective_variant& v, const demand& d) {
     // Under the Listener intake a variant scales once its scale set is
     // registered (its runners need it for their JIT configuration) and its
     // session has reported statistics (until then demand is unknown, not
@@ -333,8 +339,6 @@ class planner {
       auto entry = o_.scale_sets.find(v.name);
       registered = registered && entry != o_.scale_sets.end() && entry->second.reported;
     }
-    demand d{v.min_runners, v.max_runners, variants == 1 ? spec.replicas : std::nullopt,
-             assigned_jobs(v.name)};
     const auto desired = registered ? desired_runners(d) : 0;
     p_.desired.emplace_back(v.name, desired);
     counts c;

@@ -206,6 +206,8 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
     else
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
+    if (st.cfg.metrics)
+      st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
   }
   // The Runner's actor promotes it (or finds it gone and stands down).
   route_to_runner(self, m.runner_name, caf::make_message(m));
@@ -217,8 +219,11 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   if (other_intake(self, m.job)) return;
   st.world.active_jobs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
+  const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
   st.completed_jobs[m.job.job_id] = self->clock().now();
   if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
+    if (first_end && st.cfg.metrics)  // every set hears of every end; the runner's owner counts it
+      st.cfg.metrics->job_completed(st.cfg.ns, st.cfg.name, runner->second.variant, m.result, m.job);
     // Its one job is over: it stops serving demand now, as the job stops
     // counting as demand (just above, or in the statistics of the same
     // scale-set message); it holds its slot until its phase lands.

@@ -15,8 +15,10 @@
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
 
+#include "actors/metrics/recorder.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
 #include "adapters/http/http_client.hpp"
@@ -45,6 +47,9 @@ struct runnerset_actor_config {
   http::tls_options github_tls;
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;
+  // The manager's metrics (runners created and deleted, failed actions,
+  // listener sessions, GitHub requests); none: nothing is recorded.
+  std::shared_ptr<metrics::recorder> metrics;
 };
 
 caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,17 +14,27 @@ namespace octorun::runnerset {
 struct demand {
   std::int32_t min_runners = 0;
   std::int32_t max_runners = 0;
-  // spec.replicas, written by `kubectl scale` or an HPA through the scale
-  // subresource: a fixed count that replaces job demand.
-  std::optional<std::int32_t> replicas;
+  // This pool's share of spec.replicas (written by `kubectl scale` or an HPA
+  // through the scale subresource): a floor under job demand, never a cap,
+  // so an autoscaler and job demand never pull against each other.
+  std::int32_t floor = 0;
   // Jobs assigned to this pool and not yet completed (listener statistics or
   // webhook demand).
   std::int64_t assigned_jobs = 0;
 };
 
-// min(minRunners + assigned jobs, maxRunners): minRunners is an idle buffer on
-// top of demand. A fixed replicas count is clamped to [min, max].
+// clamp(max(minRunners + assigned jobs, floor), minRunners, maxRunners):
+// minRunners is an idle buffer on top of demand, the floor a lower bound on
+// the total.
 std::int32_t desired_runners(const demand& d);
+
+// spec.replicas is one scale target for the whole set (the scale subresource
+// has one replicas field); each variant's floor is its share: first what the
+// variant's own demand wants (desired_runners without a floor), then what the
+// target asks beyond the sum of those, in proportion to the variants'
+// assigned jobs (evenly when none has any, declaration order breaking ties),
+// never past a variant's maxRunners. One entry per `variants` entry.
+std::vector<std::int32_t> replica_floors(std::int32_t replicas, const std::vector<demand>& variants);
 
 struct runner_view {
   std::string name;

@@ -78,6 +78,18 @@ bool listening(const set_state& st);
 // Logs, once, that GitHub is left alone for the set's deletion; true then.
 bool github_unreachable(self_ptr self);
 
+// A request made for an action failed: counted by the manager's metrics
+// (octorun_reconcile_errors_total). Outcomes that mean "already done" (a
+// create whose object exists, a delete whose object is gone) are no failure.
+void count_failure(self_ptr self, action_kind kind);
+inline bool failed_reply(const kube::object_result& r) {
+  return !r && !r.error().not_found() && !r.error().already_exists();
+}
+template <class Reply>
+bool failed_reply(const Reply& r) {
+  return !r;
+}
+
 // When a request's key leaves the in-flight registry.
 enum class in_flight_until {
   answered,  // its reply or error
@@ -98,10 +110,12 @@ void request_in_flight_until(self_ptr self, flight_key key, std::string note, in
       .then(
           [=](Reply& r) mutable {
             if (until == in_flight_until::answered || !r) self->state.world.in_flight.erase(key);
+            if (failed_reply(r)) count_failure(self, key.kind);
             done(r);
           },
           [=](caf::error& e) mutable {
             self->state.world.in_flight.erase(key);
+            count_failure(self, key.kind);
             failed(self->system().render(e));
           });
 }

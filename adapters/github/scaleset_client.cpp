@@ -2,6 +2,7 @@
 
 #include "adapters/common/json.hpp"
 #include "adapters/common/json_writer.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {
@@ -35,6 +36,9 @@ messages::job_info parse_job_info(const rapidjson::Value& v, std::int64_t scale_
   j.run_id = json::i64(v, "workflowRunId");
   j.labels = json::strings(v, "requestLabels");
   j.display_name = json::str(v, "jobDisplayName");
+  j.queued_at = parse_rfc3339(json::str(v, "queueTime")).value_or(0);
+  j.started_at = parse_rfc3339(json::str(v, "runnerAssignTime")).value_or(0);
+  j.completed_at = parse_rfc3339(json::str(v, "finishTime")).value_or(0);
   return j;
 }
 

@@ -1,6 +1,7 @@
 #include "adapters/github/webhook.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 
 namespace octorun::github {
 
@@ -29,6 +30,9 @@ expected<std::optional<messages::job_message>, std::string> parse_workflow_job(s
   std::string workflow = json::str(*job, "workflow_name");
   std::string branch = json::str(*job, "head_branch");
   info.workflow_ref = branch.empty() ? workflow : workflow + "@" + branch;
+  info.queued_at = parse_rfc3339(json::str(*job, "created_at")).value_or(0);
+  info.started_at = parse_rfc3339(json::str(*job, "started_at")).value_or(0);
+  info.completed_at = parse_rfc3339(json::str(*job, "completed_at")).value_or(0);
 
   std::string runner_name = json::str(*job, "runner_name");
   std::int64_t runner_id = json::i64(*job, "runner_id");

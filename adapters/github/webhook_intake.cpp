@@ -17,6 +17,7 @@ expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(int
   if (!sink) return unexpected{std::string("the webhook intake needs a sink")};
   std::unique_ptr<webhook_intake> in(new webhook_intake());
   in->options_ = options;
+  in->counters_ = options.counters ? options.counters : std::make_shared<intake_counters>();
   in->sink_ = std::move(sink);
   in->dedupe_ = std::make_unique<delivery_dedupe>(options.dedupe_ttl,
                                                   std::max<std::size_t>(1, options.dedupe_capacity));

@@ -68,7 +68,11 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
       }
       req.headers.push_back({"Authorization", "Bearer " + *token});
     }
+    const auto started = std::chrono::steady_clock::now();
     auto resp = sink != nullptr ? http_.stream(req, *sink) : http_.perform(req);
+    if (opts_.observer)
+      opts_.observer->observe(classify_request(method, path_and_query), resp ? resp->status : 0,
+                              std::chrono::steady_clock::now() - started);
     if (!resp) return unexpected{transport(resp.error())};
     long status = resp->status;
     if (status == 401 && cfg_.token && !cfg_.token->path().empty() && !reauthenticated) {

@@ -17,6 +17,7 @@
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/object.hpp"
 #include "adapters/kube/politeness.hpp"
+#include "adapters/kube/request_metrics.hpp"
 #include "adapters/kube/watch.hpp"
 
 namespace octorun::kube {
@@ -31,6 +32,9 @@ struct client_options {
   std::string user_agent = "octorun";
   // Objects from list and watch leave out metadata.managedFields (caches).
   bool drop_managed_fields = false;
+  // Told of every HTTP request (the manager's metrics); shared by every
+  // client of the process, called on each client's thread. None: nobody.
+  std::shared_ptr<request_observer> observer;
 };
 
 struct object_list {

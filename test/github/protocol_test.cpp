@@ -78,6 +78,25 @@ TEST(ScaleSetProtocol, AnUnknownOrMalformedMessageIsSkippedNotFatal) {
   EXPECT_EQ(nameless->skipped[0].reason, "malformed_message");
 }
 
+// The service's timestamps (seven fractional digits, as .NET writes them)
+// are the job's queue, start and end times.
+TEST(ScaleSetProtocol, JobTimesComeFromQueueRunnerAssignAndFinishTime) {
+  std::string jobs =
+      R"([{"messageType":"JobCompleted","runnerRequestId":1,"runnerName":"r","result":"succeeded",)"
+      R"("queueTime":"2026-01-01T00:00:00.1234567Z","runnerAssignTime":"2026-01-01T00:00:12.5Z",)"
+      R"("finishTime":"2026-01-01T00:05:00Z"},{"messageType":"JobStarted","runnerRequestId":2}])";
+  auto m = parse_queue_message(
+      R"({"messageId":1,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 5);
+  ASSERT_TRUE(m) << m.error();
+  const auto& done = std::get<messages::job_completed>(m->jobs[0]).job;
+  EXPECT_EQ(done.queued_at, 1767225600);
+  EXPECT_EQ(done.started_at, 1767225612);
+  EXPECT_EQ(done.completed_at, 1767225900);
+  const auto& unknown = std::get<messages::job_started>(m->jobs[1]).job;
+  EXPECT_EQ(unknown.queued_at, 0);
+  EXPECT_EQ(unknown.started_at, 0);
+}
+
 TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {
   auto ok = parse_session(R"({"sessionId":"a-b","ownerName":"h","runnerScaleSet":{"id":3},)"
                           R"("messageQueueUrl":"http://q","messageQueueAccessToken":"t","statistics":{}})");

@@ -114,12 +114,14 @@ TEST_F(RunnerSetActor, ScaleDownTakesIdleRunnersAndNeverABusyOne) {
 
   // Job 2 is cancelled before a runner takes it: demand falls to job 1, so
   // the idle runner goes. Then an operator scales the set to zero through
-  // the scale subresource (as an HPA would) while job 1 still runs.
+  // the scale subresource (as an HPA would) while job 1 still runs:
+  // replicas are a floor, so the job's runner is still wanted.
   completed(2, "");
   EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].metadata.name}'", busy));
   test::kubectl(c_, "-n " + ns_ + " scale runnerset/linux --replicas=0 >/dev/null");
+  EXPECT_TRUE(eventually("runnerset linux -o jsonpath='{.spec.replicas}'", "0"));
   EXPECT_TRUE(
-      eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.runningRunners}'", "0 1"));
+      eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.runningRunners}'", "1 1"));
   // The idle runner was removed from GitHub once (its finalizer knows it is
   // gone); the busy one was never a candidate and is still registered.
   EXPECT_EQ(sim_->calls("rest.delete_runner"), 1);

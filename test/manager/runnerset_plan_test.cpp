@@ -227,17 +227,23 @@ TEST(RunnerSetPlan, ARunnerWhoseJobCompletedHoldsNoCapacity) {
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "removed before its phase was written";
 }
 
-TEST(RunnerSetPlan, ReplicasReplaceDemandOnlyWithOneVariant) {
+TEST(RunnerSetPlan, ReplicasAreAFloorUnderDemandSplitOverTheVariants) {
   auto o = ready_set();
   o.set->spec.replicas = 4;
   demand(o, 1);
-  EXPECT_EQ(creates(plan(o)), 4);
+  EXPECT_EQ(creates(plan(o)), 4) << "a warm pool of 4 under one job";
+  demand(o, 5);
+  EXPECT_EQ(creates(plan(o)), 6) << "demand above the floor";
   o.set->spec.variants = {model::variant_spec{"a", {}, {}, {}, {}}, model::variant_spec{"b", {}, {}, {}, {}}};
   o.active_jobs.clear();
   demand(o, 1, "a");
   auto p = plan(o);
-  EXPECT_EQ(creates(p), 1);
-  EXPECT_EQ(subjects(p, action_kind::create_runners), (names{"a"}));
+  EXPECT_EQ(creates(p), 4) << "one set-wide target";
+  EXPECT_EQ(subjects(p, action_kind::create_runners), (names{"a"})) << "the rest goes where the jobs are";
+  o.active_jobs.clear();
+  p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::create_runners), (names{"a", "b"})) << "no job: evenly";
+  EXPECT_EQ(creates(p), 4);
 }
 
 // ---- stabilization --------------------------------------------------------------------

@@ -16,16 +16,93 @@ runner_view idle(std::string name, bool ready = true, std::int64_t created = 0) 
 runner_view busy(std::string name) { return {std::move(name), phase::running, true, false, true, 0}; }
 
 TEST(Scaling, DesiredIsMinPlusAssignedJobsCappedAtMax) {
-  EXPECT_EQ(desired_runners({0, 10, std::nullopt, 0}), 0);
-  EXPECT_EQ(desired_runners({2, 10, std::nullopt, 3}), 5);
-  EXPECT_EQ(desired_runners({2, 10, std::nullopt, 30}), 10);
-  EXPECT_EQ(desired_runners({0, 10, std::nullopt, -4}), 0);
+  EXPECT_EQ(desired_runners({0, 10, 0, 0}), 0);
+  EXPECT_EQ(desired_runners({2, 10, 0, 3}), 5);
+  EXPECT_EQ(desired_runners({2, 10, 0, 30}), 10);
+  EXPECT_EQ(desired_runners({0, 10, 0, -4}), 0);
 }
 
-TEST(Scaling, FixedReplicasAreClampedToMinAndMax) {
-  EXPECT_EQ(desired_runners({1, 5, 3, 100}), 3);
-  EXPECT_EQ(desired_runners({1, 5, 0, 0}), 1);
-  EXPECT_EQ(desired_runners({1, 5, 9, 0}), 5);
+// spec.replicas (kubectl scale, an HPA) is a floor under demand: it raises
+// the count, never lowers what the jobs need, and stays within [min, max].
+TEST(Scaling, ReplicasAreAFloorUnderDemandWithinMinAndMax) {
+  EXPECT_EQ(desired_runners({0, 10, 4, 0}), 4) << "a warm pool with no job";
+  EXPECT_EQ(desired_runners({0, 10, 4, 7}), 7) << "demand above the floor wins";
+  EXPECT_EQ(desired_runners({2, 10, 4, 1}), 4) << "min + demand (3) below the floor";
+  EXPECT_EQ(desired_runners({2, 10, 4, 3}), 5) << "min + demand (5) above the floor";
+  EXPECT_EQ(desired_runners({1, 5, 0, 0}), 1) << "replicas 0: no floor, minRunners stays";
+  EXPECT_EQ(desired_runners({1, 5, 9, 0}), 5) << "never past maxRunners";
+  EXPECT_EQ(desired_runners({0, 10, -3, 2}), 2);
+}
+
+// The three writers never fight: whatever order demand and the floor move
+// in, the result is the larger of the two (within [min, max]), so lowering
+// one never takes away what the other asks for.
+TEST(Scaling, FloorAndDemandCombineByMaximumWhateverTheirOrder) {
+  for (std::int32_t floor = 0; floor <= 12; ++floor)
+    for (std::int64_t jobs = 0; jobs <= 12; ++jobs) {
+      const auto d = desired_runners({1, 10, floor, jobs});
+      EXPECT_EQ(d, std::clamp<std::int64_t>(std::max<std::int64_t>(1 + jobs, floor), 1, 10));
+      EXPECT_GE(d, desired_runners({1, 10, 0, jobs})) << "a floor never lowers demand";
+      EXPECT_GE(d, desired_runners({1, 10, floor, 0})) << "demand never lowers the floor";
+    }
+}
+
+// ---- spec.replicas over variants ----------------------------------------------------
+
+TEST(ReplicaFloors, OneVariantGetsTheWholeTarget) {
+  EXPECT_EQ(replica_floors(4, {{0, 10, 0, 1}}), (std::vector<std::int32_t>{4}));
+  EXPECT_EQ(replica_floors(0, {{0, 10, 0, 1}}), (std::vector<std::int32_t>{1})) << "its own demand";
+  EXPECT_EQ(replica_floors(40, {{0, 10, 0, 1}}), (std::vector<std::int32_t>{10})) << "capped at max";
+}
+
+TEST(ReplicaFloors, EachVariantKeepsItsOwnDemandWhenTheTargetIsBelowTheSum) {
+  EXPECT_EQ(replica_floors(2, {{0, 10, 0, 3}, {1, 10, 0, 2}}), (std::vector<std::int32_t>{3, 3}));
+}
+
+TEST(ReplicaFloors, TheRestGoesWhereTheJobsAre) {
+  // Demand wants 3 + 1; the target asks 8: 4 more, split 3:1 like the jobs.
+  EXPECT_EQ(replica_floors(8, {{0, 10, 0, 3}, {0, 10, 0, 1}}), (std::vector<std::int32_t>{6, 2}));
+  // No job anywhere: evenly, the first variants taking the odd one.
+  EXPECT_EQ(replica_floors(5, {{0, 10, 0, 0}, {0, 10, 0, 0}}), (std::vector<std::int32_t>{3, 2}));
+  EXPECT_EQ(replica_floors(1, {{0, 10, 0, 0}, {0, 10, 0, 0}, {0, 10, 0, 0}}),
+            (std::vector<std::int32_t>{1, 0, 0}));
+  // Rounding leftovers go to the heaviest first.
+  EXPECT_EQ(replica_floors(4, {{0, 10, 0, 1}, {0, 10, 0, 2}}), (std::vector<std::int32_t>{1, 3}));
+}
+
+TEST(ReplicaFloors, AFullVariantPassesItsShareOn) {
+  // "a" has most of the jobs but room for one more runner only.
+  EXPECT_EQ(replica_floors(12, {{0, 4, 0, 3}, {0, 20, 0, 1}}), (std::vector<std::int32_t>{4, 8}));
+  // Nowhere left to put the rest: every variant at its max.
+  EXPECT_EQ(replica_floors(100, {{0, 4, 0, 0}, {2, 3, 0, 0}}), (std::vector<std::int32_t>{4, 3}));
+}
+
+TEST(ReplicaFloors, NeverPlacesMoreThanTheTargetAboveDemandNorPastAMaximum) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<demand> vs(1 + rng() % 5);
+    std::int64_t wanted = 0, capacity = 0;
+    for (auto& v : vs) {
+      v.min_runners = static_cast<std::int32_t>(rng() % 3);
+      v.max_runners = v.min_runners + static_cast<std::int32_t>(rng() % 8);
+      v.assigned_jobs = rng() % 4 == 0 ? 0 : rng() % 12;
+      wanted += desired_runners(v);
+      capacity += v.max_runners;
+    }
+    const auto replicas = static_cast<std::int32_t>(rng() % 40);
+    const auto floors = replica_floors(replicas, vs);
+    ASSERT_EQ(floors.size(), vs.size());
+    std::int64_t sum = 0;
+    for (std::size_t i = 0; i < vs.size(); ++i) {
+      EXPECT_GE(floors[i], desired_runners(vs[i]));
+      EXPECT_LE(floors[i], vs[i].max_runners);
+      sum += floors[i];
+    }
+    EXPECT_EQ(sum, std::max<std::int64_t>(wanted, std::min<std::int64_t>(replicas, capacity)));
+  }
+  // A huge target (kubectl scale --replicas=2147483647) ends at once.
+  EXPECT_EQ(replica_floors(2147483647, {{0, 10, 0, 1 << 30}, {0, 10, 0, 1}}),
+            (std::vector<std::int32_t>{10, 10}));
 }
 
 TEST(Scaling, CreatesTheShortfall) {

@@ -229,6 +229,8 @@ start)
   # Not the root CA publisher: tests count the ConfigMaps of a namespace.
   controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
   controllers+=,deployment-controller,replicaset-controller,endpointslice-controller
+  # Pod GC: pods bound to a node that is gone are deleted (bench/chaos deletes the node).
+  controllers+=,pod-garbage-collector-controller
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
     --controllers="$controllers"

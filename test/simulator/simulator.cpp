@@ -315,7 +315,7 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
                              : j.result == "failed"   ? "failure"
                              : j.result == "canceled" ? "cancelled"
                                                       : j.result);
-  bool has_runner = action_s != "queued";
+  bool has_runner = action_s != "queued" && j.runner_id != 0;  // a job cancelled before it ran has none
   std::string body =
       "{\"action\":\"" + action_s + "\",\"workflow_job\":{\"id\":" + std::to_string(j.id) +
       ",\"run_id\":" + std::to_string(j.run_id) + ",\"run_attempt\":1,\"node_id\":\"WJ_" +
@@ -383,6 +383,19 @@ void simulator::impl::finish_job(sim_job& j, const std::string& result) {
   changed();
 }
 
+void simulator::impl::cancel(sim_job& j) {
+  finish_job(j, "canceled");
+  dispatch();
+}
+
+void simulator::impl::lose(sim_runner& r) {
+  r.online = false;
+  auto j = jobs.find(r.job_id);
+  if (r.busy && j != jobs.end() && j->second.state == "running")
+    finish_job(j->second, "failed");  // erases the runner
+  changed();
+}
+
 void simulator::impl::dispatch() {
   for (auto& [rid, r] : runners) {
     if (!r.online || r.busy) continue;
@@ -430,6 +443,11 @@ void simulator::impl::enqueue_delivery(delivery d) {
   {
     std::lock_guard lock(delivery_mu);
     auto push = [&](delivery x) {
+      if (delivery_faults.drop > 0) {
+        --delivery_faults.drop;
+        dropped.push_back(std::move(x));
+        return;
+      }
       if (delivery_faults.duplicate > 0) {
         --delivery_faults.duplicate;
         outbox.push_back(x);
@@ -545,6 +563,20 @@ bool simulator::complete_job(std::int64_t job_id, const std::string& result) {
   impl_->dispatch();
   return true;
 }
+bool simulator::cancel_job(std::int64_t job_id) {
+  std::lock_guard l(impl_->mu);
+  auto it = impl_->jobs.find(job_id);
+  if (it == impl_->jobs.end() || it->second.state == "completed") return false;
+  impl_->cancel(it->second);
+  return true;
+}
+bool simulator::lose_runner(const std::string& name) {
+  std::lock_guard l(impl_->mu);
+  auto* r = impl_->runner_named(name);
+  if (r == nullptr) return false;
+  impl_->lose(*r);
+  return true;
+}
 void simulator::add_fault(const fault& f) {
   std::lock_guard l(impl_->mu);
   impl_->faults.push_back(f);
@@ -613,6 +645,12 @@ void simulator::reset_counts() {
   impl_->counts.clear();
 }
 std::int64_t simulator::deliveries_sent() const { return impl_->sent.load(); }
+std::vector<delivery_record> simulator::dropped_deliveries() const {
+  std::lock_guard l(impl_->delivery_mu);
+  std::vector<delivery_record> out;
+  for (const auto& d : impl_->dropped) out.push_back({d.event, d.id, d.body});
+  return out;
+}
 std::string simulator::job_state(std::int64_t job_id) const {
   std::lock_guard l(impl_->mu);
   auto it = impl_->jobs.find(job_id);
@@ -718,9 +756,19 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     dispatch();
     return ok();
   }
+  if (what == "jobs" && post && seg.size() == 4 && seg[3] == "cancel") {
+    auto it = jobs.find(std::atoll(seg[2].c_str()));
+    if (it == jobs.end() || it->second.state == "completed") return rest_error(409, "job has completed");
+    cancel(it->second);
+    return ok();
+  }
   if (what == "runners" && post && seg.size() == 4) {
     auto* rn = runner_named(seg[2]);
     if (rn == nullptr) return rest_error(404, "no runner named " + seg[2]);
+    if (seg[3] == "lost") {
+      lose(*rn);
+      return ok();
+    }
     if (seg[3] == "online")
       rn->online = true;
     else if (seg[3] == "offline")
@@ -760,6 +808,7 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     delivery_faults.duplicate = static_cast<int>(json::i64(d, "duplicate", 0));
     delivery_faults.reorder = static_cast<int>(json::i64(d, "reorder", 0));
     delivery_faults.delay = std::chrono::milliseconds(json::i64(d, "delay_ms", 0));
+    delivery_faults.drop = static_cast<int>(json::i64(d, "drop", 0));
     return ok();
   }
   if (what == "expire-tokens" && post) {

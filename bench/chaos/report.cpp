@@ -106,7 +106,12 @@ std::string render(const report& r, const timeline& tl) {
          " / " + (r.clean_stop ? "yes" : "no") + " |\n";
   out += "| leaks after teardown | " + std::to_string(r.leaks.size()) + " |\n";
   std::map<std::string, int> by_invariant;
-  for (const auto& v : r.violations) ++by_invariant[v.invariant];
+  for (const auto& v : r.violations) {
+    auto key = v.invariant;
+    if (auto at = v.text.find(" ["); v.invariant == "max-runners" && at != std::string::npos)
+      key += "/" + v.text.substr(at + 2, v.text.find(':', at) - at - 2);  // its diagnosis
+    ++by_invariant[key];
+  }
   std::string vs;
   for (const auto& [k, n] : by_invariant) vs += (vs.empty() ? "" : ", ") + k + " " + std::to_string(n);
   out +=

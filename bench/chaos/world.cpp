@@ -257,23 +257,31 @@ void world::check_max(const std::string& pool_key) {
   }
   if (static_cast<int>(live.size()) <= reported) return;
   reported = static_cast<int>(live.size());
-  // How many of them GitHub says have finished their job (the manager may
-  // count those as free before their Succeeded lands): the diagnosis, from
-  // the simulator's state now (a runner that finished its job is gone there).
+  // The diagnosis: how many of them GitHub says have finished their job
+  // (the manager may count those as free before their Succeeded lands; read
+  // from the simulator's state now: such a runner is gone there), and how
+  // many more are being deleted; beyond the bound even without both, it is
+  // an overshoot.
   auto now_state = read_sim(sim_);
-  int finished = 0;
+  int finished = 0, deleting = 0;
   for (const auto& [key, r] : runners_) {
     if (r.pool != pool_key || r.gone || terminal(r.phase)) continue;
     bool done = !now_state.runners.count(r.name) && r.job != 0;
     for (const auto& [id, j] : now_state.jobs)
       if (j.runner == r.name && j.state == "completed") done = true;
     finished += done ? 1 : 0;
+    deleting += !done && r.deleting ? 1 : 0;
   }
-  std::string who = " (" + std::to_string(finished) + " of them had finished their job on GitHub):";
-  for (const auto& n : live) who += " " + n;
+  const int n = static_cast<int>(live.size()), max = p->second.max_runners;
+  std::string kind = n - finished <= max              ? "finished-not-yet-terminal"
+                     : n - finished - deleting <= max ? "deleting-still-counted"
+                                                      : "overshoot";
+  std::string who = " [" + kind + ": " + std::to_string(finished) + " had finished their job on GitHub, " +
+                    std::to_string(deleting) + " more being deleted]:";
+  for (const auto& name : live) who += " " + name;
   record({tl_.now(), "max-runners",
-          pool_key + ": " + std::to_string(live.size()) + " non-terminal Runners, maxRunners " +
-              std::to_string(p->second.max_runners) + who});
+          pool_key + ": " + std::to_string(n) + " non-terminal Runners, maxRunners " + std::to_string(max) +
+              who});
 }
 
 void world::on_pod(const kube::object& o, bool deleted) {

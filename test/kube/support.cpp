@@ -124,9 +124,4 @@ void restart_apiserver(const test::cluster_info& c) {
   }
 }
 
-void compact_etcd(const test::cluster_info& c) {
-  auto compacted = test::compact_etcd(c);
-  ASSERT_TRUE(compacted) << compacted.error();
-}
-
 }  // namespace octorun::kube::testing

@@ -1,6 +1,6 @@
 // Helpers for the kube integration tests: configurations for the test
 // cluster, a subscriber that mirrors an informer and checks its event
-// sequence, a pausable TCP proxy, and etcd compaction.
+// sequence; the cuttable TCP proxy and etcd compaction: test/support/cluster_faults.hpp.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -59,8 +59,6 @@ using test::tcp_proxy;
 // the end of the apiserver's log.
 void restart_apiserver(const test::cluster_info& c);
 
-// Compacts etcd at its current revision: older resourceVersions are gone.
-void compact_etcd(const test::cluster_info& c);
 
 int port_of(const std::string& url);
 

@@ -59,7 +59,6 @@ using test::tcp_proxy;
 // the end of the apiserver's log.
 void restart_apiserver(const test::cluster_info& c);
 
-
 int port_of(const std::string& url);
 
 }  // namespace octorun::kube::testing

@@ -162,11 +162,12 @@ void on_event(self_ptr self, kube::informer_event& ev) {
       st.early_children.erase(name);
       self->send(st.runners_supervisor, supervision::retire_atom::value, name);
     } else if (observe_runner(w, ev.obj)) {
-      route_to_runner(self, name, caf::make_message(std::move(ev)));
-      // Its Pod and Secret, when they were watched before it: without them
-      // its actor would take a running pod for a vanished one.
+      // Its Pod and Secret first, when they were watched before it: its actor
+      // decides on its first Runner event, and without them would take a
+      // running pod for a vanished one (and provision again).
       if (auto early = st.early_children.extract(name))
         for (auto& [child_kind, child] : early.mapped()) on_child(self, child_kind, child);
+      route_to_runner(self, name, caf::make_message(std::move(ev)));
     }
     return mark_dirty(self);
   }

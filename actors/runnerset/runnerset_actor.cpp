@@ -144,6 +144,17 @@ void on_runnerset(self_ptr self, kube::informer_event& ev) {
   mark_dirty(self);
 }
 
+// A Pod or Secret event of a known Runner: to its actor.
+void on_child(self_ptr self, const std::string& kind, kube::informer_event& ev) {
+  auto& w = self->state.world;
+  std::string runner(ev.obj.label(model::label_runner));
+  auto known = w.runners.find(runner);
+  if (kind == "Secret" && ev.type != kube::event_type::deleted)
+    if (auto jit = runner::read_jit_secret(*ev.obj.doc); jit && jit->runner_id != 0)
+      known->second.secret_runner_id = jit->runner_id;
+  route_to_runner(self, runner, caf::make_message(std::move(ev)));
+}
+
 void on_event(self_ptr self, kube::informer_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
@@ -156,21 +167,31 @@ void on_event(self_ptr self, kube::informer_event& ev) {
     w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
     if (deleted) {
       w.runners.erase(name);
+      st.early_children.erase(name);
       self->send(st.runners_supervisor, supervision::retire_atom::value, name);
     } else if (observe_runner(w, ev.obj)) {
+      // Its Pod and Secret first, when they were watched before it: its actor
+      // decides on its first Runner event, and without them would take a
+      // running pod for a vanished one (and provision again).
+      if (auto early = st.early_children.extract(name))
+        for (auto& [child_kind, child] : early.mapped()) on_child(self, child_kind, child);
       route_to_runner(self, name, caf::make_message(std::move(ev)));
     }
     return mark_dirty(self);
   }
   if (kind == "Pod" || kind == "Secret") {
     std::string runner(ev.obj.label(model::label_runner));
-    // Only to Runners we know: a late event must not resurrect a retired actor.
-    auto known = w.runners.find(runner);
-    if (known == w.runners.end()) return;
-    if (kind == "Secret" && !deleted)
-      if (auto jit = runner::read_jit_secret(*ev.obj.doc); jit && jit->runner_id != 0)
-        known->second.secret_runner_id = jit->runner_id;
-    route_to_runner(self, runner, caf::make_message(std::move(ev)));
+    // Only to Runners we know: a late event must not resurrect a retired
+    // actor. One not seen yet gets it when it is (its deletion drops it).
+    if (w.runners.find(runner) == w.runners.end()) {
+      if (deleted)
+        st.early_children[runner].erase(kind);
+      else
+        st.early_children[runner][kind] = std::move(ev);
+      if (st.early_children[runner].empty()) st.early_children.erase(runner);
+      return;
+    }
+    on_child(self, kind, ev);
   }
 }
 

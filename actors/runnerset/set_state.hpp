@@ -30,7 +30,10 @@ struct set_state {
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
-  caf::actor github;                             // REST pool on the current credentials
+  // Pod and Secret events of a Runner not seen yet (a new leader's informers
+  // list in any order), the latest per kind: handed to it once its Runner is.
+  std::map<std::string, std::map<std::string, kube::informer_event>> early_children;
+  caf::actor github;  // REST pool on the current credentials
   std::string credentials_version;
   bool github_abandoned = false;  // github_unreachable_for_deletion() was logged
   caf::actor runners_supervisor;

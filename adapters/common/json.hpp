@@ -36,14 +36,19 @@ inline std::string str(const rapidjson::Value& obj, const char* key, std::string
   return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
 }
 
-// Integers, also written as unsigned or (by some APIs) as a float.
+// Integers, also written as unsigned or (by some APIs) as a float. A number
+// outside the int64 range reads as `fallback` (converting such a double is
+// undefined behaviour; the fuzzers found 1e21 in a webhook's run_id).
 inline std::int64_t i64(const rapidjson::Value& obj, const char* key, std::int64_t fallback = 0) {
   const auto* v = member(obj, key);
   if (v == nullptr) return fallback;
   if (v->IsInt64()) return v->GetInt64();
-  if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
-  if (v->IsDouble()) return static_cast<std::int64_t>(v->GetDouble());
-  return fallback;
+  if (v->IsDouble()) {
+    // [-2^63, 2^63): both bounds are exact doubles; NaN fails both tests.
+    double d = v->GetDouble();
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return static_cast<std::int64_t>(d);
+  }
+  return fallback;  // not a number, or a uint64 above INT64_MAX
 }
 
 inline bool boolean(const rapidjson::Value& obj, const char* key, bool fallback = false) {

@@ -16,8 +16,8 @@ expected<std::optional<messages::job_message>, std::string> parse_workflow_job(s
   if (job == nullptr || !job->IsObject())
     return R(unexpected{std::string("payload has no workflow_job object")});
   const auto* id = json::member(*job, "id");
-  if (id == nullptr || !(id->IsInt64() || id->IsUint64()))
-    return R(unexpected{std::string("workflow_job.id is not an integer")});
+  if (id == nullptr || !id->IsInt64())
+    return R(unexpected{std::string("workflow_job.id is not a 64-bit integer")});
 
   messages::job_info info;
   info.source = messages::job_source::webhook;

@@ -251,6 +251,8 @@ start)
   controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
   controllers+=,deployment-controller,replicaset-controller,endpointslice-controller,disruption-controller
   controllers+=,horizontal-pod-autoscaler-controller
+  # Pod GC: pods bound to a node that is gone are deleted (bench/chaos deletes the node).
+  controllers+=,pod-garbage-collector-controller
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
     --controllers="$controllers" --horizontal-pod-autoscaler-sync-period=1s

@@ -97,6 +97,23 @@ TEST(ScaleSetProtocol, JobTimesComeFromQueueRunnerAssignAndFinishTime) {
   EXPECT_EQ(unknown.started_at, 0);
 }
 
+// Regression (scaleset_message_fuzz): a runnerRequestId of 1.2e21 was
+// converted to int64 (undefined behaviour); it now reads as no id.
+TEST(ScaleSetProtocol, NumbersBeyondInt64ReadAsZero) {
+  std::string jobs =
+      R"([{"messageType":"JobAvailable","runnerRequestId":1.21845e+21,"workflowRunId":-1e300}])";
+  auto m = parse_queue_message(
+      R"({"messageId":1e400,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 1);
+  ASSERT_FALSE(m);  // 1e400 is not JSON RapidJSON accepts (overflow): an error, not a crash
+  m = parse_queue_message(
+      R"({"messageId":1e20,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 1);
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->message_id, 0);
+  ASSERT_EQ(m->jobs.size(), 1u);
+  EXPECT_EQ(std::get<messages::job_available>(m->jobs[0]).job.job_id, 0);
+  EXPECT_EQ(std::get<messages::job_available>(m->jobs[0]).job.run_id, 0);
+}
+
 TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {
   auto ok = parse_session(R"({"sessionId":"a-b","ownerName":"h","runnerScaleSet":{"id":3},)"
                           R"("messageQueueUrl":"http://q","messageQueueAccessToken":"t","statistics":{}})");

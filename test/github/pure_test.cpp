@@ -227,6 +227,20 @@ TEST(GithubWebhookPayload, RejectsMalformedPayloadsWithoutCrashing) {
   }
 }
 
+// Regression (workflow_job_fuzz): run_id 1.1e32 was converted to int64
+// (undefined behaviour); an id beyond int64 was taken as a negative id.
+TEST(GithubWebhookPayload, NumbersBeyondInt64AreRejectedOrIgnored) {
+  auto r = parse_workflow_job(
+      R"({"action":"queued","workflow_job":{"id":9,"run_id":111111111111111111111111111111111}})");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(std::get<messages::job_available>(**r).job.job_id, 9);
+  EXPECT_EQ(std::get<messages::job_available>(**r).job.run_id, 0);
+  auto big = parse_workflow_job(R"({"action":"queued","workflow_job":{"id":18446744073709551615}})");
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().find("workflow_job.id"), std::string::npos) << big.error();
+  EXPECT_FALSE(parse_workflow_job(R"({"action":"queued","workflow_job":{"id":1e30}})"));
+}
+
 TEST(GithubDedupe, ForgetsAfterTtlAndBoundsItsSize) {
   delivery_dedupe d(std::chrono::seconds(10), 3);
   auto t0 = delivery_dedupe::clock::time_point{} + std::chrono::hours(1);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "adapters/common/json.hpp"
+#include "adapters/http/http_server.hpp"
 #include "adapters/tls/certificates.hpp"
 #include "test/github/sim_fixture.hpp"
 
@@ -144,6 +145,55 @@ TEST(SimulatorControl, RunnerGroupsAreCreatedOverHttpAndListedByRest) {
                  R"({"name":"g-2","runner_group_id":999,"labels":["gpu"]})")
                 .status,
             404);
+}
+
+// The controls the chaos harness (bench/chaos) needs: cancelled jobs, a
+// runner whose process is gone, and deliveries lost outright.
+TEST(SimulatorControl, CancelsJobsLosesRunnersAndDropsDeliveries) {
+  std::mutex mu;
+  std::vector<std::string> bodies;
+  auto hook = http::server::start({}, {{"/hook", {"POST"}, [&](const http::server_request& r) {
+                                          std::lock_guard l(mu);
+                                          bodies.push_back(r.body);
+                                          return http::server_response{200, "text/plain", "ok", {}};
+                                        }}});
+  ASSERT_TRUE(hook);
+  auto sim = testing::start_simulator({});
+  ASSERT_TRUE(sim);
+  sim->add_repository("demo/svc");
+  sim->set_webhook((*hook)->base_url() + "/hook", "s");
+  http::client c;
+  const auto base = sim->base_url();
+
+  // A queued job cancelled over HTTP completes with no runner.
+  sim->set_delivery_fault({.drop = 1});  // its queued delivery is lost
+  auto queued = sim->add_job({.repository = "demo/svc", .labels = {"gpu"}, .duration = -1ms});
+  EXPECT_EQ(call(c, "POST", base + "/_sim/jobs/" + std::to_string(queued) + "/cancel").status, 200);
+  EXPECT_EQ(sim->job_state(queued), "completed");
+  EXPECT_FALSE(sim->cancel_job(queued));
+  ASSERT_TRUE(sim->wait_until([](const sim::simulator& s) { return s.deliveries_sent() == 1; }, 10s));
+  auto dropped = sim->dropped_deliveries();
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_NE(dropped[0].body.find("\"action\":\"queued\""), std::string::npos);
+  {
+    std::lock_guard l(mu);
+    ASSERT_EQ(bodies.size(), 1u);
+    EXPECT_NE(bodies[0].find("\"conclusion\":\"cancelled\""), std::string::npos) << bodies[0];
+    EXPECT_NE(bodies[0].find("\"runner_name\":null"), std::string::npos) << bodies[0];
+  }
+
+  // A runner running a job loses its process: the job fails, the runner goes.
+  auto jit = call(c, "POST", sim->api_url() + "/repos/demo/svc/actions/runners/generate-jitconfig",
+                  R"({"name":"demo-1","runner_group_id":1,"labels":["self-hosted","gpu"]})");
+  ASSERT_EQ(jit.status, 201);
+  auto running = sim->add_job({.repository = "demo/svc", .labels = {"gpu"}, .duration = -1ms});
+  ASSERT_TRUE(sim->runner_online("demo-1"));
+  EXPECT_EQ(sim->job_state(running), "running");
+  EXPECT_EQ(call(c, "POST", base + "/_sim/runners/demo-1/lost").status, 200);
+  EXPECT_EQ(sim->job_state(running), "completed");
+  EXPECT_NE(sim->state_json().find("\"result\":\"failed\""), std::string::npos);
+  EXPECT_FALSE(sim->lose_runner("demo-1"));  // ephemeral: gone with its job
+  EXPECT_EQ(call(c, "POST", base + "/_sim/delivery-faults", R"({"drop":2})").status, 200);
 }
 
 TEST(SimulatorControl, RateLimitIsEnforcedWithHeaders) {

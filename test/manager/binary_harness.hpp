@@ -77,6 +77,16 @@ class octorun_process {
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
 
+  // Its wait status once it has exited on its own (reaped then; running()
+  // turns false), else nullopt. Never blocks.
+  std::optional<int> exited() {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    pid_ = -1;
+    return status;
+  }
+
   // Sends `sig` and reaps the process; its wait status (-1 if not running).
   int stop(int sig) {
     if (pid_ <= 0) return -1;

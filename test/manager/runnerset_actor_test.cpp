@@ -11,11 +11,13 @@
 
 #include "actors/kinds.hpp"
 #include "adapters/http/http_client.hpp"
+#include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "messages/jobs.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun::runnerset {
@@ -31,10 +33,7 @@ class RunnerSetActor : public test::actor_test_base {
     if (set_) caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
   }
 
-  // `extra_spec`: more RunnerSet spec members (wiring.hpp create_runnerset).
-  void start(int min_runners, int max_runners, const std::string& extra_spec = "",
-             std::chrono::milliseconds resync = 30s) {
-    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners, extra_spec);
+  runnerset_actor_config config(std::chrono::milliseconds resync = 30s) {
     runnerset_actor_config cfg;
     cfg.ns = ns_;
     cfg.name = "linux";
@@ -43,7 +42,19 @@ class RunnerSetActor : public test::actor_test_base {
     cfg.busy_recheck = 200ms;
     cfg.runner_defaults.busy_recheck = 200ms;
     cfg.runner_defaults.retry_initial = 100ms;
-    set_ = spawn_runnerset(sys_, cfg);
+    return cfg;
+  }
+
+  // `extra_spec`: more RunnerSet spec members (wiring.hpp create_runnerset).
+  void start(int min_runners, int max_runners, const std::string& extra_spec = "",
+             std::chrono::milliseconds resync = 30s) {
+    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners, extra_spec);
+    set_ = spawn_runnerset(sys_, config(resync));
+    watch();
+  }
+
+  // The set's informers, as the controller runs them.
+  void watch() {
     const std::string mine = "octorun.io/runnerset=linux";
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runnersets(), "", "metadata.name=linux"},
@@ -135,6 +146,51 @@ TEST_F(RunnerSetActor, ScaleDownTakesIdleRunnersAndNeverABusyOne) {
   completed(1, busy);
   EXPECT_TRUE(eventually("runners -o name", ""));
   EXPECT_TRUE(eventually("pods -o name", ""));
+}
+
+// Regression (bench/chaos, phase-truth and busy-runner after every leader
+// change): a new leader's informers list in any order, and the Pod and
+// Secret events of a Runner not seen yet were dropped, so its actor took the
+// running pod of a busy runner for a vanished one and marked it Failed (and
+// the set then deleted it while its job ran, and lost its JIT Secret's id).
+TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRunning) {
+  start(0, 5);
+  available(1);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "1 1"));
+  const auto busy = runner_names().at(0);
+  started(1, busy);
+  ASSERT_TRUE(sim_->set_runner_busy(busy, true));
+  ASSERT_TRUE(
+      eventually("runner " + busy + " -o jsonpath='{.status.phase} {.status.podReady}'", "Running true"));
+
+  // The leader goes; the next one hears of the Pod and the Secret first.
+  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+  informers_.clear();
+  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+  set_ = spawn_runnerset(sys_, config());
+  kube::client api(kube_cfg_);
+  auto hear = [&](const kube::resource& r, const std::string& name) {
+    auto obj = api.get(r, ns_, name);
+    ASSERT_TRUE(obj) << kube::to_string(obj.error());
+    caf::anon_send(set_, kube::informer_event{r.id(), kube::event_type::added, *obj});
+  };
+  hear(kinds::pods(), busy);
+  hear(kinds::secrets(), busy + "-jit");
+  hear(kinds::runnersets(), "linux");
+  hear(kinds::runners(), busy);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.runningRunners}'", "1"));
+  // Its job still runs: the runner must stay Running (it was Failed within
+  // a few hundred milliseconds before the fix).
+  auto phase = test::poll([&] { return get("runner " + busy + " -o jsonpath='{.status.phase}'"); },
+                          [](const std::string& p) { return p != "Running"; }, 5s);
+  EXPECT_FALSE(phase.met) << "the busy runner became " << phase.last;
+
+  // Its watches catch up; the job ends: the runner goes, here and on GitHub.
+  watch();
+  ASSERT_TRUE(sim_->set_runner_busy(busy, false));
+  completed(1, busy);
+  EXPECT_TRUE(eventually("runners -o name", ""));
+  EXPECT_EQ(sim_->state_json().find("\"" + busy + "\""), std::string::npos) << "its GitHub runner leaked";
 }
 
 TEST_F(RunnerSetActor, DeletingTheSetRemovesEveryRunnerHereAndOnGitHub) {

@@ -70,9 +70,19 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     dispatch();
     return ok();
   }
+  if (what == "jobs" && post && seg.size() == 4 && seg[3] == "cancel") {
+    auto it = jobs.find(std::atoll(seg[2].c_str()));
+    if (it == jobs.end() || it->second.state == "completed") return rest_error(409, "job has completed");
+    cancel(it->second);
+    return ok();
+  }
   if (what == "runners" && post && seg.size() == 4) {
     auto* rn = runner_named(seg[2]);
     if (rn == nullptr) return rest_error(404, "no runner named " + seg[2]);
+    if (seg[3] == "lost") {
+      lose(*rn);
+      return ok();
+    }
     if (seg[3] == "online")
       rn->online = true;
     else if (seg[3] == "offline")
@@ -112,6 +122,7 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     delivery_faults.duplicate = static_cast<int>(json::i64(d, "duplicate", 0));
     delivery_faults.reorder = static_cast<int>(json::i64(d, "reorder", 0));
     delivery_faults.delay = std::chrono::milliseconds(json::i64(d, "delay_ms", 0));
+    delivery_faults.drop = static_cast<int>(json::i64(d, "drop", 0));
     return ok();
   }
   if (what == "expire-tokens" && post) {

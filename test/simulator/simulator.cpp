@@ -388,7 +388,7 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
                              : j.result == "failed"   ? "failure"
                              : j.result == "canceled" ? "cancelled"
                                                       : j.result);
-  bool has_runner = action_s != "queued";
+  bool has_runner = action_s != "queued" && j.runner_id != 0;  // a job cancelled before it ran has none
   std::int64_t group_id = 1;
   std::string group_name = "Default";
   if (auto r = runners.find(j.runner_id); r != runners.end() && r->second.scale_set_id == 0)
@@ -475,6 +475,19 @@ void simulator::impl::finish_job(sim_job& j, const std::string& result) {
   changed();
 }
 
+void simulator::impl::cancel(sim_job& j) {
+  finish_job(j, "canceled");
+  dispatch();
+}
+
+void simulator::impl::lose(sim_runner& r) {
+  r.online = false;
+  auto j = jobs.find(r.job_id);
+  if (r.busy && j != jobs.end() && j->second.state == "running")
+    finish_job(j->second, "failed");  // erases the runner
+  changed();
+}
+
 void simulator::impl::dispatch() {
   for (auto& [rid, r] : runners) {
     if (!r.online || r.busy) continue;
@@ -520,6 +533,11 @@ void simulator::impl::enqueue_delivery(delivery d) {
   {
     std::lock_guard lock(delivery_mu);
     auto push = [&](delivery x) {
+      if (delivery_faults.drop > 0) {
+        --delivery_faults.drop;
+        dropped.push_back(std::move(x));
+        return;
+      }
       if (delivery_faults.duplicate > 0) {
         --delivery_faults.duplicate;
         outbox.push_back(x);
@@ -635,6 +653,20 @@ bool simulator::complete_job(std::int64_t job_id, const std::string& result) {
   impl_->dispatch();
   return true;
 }
+bool simulator::cancel_job(std::int64_t job_id) {
+  std::lock_guard l(impl_->mu);
+  auto it = impl_->jobs.find(job_id);
+  if (it == impl_->jobs.end() || it->second.state == "completed") return false;
+  impl_->cancel(it->second);
+  return true;
+}
+bool simulator::lose_runner(const std::string& name) {
+  std::lock_guard l(impl_->mu);
+  auto* r = impl_->runner_named(name);
+  if (r == nullptr) return false;
+  impl_->lose(*r);
+  return true;
+}
 void simulator::add_fault(const fault& f) {
   std::lock_guard l(impl_->mu);
   impl_->faults.push_back(f);
@@ -719,6 +751,12 @@ void simulator::reset_counts() {
   impl_->counts.clear();
 }
 std::int64_t simulator::deliveries_sent() const { return impl_->sent.load(); }
+std::vector<delivery_record> simulator::dropped_deliveries() const {
+  std::lock_guard l(impl_->delivery_mu);
+  std::vector<delivery_record> out;
+  for (const auto& d : impl_->dropped) out.push_back({d.event, d.id, d.body});
+  return out;
+}
 std::string simulator::job_state(std::int64_t job_id) const {
   std::lock_guard l(impl_->mu);
   auto it = impl_->jobs.find(job_id);

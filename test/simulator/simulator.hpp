@@ -68,6 +68,14 @@ struct delivery_fault {
   int duplicate = 0;                   // the next n deliveries are sent twice with the same X-GitHub-Delivery
   int reorder = 0;                     // the next n pairs of deliveries are sent in swapped order
   std::chrono::milliseconds delay{0};  // before each delivery
+  int drop = 0;                        // the next n deliveries are lost outright (never sent)
+};
+
+// A webhook delivery as the simulator made it.
+struct delivery_record {
+  std::string event;
+  std::string id;  // X-GitHub-Delivery
+  std::string body;
 };
 
 class simulator {
@@ -92,6 +100,14 @@ class simulator {
   bool runner_online(const std::string& name);  // the JIT runner connects; it gets a waiting job
   bool set_runner_busy(const std::string& name, bool busy);
   bool complete_job(std::int64_t job_id, const std::string& result = "succeeded");
+  // The job is cancelled: a queued or assigned one completes "canceled" with
+  // no runner, a running one as complete_job(id, "canceled"). False: no such
+  // job, or it has completed.
+  bool cancel_job(std::int64_t job_id);
+  // The runner's process is gone (its pod killed): it goes offline, and a job
+  // it was running fails ("failed"), as GitHub fails a job whose runner lost
+  // communication. False: no such runner.
+  bool lose_runner(const std::string& name);
   void add_fault(const fault& f);
   void set_delivery_fault(const delivery_fault& f);
   void clear_faults();
@@ -121,7 +137,8 @@ class simulator {
   std::int64_t calls(const std::string& endpoint) const;
   void reset_counts();
   std::int64_t deliveries_sent() const;
-  std::string job_state(std::int64_t job_id) const;  // queued/assigned/running/completed or ""
+  std::vector<delivery_record> dropped_deliveries() const;  // lost by delivery_fault::drop
+  std::string job_state(std::int64_t job_id) const;         // queued/assigned/running/completed or ""
   std::string state_json() const;
 
   // Blocks until `pred` holds (checked after every call and state change) or the deadline passes.

@@ -148,7 +148,8 @@ struct simulator::impl {
   std::mutex delivery_mu;
   std::condition_variable delivery_cv;
   std::deque<delivery> outbox;
-  std::optional<delivery> held;  // reorder: waits for the next one
+  std::optional<delivery> held;   // reorder: waits for the next one
+  std::vector<delivery> dropped;  // lost by delivery_faults.drop
   delivery_fault delivery_faults;
   bool sender_stop = false;  // guarded by delivery_mu
   std::atomic<std::int64_t> sent{0};
@@ -202,6 +203,8 @@ struct simulator::impl {
   void dispatch();  // idle online runners take waiting jobs
   void start_job(sim_job& j, sim_runner& r);
   void finish_job(sim_job& j, const std::string& result);
+  void cancel(sim_job& j);   // any state but completed
+  void lose(sim_runner& r);  // its process is gone: offline, its running job fails; may erase r
   sim_runner* runner_by_name(const std::string& scope_key, std::int64_t scale_set_id,
                              const std::string& name);
   sim_runner* runner_named(const std::string& name);

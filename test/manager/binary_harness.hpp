@@ -48,10 +48,10 @@ inline std::vector<std::string> octorun_args(const std::string& kubeconfig, cons
 
 class octorun_process {
  public:
-  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret; stdout and
-  // stderr go to `log` (truncated).
+  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret (and
+  // `extra_env`, NAME=value each); stdout and stderr go to `log` (truncated).
   octorun_process(const std::string& binary, std::vector<std::string> args, const std::string& secret,
-                  std::string log)
+                  std::string log, std::vector<std::string> extra_env = {})
       : log_(std::move(log)) {
     args.insert(args.begin(), binary);
     std::vector<char*> argv;
@@ -65,6 +65,7 @@ class octorun_process {
     std::vector<char*> env;
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     env.push_back(secret_env.data());
+    for (auto& e : extra_env) env.push_back(e.data());
     env.push_back(nullptr);
     if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), env.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);

@@ -139,6 +139,12 @@ std::int64_t simulator::impl::now() const {
       .count();
 }
 
+std::int64_t simulator::impl::unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string simulator::impl::new_token(const char* prefix) const {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char* chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -345,6 +351,7 @@ std::int64_t simulator::impl::new_job(const job_spec& spec) {
   j.id = next_job_id++;
   j.run_id = j.id + 3'000'000'000;
   j.spec = spec;
+  j.queued_at_ms = unix_ms();
   for (const auto& [id, s] : scale_sets) {
     if (labels_match(spec.labels, s.labels)) {
       j.scale_set_id = id;
@@ -365,6 +372,7 @@ void simulator::impl::start_job(sim_job& j, sim_runner& r) {
   j.runner_id = r.id;
   r.busy = true;
   r.job_id = j.id;
+  j.started_at_ms = unix_ms();
   if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobStarted", j));
   webhook_job("in_progress", j);
   if (j.spec.duration.count() >= 0) {
@@ -377,6 +385,7 @@ void simulator::impl::finish_job(sim_job& j, const std::string& result) {
   j.state = "completed";
   j.result = result;
   j.due.reset();
+  j.completed_at_ms = unix_ms();
   if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobCompleted", j));
   webhook_job("completed", j);
   runners.erase(j.runner_id);  // JIT runners are ephemeral: one job, then gone
@@ -638,7 +647,10 @@ std::string simulator::impl::state_locked() const {
            "\",\"repository\":" + json::quote(j.spec.repository) +
            ",\"labels\":" + strings_json(j.spec.labels) +
            ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
-           ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) + "}";
+           ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) +
+           ",\"queued_at_ms\":" + std::to_string(j.queued_at_ms) +
+           ",\"started_at_ms\":" + std::to_string(j.started_at_ms) +
+           ",\"completed_at_ms\":" + std::to_string(j.completed_at_ms) + "}";
     first = false;
   }
   out += "],\"scale_sets\":[";

@@ -40,6 +40,9 @@ struct sim_job {
   std::int64_t runner_id = 0;
   std::string result;
   std::optional<clock_type::time_point> due;
+  // Wall-clock milliseconds of each transition (0: not yet), for load tests
+  // that measure queue time against their own clocks (GET /_sim/state).
+  std::int64_t queued_at_ms = 0, started_at_ms = 0, completed_at_ms = 0;
 };
 
 struct sim_scale_set {
@@ -127,6 +130,7 @@ struct simulator::impl {
   void count(const std::string& endpoint);
 
   std::int64_t now() const;
+  static std::int64_t unix_ms();  // wall clock, milliseconds
   std::string new_token(const char* prefix) const;
   bool scope_known(const std::string& key);
   std::optional<server_response> check_rest_auth(const server_request& r, std::string& token);

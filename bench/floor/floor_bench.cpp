@@ -1,0 +1,138 @@
+// The floor and the manager in one run (not in ctest; see README.md): for
+// each size (jobs / maxRunners), the floor (floor.hpp) at every concurrency
+// of --connections, the best of them kept; then --reps repetitions that
+// alternate the floor at that concurrency and a burst through the octorun
+// binary (bench/manager/burst.hpp), and the manager's jobs/s as a ratio of
+// the floor's (medians).
+//
+//   floor_bench [--sizes 100/20,200/50] [--reps 3] [--connections 2,4,8,16,32]
+//               [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]
+// Uses the cluster in $OCTORUN_TEST_CLUSTER, or starts a private one.
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/common/apiserver_metrics.hpp"
+#include "bench/floor/floor.hpp"
+#include "bench/manager/burst.hpp"
+
+namespace {
+
+using namespace octorun;
+using namespace octorun::bench;
+
+struct size_spec {
+  int jobs = 0, max_runners = 0;
+};
+
+struct options {
+  std::vector<size_spec> sizes{{100, 20}, {200, 50}};
+  std::vector<int> connections{2, 4, 8, 16, 32};
+  int reps = 3;
+  burst_options manager;
+  bool breakdown = false;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, sep);)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--sizes") {
+      o.sizes.clear();
+      for (const auto& s : split(value, ',')) {
+        auto parts = split(s, '/');
+        if (parts.size() != 2) fail("--sizes: want JOBS/MAXRUNNERS,..., got " + value);
+        o.sizes.push_back({std::atoi(parts[0].c_str()), std::atoi(parts[1].c_str())});
+      }
+    } else if (flag == "--connections") {
+      o.connections.clear();
+      for (const auto& c : split(value, ',')) o.connections.push_back(std::max(1, std::atoi(c.c_str())));
+    } else if (flag == "--reps") {
+      o.reps = std::atoi(value.c_str());
+    } else if (flag == "--intake" && (value == "Webhook" || value == "Listener")) {
+      o.manager.intake = value;
+    } else if (flag == "--manager-arg") {
+      o.manager.manager_args.push_back(value);
+    } else if (flag == "--breakdown") {
+      o.breakdown = value == "1" || value == "true";
+    } else {
+      fail("unknown option or bad value: " + flag + " " + value);
+    }
+  }
+  o.manager.trace_requests = o.breakdown;
+  return o;
+}
+
+floor_result floor_once(const bench_cluster& b, const std::string& ns, size_spec s, int connections) {
+  floor_options fo;
+  fo.jobs = s.jobs;
+  fo.max_runners = s.max_runners;
+  fo.connections = connections;
+  fo.ns = ns;
+  auto r = run_floor(b.watch, fo);
+  if (r.jobs_per_s <= 0 || r.failed_writes > 0) fail("the floor run failed");
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto o = parse(argc, argv);
+  auto bench = prepare_bench_cluster();
+  if (!bench) fail(bench.error());
+  const auto floor_ns = test::make_namespace(bench->cluster, "floor");
+  std::string manager_flags;
+  for (const auto& a : o.manager.manager_args) manager_flags += " " + a;
+  std::printf("floor vs manager (%s intake, manager flags:%s), %d repetitions per size\n",
+              o.manager.intake.c_str(), manager_flags.empty() ? " defaults" : manager_flags.c_str(), o.reps);
+
+  for (auto size : o.sizes) {
+    std::printf("\n== %d jobs / maxRunners %d ==\nfloor concurrency sweep:\n  %11s %9s %9s %12s %12s\n",
+                size.jobs, size.max_runners, "connections", "jobs/s", "writes/job", "job p50 ms",
+                "job p99 ms");
+    int best = o.connections.front();
+    double best_rate = 0;
+    for (int k : o.connections) {
+      auto r = floor_once(*bench, floor_ns, size, k);
+      std::printf("  %11d %9.2f %9.2f %12.0f %12.0f\n", k, r.jobs_per_s,
+                  static_cast<double>(r.writes) / size.jobs, percentile(r.job_ms, 0.5),
+                  percentile(r.job_ms, 0.99));
+      std::fflush(stdout);
+      if (r.jobs_per_s > best_rate) best_rate = r.jobs_per_s, best = k;
+    }
+    std::printf("best: %d connections\n\n  %4s %12s %14s %8s %10s %10s\n", best, "rep", "floor jobs/s",
+                "manager jobs/s", "ratio", "mgr kw/job", "mgr gh/job");
+    std::vector<double> floor_rates, manager_rates, ratios;
+    std::vector<burst_result> runs;
+    auto bo = o.manager;
+    bo.jobs = size.jobs;
+    bo.max_runners = size.max_runners;
+    for (int rep = 0; rep < o.reps; ++rep) {
+      auto f = floor_once(*bench, floor_ns, size, best);
+      auto m = run_burst(*bench, bo);
+      floor_rates.push_back(f.jobs_per_s);
+      manager_rates.push_back(m.jobs_per_s);
+      ratios.push_back(m.jobs_per_s / f.jobs_per_s);
+      std::printf("  %4d %12.2f %14.2f %8.3f %10.2f %10.2f\n", rep + 1, f.jobs_per_s, m.jobs_per_s,
+                  m.jobs_per_s / f.jobs_per_s, static_cast<double>(writes_in(m.requests)) / size.jobs,
+                  static_cast<double>(m.github) / size.jobs);
+      std::fflush(stdout);
+      runs.push_back(std::move(m));
+    }
+    std::printf("  %4s %12.2f %14.2f %8.3f   (ratio of the medians: %.3f)\n", "med", median(floor_rates),
+                median(manager_rates), median(ratios), median(manager_rates) / median(floor_rates));
+    if (o.breakdown) print_breakdown(runs);
+  }
+  test::kubectl(bench->cluster, "delete namespace " + floor_ns + " --wait=false >/dev/null");
+  return 0;
+}

@@ -12,6 +12,7 @@ packages=(
   python3                                # free ports for the test cluster
   mmdebstrap umoci containerd runc       # the image (scripts/image.sh) and its test
   containernetworking-plugins busybox-static  # the real test node (test/controlplane/node.sh)
+  gnuplot-nox                            # the load-test tool's plots (bench/loadtest)
 )
 
 missing=()

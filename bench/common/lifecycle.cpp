@@ -103,6 +103,9 @@ void lifecycle_watch::on_runner(const kube::object& o, bool deleted, double now)
       it->second.phase = phase;
       it->second.deleting = !o.deletion_timestamp.empty();
       max_runners_ = std::max(max_runners_, runners_.size());
+      auto active =
+          std::count_if(runners_.begin(), runners_.end(), [](const auto& r) { return !r.second.deleting; });
+      max_active_ = std::max(max_active_, static_cast<std::size_t>(active));
     }
   }
   changed_.notify_all();
@@ -128,6 +131,7 @@ void lifecycle_watch::on_pod(const kube::object& o, bool deleted, double now) {
       auto& online = pods_[runner];
       go_online = running && !online && o.deletion_timestamp.empty();
       online = online || go_online;
+      max_pods_ = std::max(max_pods_, pods_.size());
     }
   }
   // The pod is named after its Runner, whose GitHub runner has that name.
@@ -163,6 +167,16 @@ runner_counts lifecycle_watch::counts() const {
 std::size_t lifecycle_watch::max_runners() const {
   std::lock_guard lock(mu_);
   return max_runners_;
+}
+
+std::size_t lifecycle_watch::max_active_runners() const {
+  std::lock_guard lock(mu_);
+  return max_active_;
+}
+
+std::size_t lifecycle_watch::max_pods() const {
+  std::lock_guard lock(mu_);
+  return max_pods_;
 }
 
 std::size_t lifecycle_watch::runners_seen() const {

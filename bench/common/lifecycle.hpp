@@ -59,7 +59,9 @@ class lifecycle_watch {
 
   std::map<std::string, runner_times> times() const;
   runner_counts counts() const;
-  std::size_t max_runners() const;  // most Runners that existed at once
+  std::size_t max_runners() const;         // most Runners that existed at once
+  std::size_t max_active_runners() const;  // ... of them not being deleted
+  std::size_t max_pods() const;            // most runner pods at once
   std::size_t runners_seen() const;
   bool synced() const;  // every watch has listed once
 
@@ -84,7 +86,7 @@ class lifecycle_watch {
   };
   std::map<std::string, runner_state> runners_;  // existing Runners
   std::map<std::string, bool> pods_;             // existing runner pods (by Runner): running
-  std::size_t max_runners_ = 0, runners_seen_ = 0;
+  std::size_t max_runners_ = 0, max_active_ = 0, max_pods_ = 0, runners_seen_ = 0;
   int synced_ = 0;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;

@@ -190,7 +190,11 @@ void import_image(const cluster_info& c, const std::string& archive) {
 std::string make_namespace(const cluster_info& c, const std::string& prefix) {
   static std::atomic<int> counter{0};
   auto name = prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  kubectl(c, "create namespace " + name + " >/dev/null");
+  // Labelled so that a load test pointed at this cluster sees a test suite at work and refuses to run.
+  kubectl(c,
+          "create -f - >/dev/null "
+          "<<'EOF'\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" +
+              name + "\",\"labels\":{\"octorun.io/test-suite\":\"" + std::to_string(getpid()) + "\"}}}\nEOF");
   return name;
 }
 

@@ -15,7 +15,7 @@ const std::vector<std::string> written_resources = {
     "runners", "runners/status", "runnersets", "runnersets/status", "pods", "secrets", "leases", "events"};
 const std::vector<std::string> write_verbs = {"create", "update", "patch", "delete"};
 
-const kube::resource flow_schemas{"flowcontrol.apiserver.k8s.io", "v1", "flowschemas", false};
+const kube::resource& flow_schemas = flow_schemas_resource;
 
 std::string schema_name(const std::string& prefix, const std::string& resource, const std::string& verb) {
   auto name = prefix + resource + "-" + verb;

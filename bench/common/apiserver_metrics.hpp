@@ -20,6 +20,8 @@
 
 namespace octorun::bench {
 
+inline const kube::resource flow_schemas_resource{"flowcontrol.apiserver.k8s.io", "v1", "flowschemas", false};
+
 struct flow_counters {
   std::string prefix;  // FlowSchema names start with it ("octorun-bench-")
   std::string user;    // the user whose requests are counted

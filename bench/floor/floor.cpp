@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
 #include "actors/runnerset/runner_object.hpp"
 #include "adapters/common/json.hpp"
@@ -22,11 +23,6 @@ namespace octorun::bench {
 namespace {
 
 using namespace std::chrono_literals;
-
-const kube::resource runners_res{"octorun.io", "v1alpha1", "runners", true};
-const kube::resource runnersets_res{"octorun.io", "v1alpha1", "runnersets", true};
-const kube::resource secrets_res{"", "v1", "secrets", true};
-const kube::resource pods_res{"", "v1", "pods", true};
 
 // The bench's RunnerSet (the same as bench/manager's); it only owns the
 // Runners here: no manager watches the namespace.
@@ -60,8 +56,8 @@ class floor_run {
   floor_result run() {
     kube::client admin(cfg_);
     const std::string set_name = "floor";
-    auto set_obj = admin.get(runnersets_res, o_.ns, set_name);
-    if (!set_obj) set_obj = admin.create(runnersets_res, o_.ns, runnerset_json(set_name));
+    auto set_obj = admin.get(kinds::runnersets(), o_.ns, set_name);
+    if (!set_obj) set_obj = admin.create(kinds::runnersets(), o_.ns, runnerset_json(set_name));
     if (!set_obj) return failed("RunnerSet: " + kube::to_string(set_obj.error()));
     auto set = model::parse_runnerset(*set_obj->doc);
     if (!set) return failed("RunnerSet does not parse");
@@ -182,7 +178,7 @@ class floor_run {
       case step::create_runner: {
         j.began_ms = unix_ms_now();
         auto body = runnerset::runner_json(set_, variant_, tag_ + std::to_string(t.job));
-        auto created = write([&] { return api.create(runners_res, o_.ns, body); }, "create Runner");
+        auto created = write([&] { return api.create(kinds::runners(), o_.ns, body); }, "create Runner");
         if (!created) return;
         auto runner = model::parse_runner(*created->doc);
         std::lock_guard lock(mu_);
@@ -197,12 +193,12 @@ class floor_run {
       case step::create_secret: {
         runner::jit_config jit{std::string(1200, 'J'), 1000 + t.job, j.name};
         auto body = runner::jit_secret_json(*j.runner, jit);
-        if (!write([&] { return api.create(secrets_res, o_.ns, body); }, "create Secret")) return;
+        if (!write([&] { return api.create(kinds::secrets(), o_.ns, body); }, "create Secret")) return;
         return child_done(t.job, {});
       }
       case step::create_pod: {
         auto body = runner::pod_json(*j.runner, "octorun-floor");
-        if (!write([&] { return api.create(pods_res, o_.ns, *body); }, "create Pod")) return;
+        if (!write([&] { return api.create(kinds::pods(), o_.ns, *body); }, "create Pod")) return;
         return child_done(t.job, {});
       }
       case step::pending: {
@@ -215,7 +211,9 @@ class floor_run {
                                          std::to_string(1000 + t.job) + R"(,"runnerName":)" +
                                          json::quote(j.name) + "}");
         auto patched = write(
-            [&] { return api.patch(runners_res, o_.ns, j.name, kube::patch_type::merge, body, "status"); },
+            [&] {
+              return api.patch(kinds::runners(), o_.ns, j.name, kube::patch_type::merge, body, "status");
+            },
             "status Pending");
         if (!patched) return;
         return child_done(t.job, std::string(patched->resource_version));
@@ -228,7 +226,9 @@ class floor_run {
                                     R"(,"reason":"JobCompleted","message":"succeeded"})";
         auto body = status_patch(j.rv, status);
         auto patched = write(
-            [&] { return api.patch(runners_res, o_.ns, j.name, kube::patch_type::merge, body, "status"); },
+            [&] {
+              return api.patch(kinds::runners(), o_.ns, j.name, kube::patch_type::merge, body, "status");
+            },
             running ? "status Running" : "status Succeeded");
         if (!patched) return;
         j.rv = std::string(patched->resource_version);
@@ -237,7 +237,7 @@ class floor_run {
       case step::remove: {
         kube::delete_options d;
         d.propagation_policy = "Background";
-        if (!write([&] { return api.remove(runners_res, o_.ns, j.name, d); }, "delete Runner")) return;
+        if (!write([&] { return api.remove(kinds::runners(), o_.ns, j.name, d); }, "delete Runner")) return;
         std::lock_guard lock(mu_);
         last_done_ms_ = unix_ms_now();
         job_ms_.push_back(last_done_ms_ - j.began_ms);

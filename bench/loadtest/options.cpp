@@ -91,7 +91,8 @@ Where:
   --node-selector K=V, --toleration K[=V]:EFFECT   where runner pods go (repeatable)
 GitHub (the simulator):
   --simulator-url URL                 use a running github-simulator (default: start one here)
-  --simulator-bind ADDR               the one started here listens on ADDR (default 127.0.0.1)
+  --simulator-bind ADDR, --simulator-port N   the one started here listens there (default 127.0.0.1,
+                                      any free port)
   --simulator-advertise URL           the simulator's URL as the manager reaches it (default: its own)
   --webhook-url URL, --webhook-secret S   Webhook intake: the manager's POST /webhook as the simulator
                                       reaches it, and the secret the manager checks
@@ -204,6 +205,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"toleration", list(o.tolerations)},
       {"simulator-url", text(o.simulator_url)},
       {"simulator-bind", text(o.simulator_bind)},
+      {"simulator-port", integer(o.simulator_port, 0)},
       {"simulator-advertise", text(o.simulator_advertise)},
       {"webhook-url", text(o.webhook_url)},
       {"webhook-secret", text(o.webhook_secret)},
@@ -264,6 +266,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
   auto d = parse_distribution(distribution_text);
   if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
   o.durations = *d;
+  if (o.simulator_port > 65535) return unexpected{std::string("--simulator-port: want a port number")};
   if (o.min_runners > o.max_runners)
     return unexpected{std::string("--min-runners must not exceed --max-runners")};
   if (o.intake == "Webhook" && !o.help && (o.webhook_url.empty() || o.webhook_secret.empty()))

@@ -55,6 +55,7 @@ struct options {
   // GitHub: the simulator.
   std::string simulator_url;  // empty: start one in this process
   std::string simulator_bind = "127.0.0.1";
+  int simulator_port = 0;           // 0: any free port
   std::string simulator_advertise;  // the URL the manager reaches it at (default: its own URL)
   std::string webhook_url,
       webhook_secret;  // Webhook intake: the manager's intake, as the simulator reaches it

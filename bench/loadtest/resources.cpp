@@ -1,21 +1,14 @@
 #include "bench/loadtest/resources.hpp"
 
-#include <thread>
-
+#include "actors/kinds.hpp"
 #include "adapters/common/json.hpp"
 #include "bench/common/apiserver_metrics.hpp"
+#include "test/support/poll.hpp"
 
 namespace octorun::loadtest {
 namespace {
 
 using namespace std::chrono_literals;
-
-const kube::resource runnersets{"octorun.io", "v1alpha1", "runnersets", true};
-const kube::resource runners{"octorun.io", "v1alpha1", "runners", true};
-const kube::resource pods{"", "v1", "pods", true};
-const kube::resource secrets{"", "v1", "secrets", true};
-const kube::resource namespaces{"", "v1", "namespaces", false};
-const kube::resource flow_schemas{"flowcontrol.apiserver.k8s.io", "v1", "flowschemas", false};
 
 std::string labels_json(const std::string& id) {
   return std::string("{\"") + managed_by_label + "\":\"" + managed_by_value +
@@ -35,15 +28,15 @@ std::string toleration_json(const std::string& t) {
   return out + "}";
 }
 
-// Polls `done` every 250 ms until it holds, `within` passes or `abandon` is set.
+// Polls `done` until it holds, `within` passes or `abandon` is set (the
+// apiserver offers no event for "all of these are gone").
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds within,
                 const std::atomic<bool>* abandon) {
-  auto deadline = std::chrono::steady_clock::now() + within;
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline || (abandon != nullptr && abandon->load())) return false;
-    std::this_thread::sleep_for(250ms);  // the apiserver offers no event for "all of these are gone"
-  }
+  auto seen = test::poll([&] { return done()                                  ? 1
+                                      : abandon != nullptr && abandon->load() ? 2
+                                                                              : 0; },
+                         [](int state) { return state != 0; }, within);
+  return seen.last == 1;
 }
 
 }  // namespace
@@ -51,7 +44,7 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds wit
 std::optional<std::string> busy_with_tests(kube::client& api) {
   kube::list_options l;
   l.label_selector = "octorun.io/test-suite";
-  auto suites = api.list(namespaces, "", l);
+  auto suites = api.list(kube::namespaces(), "", l);
   if (suites && !suites->items.empty()) {
     std::string names;
     for (size_t i = 0; i < suites->items.size() && i < 3; ++i)
@@ -61,7 +54,8 @@ std::optional<std::string> busy_with_tests(kube::client& api) {
            (suites->items.size() > 3 ? ", ..." : "") +
            "); a load test would disturb it and be disturbed by it";
   }
-  auto schemas = api.list(flow_schemas, "");  // may be forbidden to this user: then not checked
+  auto schemas =
+      api.list(bench::flow_schemas_resource, "");  // may be forbidden to this user: then not checked
   if (schemas)
     for (const auto& fs : schemas->items)
       if (fs.name.starts_with("octorun-bench-"))
@@ -99,13 +93,13 @@ expected<ok_t, std::string> run_resources::prepare_simulator(const std::string& 
 
 expected<ok_t, std::string> run_resources::prepare_namespace() {
   if (!o_.ns.empty()) {
-    auto got = api_.get(namespaces, "", ns_);
+    auto got = api_.get(kube::namespaces(), "", ns_);
     if (!got)
       return unexpected{"--namespace " + ns_ + ": " + kube::to_string(got.error()) +
                         " (give a namespace the manager watches, or none: the tool then creates one)"};
     return ok;
   }
-  auto created = api_.create(namespaces, "",
+  auto created = api_.create(kube::namespaces(), "",
                              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)" +
                                  json::quote(ns_) + ",\"labels\":" + labels_json(id_) + "}}");
   if (!created) return unexpected{"creating namespace " + ns_ + ": " + kube::to_string(created.error())};
@@ -114,7 +108,7 @@ expected<ok_t, std::string> run_resources::prepare_namespace() {
 }
 
 expected<ok_t, std::string> run_resources::create_credentials() {
-  auto created = api_.create(secrets, ns_,
+  auto created = api_.create(kinds::secrets(), ns_,
                              R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":)" +
                                  json::quote(secret_) + ",\"labels\":" + labels_json(id_) +
                                  R"(},"stringData":{"github_token":)" + json::quote(token_) + "}}");
@@ -149,7 +143,7 @@ expected<ok_t, std::string> run_resources::create_runnerset() {
               R"(,"intake":)" + json::quote(o_.intake) + R"(,"runnerLabels":[)" + json::quote(label_) +
               R"(],"minRunners":)" + std::to_string(o_.min_runners) + R"(,"maxRunners":)" +
               std::to_string(o_.max_runners) + R"(,"template":{"spec":)" + pod_spec + "}}}";
-  auto created = api_.create(runnersets, ns_, body);
+  auto created = api_.create(kinds::runnersets(), ns_, body);
   if (!created)
     return unexpected{"creating RunnerSet " + ns_ + "/" + set_ + ": " + kube::to_string(created.error())};
   created_set_ = true;
@@ -191,7 +185,7 @@ std::vector<std::string> run_resources::cleanup(std::chrono::milliseconds within
   };
   if (counting_) bench::remove_flow_counters(api_, counter_prefix());
   if (created_set_) {
-    auto removed = api_.remove(runnersets, ns_, set_);
+    auto removed = api_.remove(kinds::runnersets(), ns_, set_);
     if (!removed && !removed.error().not_found())
       left.push_back("RunnerSet " + ns_ + "/" + set_ + " (delete: " + kube::to_string(removed.error()) + ")");
     // The manager drains the set; a runner with a job waits for it, so the jobs end now.
@@ -199,25 +193,25 @@ std::vector<std::string> run_resources::cleanup(std::chrono::milliseconds within
     kube::list_options mine;
     mine.label_selector = "octorun.io/runnerset=" + set_;
     auto gone = [&] {
-      auto set = api_.get(runnersets, ns_, set_);
-      auto r = api_.list(runners, ns_, mine);
-      auto p = api_.list(pods, ns_, mine);
+      auto set = api_.get(kinds::runnersets(), ns_, set_);
+      auto r = api_.list(kinds::runners(), ns_, mine);
+      auto p = api_.list(kinds::pods(), ns_, mine);
       return !set && set.error().not_found() && r && r->items.empty() && p && p->items.empty();
     };
     if (!eventually(gone, remaining(), abandon)) {
-      auto r = api_.list(runners, ns_, mine);
-      auto p = api_.list(pods, ns_, mine);
+      auto r = api_.list(kinds::runners(), ns_, mine);
+      auto p = api_.list(kinds::pods(), ns_, mine);
       left.push_back("RunnerSet " + ns_ + "/" + set_ + " with " + std::to_string(r ? r->items.size() : 0) +
                      " Runner(s) and " + std::to_string(p ? p->items.size() : 0) +
                      " pod(s): the manager did not finish draining it (is it running?)");
     }
   }
   if (created_secret_) {
-    auto removed = api_.remove(secrets, ns_, secret_);
+    auto removed = api_.remove(kinds::secrets(), ns_, secret_);
     if (!removed && !removed.error().not_found()) left.push_back("Secret " + ns_ + "/" + secret_);
   }
   if (created_ns_) {
-    auto removed = api_.remove(namespaces, "", ns_);
+    auto removed = api_.remove(kube::namespaces(), "", ns_);
     if (!removed && !removed.error().not_found()) left.push_back("namespace " + ns_);
   }
   if (webhook_set_ && !o_.simulator_url.empty())

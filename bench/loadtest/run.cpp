@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "actors/kinds.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "bench/common/apiserver_metrics.hpp"
@@ -21,6 +22,7 @@
 #include "bench/loadtest/schedule.hpp"
 #include "bench/loadtest/simulator_client.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/poll.hpp"
 
 namespace octorun::loadtest {
 namespace {
@@ -151,7 +153,7 @@ std::vector<bench::sim_job_record> jobs_of(simulator_client& sim, const std::set
 // The RunnerSet as the manager sees it: empty once it has written status,
 // else why not yet (a condition it reported, or nothing at all).
 std::optional<std::string> not_taken_up(kube::client& api, const std::string& ns, const std::string& set) {
-  auto got = api.get({"octorun.io", "v1alpha1", "runnersets", true}, ns, set);
+  auto got = api.get(kinds::runnersets(), ns, set);
   if (!got) return "reading it: " + kube::to_string(got.error());
   const auto* status = got->member("status");
   if (status == nullptr || json::i64(*status, "observedGeneration") < 1) return "it has no status yet";
@@ -211,6 +213,7 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   if (sim_url.empty()) {
     sim::simulator_options so;
     so.http.bind_address = o.simulator_bind;
+    so.http.port = static_cast<std::uint16_t>(o.simulator_port);
     so.long_poll = 20s;
     auto started = sim::simulator::start(so);
     if (!started) return say("cannot start the GitHub simulator: " + started.error()), exit_unusable;
@@ -250,29 +253,30 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
       res.scope_url() + "); waiting for the manager");
 
   // 4. The manager takes up the set (and, for the Listener, opens its session).
-  auto deadline = steady::now() + o.manager_timeout;
-  std::optional<std::string> why = "";
-  while (why && steady::now() < deadline && !interrupted) {
-    why = not_taken_up(api, res.ns(), res.runnerset());
-    if (why && why->find("=False") != std::string::npos) break;  // it answered, with a refusal
-    if (why) sleep_until(steady::now() + 250ms, interrupted);
-  }
+  // Neither offers an event to this tool: the set's status and the
+  // simulator's state are polled (test/support/poll.hpp).
+  auto taken_up = test::poll(
+      [&] {
+        return interrupted ? std::optional<std::string>() : not_taken_up(api, res.ns(), res.runnerset());
+      },
+      [](const std::optional<std::string>& why) {
+        return !why || why->find("=False") != std::string::npos;  // taken up, or answered with a refusal
+      },
+      o.manager_timeout);
   if (interrupted) return finish(exit_interrupted, "interrupted");
-  if (why)
-    return finish(exit_unusable, "the manager did not take up RunnerSet " + res.ns() + "/" + res.runnerset() +
-                                     " within " + std::to_string(o.manager_timeout.count() / 1000) + " s (" +
-                                     *why + "): is the manager running, does it watch namespace " + res.ns() +
-                                     " (the chart's watchNamespaces), can it reach the simulator at " +
-                                     advertise + "?");
+  if (taken_up.last)
+    return finish(exit_unusable,
+                  "the manager did not take up RunnerSet " + res.ns() + "/" + res.runnerset() + " within " +
+                      std::to_string(o.manager_timeout.count() / 1000) + " s (" + *taken_up.last +
+                      "): is the manager running, does it watch namespace " + res.ns() +
+                      " (the chart's watchNamespaces), can it reach the simulator at " + advertise + "?");
   if (o.intake == "Listener") {
-    while (!session_open(sim, res.runnerset()) && steady::now() < deadline + o.manager_timeout &&
-           !interrupted)
-      sleep_until(steady::now() + 250ms, interrupted);
-    if (!session_open(sim, res.runnerset()))
-      return finish(interrupted ? exit_interrupted : exit_unusable,
-                    interrupted ? "interrupted"
-                                : "the manager opened no message session with the simulator at " + advertise +
-                                      ": can it reach that URL (--simulator-advertise)?");
+    auto session = test::poll([&] { return interrupted || session_open(sim, res.runnerset()); },
+                              [](bool done) { return done; }, o.manager_timeout);
+    if (interrupted) return finish(exit_interrupted, "interrupted");
+    if (!session)
+      return finish(exit_unusable, "the manager opened no message session with the simulator at " +
+                                       advertise + ": can it reach that URL (--simulator-advertise)?");
   }
 
   // 5. The load, the runner process, the observation.

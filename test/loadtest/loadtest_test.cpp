@@ -7,17 +7,14 @@
 //
 // The namespaces of this test carry the test-suite label (make_namespace), so
 // runs meant to load pass --allow-test-suite; the refusal test does not.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,8 +32,6 @@
 #error "OCTORUN_BINARY must name the octorun binary"
 #endif
 
-extern char** environ;
-
 namespace octorun {
 namespace {
 
@@ -49,52 +44,35 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-// The tool as a child process; its stdout and stderr go to one file.
+// The tool as a child process (test/manager/binary_harness.hpp runs any
+// binary); its stdout and stderr go to one file.
 class tool_run {
  public:
   explicit tool_run(std::vector<std::string> args)
-      : out_("/tmp/octorun-loadtest-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++) +
-             ".out") {
-    args.insert(args.begin(), OCTORUN_LOADTEST_BINARY);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    exited_ = std::async(std::launch::async, [pid = pid_] {
-      int status = 0;
-      if (pid <= 0 || waitpid(pid, &status, 0) != pid) return -1;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    });
-  }
-  ~tool_run() {
-    if (exited_.valid() && exited_.wait_for(0s) != std::future_status::ready) kill(pid_, SIGKILL);
-    std::remove(out_.c_str());
-  }
+      : process_(OCTORUN_LOADTEST_BINARY, std::move(args), "",
+                 "/tmp/octorun-loadtest-test-" + std::to_string(getpid()) + "-" +
+                     std::to_string(counter()++) + ".out") {}
+  ~tool_run() { std::remove(process_.log_path().c_str()); }
 
   // The exit status, or -1 (and the process killed) after `within`.
   int wait(std::chrono::seconds within) {
-    if (exited_.wait_for(within) != std::future_status::ready) {
-      kill(pid_, SIGKILL);
+    auto status = process_.wait_exit(within);
+    if (!status) {
       ADD_FAILURE() << "octorun-loadtest did not finish within " << within.count() << " s:\n" << output();
+      process_.stop(SIGKILL);
+      return -1;
     }
-    return exited_.get();
+    return WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
   }
-  void interrupt() { kill(pid_, SIGINT); }
-  std::string output() const { return read_file(out_); }
+  void interrupt() { kill(process_.pid(), SIGINT); }
+  std::string output() const { return process_.log(); }
 
  private:
   static int& counter() {
     static int n = 0;
     return n;
   }
-  std::string out_;
-  pid_t pid_ = -1;
-  std::future<int> exited_;
+  test::octorun_process process_;
 };
 
 class Loadtest : public ::testing::Test {

@@ -87,6 +87,19 @@ class octorun_process {
     return status;
   }
 
+  // The wait status once the process exits by itself within `within`
+  // (nullopt: still running; stop() it). A process offers no event to wait
+  // on here: it is polled.
+  std::optional<int> wait_exit(std::chrono::milliseconds within) {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    auto reaped =
+        test::poll([&] { return waitpid(pid_, &status, WNOHANG); }, [](pid_t r) { return r != 0; }, within);
+    if (!reaped || reaped.last != pid_) return std::nullopt;
+    pid_ = -1;
+    return status;
+  }
+
   std::string log() const {
     std::ifstream in(log_);
     std::stringstream s;

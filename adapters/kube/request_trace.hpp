@@ -3,9 +3,10 @@
 // apiserver answered. Off unless the environment variable OCTORUN_KUBE_TRACE
 // names a file; then every request appends one line to it:
 //
-//   <unix ms at send> <method> <kind> <status> <queue us> <limiter us> <wire us>
+//   <unix ms at send> <method> <kind> <name> <status> <queue us> <limiter us> <wire us>
 //
 // kind: the resource and subresource ("runners/status", "pods", "leases");
+// name: the object's name ("-" for a collection);
 // status: the HTTP status (0: no response); queue: the time the request
 // waited in the request pool's mailbox before a worker took it (-1: not sent
 // through the pool); limiter: the wait for the client's token bucket;
@@ -35,5 +36,7 @@ void record(const timing& t);
 
 // "runners/status" for /apis/octorun.io/v1alpha1/namespaces/ns/runners/x/status?...
 std::string kind_of(std::string_view path);
+// "x" for the same path; "-" for a collection.
+std::string name_of(std::string_view path);
 
 }  // namespace octorun::kube::request_trace

@@ -6,7 +6,10 @@
 // the floor's (medians).
 //
 //   floor_bench [--sizes 100/20,200/50] [--reps 3] [--connections 2,4,8,16,32] [--sweep-reps 2]
-//               [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]
+//               [--intake Webhook|Listener] [--manager-arg --flag=value]... [--variant-arg --flag=value]...
+//               [--breakdown 1]
+// --variant-arg: a second manager configuration (the first's flags plus
+// these), run beside the first in every repetition.
 // Uses the cluster in $OCTORUN_TEST_CLUSTER, or starts a private one.
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +36,7 @@ struct options {
   std::vector<int> connections{2, 4, 8, 16, 32};
   int reps = 3, sweep_reps = 2;
   burst_options manager;
+  std::vector<std::string> variant_args;
   bool breakdown = false;
 };
 
@@ -66,6 +70,8 @@ options parse(int argc, char** argv) {
       o.manager.intake = value;
     } else if (flag == "--manager-arg") {
       o.manager.manager_args.push_back(value);
+    } else if (flag == "--variant-arg") {
+      o.variant_args.push_back(value);
     } else if (flag == "--breakdown") {
       o.breakdown = value == "1" || value == "true";
     } else {
@@ -94,10 +100,23 @@ int main(int argc, char** argv) {
   auto bench = prepare_bench_cluster();
   if (!bench) fail(bench.error());
   const auto floor_ns = test::make_namespace(bench->cluster, "floor");
-  std::string manager_flags;
-  for (const auto& a : o.manager.manager_args) manager_flags += " " + a;
-  std::printf("floor vs manager (%s intake, manager flags:%s), %d repetitions per size\n",
-              o.manager.intake.c_str(), manager_flags.empty() ? " defaults" : manager_flags.c_str(), o.reps);
+  // The manager as configured (--manager-arg), and optionally a variant (--variant-arg) in the same run.
+  struct manager_config {
+    std::string name, flags;
+    burst_options burst;
+  };
+  std::vector<manager_config> managers = {{"manager", "", o.manager}};
+  if (!o.variant_args.empty()) {
+    auto variant = o.manager;
+    variant.manager_args.insert(variant.manager_args.end(), o.variant_args.begin(), o.variant_args.end());
+    managers.push_back({"variant", "", variant});
+  }
+  for (auto& m : managers) {
+    for (const auto& a : m.burst.manager_args) m.flags += (m.flags.empty() ? "" : " ") + a;
+    if (m.flags.empty()) m.flags = "defaults";
+  }
+  std::printf("floor vs manager (%s intake), %d repetitions per size\n", o.manager.intake.c_str(), o.reps);
+  for (const auto& m : managers) std::printf("  %s: %s\n", m.name.c_str(), m.flags.c_str());
 
   for (auto size : o.sizes) {
     std::printf("\n== %d jobs / maxRunners %d ==\nfloor concurrency sweep:\n  %11s %9s %9s %12s %12s\n",
@@ -118,29 +137,43 @@ int main(int argc, char** argv) {
     int best = o.connections.front();
     for (const auto& [k, v] : rates)
       if (median(v) > median(rates[best])) best = k;
-    std::printf("best: %d connections (median %.2f jobs/s)\n\n  %4s %12s %14s %8s %10s %10s\n", best,
-                median(rates[best]), "rep", "floor jobs/s", "manager jobs/s", "ratio", "mgr kw/job",
-                "mgr gh/job");
-    std::vector<double> floor_rates, manager_rates, ratios;
-    std::vector<burst_result> runs;
-    auto bo = o.manager;
-    bo.jobs = size.jobs;
-    bo.max_runners = size.max_runners;
+    std::printf("best: %d connections (median %.2f jobs/s)\n\n  %4s %12s", best, median(rates[best]), "rep",
+                "floor jobs/s");
+    for (const auto& m : managers)
+      std::printf(" %16s %8s %8s", (m.name + " jobs/s").c_str(), "ratio", "kw/job");
+    std::printf("\n");
+    std::vector<double> floor_rates;
+    std::vector<std::vector<double>> rates_of(managers.size()), ratios_of(managers.size());
+    std::vector<std::vector<burst_result>> runs_of(managers.size());
     for (int rep = 0; rep < o.reps; ++rep) {
       auto f = floor_once(*bench, floor_ns, size, best);
-      auto m = run_burst(*bench, bo);
       floor_rates.push_back(f.jobs_per_s);
-      manager_rates.push_back(m.jobs_per_s);
-      ratios.push_back(m.jobs_per_s / f.jobs_per_s);
-      std::printf("  %4d %12.2f %14.2f %8.3f %10.2f %10.2f\n", rep + 1, f.jobs_per_s, m.jobs_per_s,
-                  m.jobs_per_s / f.jobs_per_s, static_cast<double>(writes_in(m.requests)) / size.jobs,
-                  static_cast<double>(m.github) / size.jobs);
-      std::fflush(stdout);
-      runs.push_back(std::move(m));
+      std::printf("  %4d %12.2f", rep + 1, f.jobs_per_s);
+      for (size_t i = 0; i < managers.size(); ++i) {
+        auto bo = managers[i].burst;
+        bo.jobs = size.jobs;
+        bo.max_runners = size.max_runners;
+        auto m = run_burst(*bench, bo);
+        rates_of[i].push_back(m.jobs_per_s);
+        ratios_of[i].push_back(m.jobs_per_s / f.jobs_per_s);
+        std::printf(" %16.2f %8.3f %8.2f", m.jobs_per_s, m.jobs_per_s / f.jobs_per_s,
+                    static_cast<double>(writes_in(m.requests)) / size.jobs);
+        std::fflush(stdout);
+        runs_of[i].push_back(std::move(m));
+      }
+      std::printf("\n");
     }
-    std::printf("  %4s %12.2f %14.2f %8.3f   (ratio of the medians: %.3f)\n", "med", median(floor_rates),
-                median(manager_rates), median(ratios), median(manager_rates) / median(floor_rates));
-    if (o.breakdown) print_breakdown(runs);
+    std::printf("  %4s %12.2f", "med", median(floor_rates));
+    for (size_t i = 0; i < managers.size(); ++i)
+      std::printf(" %16.2f %8.3f %8s", median(rates_of[i]), median(ratios_of[i]), "");
+    std::printf("\n  (ratio: of each repetition's floor; of the medians:");
+    for (size_t i = 0; i < managers.size(); ++i)
+      std::printf(" %s %.3f", managers[i].name.c_str(), median(rates_of[i]) / median(floor_rates));
+    std::printf(")\n");
+    for (size_t i = 0; o.breakdown && i < managers.size(); ++i) {
+      std::printf("\n-- %s: %s --", managers[i].name.c_str(), managers[i].flags.c_str());
+      print_breakdown(runs_of[i]);
+    }
   }
   test::kubectl(bench->cluster, "delete namespace " + floor_ns + " --wait=false >/dev/null");
   return 0;

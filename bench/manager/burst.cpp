@@ -149,7 +149,11 @@ burst_result run_burst(const bench_cluster& b, const burst_options& o) {
     auto delta = was == latency_before.end() ? h : h - was->second;
     if (delta.count > 0) r.apiserver[k] = delta;
   }
-  if (!s.trace_file.empty()) r.manager_requests = read_request_trace(s.trace_file, start, runners_gone);
+  if (!s.trace_file.empty()) {
+    auto trace = read_request_trace(s.trace_file, start, runners_gone);
+    r.manager_requests = request_stats_of(trace);
+    r.actor_delays = actor_delays(jobs, times, trace);
+  }
   r.github = github_calls(*sim);
   r.jit = sim->calls("rest.generate_jitconfig");
   return r;
@@ -167,6 +171,16 @@ void print_breakdown(const std::vector<burst_result>& runs) {
     for (const auto& r : runs) all.insert(all.end(), r.stages[i].second.begin(), r.stages[i].second.end());
     std::printf("  %-34s %8.0f %8.0f %8.0f\n", runs[0].stages[i].first.c_str(), percentile(all, 0.5),
                 percentile(all, 0.9), percentile(all, 0.99));
+  }
+  for (size_t i = 0; !runs.empty() && i < runs[0].actor_delays.size(); ++i) {
+    if (i == 0)
+      std::printf(
+          "\nthe manager's own delays, event -> the request it leads to (actors' mailboxes and work; ms):\n");
+    std::vector<double> all;
+    for (const auto& r : runs)
+      all.insert(all.end(), r.actor_delays[i].second.begin(), r.actor_delays[i].second.end());
+    std::printf("  %-40s %8.0f %8.0f %8.0f  (%zu)\n", runs[0].actor_delays[i].first.c_str(),
+                percentile(all, 0.5), percentile(all, 0.9), percentile(all, 0.99), all.size());
   }
   std::map<std::string, histogram> api;
   std::map<std::string, request_stats> mine;

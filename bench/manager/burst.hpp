@@ -50,6 +50,7 @@ struct burst_result {
   stage_times stages;                           // where each job's time went (breakdown.hpp)
   std::map<std::string, histogram> apiserver;   // the apiserver's own latency, by verb + resource
   std::vector<request_stats> manager_requests;  // the manager's client timings (trace_requests)
+  stage_times actor_delays;                     // from them (breakdown.hpp)
   double manager_cpu_s = 0, apiserver_cpu_s = 0;
 };
 

@@ -248,6 +248,12 @@ TEST(RequestTrace, KindsNameTheResourceAndSubresource) {
   EXPECT_EQ(kind_of("/api/v1/namespaces/ci"), "namespaces");
   EXPECT_EQ(kind_of("/apis/coordination.k8s.io/v1/namespaces/ci/leases/octorun"), "leases");
   EXPECT_EQ(kind_of("/version"), "/version");
+  using kube::request_trace::name_of;
+  EXPECT_EQ(name_of("/apis/octorun.io/v1alpha1/namespaces/ci/runners/r-1/status?fieldManager=x"), "r-1");
+  EXPECT_EQ(name_of("/api/v1/namespaces/ci/pods/p"), "p");
+  EXPECT_EQ(name_of("/api/v1/namespaces/ci/pods?watch=1"), "-");
+  EXPECT_EQ(name_of("/api/v1/namespaces/ci"), "ci");
+  EXPECT_EQ(name_of("/version"), "-");
 }
 
 }  // namespace

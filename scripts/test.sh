@@ -13,6 +13,9 @@ test/controlplane/build.sh >/dev/null
 test/controlplane/build-kubelet.sh >/dev/null  # the real node's (node.sh), for the deploy tests
 # helm for the chart tests (test/tools/helm: its own pinned Go module, cached like the control plane).
 test/tools/helm/build.sh >/dev/null
+# The scale-set conformance driver: GitHub's own Go client (actions/scaleset, pinned in
+# test/tools/scaleset-conformance) against the simulator; cached the same way.
+test/tools/scaleset-conformance/build.sh >/dev/null
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

@@ -202,18 +202,23 @@ result<ok_t> scaleset_client::ensure_admin() {
 
 result<http::response> scaleset_client::service(std::string method, std::string path, std::string body,
                                                 bool queue_token) {
-  auto admin = ensure_admin();
-  if (!admin) return unexpected{admin.error()};
-  http::request req;
-  req.method = std::move(method);
-  req.url = join_url(tenant_url_, path);
-  req.headers = {{"Content-Type", "application/json"}};
-  req.body = std::move(body);
-  if (!queue_token) {
+  // The admin token is renewed ahead of its exp; one the service refuses
+  // before that (401: revoked, or clocks apart) is renewed once, at once,
+  // and the request sent again to the tenant URL that came with it.
+  for (bool renewed = false;; renewed = true) {
+    if (renewed) admin_expires_ = 0;  // refused: register again now
+    auto admin = ensure_admin();
+    if (!admin) return unexpected{admin.error()};
+    http::request req;
+    req.method = method;
+    req.url = join_url(tenant_url_, path);
+    req.headers = {{"Content-Type", "application/json"}};
+    req.body = body;
+    if (queue_token) return queue_call(std::move(req));
     req.headers.emplace_back("Authorization", "Bearer " + admin_token_);
-    return rest_.caller().perform(std::move(req));
+    auto r = rest_.caller().perform(std::move(req));
+    if (!r || r->status != 401 || renewed) return r;
   }
-  return queue_call(std::move(req));
 }
 
 result<http::response> scaleset_client::queue_call(http::request req) {

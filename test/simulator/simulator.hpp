@@ -33,10 +33,10 @@ struct simulator_options {
   // then creating a session answers 409.
   std::chrono::milliseconds session_idle_timeout{120'000};
   std::chrono::seconds installation_token_ttl{3600};
-  std::chrono::seconds admin_token_ttl{3600};
-  std::int64_t rate_limit = 5000;  // per token and hour
-  bool auto_online = false;        // a JIT runner connects as soon as its config is generated
-  bool auto_scopes = false;        // unknown repos/orgs/enterprises exist on first use
+  std::chrono::seconds admin_token_ttl{3600};  // the admin JWT's exp; refused after it
+  std::int64_t rate_limit = 5000;              // per token and hour
+  bool auto_online = false;                    // a JIT runner connects as soon as its config is generated
+  bool auto_scopes = false;                    // unknown repos/orgs/enterprises exist on first use
 };
 
 struct job_spec {
@@ -95,6 +95,10 @@ class simulator {
   void set_delivery_fault(const delivery_fault& f);
   void clear_faults();
   void expire_tokens();  // installation and message-queue tokens expire now (admin tokens by admin_token_ttl)
+  void expire_admin_tokens();  // the above, and every Actions-service admin token is revoked (401)
+  // A runner group beside Default in an organization or enterprise ("orgs/o",
+  // "enterprises/e"): its id, or 0 for another kind of scope.
+  std::int64_t add_runner_group(const std::string& scope_key, const std::string& name);
   // The service drops a scale set's message session (as GitHub does when it
   // expires one): its polls get 401 and refreshing it 404. False: none open.
   bool drop_session(std::int64_t scale_set_id);
@@ -105,6 +109,9 @@ class simulator {
     std::vector<std::string> labels;
     std::string session_id;  // empty: no session open
     std::string session_owner;
+    std::string scope;  // the tenant's scope: "orgs/o", "repos/o/r", "enterprises/e"
+    std::int64_t runner_group_id = 1;
+    std::int64_t max_capacity = -1;  // X-ScaleSetMaxCapacity of the latest poll; -1: not polled yet
   };
   std::vector<scale_set_info> scale_sets() const;
   void send_ping();

@@ -81,6 +81,9 @@ class client {
 
   // Another thread may set this to abort a request or watch within ~100 ms.
   void set_cancel_flag(const std::atomic<bool>* flag);
+  // How long the next request waited before this client got it (the request
+  // pool's mailbox), for request_trace.hpp; reset by each request.
+  void note_queue_wait(std::chrono::microseconds d) { queue_wait_ = d; }
   const config& cfg() const { return cfg_; }
 
  private:
@@ -98,6 +101,7 @@ class client {
   client_options opts_;
   http::client http_;
   const std::atomic<bool>* cancel_ = nullptr;
+  std::chrono::microseconds queue_wait_{-1};
 };
 
 }  // namespace octorun::kube

@@ -49,10 +49,10 @@ inline std::vector<std::string> octorun_args(const std::string& kubeconfig, cons
 
 class octorun_process {
  public:
-  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret; stdout and
-  // stderr go to `log` (truncated).
+  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret (and
+  // `extra_env`, NAME=value each); stdout and stderr go to `log` (truncated).
   octorun_process(const std::string& binary, std::vector<std::string> args, const std::string& secret,
-                  std::string log)
+                  std::string log, std::vector<std::string> extra_env = {})
       : log_(std::move(log)) {
     args.insert(args.begin(), binary);
     std::vector<char*> argv;
@@ -66,6 +66,7 @@ class octorun_process {
     std::vector<char*> env;
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     env.push_back(secret_env.data());
+    for (auto& e : extra_env) env.push_back(e.data());
     env.push_back(nullptr);
     if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), env.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);
@@ -93,6 +94,19 @@ class octorun_process {
     kill(pid_, sig);
     int status = 0;
     waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+  // The wait status once the process exits by itself within `within`
+  // (nullopt: still running; stop() it). A process offers no event to wait
+  // on here: it is polled.
+  std::optional<int> wait_exit(std::chrono::milliseconds within) {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    auto reaped =
+        test::poll([&] { return waitpid(pid_, &status, WNOHANG); }, [](pid_t r) { return r != 0; }, within);
+    if (!reaped || reaped.last != pid_) return std::nullopt;
     pid_ = -1;
     return status;
   }

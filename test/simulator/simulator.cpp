@@ -768,6 +768,16 @@ std::string simulator::state_json() const {
   return impl_->state_locked();
 }
 
+namespace {
+// Wall-clock milliseconds of a job's event for /_sim/state (0: not yet), so
+// load tests line it up with their own watches.
+std::string unix_ms(std::optional<wall_clock::time_point> t) {
+  return t ? std::to_string(
+                 std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count())
+           : std::string("0");
+}
+}  // namespace
+
 std::string simulator::impl::state_locked() const {
   std::string out = "{\"runners\":[";
   bool first = true;
@@ -778,11 +788,13 @@ std::string simulator::impl::state_locked() const {
   out += "],\"jobs\":[";
   first = true;
   for (const auto& [id, j] : jobs) {
-    out += std::string(first ? "" : ",") + "{\"id\":" + std::to_string(id) + ",\"state\":\"" + j.state +
-           "\",\"repository\":" + json::quote(j.spec.repository) +
-           ",\"labels\":" + strings_json(j.spec.labels) +
-           ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
-           ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) + "}";
+    out +=
+        std::string(first ? "" : ",") + "{\"id\":" + std::to_string(id) + ",\"state\":\"" + j.state +
+        "\",\"repository\":" + json::quote(j.spec.repository) + ",\"labels\":" + strings_json(j.spec.labels) +
+        ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
+        ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) +
+        ",\"queued_at_ms\":" + unix_ms(j.queued_at) + ",\"started_at_ms\":" + unix_ms(j.runner_assigned_at) +
+        ",\"completed_at_ms\":" + unix_ms(j.finished_at) + "}";
     first = false;
   }
   out += "],\"scale_sets\":[";

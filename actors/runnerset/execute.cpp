@@ -67,7 +67,8 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
       self, {action_kind::create_runners, name}, v.name, in_flight_until::seen, st.cfg.kube,
       [=](kube::object_result& r) {
         if (r) {
-          if (auto& m = self->state.cfg.metrics) m->runner_created(self->state.cfg.ns, self->state.cfg.name, v.name);
+          if (auto& m = self->state.cfg.metrics)
+            m->runner_created(self->state.cfg.ns, self->state.cfg.name, v.name);
           check_runner_as_stored(self, *r, fingerprint);
         } else if (!r.error().already_exists()) {
           failed(kube::to_string(r.error()));

@@ -223,9 +223,10 @@ void spawn_listener_supervisor(self_ptr self) {
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
   auto metrics = st.cfg.metrics;
+  auto spawn = st.cfg.spawn_listener ? st.cfg.spawn_listener : listener::spawn_listener;
   st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
-        return listener::spawn_listener(parent, {set_id, variant, me, timeout, metrics});
+        return spawn(parent, {set_id, variant, me, timeout, metrics});
       });
 }
 

@@ -15,9 +15,11 @@
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "actors/listener/listener_actor.hpp"
 #include "actors/metrics/recorder.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
@@ -32,6 +34,11 @@ struct runnerset_actor_config {
   // Answers the set's GitHub calls instead of the clients it builds from its
   // credentials (REST and scale-set pools); none: those. For tests.
   caf::actor github;
+  // Spawns a variant's listener (Listener intake); none: listener::spawn_listener.
+  // For tests that play the listener's messages themselves (a listener's
+  // worker runs on a thread of its own, which CAF's deterministic scheduler
+  // cannot drive).
+  std::function<caf::actor(caf::local_actor*, listener::listener_config)> spawn_listener;
   std::string user_agent = "octorun";
   std::size_t github_workers = 2;
   std::chrono::milliseconds resync{30'000};        // re-read credentials, reconcile from scratch

@@ -1,16 +1,17 @@
 // The controller: what the leading manager replica runs. It watches
 // RunnerSets, Runners and the Runners' Pods and Secrets, and feeds each
 // RunnerSet's actor (spawned on first sight, supervised, restarted with
-// backoff) the events of the set and of everything it owns. Job messages
-// from the intakes are routed too: demand (queued) to the RunnerSet whose
-// scope and labels fit the job, a job's start and end to the set that owns
-// the named runner (an end to every set, so demand never leaks).
+// backoff) the events of the set and of everything it owns. It is also the
+// job router: both intakes (the webhook intake and every set's scale-set
+// listeners) send it their job messages and statistics, and it routes each
+// to its RunnerSet's actor by the rules of job_routing.hpp.
 #pragma once
 
 #include <caf/all.hpp>
 #include <string>
 #include <vector>
 
+#include "actors/controller/job_routing.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
@@ -36,10 +37,5 @@ struct controller_config {
 };
 
 caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg);
-
-// Does a RunnerSet whose scope URL is `scope_url` serve jobs of `repository`
-// ("owner/repo")? Organisation scopes serve their repositories, repository
-// scopes themselves, enterprise scopes every repository. Pure.
-bool scope_serves(const std::string& scope_url, const std::string& repository);
 
 }  // namespace octorun::controller

@@ -47,14 +47,27 @@ void acknowledge(self_ptr self, std::int64_t message_id) {
           [=](caf::error& e) { fail(self, "acknowledging", self->system().render(e)); });
 }
 
-// Hands the message's jobs and statistics to the RunnerSet, acquires what it
-// offers, then acknowledges. Job messages go out before the acquisition so
-// the set counts demand as early as possible; the statistics that follow the
-// acquisition (next message) carry the assigned count it scales on.
+// Hands the statistics to the job route, named after this listener's set.
+void report(self_ptr self, messages::job_statistics stats) {
+  stats.runner_set = self->state.cfg.set_id;
+  self->send(self->state.cfg.jobs, std::move(stats));
+}
+
+// Hands the message's jobs and statistics to the job route (each named
+// after this listener's set), acquires what it offers, then acknowledges.
+// Job messages go out before the acquisition so the set counts demand as
+// early as possible; the statistics that follow the acquisition (next
+// message) carry the assigned count it scales on.
 void handle(self_ptr self, github::queue_message& m) {
   auto& st = self->state;
-  for (auto& job : m.jobs) std::visit([&](auto& msg) { self->send(st.cfg.runnerset, std::move(msg)); }, job);
-  self->send(st.cfg.runnerset, m.statistics);
+  for (auto& job : m.jobs)
+    std::visit(
+        [&](auto& msg) {
+          msg.job.runner_set = st.cfg.set_id;
+          self->send(st.cfg.jobs, std::move(msg));
+        },
+        job);
+  report(self, m.statistics);
   st.last_message_id = m.message_id;
   auto ids = jobs_to_acquire(m);
   if (ids.empty()) return acknowledge(self, m.message_id);
@@ -107,7 +120,7 @@ void open_session(self_ptr self) {
             if (!r) return fail(self, "opening the message session", r.error().describe());
             spdlog::info("listener {}: session open on scale set {}", id(self),
                          self->state.setup.scale_set_id);
-            self->send(self->state.cfg.runnerset, r->statistics);
+            report(self, r->statistics);
             poll(self);
           },
           [=](caf::error& e) { fail(self, "opening the message session", self->system().render(e)); });

@@ -37,9 +37,12 @@ struct listener_setup {
 using listener_setup_reply = expected<listener_setup, std::string>;
 
 struct listener_config {
-  std::string set_id;    // "namespace/name", for logs
+  std::string set_id;    // "namespace/name": its messages name it as their runner_set
   std::string variant;   // the key under the supervisor; "" for a set without variants
-  caf::actor runnerset;  // answers listener_setup_atom; receives the job messages and statistics
+  caf::actor runnerset;  // answers listener_setup_atom
+  // Receives the job messages and statistics: the controller's job router
+  // (the route webhook deliveries take too), which sends them to the set.
+  caf::actor jobs;
   std::chrono::milliseconds request_timeout{30'000};
 };
 

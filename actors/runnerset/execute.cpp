@@ -97,7 +97,9 @@ constexpr const char* set_finalizer = "octorun.io/runnerset";
 
 }  // namespace
 
-bool has_set_finalizer(const kube::object& set) { return kube::has_finalizer(set, set_finalizer); }
+bool has_set_finalizer(const model::runnerset& set) {
+  return model::has_finalizer(set.metadata, set_finalizer);
+}
 
 namespace {
 
@@ -111,8 +113,11 @@ void patch_finalizer(self_ptr self, bool ours) {
                        kube::to_string(r.error()));
       },
       [](const std::string&) {},
-      kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                          kube::finalizer_patch(st.set_object, set_finalizer, ours), ""});
+      kube::patch_request{
+          kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+          kube::finalizer_patch(st.set_object->metadata.finalizers, st.set_object->metadata.resource_version,
+                                set_finalizer, ours),
+          ""});
 }
 
 // A consistent LIST of the set's Runners; when it is empty, draining goes on.

@@ -217,11 +217,12 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
 void spawn_listener_supervisor(self_ptr self) {
   auto& st = self->state;
   auto me = caf::actor_cast<caf::actor>(self);
+  auto jobs = st.cfg.job_router ? st.cfg.job_router : me;
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
   st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
-        return listener::spawn_listener(parent, {set_id, variant, me, timeout});
+        return listener::spawn_listener(parent, {set_id, variant, me, jobs, timeout});
       });
 }
 

@@ -53,7 +53,7 @@ void reconcile(self_ptr self) {
   auto& w = st.world;
   if (!w.set) return;
   w.now = self->clock().now();
-  w.has_finalizer = has_set_finalizer(st.set_object);
+  w.has_finalizer = has_set_finalizer(*st.set_object);
   // A Runner seen (or being made) again: a LIST must confirm none is left.
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
     w.no_runners_confirmed = false;
@@ -68,20 +68,16 @@ void reconcile(self_ptr self) {
 
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
 // busy, job completed) is kept.
-bool observe_runner(set_observation& w, const kube::object& obj) {
-  auto r = model::parse_runner(*obj.doc);
-  if (!r) return false;
-  auto& t = w.runners[r->metadata.name];
-  t.view.name = r->metadata.name;
-  t.view.phase = runner::parse_phase(r->status.phase).value_or(runner::phase::unset);
-  t.view.has_job = r->status.job.has_value() && r->status.job->id != 0;
-  t.view.deleting = r->metadata.deleting;
-  t.view.pod_ready = r->status.pod_ready;
-  const auto* meta = obj.member("metadata");
-  t.view.created = meta ? parse_rfc3339(json::str(*meta, "creationTimestamp")).value_or(0) : 0;
-  t.variant = r->spec.variant;
-  t.status_runner_id = r->status.runner_id;
-  return true;
+void observe_runner(set_observation& w, const model::runner& r) {
+  auto& t = w.runners[r.metadata.name];
+  t.view.name = r.metadata.name;
+  t.view.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
+  t.view.has_job = r.status.job.has_value() && r.status.job->id != 0;
+  t.view.deleting = r.metadata.deleting;
+  t.view.pod_ready = r.status.pod_ready;
+  t.view.created = parse_rfc3339(r.metadata.creation_timestamp).value_or(0);
+  t.variant = r.spec.variant;
+  t.status_runner_id = r.status.runner_id;
 }
 
 void route_to_runner(self_ptr self, const std::string& runner, caf::message msg) {
@@ -111,23 +107,19 @@ void stop_children(self_ptr self) {
   if (st.scaleset_admin) caf::anon_send_exit(st.scaleset_admin, caf::exit_reason::user_shutdown);
 }
 
-void on_runnerset(self_ptr self, kube::informer_event& ev) {
+void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
   if (ev.type == kube::event_type::deleted) {
     stop_children(self);
     return self->quit();
   }
-  auto parsed = model::parse_runnerset(*ev.obj.doc);
-  if (!parsed) {
-    spdlog::error("runnerset {}: cannot read the RunnerSet: {}", id(self), parsed.error().front().message);
-    return;
-  }
+  const auto& set = *ev.obj;
   const bool credentials_changed =
-      !w.set || w.set->spec.credentials_secret_name != parsed->spec.credentials_secret_name ||
-      w.set->spec.scope_url != parsed->spec.scope_url || w.set->spec.intake != parsed->spec.intake;
+      !w.set || w.set->spec.credentials_secret_name != set.spec.credentials_secret_name ||
+      w.set->spec.scope_url != set.spec.scope_url || w.set->spec.intake != set.spec.intake;
+  w.set = set;
   st.set_object = std::move(ev.obj);
-  w.set = std::move(*parsed);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   if (credentials_changed) {
     st.credentials_version.clear();
@@ -136,34 +128,43 @@ void on_runnerset(self_ptr self, kube::informer_event& ev) {
   mark_dirty(self);
 }
 
-void on_event(self_ptr self, kube::informer_event& ev) {
+void on_runner(self_ptr self, watched::runner_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
-  if (!ev.obj) return;
-  auto kind = json::str(*ev.obj.doc, "kind");
-  const bool deleted = ev.type == kube::event_type::deleted;
-  if (kind == "RunnerSet") return on_runnerset(self, ev);
-  if (kind == "Runner") {
-    std::string name(ev.obj.name);
-    w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
-    if (deleted) {
-      w.runners.erase(name);
-      self->send(st.runners_supervisor, supervision::retire_atom::value, name);
-    } else if (observe_runner(w, ev.obj)) {
-      route_to_runner(self, name, caf::make_message(std::move(ev)));
-    }
-    return mark_dirty(self);
+  const auto name = ev.obj->metadata.name;
+  w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
+  if (ev.type == kube::event_type::deleted) {
+    w.runners.erase(name);
+    self->send(st.runners_supervisor, supervision::retire_atom::value, name);
+  } else {
+    observe_runner(w, *ev.obj);
+    route_to_runner(self, name, caf::make_message(std::move(ev)));
   }
-  if (kind == "Pod" || kind == "Secret") {
-    std::string runner(ev.obj.label(model::label_runner));
-    // Only to Runners we know: a late event must not resurrect a retired actor.
-    auto known = w.runners.find(runner);
-    if (known == w.runners.end()) return;
-    if (kind == "Secret" && !deleted)
-      if (auto jit = runner::read_jit_secret(*ev.obj.doc); jit && jit->runner_id != 0)
-        known->second.secret_runner_id = jit->runner_id;
-    route_to_runner(self, runner, caf::make_message(std::move(ev)));
-  }
+  mark_dirty(self);
+}
+
+// The Runner a Pod or Secret event is about, if the set knows it: a late
+// event must not resurrect a retired actor.
+template <class Event>
+observed_runner* owner_of(self_ptr self, const Event& ev) {
+  const auto& labels = ev.obj->metadata.labels;
+  auto label = labels.find(model::label_runner);
+  if (label == labels.end()) return nullptr;
+  auto known = self->state.world.runners.find(label->second);
+  return known == self->state.world.runners.end() ? nullptr : &known->second;
+}
+
+void on_pod(self_ptr self, watched::pod_event& ev) {
+  if (auto* owner = owner_of(self, ev))
+    route_to_runner(self, owner->view.name, caf::make_message(std::move(ev)));
+}
+
+void on_secret(self_ptr self, watched::secret_event& ev) {
+  auto* owner = owner_of(self, ev);
+  if (owner == nullptr) return;
+  if (ev.type != kube::event_type::deleted && ev.obj->registration)
+    owner->secret_runner_id = ev.obj->registration->runner_id;
+  route_to_runner(self, owner->view.name, caf::make_message(std::move(ev)));
 }
 
 template <class Job>
@@ -270,7 +271,10 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   });
   self->delayed_send(self, st.cfg.resync, tick_atom::value);
   return caf::message_handler{
-      [=](kube::informer_event& ev) { on_event(self, ev); },
+      [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
+      [=](watched::runner_event& ev) { on_runner(self, ev); },
+      [=](watched::pod_event& ev) { on_pod(self, ev); },
+      [=](watched::secret_event& ev) { on_secret(self, ev); },
       [=](kube::informer_synced&) {},
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },

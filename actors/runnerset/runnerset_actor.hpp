@@ -27,6 +27,11 @@ struct runnerset_actor_config {
   std::string ns;
   std::string name;
   caf::actor kube;  // kube::spawn_request_pool
+  // Where its listeners send their job messages and statistics: the
+  // controller's job router, which sends them on to this set like the
+  // webhook's (actors/controller/job_routing.hpp). None: straight to the set
+  // (a set run on its own, as in tests).
+  caf::actor job_router;
   // Answers the set's GitHub calls instead of the clients it builds from its
   // credentials (REST and scale-set pools); none: those. For tests.
   caf::actor github;

@@ -13,9 +13,9 @@
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/github/scaleset_client.hpp"
-#include "adapters/kube/object.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
 
@@ -25,7 +25,7 @@ struct set_state {
   runnerset_actor_config cfg;
   // Everything plan() decides on; the actor's handlers update it.
   set_observation world;
-  kube::object set_object;  // the RunnerSet as watched (its finalizers, resourceVersion)
+  watched::runnerset_ptr set_object;  // the RunnerSet as watched (its finalizers, resourceVersion)
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
@@ -106,7 +106,7 @@ void request_in_flight(self_ptr self, flight_key key, const Handle& dest, Done d
 
 // ---- execute.cpp ----
 void read_credentials(self_ptr self);
-bool has_set_finalizer(const kube::object& set);
+bool has_set_finalizer(const model::runnerset& set);
 
 // ---- Listener intake (listener_intake.cpp) ----
 // The scale-set worker pool, (re)spawned on first use after the credentials

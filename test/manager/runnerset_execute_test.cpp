@@ -11,6 +11,7 @@
 
 #include "actors/kinds.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/kube/protocol.hpp"
@@ -158,8 +159,8 @@ class RunnerSetExecute : public ::testing::Test {
   }
   // The RunnerSet's watch event again: the set plans on what it knows.
   void poke() {
-    caf::anon_send(set_,
-                   kube::informer_event{"rs", kube::event_type::modified, *kube::parse_object(set_json)});
+    caf::anon_send(set_, watched::runnerset_event{"rs", kube::event_type::modified,
+                                                  watched::read_runnerset(*kube::parse_object(set_json))});
     t_.run();
   }
   void demand(std::int64_t job) {
@@ -176,7 +177,8 @@ class RunnerSetExecute : public ::testing::Test {
     t_.run();
   }
   void watched(const kube::object& runner) {
-    caf::anon_send(set_, kube::informer_event{"runners", kube::event_type::added, runner});
+    caf::anon_send(set_,
+                   watched::runner_event{"runners", kube::event_type::added, watched::read_runner(runner)});
     t_.run();
   }
 

@@ -34,6 +34,10 @@ using runner_event = kube::informer_update<runner_ptr>;
 using pod_event = kube::informer_update<pod_ptr>;
 using secret_event = kube::informer_update<secret_ptr>;
 
+// What takes the RunnerSet and Runner events the controller forwards (the
+// state metrics' feed, actors/metrics/metrics_feed.hpp).
+using observer = caf::typed_actor<caf::reacts_to<runnerset_event>, caf::reacts_to<runner_event>>;
+
 // The decoders (also for objects read or written directly). Null when the
 // object cannot be read: the error is logged, naming the object and field.
 runnerset_ptr read_runnerset(const kube::object& o);

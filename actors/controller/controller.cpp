@@ -27,10 +27,12 @@ struct controller_state {
   static constexpr const char* name = "controller";
 };
 
-using self_ptr = caf::stateful_actor<controller_state>*;
+using self_ptr = controller_actor::stateful_pointer<controller_state>;
 
-void route(self_ptr self, const std::string& set_key, caf::message msg) {
-  self->send(self->state.sets, supervision::route_atom::value, set_key, std::move(msg));
+// Sends `xs...` to the set's actor, through the supervisor of the sets.
+template <class... Ts>
+void route(self_ptr self, const std::string& set_key, Ts&&... xs) {
+  supervision::route_to<runnerset::runnerset_actor>(self->state.sets, set_key, std::forward<Ts>(xs)...);
 }
 
 void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
@@ -43,7 +45,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   } else {
     st.routes.sets[key] = ev.obj;
   }
-  route(self, key, caf::make_message(std::move(ev)));
+  route(self, key, std::move(ev));
 }
 
 // The "namespace/set" an object made by a RunnerSet belongs to (its label),
@@ -60,7 +62,7 @@ std::optional<std::string> owning_set(const model::object_meta& meta) {
 template <class Event>
 void route_owned(self_ptr self, const std::string& key, Event& ev) {
   if (ev.type == kube::event_type::deleted && self->state.routes.sets.count(key) == 0) return;
-  route(self, key, caf::make_message(std::move(ev)));
+  route(self, key, std::move(ev));
 }
 
 void on_runner(self_ptr self, watched::runner_event& ev) {
@@ -84,7 +86,7 @@ void on_child(self_ptr self, Event& ev) {
 // the sets job_routing.hpp picks.
 template <class Message>
 void on_job(self_ptr self, const Message& m) {
-  for (const auto& key : destinations(self->state.routes, m)) route(self, key, caf::make_message(m));
+  for (const auto& key : destinations(self->state.routes, m)) route(self, key, m);
 }
 
 // One typed informer per kind and watched namespace, each delivering to `self`.
@@ -104,12 +106,12 @@ void start_watches(self_ptr self) {
       io.ns = ns;
       io.label_selector = selector;
       auto inf = watch(self->system(), st.cfg.kube, st.cfg.kube_options, io);
-      self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+      caf::anon_send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
       st.informers.push_back(inf);
     }
 }
 
-caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
+controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.kube = kube::spawn_request_pool(self->system(), st.cfg.kube, st.cfg.kube_options, st.cfg.kube_workers);
@@ -119,15 +121,15 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
   auto defaults = st.cfg.runnerset_defaults;
   defaults.kube = st.kube;
   defaults.runner_defaults.events = st.events;
-  defaults.job_router = caf::actor_cast<caf::actor>(self);  // its listeners' job messages come back here
-  st.sets = supervision::spawn_supervisor(self->system(), "runnersets",
-                                          [defaults](caf::local_actor* parent, const std::string& key) {
-                                            auto c = defaults;
-                                            auto slash = key.find('/');
-                                            c.ns = key.substr(0, slash);
-                                            c.name = key.substr(slash + 1);
-                                            return runnerset::spawn_runnerset(parent, c);
-                                          });
+  defaults.job_router = self;  // its listeners' job messages come back here
+  st.sets = supervision::spawn_supervisor(
+      self->system(), "runnersets", [defaults](caf::local_actor* parent, const std::string& key) {
+        auto c = defaults;
+        auto slash = key.find('/');
+        c.ns = key.substr(0, slash);
+        c.name = key.substr(slash + 1);
+        return caf::actor_cast<caf::actor>(runnerset::spawn_runnerset(parent, c));
+      });
   start_watches(self);
   self->set_exit_handler([=](caf::exit_msg& em) {
     auto& s = self->state;
@@ -158,7 +160,7 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
 
 }  // namespace
 
-caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg) {
+controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg) {
   return sys.spawn(controller_behavior, std::move(cfg));
 }
 

@@ -13,6 +13,7 @@
 
 #include "actors/controller/job_routing.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
 
@@ -29,13 +30,20 @@ struct controller_config {
   runnerset::runnerset_actor_config runnerset_defaults;
   // Also receives every RunnerSet and Runner informer event (the state
   // metrics' feed, actors/metrics/metrics_feed.hpp). None: nobody.
-  caf::actor observer;
+  watched::observer observer;
   // Runner actors record Events as (reporting controller, this instance).
   std::string reporting_controller = "octorun.io/manager";
   std::string reporting_instance = "octorun";
   bool record_events = true;
 };
 
-caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg);
+// The controller's interface: the job router's (both intakes send it their
+// job messages) and its typed watches' events.
+using controller_actor =
+    job_router::extend<caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
+                       caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::secret_event>,
+                       caf::reacts_to<kube::informer_synced>>;
+
+controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg);
 
 }  // namespace octorun::controller

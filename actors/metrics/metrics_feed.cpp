@@ -107,20 +107,23 @@ struct feed_state {
   static constexpr const char* name = "metrics-feed";
 };
 
+// The interface plus the coalescing timer.
+using feed_impl = watched::observer::extend<caf::reacts_to<publish_atom>>;
+using self_ptr = feed_impl::stateful_pointer<feed_state>;
+
 // Publishes a moment after the first change of a burst.
-void on_change(caf::stateful_actor<feed_state>* self, const metrics_feed_options& options, bool changed) {
+void on_change(self_ptr self, const metrics_feed_options& options, bool changed) {
   auto& st = self->state;
   if (!changed || st.publish_scheduled) return;
   st.publish_scheduled = true;
   self->delayed_send(self, options.coalesce, publish_atom::value);
 }
 
-caf::behavior feed_behavior(caf::stateful_actor<feed_state>* self, std::shared_ptr<state_collector> collector,
-                            metrics_feed_options options) {
+feed_impl::behavior_type feed_behavior(self_ptr self, std::shared_ptr<state_collector> collector,
+                                       metrics_feed_options options) {
   return {
       [=](const watched::runner_event& ev) { on_change(self, options, self->state.store.apply(ev)); },
       [=](const watched::runnerset_event& ev) { on_change(self, options, self->state.store.apply(ev)); },
-      [](const kube::informer_synced&) {},
       [=](publish_atom) {
         self->state.publish_scheduled = false;
         collector->publish(std::make_shared<const state_snapshot>(self->state.store.snapshot()));
@@ -130,8 +133,8 @@ caf::behavior feed_behavior(caf::stateful_actor<feed_state>* self, std::shared_p
 
 }  // namespace
 
-caf::actor spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
-                              metrics_feed_options options) {
+watched::observer spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
+                                     metrics_feed_options options) {
   return sys.spawn(feed_behavior, std::move(collector), options);
 }
 

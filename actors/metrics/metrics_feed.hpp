@@ -47,9 +47,9 @@ struct metrics_feed_options {
   std::chrono::milliseconds coalesce{200};
 };
 
-// The feed actor: send it watched::runnerset_event and runner_event (and
-// informer_synced, which it ignores). Stop it with caf::anon_send_exit.
-caf::actor spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
-                              metrics_feed_options options = {});
+// The feed actor: its interface is watched::observer (RunnerSet and Runner
+// events). Stop it with caf::anon_send_exit.
+watched::observer spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
+                                     metrics_feed_options options = {});
 
 }  // namespace octorun::metrics

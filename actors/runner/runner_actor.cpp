@@ -97,7 +97,7 @@ void record_event(self_ptr self, const runner_event& e, const model::runner& run
   spec.reason = e.reason;
   spec.action = e.action;
   spec.note = e.note;
-  self->send(st.cfg.events, std::move(spec));
+  caf::anon_send(st.cfg.events, std::move(spec));
 }
 
 // The typed value of a write's reply, read as the watch would read it.
@@ -460,7 +460,7 @@ void reconcile(self_ptr self) {
   execute(self, next_step(o, st.cfg.lim), o);
 }
 
-caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
+runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cfg) {
   self->state.cfg = std::move(cfg);
   self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
   return {
@@ -505,11 +505,11 @@ caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
 
 namespace octorun::runner {
 
-caf::actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
+runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
   return parent->spawn(detail::runner_behavior, std::move(cfg));
 }
 
-caf::actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg) {
+runner_actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg) {
   return sys.spawn(detail::runner_behavior, std::move(cfg));
 }
 

@@ -43,7 +43,10 @@ struct runner_state {
   static constexpr const char* name = "runner";
 };
 
-using self_ptr = caf::stateful_actor<runner_state>*;
+// The interface plus the actor's own timers.
+using runner_impl =
+    runner_actor::extend<caf::reacts_to<resync_atom>, caf::reacts_to<wake_atom, std::uint64_t>>;
+using self_ptr = runner_impl::stateful_pointer<runner_state>;
 
 std::string id(self_ptr self);
 void reconcile(self_ptr self);

@@ -22,8 +22,6 @@
 
 namespace octorun::runnerset::detail {
 
-using wake_atom = caf::atom_constant<caf::atom("rswake")>;
-
 namespace {
 
 std::string random_suffix(std::mt19937& rng) {
@@ -85,7 +83,7 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
             it->second.busy_until = self->clock().now() + self->state.cfg.busy_recheck;
           return;
         }
-        route_to_runner(self, name, caf::make_message(runner::removed_from_github_atom::value));
+        route_to_runner(self, name, runner::removed_from_github_atom::value);
         delete_runner(self, name);
       },
       failed, github::delete_runner_atom::value, github_id);
@@ -271,7 +269,7 @@ void execute(self_ptr self, const action& a) {
   }
 }
 
-caf::message_handler wake_handler(self_ptr self) {
+caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self) {
   return {[=](wake_atom, const std::string& key) {
     self->state.world.in_flight.erase({action_kind::wake, key});
     mark_dirty(self);

@@ -14,6 +14,7 @@
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/supervisor/supervisor.hpp"
+#include "actors/typed.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -24,8 +25,6 @@
 
 namespace octorun::runnerset {
 namespace detail {
-
-using tick_atom = caf::atom_constant<caf::atom("rstick")>;
 
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
@@ -80,10 +79,6 @@ void observe_runner(set_observation& w, const model::runner& r) {
   t.status_runner_id = r.status.runner_id;
 }
 
-void route_to_runner(self_ptr self, const std::string& runner, caf::message msg) {
-  self->send(self->state.runners_supervisor, supervision::route_atom::value, runner, std::move(msg));
-}
-
 // Counts a job as demand on the variant its labels pick.
 void add_demand(self_ptr self, const messages::job_info& job) {
   auto& st = self->state;
@@ -135,10 +130,10 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
-    self->send(st.runners_supervisor, supervision::retire_atom::value, name);
+    caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
     observe_runner(w, *ev.obj);
-    route_to_runner(self, name, caf::make_message(std::move(ev)));
+    route_to_runner(self, name, std::move(ev));
   }
   mark_dirty(self);
 }
@@ -155,8 +150,7 @@ observed_runner* owner_of(self_ptr self, const Event& ev) {
 }
 
 void on_pod(self_ptr self, watched::pod_event& ev) {
-  if (auto* owner = owner_of(self, ev))
-    route_to_runner(self, owner->view.name, caf::make_message(std::move(ev)));
+  if (auto* owner = owner_of(self, ev)) route_to_runner(self, owner->view.name, std::move(ev));
 }
 
 void on_secret(self_ptr self, watched::secret_event& ev) {
@@ -164,7 +158,7 @@ void on_secret(self_ptr self, watched::secret_event& ev) {
   if (owner == nullptr) return;
   if (ev.type != kube::event_type::deleted && ev.obj->registration)
     owner->secret_runner_id = ev.obj->registration->runner_id;
-  route_to_runner(self, owner->view.name, caf::make_message(std::move(ev)));
+  route_to_runner(self, owner->view.name, std::move(ev));
 }
 
 template <class Job>
@@ -183,7 +177,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
   }
   // The Runner's actor promotes it (or finds it gone and stands down).
-  route_to_runner(self, m.runner_name, caf::make_message(m));
+  route_to_runner(self, m.runner_name, m);
   mark_dirty(self);
 }
 
@@ -197,7 +191,7 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
     // counting as demand just above, not once its phase lands. (The
     // listener's demand is its statistics, which move on their own.)
     if (m.job.source == messages::job_source::webhook) runner->second.job_completed = true;
-    route_to_runner(self, m.runner_name, caf::make_message(m));
+    route_to_runner(self, m.runner_name, m);
   }
   mark_dirty(self);
 }
@@ -235,7 +229,7 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
   };
 }
 
-caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
+runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
@@ -252,7 +246,7 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         c.name = name;
         c.kube = kube;
         c.github = me;  // GitHub calls go through the set, to its current credentials
-        return runner::spawn_runner(parent, c);
+        return caf::actor_cast<caf::actor>(runner::spawn_runner(parent, c));
       });
   // The Runner actors die with the set's actor, however it ends (a crash
   // restarts them all from the watches' state).
@@ -270,12 +264,11 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
     self->quit(em.reason);
   });
   self->delayed_send(self, st.cfg.resync, tick_atom::value);
-  return caf::message_handler{
+  auto events_and_jobs = caf::make_typed_behavior(
       [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
       [=](watched::runner_event& ev) { on_runner(self, ev); },
       [=](watched::pod_event& ev) { on_pod(self, ev); },
       [=](watched::secret_event& ev) { on_secret(self, ev); },
-      [=](kube::informer_synced&) {},
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job_started(self, m); },
@@ -292,20 +285,18 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
         mark_dirty(self);
         self->delayed_send(self, s.cfg.resync, tick_atom::value);
-      },
-  }
-      .or_else(wake_handler(self))
-      .or_else(listener_handlers(self))
-      .or_else(runner_github_behavior(self).unbox());
+      });
+  return compose_behavior<runnerset_impl>(events_and_jobs, wake_handler(self), listener_handlers(self),
+                                          runner_github_behavior(self));
 }
 
 }  // namespace detail
 
-caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg) {
+runnerset_actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg) {
   return parent->spawn(detail::runnerset_behavior, std::move(cfg));
 }
 
-caf::actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg) {
+runnerset_actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg) {
   return sys.spawn(detail::runnerset_behavior, std::move(cfg));
 }
 

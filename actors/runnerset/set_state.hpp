@@ -13,6 +13,7 @@
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/github/scaleset_client.hpp"
@@ -50,20 +51,30 @@ struct set_state {
   static constexpr const char* name = "runnerset";
 };
 
-using self_ptr = caf::stateful_actor<set_state>*;
-
 // Plans and executes once the messages already queued are handled: every
 // change marks the set dirty, and one plan covers them all.
 using reconcile_atom = caf::atom_constant<caf::atom("rsrecon")>;
+using tick_atom = caf::atom_constant<caf::atom("rstick")>;  // the resync timer
+using wake_atom = caf::atom_constant<caf::atom("rswake")>;  // plan()'s wake-ups, by key
+
+// The interface plus the actor's own timers.
+using runnerset_impl = runnerset_actor::extend<caf::reacts_to<reconcile_atom>, caf::reacts_to<tick_atom>,
+                                               caf::reacts_to<wake_atom, std::string>>;
+using self_ptr = runnerset_impl::stateful_pointer<set_state>;
 void mark_dirty(self_ptr self);
 // Observes the clock, plans and executes every action.
 void reconcile(self_ptr self);
 void execute(self_ptr self, const action& a);
 // The wake-ups plan() schedules (action_kind::wake).
-caf::message_handler wake_handler(self_ptr self);
+caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self);
 
 std::string id(self_ptr self);
-void route_to_runner(self_ptr self, const std::string& runner, caf::message msg);
+// Sends `xs...` to the Runner's actor (through the supervisor of the Runners).
+template <class... Ts>
+void route_to_runner(self_ptr self, const std::string& runner, Ts&&... xs) {
+  supervision::route_to<runner::runner_actor>(self->state.runners_supervisor, runner,
+                                              std::forward<Ts>(xs)...);
+}
 bool listening(const set_state& st);
 // Logs, once, that GitHub is left alone for the set's deletion; true then.
 bool github_unreachable(self_ptr self);
@@ -124,7 +135,10 @@ void delete_scale_set(self_ptr self, const std::string& variant, std::int64_t id
 void start_listener(self_ptr self, const std::string& variant);
 void stop_listener(self_ptr self, const std::string& variant);
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req);
-caf::message_handler listener_handlers(self_ptr self);
+caf::typed_behavior<
+    caf::reacts_to<messages::job_statistics>,
+    caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
+listener_handlers(self_ptr self);
 void spawn_listener_supervisor(self_ptr self);
 
 }  // namespace octorun::runnerset::detail

@@ -187,7 +187,7 @@ struct manager::replica_parts {
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
   std::unique_ptr<http::server> health;
-  caf::actor metrics_feed;
+  watched::observer metrics_feed;
 };
 
 manager::manager(caf::actor_system& sys, options o, settings s)
@@ -256,14 +256,19 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.github_tls = settings_.github_tls;
   ccfg.observer = replica_->metrics_feed;
   ccfg.reporting_instance = settings_.identity;
-  controller_ = controller::spawn_controller(sys_, ccfg);
+  auto router = controller::spawn_controller(sys_, ccfg);
+  controller_ = caf::actor_cast<caf::actor>(router);
   if (options_.webhook_intake) {
     github::intake_options iopts;
     iopts.secret = settings_.webhook_secret;
     iopts.allow_insecure = options_.insecure_webhook;
     iopts.http.bind_address = options_.webhook_bind;
     iopts.http.port = options_.webhook_port;
-    auto intake = github::webhook_intake::start(iopts, github::actor_sink(controller_));
+    // Each delivery to the job router as its own message type (checked against its interface).
+    github::job_sink to_router = [router = controller::job_router{router}](messages::job_message m) {
+      std::visit([&](auto& x) { caf::anon_send(router, std::move(x)); }, m);
+    };
+    auto intake = github::webhook_intake::start(iopts, std::move(to_router));
     if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};
     intake_ = std::move(*intake);
     spdlog::info("leading: webhook intake listening on {}", intake_->url());

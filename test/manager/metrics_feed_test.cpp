@@ -42,7 +42,7 @@ bool feed(state_store& store, const delivered& d) {
   return false;
 }
 
-void send(const caf::actor& feed, delivered d) {
+void send(const watched::observer& feed, delivered d) {
   if (auto* set = std::get_if<watched::runnerset_event>(&d)) caf::anon_send(feed, std::move(*set));
   if (auto* runner = std::get_if<watched::runner_event>(&d)) caf::anon_send(feed, std::move(*runner));
 }

@@ -39,7 +39,7 @@ class RunnerSetActor : public test::actor_test_base {
     cfg.busy_recheck = 200ms;
     cfg.runner_defaults.busy_recheck = 200ms;
     cfg.runner_defaults.retry_initial = 100ms;
-    set_ = spawn_runnerset(sys_, cfg);
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, cfg));
     const std::string mine = "octorun.io/runnerset=linux";
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runnersets(), "", "metadata.name=linux"},

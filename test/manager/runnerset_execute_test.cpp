@@ -154,7 +154,7 @@ class RunnerSetExecute : public ::testing::Test {
     t_.run();
   }
   void start() {
-    set_ = spawn_runnerset(t_.sys, cfg_);
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg_));
     poke();
   }
   // The RunnerSet's watch event again: the set plans on what it knows.

@@ -20,6 +20,7 @@
 namespace octorun::messages {
 
 enum class job_source : std::uint8_t { listener, webhook };
+inline const char* to_string(job_source s) { return s == job_source::listener ? "listener" : "webhook"; }
 
 // What both intakes know about a job.
 struct job_info {
@@ -36,6 +37,12 @@ struct job_info {
   // The RunnerSet ("namespace/name") whose intake received it: a listener's
   // session belongs to one set. Empty (webhook): the router finds the set.
   std::string runner_set;
+  // When GitHub queued, started and completed the job, in seconds since the
+  // epoch (0: the message does not say). Webhook: created_at, started_at,
+  // completed_at; listener: queueTime, runnerAssignTime, finishTime.
+  std::int64_t queued_at = 0;
+  std::int64_t started_at = 0;
+  std::int64_t completed_at = 0;
 };
 
 // Demand: a job is waiting for a runner (JobAvailable / workflow_job queued).
@@ -81,7 +88,8 @@ struct job_statistics {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_info& x) {
   return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
-           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.runner_set);
+           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.runner_set, x.queued_at,
+           x.started_at, x.completed_at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_available& x) {

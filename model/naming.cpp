@@ -48,6 +48,10 @@ std::string pod_name(std::string_view runner) { return std::string(runner); }
 
 std::string jit_secret_name(std::string_view runner) { return std::string(runner) + "-jit"; }
 
+std::string runner_service_account_name(std::string_view set) { return "octorun-runner-" + std::string(set); }
+
+std::string busy_runners_pdb_name(std::string_view set) { return "octorun-busy-" + std::string(set); }
+
 std::string selector(std::string_view set) { return std::string(label_runnerset) + "=" + std::string(set); }
 
 std::optional<name_overflow> generated_name_overflow(std::string_view set, std::string_view variant) {

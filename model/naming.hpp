@@ -19,6 +19,11 @@ inline constexpr const char* label_prefix = "octorun.io/";  // of every label be
 inline constexpr const char* label_runnerset = "octorun.io/runnerset";
 inline constexpr const char* label_variant = "octorun.io/variant";
 inline constexpr const char* label_runner = "octorun.io/runner";
+// "true" on the pod of a runner that has a job: the set's PodDisruptionBudget
+// selects these pods, so a drain cannot evict a busy runner.
+inline constexpr const char* label_busy = "octorun.io/busy";
+// cluster-autoscaler's per-pod veto on removing its node.
+inline constexpr const char* annotation_safe_to_evict = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 
 bool is_dns_label(std::string_view s);      // RFC 1123 label, <= 63
 bool is_dns_subdomain(std::string_view s);  // RFC 1123 subdomain, <= 253
@@ -29,6 +34,11 @@ std::string runner_name_prefix(std::string_view set, std::string_view variant);
 std::string runner_name(std::string_view set, std::string_view variant, std::string_view suffix);
 std::string pod_name(std::string_view runner);         // the Runner's name
 std::string jit_secret_name(std::string_view runner);  // "<runner>-jit"
+// The per-set objects of runner pods: their ServiceAccount (and, in
+// containerMode kubernetes, its Role and RoleBinding), and the
+// PodDisruptionBudget over the set's busy runners.
+std::string runner_service_account_name(std::string_view set);  // "octorun-runner-<set>"
+std::string busy_runners_pdb_name(std::string_view set);        // "octorun-busy-<set>"
 // The serialized label selector of a set's runner Pods (status.selector).
 std::string selector(std::string_view set);
 

@@ -161,6 +161,7 @@ std::optional<pod_template> read_template(reader& r, const Value& parent, const 
     read_containers(r, *spec, "containers", path + ".spec.containers", out.containers);
     read_containers(r, *spec, "initContainers", path + ".spec.initContainers", out.init_containers);
     r.string(*spec, "restartPolicy", path + ".spec.restartPolicy", out.restart_policy);
+    r.string(*spec, "serviceAccountName", path + ".spec.serviceAccountName", out.service_account_name);
   }
   return out;
 }
@@ -178,12 +179,78 @@ void read_conditions(reader& r, const Value& status, const std::string& path, st
 
 void read_counts(reader& r, const Value& obj, const std::string& path, runner_counts& c) {
   r.int32(obj, "desiredReplicas", join(path, "desiredReplicas"), c.desired_replicas);
+  r.int32(obj, "outdatedRunners", join(path, "outdatedRunners"), c.outdated_runners);
   r.int32(obj, "replicas", join(path, "replicas"), c.replicas);
   r.int32(obj, "pendingRunners", join(path, "pendingRunners"), c.pending_runners);
   r.int32(obj, "idleRunners", join(path, "idleRunners"), c.idle_runners);
   r.int32(obj, "runningRunners", join(path, "runningRunners"), c.running_runners);
   r.int32(obj, "failedRunners", join(path, "failedRunners"), c.failed_runners);
   r.int32(obj, "assignedJobs", join(path, "assignedJobs"), c.assigned_jobs);
+}
+
+std::optional<container_mode_spec> read_container_mode(reader& r, const Value& parent,
+                                                       const std::string& parent_path) {
+  const auto path = join(parent_path, "containerMode");
+  const Value* m = r.object(parent, "containerMode", path);
+  if (m == nullptr) return std::nullopt;
+  container_mode_spec out;
+  std::string type;
+  r.string(*m, "type", path + ".type", type);
+  if (type == "dind")
+    out.type = container_mode::dind;
+  else if (type == "kubernetes")
+    out.type = container_mode::kubernetes;
+  else if (type.empty())
+    r.errors.push_back({path + ".type", "is required: dind or kubernetes"});
+  else
+    r.errors.push_back({path + ".type", "must be dind or kubernetes, not \"" + type + "\""});
+  if (const Value* claim = r.object(*m, "workVolumeClaim", path + ".workVolumeClaim"))
+    out.work_volume_claim_json = json::write(*claim);
+  return out;
+}
+
+std::optional<proxy_endpoint> read_proxy_endpoint(reader& r, const Value& proxy, const char* key,
+                                                  const std::string& path) {
+  const Value* e = r.object(proxy, key, path);
+  if (e == nullptr) return std::nullopt;
+  proxy_endpoint out;
+  r.string(*e, "url", path + ".url", out.url);
+  r.string(*e, "credentialsSecretName", path + ".credentialsSecretName", out.credentials_secret_name);
+  return out;
+}
+
+std::optional<ca_bundle_ref> read_ca_bundle(reader& r, const Value& spec) {
+  const Value* b = r.object(spec, "caBundle", "spec.caBundle");
+  if (b == nullptr) return std::nullopt;
+  const Value* config_map = r.object(*b, "configMapKeyRef", "spec.caBundle.configMapKeyRef");
+  const Value* secret = r.object(*b, "secretKeyRef", "spec.caBundle.secretKeyRef");
+  if ((config_map == nullptr) == (secret == nullptr)) {
+    r.errors.push_back({"spec.caBundle", "set exactly one of configMapKeyRef and secretKeyRef"});
+    return std::nullopt;
+  }
+  ca_bundle_ref out;
+  out.from = config_map != nullptr ? ca_bundle_ref::source::config_map : ca_bundle_ref::source::secret;
+  const auto path =
+      std::string("spec.caBundle.") + (config_map != nullptr ? "configMapKeyRef" : "secretKeyRef");
+  const Value& ref = config_map != nullptr ? *config_map : *secret;
+  r.string(ref, "name", path + ".name", out.name);
+  r.string(ref, "key", path + ".key", out.key);
+  return out;
+}
+
+// spec.containerMode, spec.proxy, spec.caBundle, spec.manageSafeToEvict:
+// the same fields on a RunnerSet and on a Runner.
+void read_pod_config(reader& r, const Value& spec, pod_config& c) {
+  c.container_mode = read_container_mode(r, spec, "spec");
+  if (const Value* p = r.object(spec, "proxy", "spec.proxy")) {
+    proxy_spec proxy;
+    proxy.http = read_proxy_endpoint(r, *p, "http", "spec.proxy.http");
+    proxy.https = read_proxy_endpoint(r, *p, "https", "spec.proxy.https");
+    r.string_list(*p, "noProxy", "spec.proxy.noProxy", proxy.no_proxy);
+    c.proxy = std::move(proxy);
+  }
+  c.ca_bundle = read_ca_bundle(r, spec);
+  r.boolean(spec, "manageSafeToEvict", "spec.manageSafeToEvict", c.manage_safe_to_evict);
 }
 
 // The fields a Runner copies from its RunnerSet: same names in both specs.
@@ -194,6 +261,7 @@ void read_registration(reader& r, const Value& spec, Spec& s) {
   r.string(spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
   r.string_list(spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
   if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
+  read_pod_config(r, spec, s.pod);
 }
 
 void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
@@ -214,6 +282,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
               r.int32(v, "minRunners", at + ".minRunners", out.min_runners);
               r.int32(v, "maxRunners", at + ".maxRunners", out.max_runners);
               out.template_ = read_template(r, v, at);
+              out.container_mode = read_container_mode(r, v, at);
             });
 }
 
@@ -228,6 +297,11 @@ void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) 
               r.string(v, "name", at + ".name", out.name);
               r.int64(v, "scaleSetId", at + ".scaleSetId", out.scale_set_id);
               read_counts(r, v, at, out.counts);
+            });
+  r.objects(status, "pendingRemovals", "status.pendingRemovals", s.pending_removals,
+            [&](const Value& v, const std::string& at, pending_removal& out) {
+              r.int64(v, "runnerId", at + ".runnerId", out.runner_id);
+              r.string(v, "name", at + ".name", out.name);
             });
 }
 

@@ -55,24 +55,67 @@ unexpected<std::string> fail(const std::string& why) {
 
 }  // namespace
 
+expected<http_url, url_problem> split_http_url(std::string_view url) {
+  const std::string lowered = ascii_lower(url.substr(0, std::min<std::size_t>(url.size(), 8)));
+  http_url out;
+  if (lowered.starts_with("https://")) {
+    out.scheme = "https";
+  } else if (lowered.starts_with("http://")) {
+    out.scheme = "http";
+  } else {
+    return unexpected<url_problem>{url_problem::not_http};
+  }
+  std::string_view rest = url.substr(out.scheme.size() + 3);
+  if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos)
+    return unexpected<url_problem>{url_problem::forbidden_characters};
+  auto slash = rest.find('/');
+  out.host = std::string(rest.substr(0, slash));
+  if (!valid_host(out.host)) return unexpected<url_problem>{url_problem::bad_host};
+  if (slash != std::string_view::npos) out.path = std::string(rest.substr(slash + 1));
+  return out;
+}
+
+expected<http_url, std::string> parse_proxy_url(std::string_view url) {
+  if (url.empty()) return unexpected<std::string>{std::string("is required: http://HOST:PORT")};
+  auto parts = split_http_url(url);
+  if (!parts) {
+    switch (parts.error()) {
+      case url_problem::not_http:
+        return unexpected<std::string>{"\"" + std::string(url) + "\" must start with http:// or https://"};
+      case url_problem::forbidden_characters:
+        return unexpected<std::string>{
+            "\"" + std::string(url) +
+            "\" must not contain a query, fragment, credentials or spaces (credentials come from "
+            "credentialsSecretName)"};
+      case url_problem::bad_host:
+        return unexpected<std::string>{"\"" + std::string(url) + "\" has an invalid host"};
+    }
+  }
+  if (!parts->path.empty() && parts->path != "/")
+    return unexpected<std::string>{"\"" + std::string(url) +
+                                   "\" must be http(s)://HOST[:PORT] without a path"};
+  parts->path.clear();
+  return *parts;
+}
+
 expected<github_scope, std::string> parse_scope_url(std::string_view url) {
   if (url.empty()) return unexpected<std::string>{std::string("is required; ") + expected_forms};
-  const std::string lowered = ascii_lower(url.substr(0, std::min<std::size_t>(url.size(), 8)));
-  std::string scheme;
-  if (lowered.starts_with("https://")) {
-    scheme = "https://";
-  } else if (lowered.starts_with("http://")) {
-    scheme = "http://";
-  } else {
-    return fail("must start with https://");
+  auto split = split_http_url(url);
+  if (!split) {
+    switch (split.error()) {
+      case url_problem::not_http:
+        return fail("must start with https://");
+      case url_problem::forbidden_characters:
+        return fail("must not contain a query, fragment, credentials or spaces");
+      case url_problem::bad_host: {
+        auto host = url.substr(url.find("://") + 3);
+        return fail("has an invalid host \"" + std::string(host.substr(0, host.find('/'))) + "\"");
+      }
+    }
   }
-  std::string_view rest = url.substr(scheme.size());
-  if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos)
-    return fail("must not contain a query, fragment, credentials or spaces");
-  auto slash = rest.find('/');
-  auto host = rest.substr(0, slash);
-  if (!valid_host(host)) return fail("has an invalid host \"" + std::string(host) + "\"");
-  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  const std::string scheme = split->scheme + "://";
+  const std::string& host = split->host;
+  std::string_view path = split->path;
   if (path.ends_with('/')) path.remove_suffix(1);
   std::vector<std::string_view> parts;
   while (!path.empty()) {

@@ -24,6 +24,20 @@ struct github_scope {
   std::string repository;  // empty unless kind == repository
 };
 
+// An http(s) URL in its parts: the one split of the URLs users give the
+// manager (scope URLs, proxies). No query, fragment, credentials or spaces.
+struct http_url {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // HOST or HOST:PORT, as written
+  std::string path;    // after the host's '/', possibly empty
+};
+enum class url_problem { not_http, forbidden_characters, bad_host };
+expected<http_url, url_problem> split_http_url(std::string_view url);
+
+// A proxy: http(s)://HOST[:PORT] with an optional trailing slash (path
+// cleared). The error quotes the URL and says what is wrong, for a user.
+expected<http_url, std::string> parse_proxy_url(std::string_view url);
+
 // Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with
 // an optional trailing slash. The error says what is wrong, for a user.
 // The admission webhook and the GitHub adapter (github::parse_config_url)

@@ -50,10 +50,65 @@ struct pod_template {
   std::map<std::string, std::string> annotations;
   std::vector<container_view> containers;
   std::vector<container_view> init_containers;
-  std::string restart_policy;  // empty when unset
-  std::string json;            // the whole template as received, compact JSON
+  std::string restart_policy;        // empty when unset
+  std::string service_account_name;  // empty when unset
+  std::string json;                  // the whole template as received, compact JSON
 
   bool has_container(const std::string& name) const;
+};
+
+// What a runner pod needs for jobs that run containers (spec.containerMode;
+// docs/runner-pods.md has the pods each mode renders).
+enum class container_mode {
+  none,        // the template alone
+  dind,        // a Docker daemon as a native sidecar; DOCKER_HOST in the runner
+  kubernetes,  // runner container hooks: job containers run as pods of their own
+};
+
+struct container_mode_spec {
+  container_mode type = container_mode::none;
+  // kubernetes: the spec of the work volume's ephemeral PersistentVolumeClaim,
+  // compact JSON as given; empty: the default (ReadWriteOnce, 1Gi).
+  std::string work_volume_claim_json;
+  bool operator==(const container_mode_spec&) const = default;
+};
+
+// One proxy (spec.proxy.http / .https).
+struct proxy_endpoint {
+  std::string url;                      // http(s)://HOST[:PORT], no credentials
+  std::string credentials_secret_name;  // a Secret with keys username and password; empty: none
+  bool operator==(const proxy_endpoint&) const = default;
+};
+
+// The proxy runner pods use (spec.proxy): lower- and upper-case http_proxy,
+// https_proxy and no_proxy in the runner (and the Docker daemon).
+struct proxy_spec {
+  std::optional<proxy_endpoint> http;
+  std::optional<proxy_endpoint> https;
+  std::vector<std::string> no_proxy;
+  bool operator==(const proxy_spec&) const = default;
+};
+
+// A PEM CA bundle runner pods trust (spec.caBundle): a key of a ConfigMap or
+// of a Secret in the set's namespace.
+struct ca_bundle_ref {
+  enum class source { config_map, secret };
+  source from = source::config_map;
+  std::string name;
+  std::string key;
+  bool operator==(const ca_bundle_ref&) const = default;
+};
+
+// Everything besides the template that shapes a runner's pod. A Runner
+// carries the values of its set (and variant) at its creation.
+struct pod_config {
+  std::optional<container_mode_spec> container_mode;
+  std::optional<proxy_spec> proxy;
+  std::optional<ca_bundle_ref> ca_bundle;
+  // cluster-autoscaler.kubernetes.io/safe-to-evict: "true" while the runner
+  // is idle (busy runners get "false" either way), unless the template sets it.
+  bool manage_safe_to_evict = false;
+  bool operator==(const pod_config&) const = default;
 };
 
 struct variant_spec {
@@ -62,6 +117,7 @@ struct variant_spec {
   std::optional<pod_template> template_;  // replaces the set's template when present
   std::optional<std::int32_t> min_runners;
   std::optional<std::int32_t> max_runners;
+  std::optional<container_mode_spec> container_mode{};  // replaces the set's when present
 };
 
 // Where a RunnerSet's job demand comes from (docs/intakes.md).
@@ -80,6 +136,7 @@ struct runnerset_spec {
   std::optional<std::int32_t> replicas;
   intake_mode intake = intake_mode::webhook;
   pod_template template_;
+  pod_config pod;  // containerMode, proxy, caBundle, manageSafeToEvict
   std::vector<variant_spec> variants;
 };
 
@@ -94,6 +151,7 @@ struct condition {
 
 struct runner_counts {
   std::int32_t desired_replicas = 0;
+  std::int32_t outdated_runners = 0;
   std::int32_t replicas = 0;
   std::int32_t pending_runners = 0;
   std::int32_t idle_runners = 0;
@@ -108,6 +166,13 @@ struct variant_status {
   runner_counts counts;
 };
 
+// A GitHub runner the set removes once its GitHub budget allows (its Runner
+// is gone already).
+struct pending_removal {
+  std::int64_t runner_id = 0;
+  std::string name;
+};
+
 struct runnerset_status {
   std::int64_t observed_generation = 0;
   std::int64_t scale_set_id = 0;  // the scale set of a set without variants (Listener intake)
@@ -115,6 +180,7 @@ struct runnerset_status {
   std::string selector;
   std::vector<condition> conditions;
   std::vector<variant_status> variants;
+  std::vector<pending_removal> pending_removals;
 };
 
 struct runnerset {
@@ -131,6 +197,7 @@ struct runner_spec {
   std::string runner_set_name;
   std::string variant;
   pod_template template_;
+  pod_config pod;  // the set's (variant's) at creation
 };
 
 struct job_ref {
@@ -178,6 +245,7 @@ struct effective_variant {
   const pod_template* template_;  // points into the spec it was computed from
   std::int32_t min_runners;
   std::int32_t max_runners;
+  pod_config pod{};  // the set's, with the variant's containerMode when it has one
 };
 inline constexpr std::int32_t default_max_runners = 10;
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec);

@@ -92,6 +92,21 @@ spec:
         image: ghcr.io/actions/actions-runner:latest
 EOF
 
+# Deliveries that come before the manager knows the set are turned away (no
+# RunnerSet serves the repository yet): wait for its first status.
+for attempt in $(seq 1 300); do
+  [[ -n $(kubectl -n demo get runnerset linux -o jsonpath='{.status.selector}' 2>/dev/null) ]] && break
+  ((attempt < 300)) || { echo "the RunnerSet got no status" >&2; exit 1; }
+  sleep 0.2
+done
+
+# maxRunners is a bound on the Runners that are not terminal (starting,
+# idle or running), at every instant: a watch sees every change of every
+# Runner, and the summary reports the most that were not terminal at once.
+kubectl -n demo get runners --watch --output-watch-events \
+  -o jsonpath='{.type} {.object.metadata.name} {.object.status.phase}{"\n"}' >"$work/runners.watch" 2>/dev/null &
+pids+=($!)
+
 say "queueing $jobs jobs of ${job_seconds}s on acme/app"
 started=$SECONDS
 curl -fsS -X POST "$sim/_sim/jobs" \
@@ -113,10 +128,23 @@ done
 say "summary"
 kubectl -n demo get runnerset linux
 calls=$(curl -fsS "$sim/_sim/calls")
+not_terminal=$(awk '$1 == "DELETED" || $3 == "Succeeded" || $3 == "Failed" || $3 == "Outdated" { delete live[$2]; next }
+  { live[$2] = 1; n = length(live); if (n > most) most = n } END { print most + 0 }' "$work/runners.watch")
 echo "jobs completed:      $done_jobs of $jobs in $((SECONDS - started)) s"
-echo "peak runners:        $peak (maxRunners 5)"
+echo "peak runners:        $peak (sampled each second; maxRunners 5)"
+echo "peak not terminal:   $not_terminal (every watch event; maxRunners 5)"
 echo "runners left:        $(kubectl -n demo get runners -o name | wc -l), pods left: $(kubectl -n demo get pods -o name | wc -l)"
 echo "GitHub calls:        $calls"
+# Per job: every GitHub call but webhook deliveries and the simulator's own API.
+python3 - "$calls" "$jobs" <<'PY'
+import json, sys
+calls, jobs = json.loads(sys.argv[1]), int(sys.argv[2])
+github = {k: v for k, v in calls.items() if k.startswith(("rest.", "scaleset.")) and not k.startswith("webhook.")}
+jit = calls.get("rest.generate_jitconfig", 0) + calls.get("scaleset.generate_jitconfig", 0)
+print(f"JIT configurations:  {jit} for {jobs} jobs ({jit / jobs:.2f} per job)")
+print(f"GitHub calls/job:    {sum(github.values()) / jobs:.2f} (" +
+      ", ".join(f"{k} {v / jobs:.2f}" for k, v in sorted(github.items())) + ")")
+PY
 if ((done_jobs != jobs)); then
   echo "not every job completed; manager log: $work/manager.log" >&2
   tail -30 "$work/manager.log" >&2

@@ -133,13 +133,20 @@ exec 8>"$cache/.lock"
 flock 8
 if [[ $refresh_base -eq 1 || ! -s $base ]]; then
   log "unpacking the Debian packages with mmdebstrap (once per package list)"
-  for attempt in 1 2 3; do
+  # Its own log (apt's reasons included), shown only when an attempt fails.
+  # A first cold CI run saw three quick attempts fail together (10 s and 20 s
+  # apart) and the same download succeed two minutes later: the waits now
+  # span about two and a half minutes.
+  attempts=5
+  for attempt in $(seq $attempts); do
     rm -f "$base.partial.tar"
-    mmdebstrap --quiet --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
-      bookworm "$base.partial.tar" "${mirrors[@]}" >&2 && break
-    [[ $attempt -lt 3 ]] || fail "mmdebstrap failed 3 times (see its errors above)"
-    log "mmdebstrap failed (attempt $attempt of 3); trying again in $((attempt * 10)) s"
-    sleep $((attempt * 10))
+    mmdebstrap --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
+      bookworm "$base.partial.tar" "${mirrors[@]}" >"$cache/mmdebstrap.log" 2>&1 && break
+    grep -E '^(E|W): |Err:|Failed|failed' "$cache/mmdebstrap.log" | grep -v 'skipping mounting' | tail -20 >&2
+    [[ $attempt -lt $attempts ]] || fail "mmdebstrap failed $attempts times (its log: $cache/mmdebstrap.log)"
+    wait_s=$((attempt * attempt * 10))
+    log "mmdebstrap failed (attempt $attempt of $attempts); trying again in $wait_s s"
+    sleep $wait_s
   done
   mv "$base.partial.tar" "$base"
 fi

@@ -12,6 +12,8 @@ packages=(
   python3                                # free ports for the test cluster
   mmdebstrap umoci containerd runc       # the image (scripts/image.sh) and its test
   containernetworking-plugins busybox-static  # the real test node (test/controlplane/node.sh)
+  prometheus                             # prometheus + promtool: the autoscaling and alert-rule tests
+  gnuplot-nox                            # the load-test tool's plots (bench/loadtest)
 )
 
 missing=()

@@ -13,6 +13,11 @@ test/controlplane/build.sh >/dev/null
 test/controlplane/build-kubelet.sh >/dev/null  # the real node's (node.sh), for the deploy tests
 # helm for the chart tests (test/tools/helm: its own pinned Go module, cached like the control plane).
 test/tools/helm/build.sh >/dev/null
+# prometheus-adapter for the autoscaling test (test/tools/prometheus-adapter, cached the same way).
+test/tools/prometheus-adapter/build.sh >/dev/null
+# The scale-set conformance driver: GitHub's own Go client (actions/scaleset, pinned in
+# test/tools/scaleset-conformance) against the simulator; cached the same way.
+test/tools/scaleset-conformance/build.sh >/dev/null
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
@@ -21,21 +26,18 @@ cmake --build build -j"$jobs"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOCTORUN_SANITIZE=ON \
   -DOCTORUN_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs" --target octorun_cluster_free_tests
-# Fuzzing: the AdmissionReview parser and admission rules under libFuzzer
-# (clang, ASan+UBSan), in a folder of its own so the g++ builds are untouched.
+# Fuzzing: every parser of untrusted input under libFuzzer (clang, ASan+UBSan;
+# test/fuzz/README.md), in a folder of its own so the g++ builds are untouched.
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DOCTORUN_FUZZ=ON -DOCTORUN_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j"$jobs" --target admission_review_fuzz
+cmake --build build-fuzz -j"$jobs" --target octorun_fuzzers
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 ctest --test-dir build --output-on-failure -j"$jobs" "$@" || status=1
 ctest --test-dir build-asan -L cluster_free --output-on-failure -j"$jobs" || status=1
-# Bounded fuzz run: new inputs go to build-fuzz/corpus, the committed seeds are read only.
-mkdir -p build-fuzz/corpus build-fuzz/artifacts
-build-fuzz/test/fuzz/admission_review_fuzz -max_total_time=20 -print_final_stats=1 \
-  -dict=test/fuzz/admission.dict -artifact_prefix=build-fuzz/artifacts/ \
-  build-fuzz/corpus test/fuzz/corpus 2>build-fuzz/fuzz.log || { tail -50 build-fuzz/fuzz.log; status=1; }
-grep -E "^stat::number_of_executed_units" build-fuzz/fuzz.log || true
+# Bounded fuzz run: 15 s per target, side by side (new inputs go to
+# build-fuzz/fuzz/corpus, the committed seeds are read only).
+test/fuzz/run.sh build-fuzz 15 || status=1
 exit $status

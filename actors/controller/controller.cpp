@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "actors/controller/job_routing.hpp"
+#include "actors/controller/unrouted.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/kube/informer.hpp"
@@ -82,11 +84,32 @@ void on_child(self_ptr self, Event& ev) {
   if (auto key = owning_set(ev.obj->metadata)) route_owned(self, *key, ev);
 }
 
+// Bad input (unrouted.hpp): counted, logged once per repository or label set.
+void reject_demand(const messages::job_info& job, unrouted why) {
+  std::string labels;
+  for (const auto& l : job.labels) labels += l + ",";
+  const auto key = why == unrouted::unserved_repository ? job.repository : job.repository + " " + labels;
+  if (metrics::reject_input(messages::to_string(job.source), reason_label(why), key))
+    spdlog::info("controller: job {} turned away: {} (logged once; counted in octorun_rejected_input_total)",
+                 job.job_id, describe(why, job));
+}
+
 // The job router: a job message or statistics report from either intake to
 // the sets job_routing.hpp picks.
 template <class Message>
 void on_job(self_ptr self, const Message& m) {
   for (const auto& key : destinations(self->state.routes, m)) route(self, key, m);
+}
+
+// Demand no set takes: a webhook job is bad input (a listener's names its
+// set, which takes it while it exists).
+template <class Demand>
+void on_demand(self_ptr self, const Demand& m) {
+  auto keys = destinations(self->state.routes, m);
+  for (const auto& key : keys) route(self, key, m);
+  if (!keys.empty() || !m.job.runner_set.empty()) return;
+  reject_demand(m.job, why_unrouted(self->state.routes.sets, m.job));
+  if (auto& metrics = self->state.cfg.runnerset_defaults.metrics) metrics->job_unmatched();
 }
 
 // One typed informer per kind and watched namespace, each delivering to `self`.
@@ -150,8 +173,8 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](kube::informer_synced& s) {
         spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
       },
-      [=](messages::job_available& m) { on_job(self, m); },
-      [=](messages::job_assigned& m) { on_job(self, m); },
+      [=](messages::job_available& m) { on_demand(self, m); },
+      [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job(self, m); },
       [=](messages::job_completed& m) { on_job(self, m); },
       [=](messages::job_statistics& m) { on_job(self, m); },

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "actors/listener/session_decisions.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "adapters/github/github_workers.hpp"
 
 namespace octorun::listener {
@@ -27,9 +28,21 @@ std::string id(self_ptr self) {
   return c.set_id + (c.variant.empty() ? "" : "/" + c.variant);
 }
 
+// The session gauge and the failure counter, labelled by namespace, set and variant.
+template <class Record>
+void record(const listener_config& c, Record r) {
+  if (!c.metrics) return;
+  const auto slash = c.set_id.find('/');
+  r(*c.metrics, std::string_view(c.set_id).substr(0, slash),
+    slash == std::string::npos ? std::string_view{} : std::string_view(c.set_id).substr(slash + 1));
+}
+
 // Ends this incarnation; the supervisor decides when the next one starts.
 void fail(self_ptr self, const std::string& what, const std::string& why) {
   spdlog::warn("listener {}: {}: {}", id(self), what, why);
+  record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+    m.listener_failed(ns, set, self->state.cfg.variant);
+  });
   self->quit(caf::make_error(caf::sec::runtime_error, what + ": " + why));
 }
 
@@ -60,6 +73,11 @@ void report(self_ptr self, messages::job_statistics stats) {
 // message) carry the assigned count it scales on.
 void handle(self_ptr self, github::queue_message& m) {
   auto& st = self->state;
+  // What the client could not take is bad input: logged once, counted, acknowledged with the rest.
+  for (const auto& part : m.skipped)
+    if (metrics::reject_input("listener", part.reason, part.detail))
+      spdlog::warn("listener {}: skipped: {} (logged once; counted in octorun_rejected_input_total)",
+                   id(self), part.detail);
   for (auto& job : m.jobs)
     std::visit(
         [&](auto& msg) {
@@ -67,7 +85,7 @@ void handle(self_ptr self, github::queue_message& m) {
           self->send(st.cfg.jobs, std::move(msg));
         },
         job);
-  report(self, m.statistics);
+  if (m.has_statistics) report(self, m.statistics);
   st.last_message_id = m.message_id;
   auto ids = jobs_to_acquire(m);
   if (ids.empty()) return acknowledge(self, m.message_id);
@@ -120,6 +138,9 @@ void open_session(self_ptr self) {
             if (!r) return fail(self, "opening the message session", r.error().describe());
             spdlog::info("listener {}: session open on scale set {}", id(self),
                          self->state.setup.scale_set_id);
+            record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+              m.listener_session(ns, set, self->state.cfg.variant, true);
+            });
             report(self, r->statistics);
             poll(self);
           },
@@ -128,6 +149,17 @@ void open_session(self_ptr self) {
 
 caf::behavior listener_behavior(self_ptr self, listener_config cfg) {
   self->state.cfg = std::move(cfg);
+  // However an incarnation ends, it holds no session: 0 while it waits to
+  // be restarted (also when it never opened one, so an alert on it fires);
+  // no series once stopped for good (its variant or set is gone).
+  self->attach_functor([cfg = self->state.cfg](const caf::error& reason) {
+    record(cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
+      if (reason == caf::exit_reason::user_shutdown)
+        m.listener_stopped(ns, set, cfg.variant);
+      else
+        m.listener_session(ns, set, cfg.variant, false);
+    });
+  });
   self->request(self->state.cfg.runnerset, self->state.cfg.request_timeout, listener_setup_atom::value,
                 self->state.cfg.variant)
       .then(

@@ -17,9 +17,11 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "actors/controller/job_routing.hpp"
+#include "actors/metrics/recorder.hpp"
 #include "adapters/github/scaleset_client.hpp"
 
 namespace octorun::listener {
@@ -49,6 +51,8 @@ struct listener_config {
   // (the route webhook deliveries take too), which sends them to the set.
   controller::job_router jobs;
   std::chrono::milliseconds request_timeout{30'000};
+  // Told when the session opens and ends, and when an incarnation fails.
+  std::shared_ptr<metrics::recorder> metrics;
 };
 
 // The listener's own interface is empty: it handles nothing but the replies

@@ -1,7 +1,6 @@
 #include "actors/metrics/metrics_feed.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 #include "model/naming.hpp"
 
@@ -23,10 +22,22 @@ runner_record runner_record_of(const model::runner& r) {
   return out;
 }
 
+namespace {
+void copy_counts(const model::runner_counts& from, variant_counts& to) {
+  to.desired = from.desired_replicas;
+  to.starting = from.pending_runners;
+  to.idle = from.idle_runners;
+  to.running = from.running_runners;
+  to.failed = from.failed_runners;
+  to.assigned_jobs = from.assigned_jobs;
+}
+}  // namespace
+
 runnerset_record runnerset_record_of(const model::runnerset& s) {
   runnerset_record out;
   out.ns = s.metadata.namespace_;
   out.name = s.metadata.name;
+  out.replicas = s.spec.replicas.value_or(0);
   const bool declared = !s.spec.variants.empty();
   for (const auto& v : model::effective_variants(s.spec)) {
     variant_counts c;
@@ -34,13 +45,20 @@ runnerset_record runnerset_record_of(const model::runnerset& s) {
     c.min_runners = v.min_runners;
     c.max_runners = v.max_runners;
     // A set without variants reports its counts at the top of its status.
-    const model::runner_counts* counts = declared ? nullptr : &s.status.counts;
+    if (!declared) copy_counts(s.status.counts, c);
     for (const auto& vs : s.status.variants)
-      if (declared && vs.name == v.name) counts = &vs.counts;
-    if (counts != nullptr) {
-      c.desired = counts->desired_replicas;
-      c.assigned_jobs = counts->assigned_jobs;
-    }
+      if (declared && vs.name == v.name) copy_counts(vs.counts, c);
+    out.variants.push_back(std::move(c));
+  }
+  // Variants removed from the spec whose runners still drain: the status
+  // keeps them until they are gone.
+  for (const auto& vs : s.status.variants) {
+    if (!declared || std::any_of(out.variants.begin(), out.variants.end(),
+                                 [&](const variant_counts& c) { return c.variant == vs.name; }))
+      continue;
+    variant_counts c;
+    c.variant = vs.name;
+    copy_counts(vs.counts, c);
     out.variants.push_back(std::move(c));
   }
   return out;
@@ -64,36 +82,6 @@ state_snapshot state_store::snapshot() const {
   state_snapshot out;
   out.runners = runners_;
   out.runnersets = sets_;
-  for (const auto& [key, r] : runners_) {
-    auto set = out.runnersets.find({r.ns, r.runnerset});
-    if (set == out.runnersets.end()) continue;
-    auto& variants = set->second.variants;
-    auto v =
-        std::find_if(variants.begin(), variants.end(), [&](const auto& c) { return c.variant == r.variant; });
-    if (v == variants.end()) {
-      // A variant removed from the spec whose runners still drain.
-      variants.push_back({});
-      v = std::prev(variants.end());
-      v->variant = r.variant;
-    }
-    switch (r.phase) {
-      case runner::phase::unset:  // not yet published: its pod is starting
-        ++v->starting;
-        break;
-      case runner::phase::pending:
-        ++(r.pod_ready ? v->idle : v->starting);
-        break;
-      case runner::phase::running:
-        ++v->running;
-        break;
-      case runner::phase::failed:
-        ++v->failed;
-        break;
-      case runner::phase::succeeded:
-      case runner::phase::outdated:
-        break;  // finished: about to be replaced
-    }
-  }
   return out;
 }
 

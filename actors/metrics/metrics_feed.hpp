@@ -5,9 +5,9 @@
 // view of each object in a state_store and publishes a fresh snapshot to the
 // collector a moment after a burst of changes (scrapes never wait on it).
 //
-// Runner counts per variant are counted from the Runners themselves (what
-// kube-state-metrics would see); desired runners and assigned jobs come from
-// the RunnerSet's status, min/max from its spec.
+// Per-variant counts (desired, starting, idle, running, failed, assigned
+// jobs) are what the RunnerSet's status says, min/max and replicas come from
+// its spec: the status is the one place they are computed.
 #pragma once
 
 #include <caf/all.hpp>
@@ -23,8 +23,9 @@ namespace octorun::metrics {
 
 // What one Runner contributes (pure).
 runner_record runner_record_of(const model::runner& r);
-// What one RunnerSet contributes before its Runners are counted: one entry
-// per effective variant with desired, min, max and assigned jobs (pure).
+// What one RunnerSet contributes: one entry per effective variant (and per
+// retired variant its status still lists) with its status counts, min and
+// max (pure).
 runnerset_record runnerset_record_of(const model::runnerset& s);
 
 // The latest Runners and RunnerSets, from informer events.
@@ -34,7 +35,7 @@ class state_store {
   // nothing the metrics show (the deletion of an unknown object).
   bool apply(const watched::runner_event& ev);
   bool apply(const watched::runnerset_event& ev);
-  // The snapshot to publish: every set's variant counts filled in from its Runners.
+  // The snapshot to publish.
   state_snapshot snapshot() const;
 
  private:

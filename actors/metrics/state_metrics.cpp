@@ -77,8 +77,8 @@ const std::vector<generator<runnerset_record>>& runnerset_generators() {
       {"octorun_runnerset_assigned_jobs", "Jobs assigned to the variant and not yet completed.",
        MetricType::Gauge, emit_variant_field<&variant_counts::assigned_jobs>},
       {"octorun_runnerset_runners",
-       "Runners of the variant by state: starting (pod not ready), idle (online, no job), running "
-       "(a job is assigned), failed.",
+       "Runners of the variant by state, as the RunnerSet's status counts them: starting (no job, pod not "
+       "ready: status pendingRunners), idle (online, no job), running (a job is assigned), failed.",
        MetricType::Gauge,
        [](const runnerset_record& s, std::vector<ClientMetric>& out) {
          for (const auto& v : s.variants) {
@@ -91,15 +91,15 @@ const std::vector<generator<runnerset_record>>& runnerset_generators() {
            }
          }
        }},
-      // The busy ratio an HPA scales on through prometheus-adapter; 0 (not NaN)
-      // when a variant has no runners, so the HPA never sees a division by zero.
-      {"octorun_runnerset_busy_ratio",
-       "Running runners divided by all live runners of the variant (0 when none).", MetricType::Gauge,
+      // Per set: the scale subresource has one replicas field. Derived values
+      // (a busy ratio, per-set sums) are PromQL's: the adapter rules and the
+      // recording rules in deploy/monitoring compute them from the above.
+      {"octorun_runnerset_spec_replicas",
+       "The RunnerSet's spec.replicas: the floor under job demand that kubectl scale or a "
+       "HorizontalPodAutoscaler writes (0: none).",
+       MetricType::Gauge,
        [](const runnerset_record& s, std::vector<ClientMetric>& out) {
-         for (const auto& v : s.variants) {
-           auto live = v.starting + v.idle + v.running;
-           out.push_back(gauge(variant_labels(s, v), live > 0 ? static_cast<double>(v.running) / live : 0.0));
-         }
+         out.push_back(gauge({{"namespace", s.ns}, {"runnerset", s.name}}, s.replicas));
        }},
   };
   return table;

@@ -30,21 +30,25 @@ struct runner_record {
   std::int64_t github_runner_id = 0;
 };
 
+// A variant's counts as the RunnerSet's status publishes them (the status is
+// the one source of truth: the metrics never count Runners a second way),
+// with min and max from its spec.
 struct variant_counts {
   std::string variant;
   std::int32_t desired = 0;
   std::int32_t min_runners = 0;
   std::int32_t max_runners = 0;
-  std::int32_t starting = 0;  // Pending, pod not ready yet
-  std::int32_t idle = 0;      // Pending, online, no job
-  std::int32_t running = 0;   // a job is assigned
-  std::int32_t failed = 0;
+  std::int32_t starting = 0;  // status pendingRunners: no job, pod not ready yet
+  std::int32_t idle = 0;      // status idleRunners: online, no job
+  std::int32_t running = 0;   // status runningRunners: a job is assigned
+  std::int32_t failed = 0;    // status failedRunners
   std::int64_t assigned_jobs = 0;
 };
 
 struct runnerset_record {
   std::string ns;
   std::string name;
+  std::int32_t replicas = 0;             // spec.replicas: the scale target (kubectl scale, an HPA)
   std::vector<variant_counts> variants;  // one entry for a set without variants
 };
 

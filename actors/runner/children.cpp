@@ -2,8 +2,10 @@
 
 #include <rapidjson/document.h>
 
+#include "actors/runner/pod_features.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runner {
@@ -74,6 +76,9 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
   }
   add_owner_labels(labels, r, a);
   meta.AddMember("labels", labels, a);
+  // An idle runner may go with its node; busy_pod_patch says "false" once it has a job.
+  if (r.spec.pod.manage_safe_to_evict && !r.spec.template_.annotations.count(model::annotation_safe_to_evict))
+    set_member(annotations, model::annotation_safe_to_evict, Value("true", a), a);
   if (annotations.MemberCount() > 0) meta.AddMember("annotations", annotations, a);
   meta.AddMember("ownerReferences", owner_reference(r, a), a);
   pod.AddMember("metadata", meta, a);
@@ -86,11 +91,14 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
 
   auto containers = spec.FindMember("containers");
   Value* runner = nullptr;
+  rapidjson::SizeType runner_index = 0;
   if (containers != spec.MemberEnd() && containers->value.IsArray())
-    for (auto& c : containers->value.GetArray())
-      if (const auto* n = json::find_value(c, "name");
-          n != nullptr && n->IsString() && std::string_view(n->GetString()) == runner_container)
-        runner = &c;
+    for (rapidjson::SizeType i = 0; i < containers->value.Size(); ++i)
+      if (const auto* n = json::find_value(containers->value[i], "name");
+          n != nullptr && n->IsString() && std::string_view(n->GetString()) == runner_container) {
+        runner = &containers->value[i];
+        runner_index = i;
+      }
   if (runner == nullptr || !runner->IsObject())
     return unexpected{std::string("spec.template has no container named \"runner\"")};
 
@@ -117,9 +125,18 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
   agent.AddMember("value", str(user_agent, a), a);
   env.PushBack(agent, a);
   set_member(*runner, "env", std::move(env), a);
+  add_pod_features(spec, runner_index, r, a);
 
   pod.AddMember("spec", spec, a);
   return json::write(pod);
+}
+
+std::string busy_pod_patch(const model::runner& r) {
+  json::writer w;
+  w.open().open("metadata").open("labels").field(model::label_busy, "true").close();
+  if (!r.spec.template_.annotations.count(model::annotation_safe_to_evict))
+    w.open("annotations").field(model::annotation_safe_to_evict, "false").close();
+  return w.close().close().str();
 }
 
 }  // namespace octorun::runner

@@ -30,7 +30,15 @@ std::string jit_secret_json(const model::runner& r, const jit_config& jit);
 // The Pod: the Runner's template, named after it, labelled and owned by it,
 // restartPolicy Never unless the template says otherwise, and the runner
 // container given the JIT configuration from the Secret (never in clear).
+// The Runner's pod configuration and the runner image's conventions are
+// added where the template leaves them out (pod_features.hpp).
 // Fails when the template is not a JSON object or has no runner container.
 expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent);
+
+// The merge patch that marks the pod of a runner with a job: the label
+// octorun.io/busy the set's PodDisruptionBudget selects (a drain cannot
+// evict it), and safe-to-evict "false" for the cluster autoscaler unless the
+// template sets that annotation.
+std::string busy_pod_patch(const model::runner& r);
 
 }  // namespace octorun::runner

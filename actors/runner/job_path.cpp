@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/kinds.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/runner/phase.hpp"
 #include "actors/runner/runner_state.hpp"
 #include "adapters/common/json.hpp"
@@ -75,6 +76,12 @@ void write_job_phase(self_ptr self, std::string rv, const messages::job_info& jo
           [=](caf::error&) { retry_job(self, backoff(self)); });
 }
 
+// A job message that changes nothing here (a late or reordered delivery):
+// counted (octorun_rejected_input_total); the caller logs it, once.
+void stale(const messages::job_info& job) {
+  metrics::reject_input(messages::to_string(job.source), "stale_delivery", std::to_string(job.job_id));
+}
+
 // Decides one job event against the Runner as just read.
 void decide_job(self_ptr self, const model::runner& fresh, const job_event& event) {
   job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
@@ -90,10 +97,12 @@ void decide_job(self_ptr self, const model::runner& fresh, const job_event& even
       // being deleted too once its set removes it, and a late start that
       // finds it so is not a start on a runner deleted before its job ended.
       case job_started_verdict::skip_terminal:
+        stale(started->job);
         spdlog::info("runner {}: job {} started on a runner that has finished; not promoting", id(self),
                      started->job.job_id);
         return job_done(self);
       case job_started_verdict::skip_deleting:
+        stale(started->job);
         spdlog::info("runner {}: job {} started on a runner that is being deleted; not promoting", id(self),
                      started->job.job_id);
         return job_done(self);
@@ -107,7 +116,11 @@ void decide_job(self_ptr self, const model::runner& fresh, const job_event& even
           "job " + std::to_string(completed.job.job_id) + " completed: " + completed.result);
     case job_completed_verdict::already_finished:
     case job_completed_verdict::skip_deleting:
+      return job_done(self);
     case job_completed_verdict::skip_other_job:
+      stale(completed.job);
+      spdlog::info("runner {}: job {} completed, but the runner ran another job; ignored", id(self),
+                   completed.job.job_id);
       return job_done(self);
   }
 }

@@ -14,8 +14,15 @@ step on_deletion(const observation& o) {
   // Registered: a published id, a JIT Secret, or a JIT configuration GitHub
   // generated that never reached its Secret (deleted while it was in flight).
   const bool registered = o.github_runner_id != 0 || o.secret_exists || o.jit_unstored;
-  if (registered && o.removal != github_removal::removed) {
+  const bool gone_from_github = o.removal == github_removal::removed || o.removal == github_removal::deferred;
+  if (registered && !gone_from_github && !github_removed_it(o)) {
     if (o.removal == github_removal::busy && o.now < o.retry_not_before) return wait(o.retry_not_before);
+    if (o.removal == github_removal::rate_limited) {
+      // A runner that can still take a job keeps its pod until GitHub
+      // confirms; one that cannot (its process ended) is left to the set.
+      if (!may_run_a_job(o)) return make(step_kind::defer_removal);
+      if (o.now < o.retry_not_before) return wait(o.retry_not_before);
+    }
     return make(step_kind::remove_from_github);
   }
   // GitHub no longer knows the runner: no job can be lost by stopping it.
@@ -29,6 +36,12 @@ bool pod_failed(const pod_observation& pod) {
 }
 
 }  // namespace
+
+bool github_removed_it(const observation& o) { return o.current == phase::succeeded && o.has_job; }
+
+bool may_run_a_job(const observation& o) {
+  return !is_terminal(o.current) && o.pod.exists && !o.pod.runner_exited;
+}
 
 step next_step(const observation& o, const limits& l) {
   if (o.deleting) return on_deletion(o);
@@ -55,6 +68,9 @@ step next_step(const observation& o, const limits& l) {
     if (o.now < o.retry_not_before) return wait(o.retry_not_before);
     return make(step_kind::create_pod);
   }
+
+  // A job is running on it: first of all, protect its pod from drains.
+  if (o.has_job && !o.pod.marked_busy && !o.pod.runner_exited) return make(step_kind::mark_pod_busy);
 
   auto publish = controller_phase({o.current, o.deleting, o.has_job}, o.pod);
   if (publish || o.pod.ready != o.status_pod_ready || o.status_registration_stale)

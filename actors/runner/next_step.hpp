@@ -18,9 +18,11 @@
 namespace octorun::runner {
 
 enum class github_removal {
-  not_tried,  // nothing known
-  removed,    // GitHub confirmed (or the runner was never registered / is gone)
-  busy,       // GitHub refused: a job is running on it
+  not_tried,     // nothing known
+  removed,       // GitHub confirmed (or the runner was never registered / is gone)
+  busy,          // GitHub refused: a job is running on it
+  rate_limited,  // GitHub's budget is spent until retry_not_before
+  deferred,      // handed to the RunnerSet, which removes it once the budget allows
 };
 
 struct observation {
@@ -66,11 +68,15 @@ enum class step_kind {
   provision,     // generate the JIT config on GitHub, store it in the Secret
   store_secret,  // store the JIT config GitHub already generated (its Secret create failed)
   create_pod,
-  publish_status,      // phase (resourceVersion-locked), readiness and/or the GitHub registration
+  mark_pod_busy,   // label (and annotate) the pod of a runner with a job: no eviction, no scale-down of its
+                   // node
+  publish_status,  // phase (resourceVersion-locked), readiness and/or the GitHub registration
   record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after
                        // backoff)
   mark_failed,         // phase Failed, resourceVersion-locked (retries spent, or the job's pod died)
   remove_from_github,  // DELETE the runner on GitHub; busy -> keep everything
+  defer_removal,       // GitHub's budget is spent and the runner can run no job: the RunnerSet
+                       // removes it from GitHub after the reset, the Runner goes now
   delete_pod,
   delete_secret,
   remove_finalizer,
@@ -85,5 +91,14 @@ struct step {
 };
 
 step next_step(const observation& o, const limits& l = {});
+
+// GitHub removes a just-in-time runner by itself once its one job is done:
+// a runner that ran its job to the end (Succeeded with a job) needs no
+// removal call. Idle, failed, outdated and never-used runners do.
+bool github_removed_it(const observation& o);
+
+// The runner process may still take (or be running) a job: its pod exists
+// and its runner container has not exited, and its phase is not terminal.
+bool may_run_a_job(const observation& o);
 
 }  // namespace octorun::runner

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/naming.hpp"
+
 namespace octorun::runner {
 
 pod_observation observe_pod(const model::runner_pod* pod) {
@@ -9,6 +11,8 @@ pod_observation observe_pod(const model::runner_pod* pod) {
   if (pod == nullptr) return out;
   out.exists = true;
   out.deleting = pod->metadata.deleting;
+  if (auto busy = pod->metadata.labels.find(model::label_busy); busy != pod->metadata.labels.end())
+    out.marked_busy = busy->second == "true";
   out.ready = pod->ready;
   for (const auto& c : pod->containers)
     if (c.name == runner_container && c.terminated) {

@@ -33,6 +33,9 @@ struct pod_observation {
   bool runner_exited = false;
   int exit_code = 0;
   bool ready = false;
+  // Labelled octorun.io/busy=true (children.hpp busy_pod_patch): the set's
+  // PodDisruptionBudget protects it from eviction.
+  bool marked_busy = false;
 };
 
 // The runner exit code that means "this runner version is too old" (the

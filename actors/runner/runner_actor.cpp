@@ -248,21 +248,29 @@ void record_pod_failure(self_ptr self, const observation& o) {
                event_for_pod_retry(o.pod.exit_code, o.failures + 1, st.cfg.lim.max_pod_failures, delay));
 }
 
-void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seconds retry_after) {
+// A spent GitHub budget is logged once per pause, by the RunnerSet; each
+// runner waiting on it says so only at debug level.
+spdlog::level::level_enum github_failure_level(const github::error& e) {
+  return e.kind == github::error_kind::rate_limited ? spdlog::level::debug : spdlog::level::warn;
+}
+
+void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seconds retry_after,
+                        spdlog::level::level_enum level = spdlog::level::warn) {
   auto& st = self->state;
   st.step_in_flight = false;
   st.jit_conflict_retried = false;
   ++st.consecutive_errors;
   auto wait = std::max<std::chrono::milliseconds>(backoff(self), retry_after);
-  spdlog::warn("runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self), why,
-               wait.count());
+  spdlog::log(level, "runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self), why,
+              wait.count());
   wake_at(self, clock::now() + wait);
 }
 
 // A JIT request failed; a name conflict is decided by on_jit_name_conflict.
 void on_jit_failed(self_ptr self, const github::error& e) {
   auto& st = self->state;
-  if (e.kind != github::error_kind::conflict) return jit_failed_backoff(self, e.describe(), e.retry_after);
+  if (e.kind != github::error_kind::conflict)
+    return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
   const jit_conflict_view conflict{e.holder.has_value(), e.holder && e.holder->busy,
                                    e.holder && e.holder->other_scale_set, st.jit_conflict_retried};
   switch (on_jit_name_conflict(conflict)) {
@@ -372,9 +380,16 @@ void store_secret(self_ptr self) {
           [=](caf::error& e) { on_actor_error(self, "creating the JIT Secret", e); });
 }
 
-void remove_from_github(self_ptr self, std::int64_t runner_id) {
+// The GitHub runner id to remove: the observed one, else its JIT Secret's; 0: never registered.
+std::int64_t registered_id(self_ptr self, std::int64_t runner_id) {
   auto& st = self->state;
   if (runner_id == 0 && st.secret && st.secret->registration) runner_id = st.secret->registration->runner_id;
+  return runner_id;
+}
+
+void remove_from_github(self_ptr self, std::int64_t runner_id) {
+  auto& st = self->state;
+  runner_id = registered_id(self, runner_id);
   if (runner_id == 0) {  // never registered: nothing to remove
     st.memory.removal = github_removal::removed;
     return reconcile(self);
@@ -385,6 +400,15 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
           [=](github::delete_reply& r) {
             auto& s = self->state;
             s.step_in_flight = false;
+            if (!r && r.error().kind == github::error_kind::rate_limited) {
+              // Not before the budget resets (next_step: wait, or hand it to the set).
+              s.memory.removal = github_removal::rate_limited;
+              s.memory.retry_not_before =
+                  clock::now() + std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
+              spdlog::debug("runner {}: removing GitHub runner {}: {}", id(self), runner_id,
+                            r.error().describe());
+              return reconcile(self);
+            }
             if (!r) {
               ++s.consecutive_errors;
               auto wait = std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
@@ -405,6 +429,27 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
             reconcile(self);
           },
           [=](caf::error& e) { on_actor_error(self, "removing the GitHub runner", e); });
+}
+
+// GitHub's budget is spent and the runner can run no job: the RunnerSet
+// records that it will remove the GitHub runner after the reset, and the
+// Runner's objects go now.
+void defer_removal(self_ptr self, std::int64_t runner_id) {
+  auto& st = self->state;
+  runner_id = registered_id(self, runner_id);
+  st.step_in_flight = true;
+  self->request(st.cfg.github, st.cfg.request_timeout, runnerset::defer_removal_atom::value, runner_id,
+                st.cfg.name)
+      .then(
+          [=](bool) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            s.memory.removal = github_removal::deferred;
+            spdlog::info("runner {}: GitHub's budget is spent; its RunnerSet removes GitHub runner {} later",
+                         id(self), runner_id);
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, "deferring the GitHub removal", e); });
 }
 
 void execute(self_ptr self, const step& s, const observation& o) {
@@ -432,6 +477,13 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return write(self, "creating the pod", kube::create_request{kinds::pods(), st.cfg.ns, std::move(*body)},
                    &runner_state::pod);
     }
+    case step_kind::mark_pod_busy:
+      // One write per job, beside the job path's status write: the pod's
+      // label is what the set's PodDisruptionBudget selects.
+      return write(self, "marking the pod busy",
+                   kube::patch_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name),
+                                       kube::patch_type::merge, busy_pod_patch(*st.runner), ""},
+                   &runner_state::pod);
     case step_kind::publish_status:
       return publish_status(self, s, o);
     case step_kind::record_pod_failure:
@@ -440,6 +492,8 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return mark_failed(self, o);
     case step_kind::remove_from_github:
       return remove_from_github(self, o.github_runner_id);
+    case step_kind::defer_removal:
+      return defer_removal(self, o.github_runner_id);
     case step_kind::delete_pod:
       return write(self, "deleting the pod",
                    kube::delete_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name), {}},

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <utility>
 
@@ -19,6 +20,8 @@
 #include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "model/naming.hpp"
+#include "model/parse.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -32,6 +35,22 @@ std::string random_suffix(std::mt19937& rng) {
   return s;
 }
 
+// A Runner the apiserver stored without fields it was created with (a Runner
+// CRD older than the manager prunes spec.containerMode, proxy, caBundle):
+// its pod would lack them, and it would look outdated for ever, so a
+// rollout would replace runners in a loop. plan() stops rollouts and says so.
+void check_runner_as_stored(self_ptr self, const kube::object& stored, const std::string& fingerprint) {
+  auto r = model::parse_runner(*stored.doc);
+  auto& w = self->state.world;
+  if (!r || model::pod_fingerprint(r->spec.template_, r->spec.pod) == fingerprint) return;
+  if (!w.runner_crd_problem.empty()) return;
+  w.runner_crd_problem = "the apiserver stored Runner " + std::string(stored.name) +
+                         " without fields of its spec: the Runner CRD is older than the manager; apply "
+                         "crds/runner.yaml";
+  spdlog::error("runnerset {}: {}", id(self), w.runner_crd_problem);
+  mark_dirty(self);
+}
+
 void create_runner(self_ptr self, const model::effective_variant& v) {
   auto& st = self->state;
   auto suffix = random_suffix(st.rng);
@@ -40,21 +59,30 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
   auto failed = [=](const std::string& why) {
     spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, why);
   };
+  const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
   // In flight (a placeholder holding capacity) until the watch brings it.
   request_in_flight_until<kube::object_result>(
       self, {action_kind::create_runners, name}, v.name, in_flight_until::seen, st.cfg.kube,
       [=](kube::object_result& r) {
-        if (!r && !r.error().already_exists()) failed(kube::to_string(r.error()));
+        if (r) {
+          if (auto& m = self->state.cfg.metrics)
+            m->runner_created(self->state.cfg.ns, self->state.cfg.name, v.name);
+          check_runner_as_stored(self, *r, fingerprint);
+        } else if (!r.error().already_exists()) {
+          failed(kube::to_string(r.error()));
+        }
       },
       failed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
 }
 
-void delete_runner(self_ptr self, const std::string& name) {
+void delete_runner(self_ptr self, const std::string& name, metrics::deletion_reason why) {
   auto& st = self->state;
   request_in_flight<kube::object_result>(
       self, {action_kind::delete_runner, name}, st.cfg.kube,
       [=](kube::object_result& r) {
-        auto& w = self->state.world;
+        auto& s = self->state;
+        auto& w = s.world;
+        if (r && s.cfg.metrics) s.cfg.metrics->runner_deleted(s.cfg.ns, s.cfg.name, variant_of(w, name), why);
         // Deleted (or going, behind its finalizer): known now, before the
         // watch says so, so the next plan does not delete it again.
         if (auto it = w.runners.find(name); it != w.runners.end() && (r || r.error().not_found()))
@@ -68,7 +96,8 @@ void delete_runner(self_ptr self, const std::string& name) {
 void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id) {
   spdlog::info("runnerset {}: scaling down: removing idle runner {} (GitHub runner {})", id(self), name,
                github_id);
-  if (github_id == 0) return delete_runner(self, name);  // not registered
+  if (github_id == 0)
+    return delete_runner(self, name, metrics::deletion_reason::scaled_down);  // not registered
   auto failed = [=](const std::string& why) {
     spdlog::warn("runnerset {}: removing runner {} from GitHub: {}", id(self), name, why);
   };
@@ -76,7 +105,11 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
       self, {action_kind::delete_runner, name}, runner_github(self),
       [=](github::delete_reply& r) {
         auto& w = self->state.world;
-        if (!r) return failed(r.error().describe());
+        if (!r) {
+          note_github_error(self, r.error());  // a rate limit is logged once, there
+          if (r.error().kind == github::error_kind::rate_limited) return mark_dirty(self);
+          return failed(r.error().describe());
+        }
         if (*r == github::delete_outcome::busy) {
           spdlog::info("runnerset {}: runner {} took a job; keeping it", id(self), name);
           if (auto it = w.runners.find(name); it != w.runners.end())
@@ -84,7 +117,7 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
           return;
         }
         route_to_runner(self, name, runner::removed_from_github_atom::value);
-        delete_runner(self, name);
+        delete_runner(self, name, metrics::deletion_reason::scaled_down);
       },
       failed, github::delete_runner_atom::value, github_id);
 }
@@ -149,15 +182,112 @@ void publish_status(self_ptr self, const std::string& text) {
       self, {action_kind::publish_status, ""}, st.cfg.kube,
       [=](kube::object_result& r) {
         auto& s = self->state;
-        if (r)
+        if (r) {
           s.world.published_status = text;
-        else if (!r.error().not_found())
+          status_published(self, text);
+        } else if (!r.error().not_found())
           spdlog::warn("runnerset {}: publishing status: {}", id(self), kube::to_string(r.error()));
         if (std::exchange(s.status_stale, false)) mark_dirty(self);
       },
       [](const std::string&) {},
       kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
                           R"({"status":)" + text + "}", "status"});
+}
+
+// ---- the per-set objects of the runner pods (pod_resources.hpp) -------------------
+
+kube::resource resource_of(std::string_view key) {
+  const auto kind = key_kind(key);
+  if (kind == "ServiceAccount") return kinds::service_accounts();
+  if (kind == "Role") return kinds::roles();
+  if (kind == "RoleBinding") return kinds::role_bindings();
+  if (kind == "PodDisruptionBudget") return kinds::pod_disruption_budgets();
+  if (kind == "ConfigMap") return kinds::config_maps();
+  if (kind == "Secret") return kinds::secrets();
+  std::abort();  // plan() names only these kinds
+}
+
+// An apply or delete of `key` failed: said in PodConfigReady, tried again
+// after reference_recheck.
+void object_failed(self_ptr self, const std::string& key, std::string why, bool deleting) {
+  auto& w = self->state.world;
+  spdlog::warn("runnerset {}: {} {}: {}", id(self), deleting ? "deleting" : "applying", key, why);
+  w.object_errors[key] = std::move(why);
+  w.objects_retry_at = self->clock().now() + w.reference_recheck;
+  mark_dirty(self);
+}
+
+// Records how an apply or delete of `key` ended.
+void object_outcome(self_ptr self, const std::string& key, const kube::object_result& r, bool deleting,
+                    const std::string& body) {
+  auto& w = self->state.world;
+  const bool done = r || (deleting && r.error().not_found());
+  if (done) {
+    if (deleting) {
+      w.deleted_objects.insert(key);
+      w.applied_objects.erase(key);
+    } else {
+      w.applied_objects[key] = body;
+      w.deleted_objects.erase(key);
+    }
+    w.object_errors.erase(key);
+    mark_dirty(self);  // runners may be created now, or the finalizer released
+    return;
+  }
+  auto why = kube::to_string(r.error());
+  // Kubernetes lets no one grant rights it does not hold.
+  if (r.error().forbidden() && !deleting && (key_kind(key) == "Role" || key_kind(key) == "RoleBinding"))
+    why +=
+        " (the manager must hold what the runner container hooks' Role grants: install the chart with "
+        "rbac.containerModeKubernetes=true)";
+  object_failed(self, key, std::move(why), deleting);
+}
+
+void apply_object(self_ptr self, const std::string& key, const std::string& body) {
+  auto& st = self->state;
+  request_in_flight<kube::object_result>(
+      self, {action_kind::apply_object, key}, st.cfg.kube,
+      [=](kube::object_result& r) { object_outcome(self, key, r, false, body); },
+      [=](const std::string& why) { object_failed(self, key, why, false); },
+      kube::patch_request{resource_of(key), st.cfg.ns, std::string(key_name(key)), kube::patch_type::apply,
+                          body, ""});
+}
+
+void delete_object(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  request_in_flight<kube::object_result>(
+      self, {action_kind::delete_object, key}, st.cfg.kube,
+      [=](kube::object_result& r) { object_outcome(self, key, r, true, {}); },
+      [=](const std::string& why) { object_failed(self, key, why, true); },
+      kube::delete_request{resource_of(key), st.cfg.ns, std::string(key_name(key)), {}});
+}
+
+// Reads what the pod configuration refers to and records its problem ("" when it fits).
+void check_reference(self_ptr self, const reference& ref) {
+  auto& st = self->state;
+  request_in_flight<kube::object_result>(
+      self, {action_kind::check_reference, ref.key}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        auto& w = self->state.world;
+        w.references_checked_at = self->clock().now();
+        std::string problem;
+        if (r) {
+          problem = reference_problem(ref, *r->doc).value_or("");
+        } else if (r.error().not_found()) {
+          problem = ref.field + ": " + std::string(key_kind(ref.key)) + " \"" +
+                    std::string(key_name(ref.key)) + "\" not found in namespace " + self->state.cfg.ns;
+        } else {
+          spdlog::warn("runnerset {}: reading {}: {}", id(self), ref.key, kube::to_string(r.error()));
+          return;  // unknown: the next check says
+        }
+        auto [known, added] = w.reference_problems.try_emplace(ref.key, problem);
+        const bool changed = added || known->second != problem;
+        if (changed && !problem.empty()) spdlog::warn("runnerset {}: {}", id(self), problem);
+        known->second = problem;
+        if (changed) mark_dirty(self);
+      },
+      [=](const std::string& why) { spdlog::warn("runnerset {}: reading {}: {}", id(self), ref.key, why); },
+      kube::get_request{resource_of(ref.key), st.cfg.ns, std::string(key_name(ref.key)), ""});
 }
 
 }  // namespace
@@ -198,6 +328,8 @@ void read_credentials(self_ptr self) {
         opts.where = target->where;
         opts.call.user_agent = s.cfg.user_agent;
         opts.call.tls = s.cfg.github_tls;
+        opts.call.budget = s.budget;  // read by observe_github_budget
+        if (s.cfg.metrics) opts.call.observer = s.cfg.metrics->github_observer(s.cfg.ns, s.cfg.name);
         if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
           opts.auth = github::pat_auth(pat->token);
         } else {
@@ -242,10 +374,17 @@ void execute(self_ptr self, const action& a) {
     case action_kind::create_runners:
       for (std::int32_t i = 0; i < a.count; ++i) create_runner(self, *a.variant);
       return;
-    case action_kind::delete_runner:
-      return delete_runner(self, a.subject);
+    case action_kind::delete_runner: {
+      // Finished, or drained: its variant was removed or the set is being deleted.
+      auto r = st.world.runners.find(a.subject);
+      const bool finished = r != st.world.runners.end() && r->second.view.finished();
+      return delete_runner(self, a.subject,
+                           finished ? metrics::deletion_reason::finished : metrics::deletion_reason::drained);
+    }
     case action_kind::remove_idle_runner:
       return remove_idle(self, a.subject, a.id);
+    case action_kind::remove_deferred:
+      return remove_deferred(self, a.id);
     case action_kind::resolve_runner_group:
       return resolve_runner_group(self);
     case action_kind::register_scale_set:
@@ -260,6 +399,12 @@ void execute(self_ptr self, const action& a) {
       return confirm_no_runners(self);
     case action_kind::publish_status:
       return publish_status(self, a.text);
+    case action_kind::apply_object:
+      return apply_object(self, a.subject, a.text);
+    case action_kind::delete_object:
+      return delete_object(self, a.subject);
+    case action_kind::check_reference:
+      return check_reference(self, *a.ref);
     case action_kind::wake: {
       st.world.in_flight.insert({action_kind::wake, a.subject});
       auto delay = std::max(a.at - self->clock().now(), std::chrono::steady_clock::duration::zero());
@@ -267,6 +412,52 @@ void execute(self_ptr self, const action& a) {
       return;
     }
   }
+}
+
+namespace {
+std::string_view action_name(action_kind kind) {
+  switch (kind) {
+    case action_kind::read_credentials:
+      return "read_credentials";
+    case action_kind::patch_finalizer:
+      return "patch_finalizer";
+    case action_kind::create_runners:
+      return "create_runner";
+    case action_kind::delete_runner:
+      return "delete_runner";
+    case action_kind::remove_idle_runner:
+      return "remove_idle_runner";
+    case action_kind::remove_deferred:
+      return "remove_deferred";
+    case action_kind::resolve_runner_group:
+      return "resolve_runner_group";
+    case action_kind::register_scale_set:
+      return "register_scale_set";
+    case action_kind::delete_scale_set:
+      return "delete_scale_set";
+    case action_kind::start_listener:
+      return "start_listener";
+    case action_kind::stop_listener:
+      return "stop_listener";
+    case action_kind::confirm_no_runners:
+      return "confirm_no_runners";
+    case action_kind::publish_status:
+      return "publish_status";
+    case action_kind::wake:
+      return "wake";
+    case action_kind::apply_object:
+      return "apply_object";
+    case action_kind::delete_object:
+      return "delete_object";
+    case action_kind::check_reference:
+      return "check_reference";
+  }
+  return "unknown";
+}
+}  // namespace
+
+void count_failure(self_ptr self, action_kind kind) {
+  if (auto& m = self->state.cfg.metrics) m->reconcile_error("runnerset", action_name(kind));
 }
 
 caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self) {

@@ -174,6 +174,8 @@ void stop_listener(self_ptr self, const std::string& variant) {
   if (it == st.world.scale_sets.end() || !it->second.listening) return;
   caf::anon_send(st.listeners, supervision::retire_atom::value, variant);
   it->second.listening = false;
+  // (Also when no incarnation runs to say so: one waiting to be restarted.)
+  if (st.cfg.metrics) st.cfg.metrics->listener_stopped(st.cfg.ns, st.cfg.name, variant);
 }
 
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req) {
@@ -193,6 +195,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
             if (!r) {
+              note_github_error(self, r.error());
               if (r.error().kind == github::error_kind::not_found) {
                 // The scale set was deleted on GitHub: register it again (the
                 // listener finds its session gone and restarts on the new id).
@@ -220,9 +223,10 @@ void spawn_listener_supervisor(self_ptr self) {
   auto jobs = st.cfg.job_router ? st.cfg.job_router : caf::actor_cast<controller::job_router>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
+  auto metrics = st.cfg.metrics;
   st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
-        return listener::spawn_listener(parent, {set_id, variant, me, jobs, timeout});
+        return listener::spawn_listener(parent, {set_id, variant, me, jobs, timeout, metrics});
       });
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "actors/runnerset/rollout.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_status.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
 
@@ -29,6 +31,8 @@ bool github_unreachable_for_deletion(const set_observation& o) {
 }
 
 std::string retry_wake(const std::string& variant) { return "retry " + variant; }
+
+std::string scale_down_wake(const std::string& variant) { return "scale-down " + variant; }
 
 std::int64_t scale_set_id(const set_observation& o, const std::string& variant) {
   auto it = o.scale_sets.find(variant);
@@ -66,15 +70,26 @@ class planner {
       return std::move(p_);
     }
     const bool declared = !set.spec.variants.empty();
+    pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
       if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
       if (!o_.credentials_error.empty()) publish_status(nullptr, declared);
       return std::move(p_);
     }
     auto variants = model::effective_variants(set.spec);
+    std::vector<demand> demands;
+    for (const auto& v : variants)
+      demands.push_back({v.min_runners, v.max_runners, 0, assigned_jobs(v.name)});
+    const auto floors = replica_floors(set.spec.replicas.value_or(0), demands);
     variant_counts per_variant;
-    for (const auto& v : variants) per_variant.emplace_back(v.name, scale(v, variants.size()));
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      demands[i].floor = floors[i];
+      per_variant.emplace_back(variants[i].name, scale(variants[i], demands[i]));
+    }
     drain_retired_variants(variants, per_variant);
+    remove_deferred();
+    // Planned again when a pause ends (it is logged, and what waited goes).
+    if (paused(o_.budget, o_.now)) wake(std::string(budget_wake), o_.budget.paused_until);
     publish_status(&per_variant, declared);
     return std::move(p_);
   }
@@ -85,6 +100,13 @@ class planner {
     return o_.in_flight.contains(action_kind::delete_runner, runner);
   }
   bool held_busy(const observed_runner& r) const { return r.busy_until > o_.now; }
+  // A GitHub call of this kind may go now; if not, the set plans again when it may.
+  bool github_allows(github_call call) {
+    const auto at = github_call_not_before(call, o_.budget, o_.now);
+    if (at <= o_.now) return true;
+    wake(std::string(budget_wake), at);
+    return false;
+  }
 
   void add(action a) { p_.actions.push_back(std::move(a)); }
   // Adds `a` unless an action of its kind and subject is already planned.
@@ -111,11 +133,110 @@ class planner {
   // before the status publishes it, its JIT Secret holds. A runner can come
   // online (and take a job) before its status says so: only one registered
   // in neither is deleted without asking GitHub (its finalizer still checks).
+  // While the budget is kept for new runners, a registered idle runner stays
+  // (it can still take a job; removing it is cleanup).
   void remove_idle(const std::string& name, const observed_runner& r) {
     auto a = act(action_kind::remove_idle_runner);
     a.subject = name;
     a.id = registered_runner_id(r.status_runner_id, r.secret_runner_id);
+    if (a.id != 0 && !github_allows(github_call::cleanup)) return;
     add(std::move(a));
+  }
+
+  // GitHub runners whose removal waited for the budget, a few at a time,
+  // once cleanup may go again.
+  void remove_deferred() {
+    constexpr std::size_t at_once = 4;
+    std::size_t in_flight = o_.in_flight.of(action_kind::remove_deferred).size();
+    for (const auto& [id, d] : o_.deferred_removals) {
+      if (in_flight >= at_once) return;
+      const auto key = std::to_string(id);
+      if (o_.in_flight.contains(action_kind::remove_deferred, key)) continue;
+      if (o_.now < d.not_before) {
+        wake(std::string(budget_wake), d.not_before);
+        continue;
+      }
+      if (!github_allows(github_call::cleanup)) return;
+      auto a = act(action_kind::remove_deferred);
+      a.subject = key;
+      a.id = id;
+      add(std::move(a));
+      ++in_flight;
+    }
+  }
+
+  // An apply or delete of a per-set object; one that failed waits for
+  // objects_retry_at (a refusal, e.g. RBAC, is not retried on every event).
+  void object_action(action_kind kind, const std::string& key, std::string body = {}) {
+    if (o_.in_flight.contains(kind, key)) return;
+    if (o_.object_errors.count(key) > 0 && o_.now < o_.objects_retry_at) return;
+    auto a = act(kind);
+    a.subject = key;
+    a.text = std::move(body);
+    add(std::move(a));
+  }
+
+  // The per-set objects of the runner pods (pod_resources.hpp): each
+  // desired one applied (again when its body changes), the Role and
+  // RoleBinding of containerMode kubernetes deleted once no variant and no
+  // runner needs them; the objects the pod configuration refers to checked
+  // every reference_recheck (a missing CA bundle is reported, not waited
+  // for: the pods start once it exists). Runners are created only while
+  // the spec is valid and every object is in place.
+  void pod_resources() {
+    const auto& set = *o_.set;
+    model::field_errors invalid;
+    model::check_pod_config("spec", set.spec.pod, invalid);
+    for (std::size_t i = 0; i < set.spec.variants.size(); ++i)
+      if (const auto& mode = set.spec.variants[i].container_mode)
+        model::check_container_mode("spec.variants[" + std::to_string(i) + "].containerMode", *mode, invalid);
+    bool applied = true;
+    for (const auto& obj : desired_pod_resources(set)) {
+      auto done = o_.applied_objects.find(obj.key);
+      if (done != o_.applied_objects.end() && done->second == obj.body) continue;
+      applied = false;
+      object_action(action_kind::apply_object, obj.key, obj.body);
+    }
+    pods_ready_ = applied && invalid.empty();
+    // The status waits for the first answers (one write, not Unknown then True).
+    awaiting_apply_ = !applied && invalid.empty() && o_.object_errors.empty();
+
+    if (!wants_kubernetes_rbac(set.spec)) {
+      bool in_use = false;
+      for (const auto& [name, r] : o_.runners) in_use |= r.kubernetes_mode;
+      const auto keys = kubernetes_rbac_keys(set.metadata.name);
+      // Made this run, for runners seen this run, or under a spec this
+      // manager has not reconciled yet (changed while it was away).
+      const bool maybe_there = o_.kubernetes_runners_seen || o_.applied_objects.count(keys.front()) > 0 ||
+                               set.metadata.generation != set.status.observed_generation;
+      if (!in_use && maybe_there)
+        for (const auto& key : keys)
+          if (o_.deleted_objects.count(key) == 0) object_action(action_kind::delete_object, key);
+    }
+
+    std::map<std::string, std::string> problems;
+    bool fresh = false, fine = true;
+    for (const auto& ref : pod_references(set.spec.pod)) {
+      auto known = o_.reference_problems.find(ref.key);
+      if (known == o_.reference_problems.end()) {
+        fresh = true;  // a new reference
+      } else {
+        problems.insert(*known);
+        fine &= known->second.empty();
+      }
+    }
+    const auto period = fine ? 10 * o_.reference_recheck : o_.reference_recheck;
+    const bool due = fresh || o_.now >= o_.references_checked_at + period;
+    if (due)
+      for (const auto& ref : pod_references(set.spec.pod)) {
+        if (o_.in_flight.contains(action_kind::check_reference, ref.key)) continue;
+        auto a = act(action_kind::check_reference);
+        a.subject = ref.key;
+        a.ref = ref;
+        add(std::move(a));
+      }
+    pod_condition_ =
+        pod_config_condition(invalid, o_.runner_crd_problem, o_.object_errors, problems, applied, set.status);
   }
 
   void stop_listener(const std::string& variant) {
@@ -207,8 +328,7 @@ class planner {
 
   // One declared variant: creates up to its desired count, replaces finished
   // runners, removes idle ones down to the stabilization floor.
-  counts scale(const model::effective_variant& v, std::size_t variants) {
-    const auto& spec = o_.set->spec;
+  counts scale(const model::effective_variant& v, const demand& d) {
     // Under the Listener intake a variant scales once its scale set is
     // registered (its runners need it for their JIT configuration) and its
     // session has reported statistics (until then demand is unknown, not
@@ -219,8 +339,6 @@ class planner {
       auto entry = o_.scale_sets.find(v.name);
       registered = registered && entry != o_.scale_sets.end() && entry->second.reported;
     }
-    demand d{v.min_runners, v.max_runners, variants == 1 ? spec.replicas : std::nullopt,
-             assigned_jobs(v.name)};
     const auto desired = registered ? desired_runners(d) : 0;
     p_.desired.emplace_back(v.name, desired);
     counts c;
@@ -231,11 +349,21 @@ class planner {
       auto recorded = recorded_scale_sets(o_.set->status);
       if (auto it = recorded.find(v.name); it != recorded.end()) c.scale_set_id = it->second;
     }
+    const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
     std::vector<runner_view> views;
+    std::vector<rollout_view> rollout;
     for (const auto& [name, r] : o_.runners) {
       if (r.variant != v.name) continue;
       c.add(r.view);
       auto view = r.view;
+      view.outdated = !r.pod_fingerprint.empty() && r.pod_fingerprint != fingerprint;
+      const bool leaving = removing(name) || (r.view.deleting && !r.view.busy());
+      if (view.outdated && !leaving && !r.view.finished() && r.view.phase != runner::phase::failed)
+        ++c.outdated;
+      rollout.push_back({name, view.outdated,
+                         !r.view.busy() && !r.view.finished() && !r.view.deleting && !removing(name) &&
+                             !held_busy(r) && !r.job_completed,
+                         leaving, r.view.pod_ready, r.view.created});
       // In-flight removals and runners GitHub just called busy are not
       // candidates again (a busy runner still holds capacity).
       if (removing(name) || held_busy(r)) view.has_job = true;
@@ -246,7 +374,7 @@ class planner {
     for (const auto& [name, variant] : o_.in_flight.of(action_kind::create_runners))
       if (variant == v.name && o_.runners.count(name) == 0)
         views.push_back({name, runner::phase::unset, true, false, false, 0});
-    auto scaled = plan_scale(desired, views);
+    auto scaled = plan_scale(desired, v.max_runners, views);
     if (!registered) {
       scaled.create = 0;
       scaled.remove_idle.clear();
@@ -254,10 +382,11 @@ class planner {
     auto window = o_.scale_down.find(v.name);
     const auto floor = window == o_.scale_down.end() ? desired : window->second.peek(o_.now, desired);
     if (registered && floor > desired) {
-      scaled.remove_idle = plan_scale(floor, views).remove_idle;
-      wake(std::string(scale_down_wake), o_.now + o_.scale_down_period);
+      scaled.remove_idle = plan_scale(floor, v.max_runners, views).remove_idle;
+      // Again the moment the highest count of the window leaves it.
+      if (auto drop = window->second.next_drop(o_.now, desired)) wake(scale_down_wake(v.name), *drop);
     }
-    if (scaled.create > 0) {
+    if (scaled.create > 0 && pods_ready_) {
       auto a = act(action_kind::create_runners);
       a.subject = v.name;
       a.count = scaled.create;
@@ -267,6 +396,16 @@ class planner {
     for (const auto& name : scaled.remove_finished)
       if (!removing(name)) delete_runner(name);
     for (const auto& name : scaled.remove_idle) remove_idle(name, o_.runners.at(name));
+    // A rollout replaces outdated idle runners a few at a time (scale-down
+    // took outdated ones first, and they count as leaving). Each keeps its
+    // place until its removal is answered; then the next plan creates a
+    // current one (busy ones finish their job on the old template).
+    for (auto& r : rollout)
+      if (std::find(scaled.remove_idle.begin(), scaled.remove_idle.end(), r.name) != scaled.remove_idle.end())
+        r.leaving = true;
+    if (registered && pods_ready_ && o_.runner_crd_problem.empty())
+      for (const auto& name : runners_to_replace(desired, std::move(rollout)))
+        remove_idle(name, o_.runners.at(name));
     return c;
   }
 
@@ -304,6 +443,13 @@ class planner {
     for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);  // no new jobs
     for (const auto& [name, r] : o_.runners)
       if (!r.view.deleting && !removing(name)) delete_runner(name);
+    if (!github_unreachable_for_deletion(o_)) {
+      remove_deferred();
+      // Recorded (status) while runners defer their removal; GitHub keeps them otherwise.
+      if (!o_.deferred_removals.empty() || !pending_removal_ids(o_.published_status).empty())
+        publish_status(nullptr, !o_.set->spec.variants.empty());
+      if (!o_.deferred_removals.empty()) return;
+    }
     if (!o_.runners.empty() || !o_.in_flight.of(action_kind::create_runners).empty()) return;
     // The watch shows none; the apiserver must agree before anything is
     // released (after a restart the Runners' watch may not have caught up).
@@ -314,13 +460,23 @@ class planner {
     // Every runner is gone: the scale sets go next (GitHub keeps them otherwise).
     bool scale_sets_gone = true;
     for (const auto& [variant, ss] : known_scale_sets()) scale_sets_gone &= scale_set_gone(variant, ss);
-    if (scale_sets_gone && o_.has_finalizer) patch_finalizer(false);
+    // Then the per-set objects (their owner references would have the
+    // garbage collector take them once the set is gone; one that cannot be
+    // deleted here is left to it).
+    bool objects_gone = true;
+    for (const auto& key : pod_resource_keys(o_.set->metadata.name)) {
+      if (o_.deleted_objects.count(key) > 0 || o_.object_errors.count(key) > 0) continue;
+      objects_gone = false;
+      object_action(action_kind::delete_object, key);
+    }
+    if (scale_sets_gone && objects_gone && o_.has_finalizer) patch_finalizer(false);
   }
 
   void publish_status(const variant_counts* per_variant, bool declared) {
+    if (awaiting_apply_) return;
     const bool loaded = o_.credentials_error.empty() && o_.credentials_loaded;
-    auto text =
-        status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error, o_.webhook_intake_enabled);
+    auto text = status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error,
+                            o_.webhook_intake_enabled, &o_.deferred_removals, pod_condition_);
     // (One write at a time: the actor writes one that comes while another
     // is in flight once that one returns.)
     if (text == o_.published_status) return;
@@ -331,6 +487,9 @@ class planner {
 
   const set_observation& o_;
   set_plan p_;
+  bool pods_ready_ = false;      // the pod configuration is valid and its objects are applied
+  bool awaiting_apply_ = false;  // objects are being applied for the first time, none failed
+  std::optional<model::condition> pod_condition_;
 };
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "actors/runnerset/github_budget.hpp"
+#include "actors/runnerset/pod_resources.hpp"
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
 #include "model/types.hpp"
@@ -34,6 +36,7 @@ enum class action_kind {
   create_runners,        // `count` Runners of `variant`
   delete_runner,         // DELETE the Runner `subject` (finished, or removed from GitHub)
   remove_idle_runner,    // GitHub first (runner `id`; 0: never registered), then DELETE; busy: keep it
+  remove_deferred,       // remove GitHub runner `id`, whose removal waited for the budget
   resolve_runner_group,  // look up spec.runnerGroup's id on GitHub
   register_scale_set,    // find `scale_set_name`, then create or update it with `labels`
   delete_scale_set,      // DELETE scale set `id` of variant `subject` on GitHub
@@ -42,6 +45,9 @@ enum class action_kind {
   confirm_no_runners,    // a LIST of the set's Runners, before its scale sets and finalizer go
   publish_status,        // merge-patch status with `text`
   wake,                  // plan again at `at` (key `subject`)
+  apply_object,     // server-side apply `text`, the per-set object `subject` ("Kind/name", pod_resources.hpp)
+  delete_object,    // DELETE the per-set object `subject`
+  check_reference,  // GET the object `ref` names and judge it (reference_problem)
 };
 
 struct action {
@@ -57,6 +63,7 @@ struct action {
   // create_runners: the variant (its template points into the observed
   // spec, which outlives the plan's execution).
   std::optional<model::effective_variant> variant;
+  std::optional<reference> ref;  // check_reference
 };
 
 // What is in flight, keyed by the action that sent it (and its subject):
@@ -103,6 +110,10 @@ struct observed_runner {
   // GitHub said (webhook) its job completed, until the Runner is gone: it
   // holds no capacity even before its actor writes Succeeded.
   bool job_completed = false;
+  // model::pod_fingerprint of its template and pod configuration: it is
+  // outdated when its variant's differs. Empty: unknown (never outdated).
+  std::string pod_fingerprint;
+  bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's Role)
 };
 
 // One variant's scale set (Listener intake).
@@ -138,11 +149,33 @@ struct set_observation {
   std::string published_status;                          // the status text last written
   std::map<std::string, scale_down_window> scale_down;   // by variant
   in_flight_registry in_flight;
+  github_budget budget;  // of its credentials (github_budget.hpp)
+  // GitHub runners whose removal waits for the budget, by id (their Runners
+  // are gone); the status lists them (pendingRemovals).
+  std::map<std::int64_t, deferred_removal> deferred_removals;
+  // The per-set objects of the runner pods (pod_resources.hpp), by key: the
+  // body applied this run, the keys deleted (or found gone) this run, and
+  // why the last apply or delete of one failed.
+  std::map<std::string, std::string> applied_objects;
+  std::set<std::string> deleted_objects;
+  std::map<std::string, std::string> object_errors;
+  time_point objects_retry_at{};         // a failed apply or delete is tried again from then
+  bool kubernetes_runners_seen = false;  // a Runner in containerMode kubernetes was watched this run
+  // Set when the apiserver stored a created Runner without fields of its
+  // spec (an old Runner CRD): no rollouts then, and PodConfigReady says why.
+  std::string runner_crd_problem;
+  // The objects the pod configuration refers to (pod_references), by key:
+  // "" when it fits, else the problem; checked again every reference_recheck
+  // while one has a problem, ten times as seldom while they all fit.
+  std::map<std::string, std::string> reference_problems;
+  time_point references_checked_at{};
+  std::chrono::steady_clock::duration reference_recheck{std::chrono::seconds(30)};
 };
 
 // What the status says of a variant's runners (and of the set, summed).
 struct counts {
   std::int32_t desired = 0, replicas = 0, pending = 0, idle = 0, running = 0, failed = 0;
+  std::int32_t outdated = 0;  // not finished, made from an older template or pod configuration
   std::int64_t assigned = 0;
   std::int64_t scale_set_id = 0;  // Listener intake; not a count
   void add(const runner_view& v);
@@ -172,7 +205,8 @@ std::int64_t scale_set_id(const set_observation& o, const std::string& variant);
 std::string variant_of(const set_observation& o, const std::string& runner);
 
 // Wake keys.
-inline constexpr std::string_view scale_down_wake = "scale-down";
+std::string scale_down_wake(const std::string& variant);          // one per variant: each has its window
+inline constexpr std::string_view budget_wake = "github-budget";  // a pause ends, cleanup may go
 std::string retry_wake(const std::string& variant);
 
 }  // namespace octorun::runnerset

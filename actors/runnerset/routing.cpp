@@ -33,4 +33,19 @@ std::optional<std::size_t> variant_for_job(const std::vector<model::effective_va
   return best;
 }
 
+bool heeds_job_message(model::intake_mode set_intake, bool from_listener) {
+  return (set_intake == model::intake_mode::listener) == from_listener;
+}
+
+}  // namespace octorun::runnerset
+
+namespace octorun::runnerset {
+
+std::optional<stale_job> stale_demand(bool completed, bool counted) {
+  if (completed) return stale_job{"stale_delivery", "it completed already (a late or reordered delivery)"};
+  if (counted)
+    return stale_job{"stale_delivery", "it is counted already (a duplicate, or it started already)"};
+  return std::nullopt;
+}
+
 }  // namespace octorun::runnerset

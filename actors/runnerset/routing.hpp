@@ -21,4 +21,22 @@ inline const std::vector<std::string> implicit_runner_labels{"self-hosted"};
 std::optional<std::size_t> variant_for_job(const std::vector<model::effective_variant>& variants,
                                            const std::vector<std::string>& job_labels);
 
+// A RunnerSet heeds the job messages of its own intake only. A Listener
+// set's demand is its scale set's statistics, and a JobCompleted comes in
+// the same message as statistics that no longer count the job; a webhook
+// delivery about the same job arrives out of step with them (sooner or
+// later), and a completion heeded before the statistics drop frees a runner
+// while its job is still counted: a surplus runner, created for nothing.
+bool heeds_job_message(model::intake_mode set_intake, bool from_listener);
+
+// A queued job that brings no news for demand: the job completed already,
+// or is counted already (a duplicate delivery with a new id, or a queued that
+// came after the job's start). The reason is a metric label
+// (octorun_rejected_input_total).
+struct stale_job {
+  const char* reason;
+  const char* why;
+};
+std::optional<stale_job> stale_demand(bool completed, bool counted);
+
 }  // namespace octorun::runnerset

@@ -4,6 +4,7 @@
 
 #include "adapters/common/json.hpp"
 #include "model/naming.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -48,6 +49,7 @@ std::string runner_json(const model::runnerset& set, const model::effective_vari
   Value template_value(rapidjson::kObjectType);
   if (!tmpl.HasParseError() && tmpl.IsObject()) template_value.CopyFrom(tmpl, a);
   spec.AddMember("template", template_value, a);
+  model::write_pod_config(spec, variant.pod, a);
   d.AddMember("spec", spec, a);
 
   return json::write(d);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/runner/children.hpp"
 #include "actors/runner/phase.hpp"
 #include "actors/runnerset/routing.hpp"
@@ -22,6 +23,7 @@
 #include "messages/jobs.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
 namespace detail {
@@ -57,6 +59,7 @@ void reconcile(self_ptr self) {
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
     w.no_runners_confirmed = false;
   github_unreachable(self);
+  observe_github_budget(self);
   auto p = plan(w);
   for (const auto& [variant, desired] : p.desired)
     w.scale_down.try_emplace(variant, st.cfg.scale_down_window).first->second.floor(w.now, desired);
@@ -77,6 +80,10 @@ void observe_runner(set_observation& w, const model::runner& r) {
   t.view.created = parse_rfc3339(r.metadata.creation_timestamp).value_or(0);
   t.variant = r.spec.variant;
   t.status_runner_id = r.status.runner_id;
+  t.pod_fingerprint = model::pod_fingerprint(r.spec.template_, r.spec.pod);
+  t.kubernetes_mode =
+      r.spec.pod.container_mode && r.spec.pod.container_mode->type == model::container_mode::kubernetes;
+  w.kubernetes_runners_seen |= t.kubernetes_mode;
 }
 
 // Counts a job as demand on the variant its labels pick.
@@ -115,12 +122,59 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
       w.set->spec.scope_url != set.spec.scope_url || w.set->spec.intake != set.spec.intake;
   w.set = set;
   st.set_object = std::move(ev.obj);
+  load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   if (credentials_changed) {
     st.credentials_version.clear();
     if (!w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
   }
   mark_dirty(self);
+}
+
+// The Runner a Pod or Secret belongs to (its label); empty: none.
+template <class Event>
+std::string runner_of(const Event& ev) {
+  const auto& labels = ev.obj->metadata.labels;
+  auto label = labels.find(model::label_runner);
+  return label == labels.end() ? std::string() : label->second;
+}
+
+// The Pod or Secret event of a Runner not seen yet (a new leader's
+// informers list in any order): the latest per kind is kept and handed over
+// once its Runner is (on_runner); its deletion drops it.
+template <class Event>
+void keep_early(self_ptr self, const std::string& runner, std::optional<Event> early_child_events::*slot,
+                Event& ev) {
+  auto& early = self->state.early_children;
+  if (ev.type != kube::event_type::deleted) {
+    early[runner].*slot = std::move(ev);
+    return;
+  }
+  auto it = early.find(runner);
+  if (it == early.end()) return;
+  (it->second.*slot).reset();
+  if (!it->second.pod && !it->second.secret) early.erase(it);
+}
+
+// Pod and Secret events go to their Runner's actor, only for Runners the set
+// knows: a late event must not resurrect a retired actor.
+void on_pod(self_ptr self, watched::pod_event& ev) {
+  auto runner = runner_of(ev);
+  if (runner.empty()) return;
+  if (self->state.world.runners.count(runner) == 0)
+    return keep_early(self, runner, &early_child_events::pod, ev);
+  route_to_runner(self, runner, std::move(ev));
+}
+
+void on_secret(self_ptr self, watched::secret_event& ev) {
+  auto runner = runner_of(ev);
+  if (runner.empty()) return;
+  auto known = self->state.world.runners.find(runner);
+  if (known == self->state.world.runners.end())
+    return keep_early(self, runner, &early_child_events::secret, ev);
+  if (ev.type != kube::event_type::deleted && ev.obj->registration && ev.obj->registration->runner_id != 0)
+    known->second.secret_runner_id = ev.obj->registration->runner_id;
+  route_to_runner(self, runner, std::move(ev));
 }
 
 void on_runner(self_ptr self, watched::runner_event& ev) {
@@ -130,51 +184,56 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
+    st.early_children.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
     observe_runner(w, *ev.obj);
+    // Its Pod and Secret first, when they were watched before it: its actor
+    // decides on its first Runner event, and without them would take a
+    // running pod for a vanished one (and provision again).
+    if (auto early = st.early_children.extract(name)) {
+      if (auto& pod = early.mapped().pod) on_pod(self, *pod);
+      if (auto& secret = early.mapped().secret) on_secret(self, *secret);
+    }
     route_to_runner(self, name, std::move(ev));
   }
   mark_dirty(self);
 }
 
-// The Runner a Pod or Secret event is about, if the set knows it: a late
-// event must not resurrect a retired actor.
-template <class Event>
-observed_runner* owner_of(self_ptr self, const Event& ev) {
-  const auto& labels = ev.obj->metadata.labels;
-  auto label = labels.find(model::label_runner);
-  if (label == labels.end()) return nullptr;
-  auto known = self->state.world.runners.find(label->second);
-  return known == self->state.world.runners.end() ? nullptr : &known->second;
-}
-
-void on_pod(self_ptr self, watched::pod_event& ev) {
-  if (auto* owner = owner_of(self, ev)) route_to_runner(self, owner->view.name, std::move(ev));
-}
-
-void on_secret(self_ptr self, watched::secret_event& ev) {
-  auto* owner = owner_of(self, ev);
-  if (owner == nullptr) return;
-  if (ev.type != kube::event_type::deleted && ev.obj->registration)
-    owner->secret_runner_id = ev.obj->registration->runner_id;
-  route_to_runner(self, owner->view.name, std::move(ev));
+// A job message of the other intake (e.g. a webhook delivery for a
+// Listener set): not heeded (routing.hpp).
+bool other_intake(self_ptr self, const messages::job_info& job) {
+  const auto& set = self->state.world.set;
+  return set && !heeds_job_message(set->spec.intake, job.source == messages::job_source::listener);
 }
 
 template <class Job>
 void on_demand(self_ptr self, const Job& m) {
+  if (other_intake(self, m.job)) return;
+  // A job that completed already (a late or reordered delivery) or is
+  // counted already (a duplicate) changes nothing: logged once, counted.
+  auto& st = self->state;
+  if (auto stale = stale_demand(st.completed_jobs.count(m.job.job_id) > 0,
+                                st.world.active_jobs.count(m.job.job_id) > 0)) {
+    if (metrics::reject_input(messages::to_string(m.job.source), stale->reason, std::to_string(m.job.job_id)))
+      spdlog::info("runnerset {}: job {} turned away: {}", id(self), m.job.job_id, stale->why);
+    return;
+  }
   add_demand(self, m.job);
   mark_dirty(self);
 }
 
 void on_job_started(self_ptr self, const messages::job_started& m) {
   auto& st = self->state;
+  if (other_intake(self, m.job)) return;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
     if (runner != st.world.runners.end())
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
     else
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
+    if (st.cfg.metrics)
+      st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
   }
   // The Runner's actor promotes it (or finds it gone and stands down).
   route_to_runner(self, m.runner_name, m);
@@ -183,14 +242,18 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
 
 void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
+  if (other_intake(self, m.job)) return;
   st.world.active_jobs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
+  const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
   st.completed_jobs[m.job.job_id] = self->clock().now();
   if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
-    // Its one job is over: it stops holding capacity now, as the job stops
-    // counting as demand just above, not once its phase lands. (The
-    // listener's demand is its statistics, which move on their own.)
-    if (m.job.source == messages::job_source::webhook) runner->second.job_completed = true;
+    if (first_end && st.cfg.metrics)  // every set hears of every end; the runner's owner counts it
+      st.cfg.metrics->job_completed(st.cfg.ns, st.cfg.name, runner->second.variant, m.result, m.job);
+    // Its one job is over: it stops serving demand now, as the job stops
+    // counting as demand (just above, or in the statistics of the same
+    // scale-set message); it holds its slot until its phase lands.
+    runner->second.job_completed = true;
     route_to_runner(self, m.runner_name, m);
   }
   mark_dirty(self);
@@ -209,8 +272,12 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
                       0}}};
   auto rp = self->make_response_promise<Reply>();
   self->request(target, st.cfg.request_timeout, std::move(xs)...)
-      .then([=](Reply& r) mutable { rp.deliver(std::move(r)); },
-            [=](caf::error& e) mutable { rp.deliver(e); });
+      .then(
+          [=](Reply& r) mutable {
+            if (!r) note_github_error(self, r.error());
+            rp.deliver(std::move(r));
+          },
+          [=](caf::error& e) mutable { rp.deliver(e); });
   return rp;
 }
 
@@ -219,12 +286,17 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
 runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
   return {
       [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
+        if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
         if (listening(self->state)) return scale_set_jit(self, req);
         return forward_to_github<github::jit_reply>(self, a, std::move(req));
       },
       [=](github::delete_runner_atom a, std::int64_t runner_id) -> caf::result<github::delete_reply> {
         if (github_unreachable(self)) return github::delete_reply{github::delete_outcome::not_found};
+        if (auto wait = held_back(self, github_call::cleanup)) return github::delete_reply{unexpected{*wait}};
         return forward_to_github<github::delete_reply>(self, a, runner_id);
+      },
+      [=](defer_removal_atom, std::int64_t runner_id, const std::string& runner) -> caf::result<bool> {
+        return defer_removal(self, runner_id, runner);
       },
   };
 }
@@ -234,6 +306,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
   st.world.scale_down_period = st.cfg.scale_down_window;
+  st.world.reference_recheck = st.cfg.resync;
   auto runner_defaults = st.cfg.runner_defaults;
   auto kube = st.cfg.kube;
   auto ns = st.cfg.ns;
@@ -255,9 +328,10 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   // However the actor ends (a crash too: the supervisor above restarts it
   // from the watches' state), its Runner actors, listeners and GitHub
   // workers end with it; a leftover listener would hold its session.
-  self->attach_functor([owned = st.owned](const caf::error&) {
+  self->attach_functor([owned = st.owned, ns = st.cfg.ns, name = st.cfg.name](const caf::error&) {
     for (const auto& a : {owned->runners, owned->rest, owned->scale_sets, owned->listeners})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    metrics::forget_runnerset(ns, name);
   });
   self->set_exit_handler([=](caf::exit_msg& em) {
     stop_children(self);

@@ -15,10 +15,12 @@
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "actors/controller/job_routing.hpp"
 #include "actors/listener/listener_actor.hpp"
+#include "actors/metrics/recorder.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
 #include "actors/watched.hpp"
@@ -53,6 +55,9 @@ struct runnerset_actor_config {
   http::tls_options github_tls;
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;
+  // The manager's metrics (runners created and deleted, failed actions,
+  // listener sessions, GitHub requests); none: nothing is recorded.
+  std::shared_ptr<metrics::recorder> metrics;
 };
 
 using runnerset_actor =

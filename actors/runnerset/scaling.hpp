@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,17 +14,27 @@ namespace octorun::runnerset {
 struct demand {
   std::int32_t min_runners = 0;
   std::int32_t max_runners = 0;
-  // spec.replicas, written by `kubectl scale` or an HPA through the scale
-  // subresource: a fixed count that replaces job demand.
-  std::optional<std::int32_t> replicas;
+  // This pool's share of spec.replicas (written by `kubectl scale` or an HPA
+  // through the scale subresource): a floor under job demand, never a cap,
+  // so an autoscaler and job demand never pull against each other.
+  std::int32_t floor = 0;
   // Jobs assigned to this pool and not yet completed (listener statistics or
   // webhook demand).
   std::int64_t assigned_jobs = 0;
 };
 
-// min(minRunners + assigned jobs, maxRunners): minRunners is an idle buffer on
-// top of demand. A fixed replicas count is clamped to [min, max].
+// clamp(max(minRunners + assigned jobs, floor), minRunners, maxRunners):
+// minRunners is an idle buffer on top of demand, the floor a lower bound on
+// the total.
 std::int32_t desired_runners(const demand& d);
+
+// spec.replicas is one scale target for the whole set (the scale subresource
+// has one replicas field); each variant's floor is its share: first what the
+// variant's own demand wants (desired_runners without a floor), then what the
+// target asks beyond the sum of those, in proportion to the variants'
+// assigned jobs (evenly when none has any, declaration order breaking ties),
+// never past a variant's maxRunners. One entry per `variants` entry.
+std::vector<std::int32_t> replica_floors(std::int32_t replicas, const std::vector<demand>& variants);
 
 struct runner_view {
   std::string name;
@@ -38,6 +47,9 @@ struct runner_view {
   // Succeeded: an ephemeral runner serves one job, so it holds no capacity
   // any more, and it is not removed before its phase is written.
   bool job_completed = false;
+  // Made from an older template (rollout.hpp): scale-down takes it before a
+  // current one.
+  bool outdated = false;
 
   bool busy() const { return has_job || phase == runner::phase::running; }
   bool finished() const { return runner::is_terminal(phase); }
@@ -57,12 +69,28 @@ struct scale_plan {
   std::vector<std::string> remove_finished;
 };
 
-// Never lists a busy runner for removal. Finished runners do not count
-// towards capacity (so failures never block scale-up), nor do runners whose
-// job completed but whose phase is not written yet (counting them while the
-// completion already lowered the demand would remove an idle runner, then
-// replace it once the phase lands); deleting runners that are still busy do
-// count, since their pods are still running a job.
-scale_plan plan_scale(std::int32_t desired, const std::vector<runner_view>& runners);
+// Two counts, because a runner can be on its way out and still able to run
+// a job:
+// - Capacity (the hard bound): every runner that is not terminal holds one
+//   of `max_runners` slots until its Runner is gone, being deleted or not,
+//   its job reported completed or not, and so does every create in flight.
+//   No plan ever takes the holders past `max_runners`, whatever order job
+//   messages, statistics and watch events arrive in.
+// - Demand: the runners that serve it are the ones that are not terminal,
+//   not done (GitHub said their job completed: an ephemeral runner serves
+//   one job) and not being deleted (unless still busy). Creates fill the gap
+//   to `desired` (within the bound); removals take idle runners down to it.
+// Never lists a busy runner for removal; finished runners (terminal phase)
+// are listed for deletion and hold nothing, so failures never block
+// scale-up.
+scale_plan plan_scale(std::int32_t desired, std::int32_t max_runners,
+                      const std::vector<runner_view>& runners);
+
+// Holds one of the maxRunners slots: not terminal (starting, idle, running,
+// done but not yet Succeeded, or being deleted).
+bool holds_capacity(const runner_view& r);
+// Counts towards the desired count: holds capacity, its job is not over, and
+// it is not being deleted unless it is still running its job.
+bool serves_demand(const runner_view& r);
 
 }  // namespace octorun::runnerset

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@
 
 namespace octorun::runnerset::detail {
 
+// The latest Pod and Secret event of a Runner the set has not seen yet.
+struct early_child_events {
+  std::optional<watched::pod_event> pod;
+  std::optional<watched::secret_event> secret;
+};
+
 struct set_state {
   runnerset_actor_config cfg;
   // Everything plan() decides on; the actor's handlers update it.
@@ -30,7 +37,10 @@ struct set_state {
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
-  caf::actor github;                             // REST pool on the current credentials
+  // Pod and Secret events of a Runner not seen yet (a new leader's informers
+  // list in any order), the latest per kind: handed to it once its Runner is.
+  std::map<std::string, early_child_events> early_children;
+  caf::actor github;  // REST pool on the current credentials
   std::string credentials_version;
   bool github_abandoned = false;  // github_unreachable_for_deletion() was logged
   caf::actor runners_supervisor;
@@ -45,8 +55,17 @@ struct set_state {
   caf::actor scaleset_admin;
   std::optional<github::scaleset_options> scaleset_options;
   caf::actor listeners;
-  bool status_stale = false;  // a newer status was planned while one was in flight
-  bool dirty = false;         // a plan is due (one reconcile message is queued)
+  // The rate-limit budget its GitHub clients record into (github_pause.cpp
+  // reads it into world.budget), and what it promised about a pause.
+  std::shared_ptr<github::rate_limit_budget> budget = std::make_shared<github::rate_limit_budget>();
+  bool pause_logged = false;  // this pause was logged (once) and exported
+  // Deferred GitHub removals: the ids the published status lists, and the
+  // Runners waiting for theirs to be listed.
+  std::set<std::int64_t> durable_removals;
+  std::multimap<std::int64_t, caf::response_promise> awaiting_durable;
+  bool removals_loaded = false;  // read back from the status after a (re)start
+  bool status_stale = false;     // a newer status was planned while one was in flight
+  bool dirty = false;            // a plan is due (one reconcile message is queued)
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };
@@ -79,6 +98,18 @@ bool listening(const set_state& st);
 // Logs, once, that GitHub is left alone for the set's deletion; true then.
 bool github_unreachable(self_ptr self);
 
+// A request made for an action failed: counted by the manager's metrics
+// (octorun_reconcile_errors_total). Outcomes that mean "already done" (a
+// create whose object exists, a delete whose object is gone) are no failure.
+void count_failure(self_ptr self, action_kind kind);
+inline bool failed_reply(const kube::object_result& r) {
+  return !r && !r.error().not_found() && !r.error().already_exists();
+}
+template <class Reply>
+bool failed_reply(const Reply& r) {
+  return !r;
+}
+
 // When a request's key leaves the in-flight registry.
 enum class in_flight_until {
   answered,  // its reply or error
@@ -99,10 +130,12 @@ void request_in_flight_until(self_ptr self, flight_key key, std::string note, in
       .then(
           [=](Reply& r) mutable {
             if (until == in_flight_until::answered || !r) self->state.world.in_flight.erase(key);
+            if (failed_reply(r)) count_failure(self, key.kind);
             done(r);
           },
           [=](caf::error& e) mutable {
             self->state.world.in_flight.erase(key);
+            count_failure(self, key.kind);
             failed(self->system().render(e));
           });
 }
@@ -114,6 +147,21 @@ void request_in_flight(self_ptr self, flight_key key, const Handle& dest, Done d
   request_in_flight_until<Reply>(self, std::move(key), {}, in_flight_until::answered, dest, std::move(done),
                                  std::move(failed), std::forward<Ts>(xs)...);
 }
+
+// ---- GitHub's budget (github_pause.cpp) ----
+// Reads the budget its clients recorded; logs the end of a pause.
+void observe_github_budget(self_ptr self);
+// A GitHub error: a rate limit starts (or extends) the pause, logged once.
+void note_github_error(self_ptr self, const github::error& e);
+// The error to answer instead of calling GitHub, while calls of this kind wait.
+std::optional<github::error> held_back(self_ptr self, github_call call);
+// A Runner hands over its GitHub removal; answered once the status lists it.
+caf::result<bool> defer_removal(self_ptr self, std::int64_t runner_id, const std::string& runner);
+void remove_deferred(self_ptr self, std::int64_t runner_id);
+// A status write succeeded: the removals it lists are recorded.
+void status_published(self_ptr self, const std::string& text);
+// After a (re)start: the removals the status lists are still to do.
+void load_deferred_removals(self_ptr self);
 
 // ---- execute.cpp ----
 void read_credentials(self_ptr self);

@@ -17,6 +17,7 @@ void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
   obj.AddMember("runningRunners", c.running, a);
   obj.AddMember("failedRunners", c.failed, a);
   obj.AddMember("assignedJobs", static_cast<std::int32_t>(c.assigned), a);
+  obj.AddMember("outdatedRunners", c.outdated, a);
 }
 
 // The counts in total and, for a set with variants, per variant, with the
@@ -37,6 +38,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     total.running += c.running;
     total.failed += c.failed;
     total.assigned += c.assigned;
+    total.outdated += c.outdated;
   }
   put_counts(status, total, a);
   if (!declared) {
@@ -57,7 +59,9 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 }  // namespace
 
 std::string status_json(const model::runnerset& set, const variant_counts* counted, bool declared,
-                        bool loaded, const std::string& credentials_error, bool webhook_intake_enabled) {
+                        bool loaded, const std::string& credentials_error, bool webhook_intake_enabled,
+                        const std::map<std::int64_t, deferred_removal>* pending,
+                        const std::optional<model::condition>& pod_config) {
   json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("observedGeneration", set.metadata.generation, a);
@@ -74,8 +78,34 @@ std::string status_json(const model::runnerset& set, const variant_counts* count
   conditions.PushBack(ready, a);
   if (auto intake = intake_condition(set.spec.intake, webhook_intake_enabled))
     conditions.PushBack(condition_json(*intake, a), a);
+  if (pod_config) conditions.PushBack(condition_json(*pod_config, a), a);
   status.AddMember("conditions", conditions, a);
+  if (pending != nullptr) {
+    rapidjson::Value removals(rapidjson::kArrayType);
+    for (const auto& [id, d] : *pending) {
+      rapidjson::Value entry(rapidjson::kObjectType);
+      entry.AddMember("runnerId", id, a);
+      entry.AddMember("name", json::string_value(d.runner, a), a);
+      removals.PushBack(entry, a);
+    }
+    if (removals.Empty())
+      status.AddMember("pendingRemovals", rapidjson::Value(rapidjson::kNullType), a);
+    else
+      status.AddMember("pendingRemovals", removals, a);
+  }
   return json::write(status);
+}
+
+std::set<std::int64_t> pending_removal_ids(const std::string& status_text) {
+  std::set<std::int64_t> ids;
+  rapidjson::Document d;
+  d.Parse(status_text.data(), status_text.size());
+  const auto* removals = d.IsObject() ? json::find_value(d, "pendingRemovals") : nullptr;
+  if (removals == nullptr || !removals->IsArray()) return ids;
+  for (const auto& r : removals->GetArray())
+    if (r.IsObject())
+      if (auto id = json::i64(r, "runnerId"); id != 0) ids.insert(id);
+  return ids;
 }
 
 }  // namespace octorun::runnerset

@@ -5,6 +5,7 @@
 
 #include "adapters/common/json.hpp"
 #include "model/naming.hpp"
+#include "model/pod_config.hpp"
 #include "model/scope.hpp"
 
 namespace octorun::admission {
@@ -141,6 +142,7 @@ void check_variants(const runnerset& set, field_errors& out) {
                                                std::to_string(*v.max_runners) + " < " +
                                                std::to_string(*spec.min_runners) + ")"});
     if (v.template_) check_pod_template(path + ".template", *v.template_, out);
+    if (v.container_mode) check_container_mode(path + ".containerMode", *v.container_mode, out);
   }
   // Jobs are routed by labels: two variants with the same labels are ambiguous.
   auto variants = effective_variants(spec);
@@ -174,6 +176,7 @@ field_errors validate_runnerset(const runnerset& set) {
   check_runner_counts("spec", spec.min_runners, spec.max_runners, out);
   if (spec.replicas && *spec.replicas < 0) out.push_back({"spec.replicas", "must not be negative"});
   check_pod_template("spec.template", spec.template_, out);
+  check_pod_config("spec", spec.pod, out);
   check_variants(set, out);
   return out;
 }
@@ -194,6 +197,7 @@ field_errors validate_runner(const runner& r) {
   if (!r.spec.variant.empty() && !is_dns_label(r.spec.variant))
     out.push_back({"spec.variant", quoted(r.spec.variant) + " is not a DNS label"});
   check_pod_template("spec.template", r.spec.template_, out);
+  check_pod_config("spec", r.spec.pod, out);
   return out;
 }
 

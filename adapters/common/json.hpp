@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,14 +36,19 @@ inline std::string str(const rapidjson::Value& obj, const char* key, std::string
   return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
 }
 
-// Integers, also written as unsigned or (by some APIs) as a float.
+// Integers, also written as unsigned or (by some APIs) as a float. A number
+// outside the int64 range reads as `fallback` (converting such a double is
+// undefined behaviour; the fuzzers found 1e21 in a webhook's run_id).
 inline std::int64_t i64(const rapidjson::Value& obj, const char* key, std::int64_t fallback = 0) {
   const auto* v = member(obj, key);
   if (v == nullptr) return fallback;
   if (v->IsInt64()) return v->GetInt64();
-  if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
-  if (v->IsDouble()) return static_cast<std::int64_t>(v->GetDouble());
-  return fallback;
+  if (v->IsDouble()) {
+    // [-2^63, 2^63): both bounds are exact doubles; NaN fails both tests.
+    double d = v->GetDouble();
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return static_cast<std::int64_t>(d);
+  }
+  return fallback;  // not a number, or a uint64 above INT64_MAX
 }
 
 inline bool boolean(const rapidjson::Value& obj, const char* key, bool fallback = false) {
@@ -101,6 +107,38 @@ inline std::string write(const rapidjson::Value& v) {
   rapidjson::StringBuffer sb;
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
   v.Accept(w);
+  return {sb.GetString(), sb.GetSize()};
+}
+
+// Compact serialisation with every object's members sorted by name (arrays
+// keep their order): equal documents give equal text whatever order their
+// members arrived in, so the text can be compared or hashed.
+inline void write_canonical(const rapidjson::Value& v, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  if (v.IsObject()) {
+    std::vector<const rapidjson::Value::Member*> members;
+    for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) members.push_back(&*it);
+    std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
+      return std::string_view(a->name.GetString(), a->name.GetStringLength()) <
+             std::string_view(b->name.GetString(), b->name.GetStringLength());
+    });
+    w.StartObject();
+    for (const auto* m : members) {
+      w.Key(m->name.GetString(), m->name.GetStringLength());
+      write_canonical(m->value, w);
+    }
+    w.EndObject();
+  } else if (v.IsArray()) {
+    w.StartArray();
+    for (const auto& e : v.GetArray()) write_canonical(e, w);
+    w.EndArray();
+  } else {
+    v.Accept(w);
+  }
+}
+inline std::string canonical(const rapidjson::Value& v) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  write_canonical(v, w);
   return {sb.GetString(), sb.GetSize()};
 }
 

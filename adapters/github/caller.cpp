@@ -37,7 +37,11 @@ result<http::response> api_caller::perform(http::request req, const authorizer& 
     }
     ++attempts_;
     auto resp = client_.perform(req);
+    auto observe = [&](long status, const rate_limit_info& rate) {
+      if (options_.observer) options_.observer->observe(endpoint_of(req.method, req.url), status, rate);
+    };
     if (!resp) {
+      observe(0, {});
       if (resp.error().aborted)  // the owner asked to stop: never retried
         return unexpected{error{error_kind::transport, 0, "cancelled: " + resp.error().message}};
       auto d = decide_retry(options_.retry, attempt, nullptr, now(), options_.jitter());
@@ -48,6 +52,7 @@ result<http::response> api_caller::perform(http::request req, const authorizer& 
       return unexpected{error{error_kind::transport, 0, resp.error().message}};
     }
     last_ = parse_rate_limit(*resp);
+    observe(resp->status, last_);
     if (options_.budget) {
       options_.budget->record(last_);
       if (is_rate_limit_response(*resp)) options_.budget->rate_limited_responses++;

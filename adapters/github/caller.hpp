@@ -15,6 +15,7 @@
 
 #include "adapters/github/error.hpp"
 #include "adapters/github/rate_limit.hpp"
+#include "adapters/github/request_metrics.hpp"
 #include "adapters/http/http_client.hpp"
 
 namespace octorun::github {
@@ -25,6 +26,8 @@ struct call_options {
   std::string user_agent = "octorun/0.1";
   std::chrono::milliseconds timeout{30'000};
   std::shared_ptr<rate_limit_budget> budget;  // optional, shared by the clients of one credential
+  // Told of every HTTP attempt (the manager's metrics). None: nobody.
+  std::shared_ptr<request_observer> observer;
   // Injectable for tests; defaults: this_thread::sleep_for, system clock, uniform [0,1).
   std::function<void(std::chrono::milliseconds)> sleep;
   std::function<std::int64_t()> now;

@@ -2,6 +2,7 @@
 
 #include "adapters/common/json.hpp"
 #include "adapters/common/json_writer.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 
 namespace octorun::github {
@@ -35,6 +36,9 @@ messages::job_info parse_job_info(const rapidjson::Value& v, std::int64_t scale_
   j.run_id = json::i64(v, "workflowRunId");
   j.labels = json::strings(v, "requestLabels");
   j.display_name = json::str(v, "jobDisplayName");
+  j.queued_at = parse_rfc3339(json::str(v, "queueTime")).value_or(0);
+  j.started_at = parse_rfc3339(json::str(v, "runnerAssignTime")).value_or(0);
+  j.completed_at = parse_rfc3339(json::str(v, "finishTime")).value_or(0);
   return j;
 }
 
@@ -103,22 +107,48 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
   if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
   d.Parse(body.data(), body.size());
   if (d.HasParseError() || !d.IsObject()) return unexpected{std::string("message is not a JSON object")};
-  if (json::str(d, "messageType") != "RunnerScaleSetJobMessages")
-    return unexpected{"unexpected messageType '" + json::str(d, "messageType") + "'"};
   queue_message m;
   m.message_id = json::i64(d, "messageId");
-  if (const auto* st = json::member(d, "statistics")) m.statistics = parse_statistics(*st);
+  // Without an id it cannot be acknowledged: the session fails, as on any bad response.
+  if (m.message_id == 0) return unexpected{std::string("message has no messageId")};
+  if (const auto type = json::str(d, "messageType"); type != "RunnerScaleSetJobMessages") {
+    m.skipped.push_back({"unknown_message_type", "message " + std::to_string(m.message_id) +
+                                                     " has the unknown messageType '" + type + "'"});
+    return m;
+  }
+  if (const auto* st = json::member(d, "statistics"); st != nullptr && st->IsObject()) {
+    m.statistics = parse_statistics(*st);
+    m.has_statistics = true;
+  }
   m.statistics.scale_set_id = scale_set_id;
   std::string inner = json::str(d, "body");
   if (inner.empty()) return m;
   rapidjson::Document jobs;
   jobs.Parse(inner.data(), inner.size());
-  if (jobs.HasParseError() || !jobs.IsArray())
-    return unexpected{std::string("message body is not a JSON array")};
+  if (jobs.HasParseError() || !jobs.IsArray()) {
+    m.skipped.push_back(
+        {"malformed_message", "message " + std::to_string(m.message_id) + ": its body is not a JSON array"});
+    return m;
+  }
   for (const auto& j : jobs.GetArray()) {
-    if (!j.IsObject()) continue;
+    if (!j.IsObject()) {
+      m.skipped.push_back({"malformed_message", "message " + std::to_string(m.message_id) +
+                                                    ": a job message that is not a JSON object"});
+      continue;
+    }
     auto type = json::str(j, "messageType");
+    if (type != "JobAvailable" && type != "JobAssigned" && type != "JobStarted" && type != "JobCompleted") {
+      m.skipped.push_back({"unknown_message_type", "message " + std::to_string(m.message_id) +
+                                                       " has a job message of the unknown type '" + type +
+                                                       "'"});
+      continue;
+    }
     auto info = parse_job_info(j, scale_set_id);
+    if (info.job_id == 0) {
+      m.skipped.push_back({"malformed_message", "message " + std::to_string(m.message_id) + ": a " + type +
+                                                    " without a runnerRequestId"});
+      continue;
+    }
     if (type == "JobAvailable")
       m.jobs.emplace_back(messages::job_available{std::move(info)});
     else if (type == "JobAssigned")
@@ -126,7 +156,7 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
     else if (type == "JobStarted")
       m.jobs.emplace_back(
           messages::job_started{std::move(info), json::str(j, "runnerName"), json::i64(j, "runnerId")});
-    else if (type == "JobCompleted")
+    else
       m.jobs.emplace_back(messages::job_completed{std::move(info), json::str(j, "runnerName"),
                                                   json::i64(j, "runnerId"), json::str(j, "result")});
   }
@@ -202,18 +232,23 @@ result<ok_t> scaleset_client::ensure_admin() {
 
 result<http::response> scaleset_client::service(std::string method, std::string path, std::string body,
                                                 bool queue_token) {
-  auto admin = ensure_admin();
-  if (!admin) return unexpected{admin.error()};
-  http::request req;
-  req.method = std::move(method);
-  req.url = join_url(tenant_url_, path);
-  req.headers = {{"Content-Type", "application/json"}};
-  req.body = std::move(body);
-  if (!queue_token) {
+  // The admin token is renewed ahead of its exp; one the service refuses
+  // before that (401: revoked, or clocks apart) is renewed once, at once,
+  // and the request sent again to the tenant URL that came with it.
+  for (bool renewed = false;; renewed = true) {
+    if (renewed) admin_expires_ = 0;  // refused: register again now
+    auto admin = ensure_admin();
+    if (!admin) return unexpected{admin.error()};
+    http::request req;
+    req.method = method;
+    req.url = join_url(tenant_url_, path);
+    req.headers = {{"Content-Type", "application/json"}};
+    req.body = body;
+    if (queue_token) return queue_call(std::move(req));
     req.headers.emplace_back("Authorization", "Bearer " + admin_token_);
-    return rest_.caller().perform(std::move(req));
+    auto r = rest_.caller().perform(std::move(req));
+    if (!r || r->status != 401 || renewed) return r;
   }
-  return queue_call(std::move(req));
 }
 
 result<http::response> scaleset_client::queue_call(http::request req) {

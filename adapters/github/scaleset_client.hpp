@@ -35,10 +35,22 @@ struct scaleset_session {
   messages::job_statistics statistics;
 };
 
+// What the service sent that the client does not take (an unknown message
+// type, a body that is not a list of job messages, an unknown or broken job
+// message): skipped, the rest of the message kept; the listener logs and
+// counts it and acknowledges the message all the same (otherwise the service
+// redelivers it to every session, for ever).
+struct skipped_part {
+  std::string reason;  // a metric label: unknown_message_type, malformed_message
+  std::string detail;  // for the log
+};
+
 struct queue_message {
   std::int64_t message_id = 0;
-  std::vector<messages::job_message> jobs;  // unknown job message types skipped
+  std::vector<messages::job_message> jobs;
   messages::job_statistics statistics;
+  bool has_statistics = false;  // none (or a message of an unknown type): demand is not touched
+  std::vector<skipped_part> skipped;
 };
 
 struct runner_reference {

@@ -1,6 +1,7 @@
 #include "adapters/github/webhook.hpp"
 
 #include "adapters/common/json.hpp"
+#include "adapters/common/rfc3339.hpp"
 
 namespace octorun::github {
 
@@ -15,8 +16,8 @@ expected<std::optional<messages::job_message>, std::string> parse_workflow_job(s
   if (job == nullptr || !job->IsObject())
     return R(unexpected{std::string("payload has no workflow_job object")});
   const auto* id = json::member(*job, "id");
-  if (id == nullptr || !(id->IsInt64() || id->IsUint64()))
-    return R(unexpected{std::string("workflow_job.id is not an integer")});
+  if (id == nullptr || !id->IsInt64())
+    return R(unexpected{std::string("workflow_job.id is not a 64-bit integer")});
 
   messages::job_info info;
   info.source = messages::job_source::webhook;
@@ -29,6 +30,9 @@ expected<std::optional<messages::job_message>, std::string> parse_workflow_job(s
   std::string workflow = json::str(*job, "workflow_name");
   std::string branch = json::str(*job, "head_branch");
   info.workflow_ref = branch.empty() ? workflow : workflow + "@" + branch;
+  info.queued_at = parse_rfc3339(json::str(*job, "created_at")).value_or(0);
+  info.started_at = parse_rfc3339(json::str(*job, "started_at")).value_or(0);
+  info.completed_at = parse_rfc3339(json::str(*job, "completed_at")).value_or(0);
 
   std::string runner_name = json::str(*job, "runner_name");
   std::int64_t runner_id = json::i64(*job, "runner_id");

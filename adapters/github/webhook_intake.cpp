@@ -17,6 +17,7 @@ expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(int
   if (!sink) return unexpected{std::string("the webhook intake needs a sink")};
   std::unique_ptr<webhook_intake> in(new webhook_intake());
   in->options_ = options;
+  in->counters_ = options.counters ? options.counters : std::make_shared<intake_counters>();
   in->sink_ = std::move(sink);
   in->dedupe_ = std::make_unique<delivery_dedupe>(options.dedupe_ttl,
                                                   std::max<std::size_t>(1, options.dedupe_capacity));
@@ -34,22 +35,27 @@ expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(int
 http::server_response webhook_intake::handle(const http::server_request& req) {
   if (req.method != "POST") return http::message_response(405, "only POST is accepted");
   if (req.body.size() > options_.max_body_bytes) return http::message_response(413, "request body too large");
+  auto delivery = std::string(req.header_value("x-github-delivery")).substr(0, 200);
+  // Turned away: answered `status`, told to on_rejected.
+  auto reject = [&](int status, const char* reason, const std::string& why) {
+    if (options_.on_rejected) options_.on_rejected(reason, delivery, why);
+    return http::message_response(status, why);
+  };
   if (!options_.secret.empty()) {
     auto sig = req.header_value("x-hub-signature-256");
     if (sig.empty()) {
       counters_->bad_signature++;
-      return http::message_response(401, "missing X-Hub-Signature-256");
+      return reject(401, "bad_signature", "missing X-Hub-Signature-256");
     }
     if (!webhook_signature_matches(options_.secret, req.body, sig)) {
       counters_->bad_signature++;
-      return http::message_response(401, "X-Hub-Signature-256 does not match the body");
+      return reject(401, "bad_signature", "X-Hub-Signature-256 does not match the body");
     }
   }
   auto event = req.header_value("x-github-event");
-  if (event.empty()) return http::message_response(400, "missing X-GitHub-Event");
-  auto delivery = std::string(req.header_value("x-github-delivery"));
-  if (delivery.empty() || delivery.size() > 200)
-    return http::message_response(400, "missing or invalid X-GitHub-Delivery");
+  if (event.empty()) return reject(400, "malformed_delivery", "missing X-GitHub-Event");
+  if (delivery.empty() || req.header_value("x-github-delivery").size() > 200)
+    return reject(400, "malformed_delivery", "missing or invalid X-GitHub-Delivery");
 
   if (event == "ping") {
     counters_->pings++;
@@ -62,13 +68,13 @@ http::server_response webhook_intake::handle(const http::server_request& req) {
   auto parsed = parse_workflow_job(req.body);
   if (!parsed) {
     counters_->malformed++;
-    return http::message_response(400, parsed.error());
+    return reject(400, "malformed_delivery", parsed.error());
   }
   {
     std::lock_guard lock(dedupe_mutex_);
     if (!dedupe_->first_seen(delivery, delivery_dedupe::clock::now())) {
       counters_->duplicates++;
-      return http::message_response(200, "duplicate delivery");
+      return reject(200, "duplicate_delivery", "duplicate delivery");
     }
   }
   if (!parsed->has_value()) {

@@ -23,6 +23,15 @@ using job_sink = std::function<void(messages::job_message)>;
 // A sink that anon_sends each message to `dst` as its own type.
 job_sink actor_sink(caf::actor dst);
 
+struct intake_counters {
+  std::atomic<std::int64_t> accepted{0};  // job messages handed to the sink
+  std::atomic<std::int64_t> duplicates{0};
+  std::atomic<std::int64_t> pings{0};
+  std::atomic<std::int64_t> ignored{0};  // other events and actions
+  std::atomic<std::int64_t> bad_signature{0};
+  std::atomic<std::int64_t> malformed{0};
+};
+
 struct intake_options {
   std::string secret;           // required unless allow_insecure
   bool allow_insecure = false;  // accept unsigned deliveries (development only)
@@ -31,15 +40,14 @@ struct intake_options {
   std::chrono::seconds dedupe_ttl{24 * 3600};
   std::size_t dedupe_capacity = 100'000;
   http::server_options http;  // bind address, port (0), TLS, threads
-};
-
-struct intake_counters {
-  std::atomic<std::int64_t> accepted{0};  // job messages handed to the sink
-  std::atomic<std::int64_t> duplicates{0};
-  std::atomic<std::int64_t> pings{0};
-  std::atomic<std::int64_t> ignored{0};  // other events and actions
-  std::atomic<std::int64_t> bad_signature{0};
-  std::atomic<std::int64_t> malformed{0};
+  // Told of each delivery turned away (reason: bad_signature,
+  // malformed_delivery, duplicate_delivery; the X-GitHub-Delivery id, if
+  // any, and why): the manager logs and counts them. Called on the request
+  // thread; must not block. None: nobody.
+  std::function<void(const char* reason, const std::string& delivery, const std::string& why)> on_rejected;
+  // Where the deliveries are counted (the manager's metrics keep them across
+  // intakes); none: counters of the intake's own.
+  std::shared_ptr<intake_counters> counters;
 };
 
 class webhook_intake {
@@ -60,7 +68,7 @@ class webhook_intake {
   job_sink sink_;
   std::mutex dedupe_mutex_;
   std::unique_ptr<delivery_dedupe> dedupe_;
-  std::unique_ptr<intake_counters> counters_ = std::make_unique<intake_counters>();
+  std::shared_ptr<intake_counters> counters_;
   std::unique_ptr<http::server> server_;  // last: stopped first
 };
 

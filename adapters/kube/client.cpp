@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "adapters/common/json.hpp"
+#include "adapters/kube/request_trace.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -42,11 +44,32 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
                                                  const http::chunk_sink* sink,
                                                  std::chrono::milliseconds stream_limit) {
   bool reauthenticated = false;
+  // Benchmarks' request timings (request_trace.hpp); watches are not traced.
+  const bool traced = sink == nullptr && request_trace::enabled();
+  request_trace::timing timing;
+  timing.queue = std::exchange(queue_wait_, std::chrono::microseconds(-1));
+  timing.sent = std::chrono::system_clock::now();
+  auto since = std::chrono::steady_clock::now();
+  auto elapsed = [&since] {
+    auto now = std::chrono::steady_clock::now();
+    return std::chrono::duration_cast<std::chrono::microseconds>(now - std::exchange(since, now));
+  };
+  auto traced_reply = [&](expected<http::response, api_error> r) {
+    if (!traced) return r;
+    timing.wire += elapsed();
+    timing.method = method;
+    timing.path = path_and_query;
+    timing.status = r ? r->status : r.error().code;
+    request_trace::record(timing);
+    return r;
+  };
   for (int attempt = 0;; ++attempt) {
     if (cancelled()) return unexpected{transport({"cancelled", false, true})};
     if (opts_.limiter) {
+      if (traced) timing.wire += elapsed();
       auto wait = opts_.limiter->reserve();
       if (wait.count() > 0) sleep_unless(cancel_, std::chrono::ceil<std::chrono::milliseconds>(wait));
+      if (traced) timing.limiter += elapsed();
     }
     http::request req;
     req.method = std::string(method);
@@ -68,8 +91,12 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
       }
       req.headers.push_back({"Authorization", "Bearer " + *token});
     }
+    const auto started = std::chrono::steady_clock::now();
     auto resp = sink != nullptr ? http_.stream(req, *sink) : http_.perform(req);
-    if (!resp) return unexpected{transport(resp.error())};
+    if (opts_.observer)
+      opts_.observer->observe(classify_request(method, path_and_query), resp ? resp->status : 0,
+                              std::chrono::steady_clock::now() - started);
+    if (!resp) return traced_reply(unexpected{transport(resp.error())});
     long status = resp->status;
     if (status == 401 && cfg_.token && !cfg_.token->path().empty() && !reauthenticated) {
       cfg_.token->invalidate();  // a rotated token file: read it again, once
@@ -85,7 +112,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
       sleep_unless(cancel_, wait);
       continue;
     }
-    return std::move(*resp);
+    return traced_reply(std::move(*resp));
   }
 }
 

@@ -17,6 +17,7 @@
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/object.hpp"
 #include "adapters/kube/politeness.hpp"
+#include "adapters/kube/request_metrics.hpp"
 #include "adapters/kube/watch.hpp"
 
 namespace octorun::kube {
@@ -31,6 +32,9 @@ struct client_options {
   std::string user_agent = "octorun";
   // Objects from list and watch leave out metadata.managedFields (caches).
   bool drop_managed_fields = false;
+  // Told of every HTTP request (the manager's metrics); shared by every
+  // client of the process, called on each client's thread. None: nobody.
+  std::shared_ptr<request_observer> observer;
 };
 
 struct object_list {
@@ -77,6 +81,9 @@ class client {
 
   // Another thread may set this to abort a request or watch within ~100 ms.
   void set_cancel_flag(const std::atomic<bool>* flag);
+  // How long the next request waited before this client got it (the request
+  // pool's mailbox), for request_trace.hpp; reset by each request.
+  void note_queue_wait(std::chrono::microseconds d) { queue_wait_ = d; }
   const config& cfg() const { return cfg_; }
 
  private:
@@ -94,6 +101,7 @@ class client {
   client_options opts_;
   http::client http_;
   const std::atomic<bool>* cancel_ = nullptr;
+  std::chrono::microseconds queue_wait_{-1};
 };
 
 }  // namespace octorun::kube

@@ -4,39 +4,87 @@
 
 #include <algorithm>
 #include <caf/all.hpp>
+#include <deque>
+#include <mutex>
 #include <random>
 #include <thread>
 
 #include "adapters/kube/events.hpp"
 #include "adapters/kube/informer_impl.hpp"
+#include "adapters/kube/request_trace.hpp"
 
 namespace octorun::kube {
 namespace {
 
 // ---- request pool ---------------------------------------------------------
 
+// When requests are traced (request_trace.hpp): the time each request entered
+// a worker's mailbox, FIFO per worker like the mailbox itself, so the worker
+// learns how long the request queued.
+struct enqueue_stamps {
+  std::mutex mu;
+  std::vector<std::deque<std::chrono::steady_clock::time_point>> per_worker;
+};
+
 struct worker_state {
   std::unique_ptr<client> api;
+  std::shared_ptr<enqueue_stamps> stamps;  // null: not traced
+  size_t index = 0;
   static inline const char* name = "kube-request-worker";
 };
 
-caf::behavior request_worker(caf::stateful_actor<worker_state>* self, config cfg, client_options opts) {
+using worker_actor = caf::stateful_actor<worker_state>;
+
+// The worker's client, told how long the request in hand waited.
+client& dequeued(worker_actor* self) {
+  auto& st = self->state;
+  if (st.stamps) {
+    std::lock_guard lock(st.stamps->mu);
+    auto& q = st.stamps->per_worker[st.index];
+    if (!q.empty()) {
+      st.api->note_queue_wait(std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - q.front()));
+      q.pop_front();
+    }
+  }
+  return *st.api;
+}
+
+caf::behavior request_worker(worker_actor* self, config cfg, client_options opts,
+                             std::shared_ptr<enqueue_stamps> stamps, size_t index) {
   self->state.api = std::make_unique<client>(std::move(cfg), std::move(opts));
+  self->state.stamps = std::move(stamps);
+  self->state.index = index;
   return {
-      [=](get_request& r) -> object_result {
-        return self->state.api->get(r.res, r.ns, r.name, r.subresource);
-      },
-      [=](list_request& r) -> list_result { return self->state.api->list(r.res, r.ns, r.options); },
-      [=](create_request& r) -> object_result { return self->state.api->create(r.res, r.ns, r.body); },
+      [=](get_request& r) -> object_result { return dequeued(self).get(r.res, r.ns, r.name, r.subresource); },
+      [=](list_request& r) -> list_result { return dequeued(self).list(r.res, r.ns, r.options); },
+      [=](create_request& r) -> object_result { return dequeued(self).create(r.res, r.ns, r.body); },
       [=](update_request& r) -> object_result {
-        return self->state.api->update(r.res, r.ns, r.name, r.body, r.subresource);
+        return dequeued(self).update(r.res, r.ns, r.name, r.body, r.subresource);
       },
       [=](patch_request& r) -> object_result {
-        return self->state.api->patch(r.res, r.ns, r.name, r.type, r.body, r.subresource);
+        return dequeued(self).patch(r.res, r.ns, r.name, r.type, r.body, r.subresource);
       },
       [=](delete_request& r) -> object_result {
-        return self->state.api->remove(r.res, r.ns, r.name, r.options);
+        return dequeued(self).remove(r.res, r.ns, r.name, r.options);
       },
+  };
+}
+
+// CAF's round robin, stamping each request's arrival when traced.
+caf::actor_pool::policy stamped_round_robin(std::shared_ptr<enqueue_stamps> stamps) {
+  auto next = std::make_shared<std::atomic<size_t>>(0);
+  return [stamps, next](caf::actor_system&, caf::actor_pool::uplock& guard,
+                        const caf::actor_pool::actor_vec& workers, caf::mailbox_element_ptr& m,
+                        caf::execution_unit* host) {
+    auto i = next->fetch_add(1) % workers.size();
+    auto selected = workers[i];
+    guard.unlock();
+    if (stamps) {
+      std::lock_guard lock(stamps->mu);
+      stamps->per_worker[i].push_back(std::chrono::steady_clock::now());
+    }
+    selected->enqueue(std::move(m), host);
   };
 }
 
@@ -66,9 +114,17 @@ caf::behavior event_recorder_actor(caf::stateful_actor<recorder_state>* self, co
 }  // namespace
 
 caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_options opts, size_t size) {
-  auto factory = [&sys, cfg, opts] { return sys.spawn<caf::detached>(request_worker, cfg, opts); };
-  return caf::actor_pool::make(sys.dummy_execution_unit(), std::max<size_t>(size, 1), factory,
-                               caf::actor_pool::round_robin());
+  size = std::max<size_t>(size, 1);
+  std::shared_ptr<enqueue_stamps> stamps;
+  if (request_trace::enabled()) {
+    stamps = std::make_shared<enqueue_stamps>();
+    stamps->per_worker.resize(size);
+  }
+  auto index = std::make_shared<size_t>(0);  // the factory runs once per worker, in order
+  auto factory = [&sys, cfg, opts, stamps, index] {
+    return sys.spawn<caf::detached>(request_worker, cfg, opts, stamps, (*index)++);
+  };
+  return caf::actor_pool::make(sys.dummy_execution_unit(), size, factory, stamped_round_robin(stamps));
 }
 
 caf::actor spawn_event_recorder(caf::actor_system& sys, const config& cfg, client_options opts,

@@ -1,62 +1,43 @@
 #include "bench/manager/harness.hpp"
 
 #include <rapidjson/document.h>
+#include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
-#include "adapters/http/http_client.hpp"
+#include "adapters/kube/client.hpp"
+#include "bench/common/apiserver_metrics.hpp"
 
 namespace octorun::bench {
 namespace {
 
 const char* flow_schema_prefix = "octorun-bench-";
-const std::vector<std::string> written_resources = {
-    "runners", "runners/status", "runnersets", "runnersets/status", "pods", "secrets", "leases", "events"};
-const std::vector<std::string> write_verbs = {"create", "update", "patch", "delete"};
+const char* manager_user = "octorun-test-user";
 
-std::string schema_name(const std::string& resource, const std::string& verb) {
-  auto name = flow_schema_prefix + resource + "-" + verb;
-  for (auto& ch : name)
-    if (ch == '/') ch = '.';
-  return name;
-}
-
-// A FlowSchema for the manager's user on the exempt priority level (its
-// requests are counted, never queued).
-std::string flow_schema(const std::string& name, int precedence, const std::string& rules) {
-  return R"({"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":")" +
-         name + R"("},"spec":{"matchingPrecedence":)" + std::to_string(precedence) +
-         R"(,"priorityLevelConfiguration":{"name":"exempt"},"rules":[{"subjects":[{"kind":"User","user":{"name":"octorun-test-user"}}],)" +
-         rules + "}]}}";
+kube::client admin_client(const test::cluster_info& c) {
+  auto cfg = kube::load_kubeconfig(c.kubeconfig);
+  if (!cfg) {
+    std::fprintf(stderr, "bench: %s\n", cfg.error().c_str());
+    std::exit(1);
+  }
+  return kube::client(*cfg);
 }
 
 }  // namespace
 
 std::string prepare_manager_identity(const test::cluster_info& c, const std::string& dir) {
-  test::kubectl(c,
-                "create clusterrolebinding octorun-bench-manager --clusterrole=cluster-admin "
-                "--user=octorun-test-user --dry-run=client -o yaml | " +
-                    c.bin + "/kubectl --kubeconfig=" + c.kubeconfig + " apply -f - >/dev/null");
-  std::string items;
-  auto add = [&](const std::string& json) { items += (items.empty() ? "" : ",") + json; };
-  for (const auto& r : written_resources)
-    for (const auto& v : write_verbs)
-      add(flow_schema(schema_name(r, v), 50,
-                      R"("resourceRules":[{"verbs":[")" + v + R"("],"apiGroups":["*"],"resources":[")" + r +
-                          R"("],"namespaces":["*"],"clusterScope":true}])"));
-  add(flow_schema(std::string(flow_schema_prefix) + "other-writes", 60,
-                  R"("resourceRules":[{"verbs":["create","update","patch","delete","deletecollection"],)"
-                  R"("apiGroups":["*"],"resources":["*"],"namespaces":["*"],"clusterScope":true}])"));
-  add(flow_schema(std::string(flow_schema_prefix) + "reads", 70,
-                  R"("resourceRules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"],"namespaces":["*"],)"
-                  R"("clusterScope":true}],"nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}])"));
-  test::kubectl(c, "apply -f - >/dev/null <<'EOF'\n{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[" +
-                       items + "]}\nEOF");
+  test::kubectl(c, "create clusterrolebinding octorun-bench-manager --clusterrole=cluster-admin --user=" +
+                       std::string(manager_user) + " --dry-run=client -o yaml | " + c.bin +
+                       "/kubectl --kubeconfig=" + c.kubeconfig + " apply -f - >/dev/null");
+  auto api = admin_client(c);
+  auto installed = install_flow_counters(api, {flow_schema_prefix, manager_user, "exempt"});
+  if (!installed) {
+    std::fprintf(stderr, "bench: %s\n", installed.error().c_str());
+    std::exit(1);
+  }
   auto kubeconfig = dir + "/manager.kubeconfig";
   std::ofstream out(kubeconfig);
   out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << c.server
@@ -67,29 +48,13 @@ std::string prepare_manager_identity(const test::cluster_info& c, const std::str
 }
 
 std::map<std::string, std::int64_t> manager_requests(const test::cluster_info& c) {
-  http::tls_options tls;
-  tls.ca_file = c.ca_file;
-  http::client client(tls);
-  auto r = client.perform({"GET", c.server + "/metrics", {{"Authorization", "Bearer " + c.admin_token}}, ""});
-  std::map<std::string, std::int64_t> out;
-  if (!r || r->status != 200) {
-    std::fprintf(stderr, "warning: apiserver /metrics unavailable\n");
-    return out;
+  auto api = admin_client(c);
+  auto counts = read_flow_counters(api, flow_schema_prefix);
+  if (!counts) {
+    std::fprintf(stderr, "warning: %s\n", counts.error().c_str());
+    return {};
   }
-  // apiserver_flowcontrol_dispatched_requests_total{flow_schema="octorun-bench-pods-create",priority_level="exempt"}
-  // 12
-  static const std::regex line(
-      R"re(apiserver_flowcontrol_dispatched_requests_total\{flow_schema="octorun-bench-([^"]+)",[^}]*\} ([0-9.e+]+))re");
-  for (auto it = std::sregex_iterator(r->body.begin(), r->body.end(), line); it != std::sregex_iterator();
-       ++it) {
-    auto key = (*it)[1].str();
-    for (const auto& v : write_verbs)
-      if (key.ends_with("-" + v)) key = key.substr(0, key.size() - v.size() - 1) + " " + v;
-    for (auto& ch : key)
-      if (ch == '.') ch = '/';
-    out[key] = static_cast<std::int64_t>(std::stod((*it)[2].str()));
-  }
-  return out;
+  return *counts;
 }
 
 memory memory_of(pid_t pid) {
@@ -106,25 +71,36 @@ double ms(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command (which may hold spaces) start past the last ')'.
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) {
+      stime = std::stod(f);
+      break;
+    }
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
-double median(const std::vector<double>& v) { return percentile(v, 0.5); }
+
+pid_t apiserver_pid(const test::cluster_info& c) {
+  std::ifstream in(c.dir + "/pids/kube-apiserver");
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
 
 std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s) {
-  rapidjson::Document d;
-  auto text = s.state_json();
-  d.Parse(text.data(), text.size());
   std::map<std::int64_t, std::string> out;
-  auto jobs = d.FindMember("jobs");
-  if (d.HasParseError() || jobs == d.MemberEnd() || !jobs->value.IsArray()) return out;
-  for (const auto& j : jobs->value.GetArray()) {
-    auto id = j.FindMember("id"), name = j.FindMember("runner_name");
-    if (id != j.MemberEnd() && id->value.IsInt64() && name != j.MemberEnd() && name->value.IsString())
-      out[id->value.GetInt64()] = name->value.GetString();
-  }
+  for (const auto& j : parse_sim_jobs(s.state_json()))
+    if (!j.runner_name.empty()) out[j.id] = j.runner_name;
   return out;
 }
 

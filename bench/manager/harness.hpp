@@ -14,6 +14,7 @@
 
 #include "adapters/common/expected.hpp"
 #include "adapters/kube/config.hpp"
+#include "bench/common/stats.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 
@@ -21,10 +22,9 @@ namespace octorun::bench {
 
 // The manager runs as its own user ("octorun-test-user", bound to
 // cluster-admin) so that the apiserver can tell its requests from those of
-// kube-scheduler, kwok and the controller-manager: one FlowSchema per
-// (resource, write verb) for that user, one for its other writes and one
-// for its reads; apiserver_flowcontrol_dispatched_requests_total counts
-// each. Returns the kubeconfig the manager uses.
+// kube-scheduler, kwok and the controller-manager (FlowSchemas
+// "octorun-bench-*" count them: bench/common/apiserver_metrics.hpp).
+// Returns the kubeconfig the manager uses.
 std::string prepare_manager_identity(const test::cluster_info& c, const std::string& dir);
 
 // Requests the manager sent so far, by flow schema suffix ("runners/status
@@ -45,10 +45,11 @@ struct memory {
 };
 memory memory_of(pid_t pid);  // VmRSS and VmHWM from /proc/<pid>/status
 
-// Nearest-rank percentile (p in [0, 1]) and median; 0 for no samples.
-double percentile(std::vector<double> v, double p);
-double median(const std::vector<double>& v);
 double ms(std::chrono::steady_clock::duration d);
+// CPU time (user + system) a process has used so far, in seconds; 0 if gone.
+double cpu_seconds(pid_t pid);
+// The cluster's kube-apiserver (test/controlplane/cluster.sh records it).
+pid_t apiserver_pid(const test::cluster_info& c);
 
 // Which runner ran each job, from the simulator's state.
 std::map<std::int64_t, std::string> runner_of_jobs(const sim::simulator& s);

@@ -1,8 +1,5 @@
 #include "cmd/octorun/manager.hpp"
 
-#include <prometheus/gauge.h>
-#include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -14,6 +11,7 @@
 #include <sstream>
 
 #include "actors/controller/controller.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/metrics/metrics_feed.hpp"
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/shared_ca.hpp"
@@ -47,41 +45,6 @@ expected<std::string, std::string> webhook_secret(const options& o) {
   const char* env = std::getenv("OCTORUN_WEBHOOK_SECRET");
   return std::string(env != nullptr ? env : "");
 }
-
-// The manager's own metrics beside the state metrics, all served on /metrics.
-struct manager_metrics {
-  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  std::shared_ptr<metrics::state_collector> state = std::make_shared<metrics::state_collector>();
-  prometheus::Gauge* leader = nullptr;
-
-  explicit manager_metrics(const std::string& identity) {
-    leader = &prometheus::BuildGauge()
-                  .Name("octorun_manager_leader")
-                  .Help("1 while this replica holds the Lease and reconciles, else 0.")
-                  .Register(*registry)
-                  .Add({{"identity", identity}});
-    prometheus::BuildGauge()
-        .Name("octorun_manager_info")
-        .Help("The manager's version; 1.")
-        .Register(*registry)
-        .Add({{"version", version}, {"commit", git_commit}, {"identity", identity}})
-        .Set(1);
-    prometheus::BuildGauge()
-        .Name("octorun_manager_start_time_seconds")
-        .Help("When this replica started, in seconds since the epoch.")
-        .Register(*registry)
-        .Add({})
-        .SetToCurrentTime();
-  }
-
-  std::string scrape() const {
-    auto families = registry->Collect();
-    for (auto& f : state->Collect()) families.push_back(std::move(f));
-    std::ostringstream out;
-    prometheus::TextSerializer().Serialize(out, families);
-    return out.str();
-  }
-};
 
 // Every replica serves the admission webhook: the apiserver calls whichever
 // the Service picks. Self-generated certificates come from one CA (in a
@@ -164,6 +127,8 @@ expected<settings, std::string> resolve(const options& o) {
   s.kube = std::move(*kube_cfg);
   s.kube_options.limiter = kube_limiter(o);
   s.identity = o.identity.empty() ? default_identity() : o.identity;
+  s.metrics = metrics::manager_metrics::make({s.identity, version, git_commit});
+  s.kube_options.observer = s.metrics;
   if (o.webhook_intake) {
     auto secret = webhook_secret(o);
     if (!secret) return unexpected<std::string>{secret.error()};
@@ -182,7 +147,6 @@ expected<settings, std::string> resolve(const options& o) {
 }
 
 struct manager::replica_parts {
-  std::shared_ptr<manager_metrics> metrics;
   std::shared_ptr<std::atomic<bool>> leading = std::make_shared<std::atomic<bool>>(false);
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
@@ -212,9 +176,8 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
     r.admission_upkeep = sys.spawn<caf::detached>(admission_maintenance, r.admission_server,
                                                   m->settings_.kube, opts.admission_inject_ca);
   }
-  r.metrics = std::make_shared<manager_metrics>(m->settings_.identity);
   auto leading = r.leading;
-  auto scraped = r.metrics;
+  auto scraped = m->settings_.metrics;
   auto health = http::server::start(
       {opts.health_bind, opts.health_port, "", 2, 1 << 16, 5000},
       {{"/healthz",
@@ -235,11 +198,11 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
   if (!health) return unexpected<std::string>{"health server: " + health.error()};
   r.health = std::move(*health);
   spdlog::info("health endpoints on {}", r.health->base_url());
-  r.metrics_feed = metrics::spawn_metrics_feed(sys, r.metrics->state);
+  r.metrics_feed = metrics::spawn_metrics_feed(sys, m->settings_.metrics->state());
   return m;
 }
 
-void manager::set_leader_gauge(bool leading) { replica_->metrics->leader->Set(leading ? 1 : 0); }
+void manager::set_leader_gauge(bool leading) { settings_.metrics->set_leader(leading); }
 
 expected<ok_t, std::string> manager::lead() {
   if (controller_) return ok;
@@ -254,6 +217,7 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.runner_defaults.user_agent = user_agent;
   ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;
   ccfg.runnerset_defaults.github_tls = settings_.github_tls;
+  ccfg.runnerset_defaults.metrics = settings_.metrics;
   ccfg.observer = replica_->metrics_feed;
   ccfg.reporting_instance = settings_.identity;
   auto router = controller::spawn_controller(sys_, ccfg);
@@ -264,6 +228,14 @@ expected<ok_t, std::string> manager::lead() {
     iopts.allow_insecure = options_.insecure_webhook;
     iopts.http.bind_address = options_.webhook_bind;
     iopts.http.port = options_.webhook_port;
+    iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
+      // Unsigned requests are logged once in all (anyone can send them), the others once per delivery.
+      const bool unsigned_request = std::string_view(reason) == "bad_signature";
+      if (metrics::reject_input("webhook", reason, unsigned_request ? std::string() : delivery))
+        spdlog::info("webhook intake: delivery {} turned away: {} ({})", delivery.empty() ? "-" : delivery,
+                     why, reason);
+    };
+    iopts.counters = settings_.metrics->webhook_deliveries();
     // Each delivery to the job router as its own message type (checked against its interface).
     github::job_sink to_router = [router = controller::job_router{router}](messages::job_message m) {
       std::visit([&](auto& x) { caf::anon_send(router, std::move(x)); }, m);

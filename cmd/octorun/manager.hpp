@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/metrics/manager_metrics.hpp"
 #include "adapters/common/expected.hpp"
 #include "adapters/github/webhook_intake.hpp"
 #include "adapters/http/http_client.hpp"
@@ -23,7 +24,10 @@ namespace octorun::manager {
 // What the options resolve to before anything starts (files read, defaults filled).
 struct settings {
   kube::config kube;
-  kube::client_options kube_options;  // with the --kube-qps/--kube-burst token bucket
+  // With the --kube-qps/--kube-burst token bucket and the metrics as observer.
+  kube::client_options kube_options;
+  // The process's metrics (served on /metrics by every replica).
+  std::shared_ptr<metrics::manager_metrics> metrics;
   std::string identity;
   std::string webhook_secret;  // empty with --webhook-intake=false or --insecure-webhook
   http::tls_options github_tls;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -265,6 +267,23 @@ TEST(ChartRender, NamespacedRbacIsARolePerWatchedNamespaceWithTheClusterRolesRul
   EXPECT_EQ(str((*injector)["rules"][0]["resourceNames"][0]), "octorun");
 }
 
+TEST(ChartRender, TheHooksRightsAreTheManagersOnlyWithContainerModeKubernetes) {
+  auto rules = [](const rendered& r) {
+    return YAML::Dump((*r.find("ClusterRole", "octorun-manager"))["rules"]);
+  };
+  auto off = rules(ok(""));
+  EXPECT_EQ(off.find("pods/exec"), std::string::npos) << off;
+  EXPECT_NE(off.find("rolebindings"), std::string::npos) << off;  // it may still try, and say why it cannot
+  auto on = rules(ok("--set rbac.containerModeKubernetes=true"));
+  for (const auto* grant : {"pods/exec", "pods/log", "jobs"})
+    EXPECT_NE(on.find(grant), std::string::npos) << on;
+  auto ns =
+      ok("--set rbac.containerModeKubernetes=true --set rbac.namespaced=true --set watchNamespaces={team-a}");
+  auto role = ns.find("Role", "octorun-manager");
+  ASSERT_TRUE(role);
+  EXPECT_EQ(YAML::Dump((*role)["rules"]), on);
+}
+
 TEST(ChartRender, CertManagerWithAnIssuerReplacesTheSelfManagedCa) {
   auto r =
       ok("--set admission.certManager.enabled=true --set admission.certManager.issuerRef.name=corp-ca "
@@ -436,6 +455,95 @@ TEST(ChartRender, AdmissionOffRendersNoWebhookObjects) {
 TEST(ChartRender, CreateNamespaceRendersTheReleaseNamespace) {
   auto r = ok("--set createNamespace=true");
   EXPECT_TRUE(r.find("Namespace", "octorun-system"));
+}
+
+// ---- monitoring and autoscaling ---------------------------------------------------
+
+std::string monitoring_file(const std::string& name) {
+  std::ifstream in(std::string(OCTORUN_DEPLOY_DIR) + "/monitoring/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The adapter rules are deploy/monitoring's file (what the autoscaling test
+// runs the adapter with); honor_labels users get them on `namespace`.
+TEST(ChartRender, ThePrometheusAdapterRulesAreDeployMonitoringsWithTheNamespaceLabelChosen) {
+  auto cm = ok("").find("ConfigMap", "octorun-prometheus-adapter-rules");
+  ASSERT_TRUE(cm);
+  EXPECT_EQ(str((*cm)["data"]["config.yaml"]), monitoring_file("prometheus-adapter-rules.yaml"));
+  auto honoured = ok("--set monitoring.prometheusAdapterRules.namespaceLabel=namespace")
+                      .find("ConfigMap", "octorun-prometheus-adapter-rules");
+  ASSERT_TRUE(honoured);
+  auto config = YAML::Load(str((*honoured)["data"]["config.yaml"]));
+  ASSERT_EQ(config["rules"].size(), 3u);
+  for (const auto& rule : config["rules"]) {
+    EXPECT_EQ(str(rule["resources"]["overrides"]["namespace"]["resource"]), "namespace");
+    EXPECT_FALSE(rule["resources"]["overrides"]["exported_namespace"]);
+    EXPECT_NE(str(rule["seriesQuery"]).find("{namespace!=\"\""), std::string::npos)
+        << str(rule["seriesQuery"]);
+  }
+  EXPECT_FALSE(ok("--set monitoring.prometheusAdapterRules.enabled=false")
+                   .find("ConfigMap", "octorun-prometheus-adapter-rules"));
+}
+
+TEST(ChartRender, TheAlertsAndTheDashboardAreDeployMonitorings) {
+  auto r =
+      ok("--set monitoring.prometheusRule.enabled=true --set monitoring.prometheusRule.labels.release=prom "
+         "--set monitoring.grafanaDashboard.enabled=true");
+  auto rule = r.find("PrometheusRule", "octorun");
+  ASSERT_TRUE(rule);
+  EXPECT_EQ(str((*rule)["metadata"]["labels"]["release"]), "prom");
+  auto file = YAML::Load(monitoring_file("alerts.yaml"));
+  ASSERT_EQ((*rule)["spec"]["groups"].size(), file["groups"].size());
+  for (std::size_t g = 0; g < file["groups"].size(); ++g) {
+    const auto& want = file["groups"][g]["rules"];
+    const auto& got = (*rule)["spec"]["groups"][g]["rules"];
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(str(got[i]["alert"]), str(want[i]["alert"]));
+      EXPECT_EQ(str(got[i]["expr"]), str(want[i]["expr"]));
+    }
+  }
+  auto dashboard = r.find("ConfigMap", "octorun-grafana-dashboard");
+  ASSERT_TRUE(dashboard);
+  EXPECT_EQ(str((*dashboard)["metadata"]["labels"]["grafana_dashboard"]), "1");
+  auto json = monitoring_file("grafana-dashboard.json");
+  while (!json.empty() && json.back() == '\n') json.pop_back();
+  EXPECT_EQ(str((*dashboard)["data"]["octorun.json"]), json);
+  // Off by default: they need the Prometheus Operator's CRD and a Grafana sidecar.
+  EXPECT_FALSE(ok("").find("PrometheusRule", "octorun"));
+  EXPECT_FALSE(ok("").find("ConfigMap", "octorun-grafana-dashboard"));
+}
+
+TEST(ChartRender, AnHpaPerRunnerSetScalesItOnItsBusyRunners) {
+  auto r =
+      ok("--set-json 'autoscaling.runnerSets=[{\"name\":\"ci\",\"namespace\":\"builds\",\"maxReplicas\":20},"
+         "{\"name\":\"gpu\",\"minReplicas\":2,\"maxReplicas\":4,\"targetBusyRatio\":0.5,"
+         "\"scaleDownStabilizationSeconds\":0}]'");
+  auto ci = r.find("HorizontalPodAutoscaler", "ci");
+  ASSERT_TRUE(ci);
+  const auto& spec = (*ci)["spec"];
+  EXPECT_EQ(str((*ci)["metadata"]["namespace"]), "builds");
+  EXPECT_EQ(str(spec["scaleTargetRef"]["apiVersion"]), "octorun.io/v1alpha1");
+  EXPECT_EQ(str(spec["scaleTargetRef"]["kind"]), "RunnerSet");
+  EXPECT_EQ(str(spec["scaleTargetRef"]["name"]), "ci");
+  EXPECT_EQ(str(spec["minReplicas"]), "1");
+  EXPECT_EQ(str(spec["maxReplicas"]), "20");
+  const auto& metric = spec["metrics"][0];
+  EXPECT_EQ(str(metric["type"]), "Object");
+  EXPECT_EQ(str(metric["object"]["describedObject"]["name"]), "ci");
+  EXPECT_EQ(str(metric["object"]["metric"]["name"]), "busy_runners");
+  EXPECT_EQ(str(metric["object"]["target"]["type"]), "AverageValue");
+  EXPECT_EQ(str(metric["object"]["target"]["averageValue"]), "800m");
+  EXPECT_EQ(str(spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"]), "300");
+  auto gpu = r.find("HorizontalPodAutoscaler", "gpu");
+  ASSERT_TRUE(gpu);
+  EXPECT_EQ(str((*gpu)["metadata"]["namespace"]), "octorun-system");
+  EXPECT_EQ(str((*gpu)["spec"]["minReplicas"]), "2");
+  EXPECT_EQ(str((*gpu)["spec"]["metrics"][0]["object"]["target"]["averageValue"]), "500m");
+  EXPECT_EQ(str((*gpu)["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"]), "0");
+  EXPECT_TRUE(ok("").all("HorizontalPodAutoscaler").empty());
 }
 
 }  // namespace

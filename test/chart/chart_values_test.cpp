@@ -121,7 +121,17 @@ INSTANTIATE_TEST_SUITE_P(
         combination("--set metrics.serviceMonitor.enabled=true --set metrics.service.enabled=false",
                     {"metrics.serviceMonitor.enabled", "metrics.service.enabled"}),
         combination("--set metrics.port=9443", {"metrics.port", "admission.port"}),
-        combination("--set serviceAccount.create=false", {"serviceAccount.name"})));
+        combination("--set serviceAccount.create=false", {"serviceAccount.name"}),
+        bad_values{"--set monitoring.prometheusAdapterRules.namespaceLabel=ns",
+                   {"/monitoring/prometheusAdapterRules/namespaceLabel"}},
+        bad_values{"--set-json 'autoscaling.runnerSets=[{\"name\":\"ci\"}]'",
+                   {"/autoscaling/runnerSets/0", "maxReplicas"}},
+        bad_values{
+            "--set-json 'autoscaling.runnerSets=[{\"name\":\"ci\",\"maxReplicas\":3,\"targetBusyRatio\":2}]'",
+            {"/autoscaling/runnerSets/0/targetBusyRatio"}},
+        combination(
+            "--set-json 'autoscaling.runnerSets=[{\"name\":\"ci\",\"minReplicas\":5,\"maxReplicas\":3}]'",
+            {"autoscaling.runnerSets[0]", "minReplicas", "maxReplicas"})));
 
 // A PDB with neither bound. (Not under helm lint, which keeps a default that
 // --set turns to null.)

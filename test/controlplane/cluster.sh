@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real local control plane on loopback for tests and the demo:
-# etcd + kube-apiserver + kube-controller-manager (garbage collector, namespace,
-# service-account controllers) + kube-scheduler + kwok with one fake node
+# etcd + kube-apiserver (with the aggregation layer's front proxy) +
+# kube-controller-manager (garbage collector, namespace, service-account,
+# deployment, endpointslice, disruption and HPA controllers) + kube-scheduler + kwok with one fake node
 # ("kwok-node-0"), so pods are scheduled and reach Running without a kubelet.
 # node.sh adds an optional real node (kubelet + containerd) to a running one.
 # Everything listens on free loopback ports; certificates and tokens are
@@ -94,6 +95,17 @@ make_certs() {
       -keyout apiserver-kubelet-client.key -out apiserver-kubelet-client.csr 2>/dev/null
     openssl x509 -req -in apiserver-kubelet-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
       -days 3650 -out apiserver-kubelet-client.crt -extfile client.ext 2>/dev/null
+    # The aggregation layer: the apiserver proxies to aggregated API servers
+    # (prometheus-adapter's custom.metrics.k8s.io) with this client
+    # certificate, from a CA of its own that those servers trust for the
+    # X-Remote-User/-Group headers (requestheader). EC keys: cheap to make.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+      -subj /CN=octorun-test-front-proxy-ca -keyout front-proxy-ca.key -out front-proxy-ca.crt \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=front-proxy-client \
+      -keyout front-proxy-client.key -out front-proxy-client.csr 2>/dev/null
+    openssl x509 -req -in front-proxy-client.csr -CA front-proxy-ca.crt -CAkey front-proxy-ca.key \
+      -CAcreateserial -days 3650 -out front-proxy-client.crt -extfile client.ext 2>/dev/null
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     # An admin token, and a user with no roles (tests bind roles to it to see
@@ -162,7 +174,13 @@ start_apiserver() {
     --kubelet-client-key="$dir/pki/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority="$dir/pki/ca.crt" \
     --kubelet-preferred-address-types=InternalIP \
-    --enable-aggregator-routing=true
+    --enable-aggregator-routing=true \
+    --requestheader-client-ca-file="$dir/pki/front-proxy-ca.crt" \
+    --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$dir/pki/front-proxy-client.crt" \
+    --proxy-client-key-file="$dir/pki/front-proxy-client.key"
   wait_for 120 "kube-apiserver /readyz" \
     curl -fsS --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$api_port/readyz"
 }
@@ -225,13 +243,19 @@ start)
 
   write_kubeconfig "$dir/kubeconfig" "$dir/pki/admin.token"
   # Besides GC, namespaces and ServiceAccounts: Deployments get their pods,
-  # Services their EndpointSlices (where the apiserver calls a webhook Service).
+  # Services their EndpointSlices (where the apiserver calls a webhook Service),
+  # PodDisruptionBudgets their status (the Eviction API decides on it),
+  # HorizontalPodAutoscalers scale their targets (every second: the
+  # autoscaling test waits on it; idle without HPAs).
   # Not the root CA publisher: tests count the ConfigMaps of a namespace.
   controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller
-  controllers+=,deployment-controller,replicaset-controller,endpointslice-controller
+  controllers+=,deployment-controller,replicaset-controller,endpointslice-controller,disruption-controller
+  controllers+=,horizontal-pod-autoscaler-controller
+  # Pod GC: pods bound to a node that is gone are deleted (bench/chaos deletes the node).
+  controllers+=,pod-garbage-collector-controller
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
-    --controllers="$controllers"
+    --controllers="$controllers" --horizontal-pod-autoscaler-sync-period=1s
   # The namespace controller needs discovery; the garbage collector starts
   # once it has synced. Both are ready when the default ServiceAccount appears.
   wait_for 120 "kube-controller-manager (default ServiceAccount)" \

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "adapters/github/crypto.hpp"
 #include "adapters/github/webhook_intake.hpp"
@@ -46,11 +49,22 @@ struct Intake : ::testing::Test {
   collected got;
   std::unique_ptr<webhook_intake> intake;
   http::client client;
+  std::mutex rejected_mu;
+  std::vector<std::string> rejected_reasons;  // what on_rejected was told, in order
+
+  std::vector<std::string> rejected() {
+    std::lock_guard l(rejected_mu);
+    return rejected_reasons;
+  }
 
   void SetUp() override {
     intake_options o;
     o.secret = secret;
     o.max_body_bytes = 64 * 1024;
+    o.on_rejected = [this](const char* reason, const std::string&, const std::string&) {
+      std::lock_guard l(rejected_mu);
+      rejected_reasons.emplace_back(reason);
+    };
     auto in = webhook_intake::start(o, got.sink());
     ASSERT_TRUE(in) << in.error();
     intake = std::move(*in);
@@ -104,6 +118,7 @@ TEST_F(Intake, RejectsBadOrMissingSignatures) {
   EXPECT_EQ(post(queued_body, "workflow_job", "d-2", "sha256=00").status, 401);
   EXPECT_EQ(post(queued_body, "workflow_job", "d-3", "none").status, 401);
   EXPECT_EQ(intake->counters().bad_signature.load(), 3);
+  EXPECT_EQ(rejected(), std::vector<std::string>(3, "bad_signature"));
   EXPECT_EQ(got.size(), 0u);
 }
 
@@ -117,6 +132,7 @@ TEST_F(Intake, RejectsMalformedJsonAndPayloadsWithoutAJob) {
   EXPECT_EQ(post(R"({"action":"queued"})", "workflow_job", "d-2").status, 400);
   EXPECT_EQ(post(R"({"action":"queued","workflow_job":{"id":"seven"}})", "workflow_job", "d-3").status, 400);
   EXPECT_EQ(intake->counters().malformed.load(), 3);
+  EXPECT_EQ(rejected(), std::vector<std::string>(3, "malformed_delivery"));
   EXPECT_EQ(got.size(), 0u);
 }
 
@@ -125,6 +141,7 @@ TEST_F(Intake, RejectsOtherMethodsAndMissingHeaders) {
   EXPECT_EQ(post(queued_body, "workflow_job", "d-1", {}, "PUT").status, 405);
   EXPECT_EQ(post(queued_body, "", "d-1").status, 400);
   EXPECT_EQ(post(queued_body, "workflow_job", "").status, 400);
+  EXPECT_EQ(rejected(), std::vector<std::string>(2, "malformed_delivery"));
   auto wrong_path = client.perform({"POST", intake->url() + "/x", {}, queued_body});
   ASSERT_TRUE(wrong_path);
   EXPECT_EQ(wrong_path->status, 404);
@@ -137,6 +154,7 @@ TEST_F(Intake, DeduplicatesRedeliveries) {
   ASSERT_TRUE(got.wait_for(2));
   EXPECT_EQ(got.size(), 2u);
   EXPECT_EQ(intake->counters().duplicates.load(), 1);
+  EXPECT_EQ(rejected(), std::vector<std::string>{"duplicate_delivery"});
 }
 
 TEST_F(Intake, AnswersPingAndIgnoresOtherEvents) {

@@ -27,7 +27,12 @@ TEST(ScaleSetProtocol, ParsesTheDoubleEncodedMessageBody) {
   EXPECT_EQ(m->message_id, 123456789012);
   EXPECT_EQ(m->statistics.total_assigned_jobs, 3);
   EXPECT_EQ(m->statistics.scale_set_id, 5);
-  ASSERT_EQ(m->jobs.size(), 4u);  // the unknown type and the non-object are skipped
+  EXPECT_TRUE(m->has_statistics);
+  ASSERT_EQ(m->jobs.size(), 4u);  // the unknown type and the non-object are skipped, and said so
+  ASSERT_EQ(m->skipped.size(), 2u);
+  EXPECT_EQ(m->skipped[0].reason, "unknown_message_type");
+  EXPECT_NE(m->skipped[0].detail.find("SomethingNew"), std::string::npos);
+  EXPECT_EQ(m->skipped[1].reason, "malformed_message");
   auto& a = std::get<messages::job_available>(m->jobs[0]);
   EXPECT_EQ(a.job.job_id, 1001);
   EXPECT_EQ(a.job.repository, "octo/app");
@@ -41,9 +46,72 @@ TEST(ScaleSetProtocol, ParsesTheDoubleEncodedMessageBody) {
       parse_queue_message(R"({"messageId":1,"messageType":"RunnerScaleSetJobMessages","body":""})", 1);
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->jobs.empty());
-  EXPECT_FALSE(parse_queue_message(R"({"messageId":1,"messageType":"Other"})", 1));
-  EXPECT_FALSE(parse_queue_message(R"({"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1));
+  EXPECT_FALSE(parse_queue_message(R"({"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1))
+      << "no messageId: it cannot even be acknowledged";
   EXPECT_FALSE(parse_queue_message("", 1));
+}
+
+// What the client cannot take is skipped and said so, and the message is
+// kept (so it is acknowledged, not redelivered to every session for ever);
+// its statistics count only when it is a job message with statistics.
+TEST(ScaleSetProtocol, AnUnknownOrMalformedMessageIsSkippedNotFatal) {
+  auto other =
+      parse_queue_message(R"({"messageId":7,"messageType":"Other","statistics":{"totalAssignedJobs":0}})", 1);
+  ASSERT_TRUE(other) << other.error();
+  EXPECT_EQ(other->message_id, 7);
+  EXPECT_FALSE(other->has_statistics) << "the statistics of a message we do not know do not move demand";
+  ASSERT_EQ(other->skipped.size(), 1u);
+  EXPECT_EQ(other->skipped[0].reason, "unknown_message_type");
+  EXPECT_NE(other->skipped[0].detail.find("'Other'"), std::string::npos);
+  auto broken =
+      parse_queue_message(R"({"messageId":8,"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1);
+  ASSERT_TRUE(broken) << broken.error();
+  EXPECT_FALSE(broken->has_statistics);
+  ASSERT_EQ(broken->skipped.size(), 1u);
+  EXPECT_EQ(broken->skipped[0].reason, "malformed_message");
+  auto nameless = parse_queue_message(
+      R"({"messageId":9,"messageType":"RunnerScaleSetJobMessages","statistics":{},"body":"[{\"messageType\":\"JobStarted\"}]"})",
+      1);
+  ASSERT_TRUE(nameless) << nameless.error();
+  EXPECT_TRUE(nameless->jobs.empty());
+  ASSERT_EQ(nameless->skipped.size(), 1u);
+  EXPECT_EQ(nameless->skipped[0].reason, "malformed_message");
+}
+
+// The service's timestamps (seven fractional digits, as .NET writes them)
+// are the job's queue, start and end times.
+TEST(ScaleSetProtocol, JobTimesComeFromQueueRunnerAssignAndFinishTime) {
+  std::string jobs =
+      R"([{"messageType":"JobCompleted","runnerRequestId":1,"runnerName":"r","result":"succeeded",)"
+      R"("queueTime":"2026-01-01T00:00:00.1234567Z","runnerAssignTime":"2026-01-01T00:00:12.5Z",)"
+      R"("finishTime":"2026-01-01T00:05:00Z"},{"messageType":"JobStarted","runnerRequestId":2}])";
+  auto m = parse_queue_message(
+      R"({"messageId":1,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 5);
+  ASSERT_TRUE(m) << m.error();
+  const auto& done = std::get<messages::job_completed>(m->jobs[0]).job;
+  EXPECT_EQ(done.queued_at, 1767225600);
+  EXPECT_EQ(done.started_at, 1767225612);
+  EXPECT_EQ(done.completed_at, 1767225900);
+  const auto& unknown = std::get<messages::job_started>(m->jobs[1]).job;
+  EXPECT_EQ(unknown.queued_at, 0);
+  EXPECT_EQ(unknown.started_at, 0);
+}
+
+// Regression (scaleset_message_fuzz): a runnerRequestId of 1.2e21 was
+// converted to int64 (undefined behaviour); it now reads as no id.
+TEST(ScaleSetProtocol, NumbersBeyondInt64ReadAsZero) {
+  std::string jobs =
+      R"([{"messageType":"JobAvailable","runnerRequestId":1.21845e+21,"workflowRunId":-1e300}])";
+  auto m = parse_queue_message(
+      R"({"messageId":1e400,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 1);
+  ASSERT_FALSE(m);  // 1e400 is not JSON RapidJSON accepts (overflow): an error, not a crash
+  m = parse_queue_message(
+      R"({"messageId":1e20,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 1);
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m->message_id, 0);
+  ASSERT_EQ(m->jobs.size(), 1u);
+  EXPECT_EQ(std::get<messages::job_available>(m->jobs[0]).job.job_id, 0);
+  EXPECT_EQ(std::get<messages::job_available>(m->jobs[0]).job.run_id, 0);
 }
 
 TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {

@@ -193,6 +193,24 @@ TEST(GithubWebhookPayload, TurnsActionsIntoJobMessages) {
   EXPECT_FALSE(w->has_value());
 }
 
+TEST(GithubWebhookPayload, JobTimesComeFromCreatedStartedAndCompletedAt) {
+  auto c = parse_workflow_job(
+      R"({"action":"completed","workflow_job":{"id":1,"runner_name":"r","conclusion":"failure",)"
+      R"("created_at":"2026-01-01T00:00:00Z","started_at":"2026-01-01T00:00:30Z",)"
+      R"("completed_at":"2026-01-01T00:10:30Z"},"repository":{"full_name":"acme/app"}})");
+  ASSERT_TRUE(c) << c.error();
+  const auto& job = std::get<messages::job_completed>(**c).job;
+  EXPECT_EQ(job.queued_at, 1767225600);
+  EXPECT_EQ(job.started_at, 1767225630);
+  EXPECT_EQ(job.completed_at, 1767226230);
+  // Queued: no start yet (null), an unreadable time is unknown, not an error.
+  auto q = parse_workflow_job(R"({"action":"queued","workflow_job":{"id":1,"created_at":"yesterday",)"
+                              R"("started_at":null}})");
+  ASSERT_TRUE(q) << q.error();
+  EXPECT_EQ(std::get<messages::job_available>(**q).job.queued_at, 0);
+  EXPECT_EQ(std::get<messages::job_available>(**q).job.started_at, 0);
+}
+
 TEST(GithubWebhookPayload, RejectsMalformedPayloadsWithoutCrashing) {
   for (std::string bad :
        {"", "{", "[]", "null", R"({"action":"queued"})", R"({"action":"queued","workflow_job":[]})",
@@ -207,6 +225,20 @@ TEST(GithubWebhookPayload, RejectsMalformedPayloadsWithoutCrashing) {
       EXPECT_FALSE(r) << bad;
     }
   }
+}
+
+// Regression (workflow_job_fuzz): run_id 1.1e32 was converted to int64
+// (undefined behaviour); an id beyond int64 was taken as a negative id.
+TEST(GithubWebhookPayload, NumbersBeyondInt64AreRejectedOrIgnored) {
+  auto r = parse_workflow_job(
+      R"({"action":"queued","workflow_job":{"id":9,"run_id":111111111111111111111111111111111}})");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(std::get<messages::job_available>(**r).job.job_id, 9);
+  EXPECT_EQ(std::get<messages::job_available>(**r).job.run_id, 0);
+  auto big = parse_workflow_job(R"({"action":"queued","workflow_job":{"id":18446744073709551615}})");
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().find("workflow_job.id"), std::string::npos) << big.error();
+  EXPECT_FALSE(parse_workflow_job(R"({"action":"queued","workflow_job":{"id":1e30}})"));
 }
 
 TEST(GithubDedupe, ForgetsAfterTtlAndBoundsItsSize) {

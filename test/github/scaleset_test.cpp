@@ -2,6 +2,7 @@
 // (conflict, refresh on 401), long poll with acknowledgement, acquire jobs,
 // JIT configuration and runner removal, through a whole job.
 #include <future>
+#include <regex>
 
 #include "adapters/github/scaleset_client.hpp"
 #include "test/github/sim_fixture.hpp"
@@ -33,6 +34,16 @@ struct ScaleSet : ::testing::Test {
     job.labels = {"linux"};
     job.duration = duration;
     return sim->add_job(job);
+  }
+  // A simulator with a short long poll, and a client with a session on a "linux" scale set.
+  std::unique_ptr<scaleset_client> polling_client(std::chrono::milliseconds long_poll) {
+    sim::simulator_options o;
+    o.long_poll = long_poll;
+    start(o);
+    auto c = client();
+    auto s = make_set(*c, "linux");
+    EXPECT_TRUE(c->create_session(s.id, "host"));
+    return c;
   }
   scale_set make_set(scaleset_client& c, const std::string& name, std::vector<std::string> labels = {}) {
     scale_set s;
@@ -94,13 +105,99 @@ TEST_F(ScaleSet, ShortLivedAdminTokenIsRefreshedProactively) {
   EXPECT_EQ(sim->calls("rest.runner_registration"), 2);
 }
 
+// GitHub may refuse an admin token before its exp (revoked, clocks apart):
+// the client registers again once and repeats the call.
+TEST_F(ScaleSet, RefusedAdminTokenIsRenewedOnceAndTheCallRepeated) {
+  auto c = client();
+  ASSERT_TRUE(c->runner_group_by_name("Default"));
+  sim->expire_admin_tokens();
+  auto group = c->runner_group_by_name("Default");
+  ASSERT_TRUE(group) << group.error().describe();
+  EXPECT_EQ(sim->calls("rest.runner_registration"), 2);
+  EXPECT_EQ(sim->calls("scaleset.runner_groups"), 3);
+  // A 401 that survives the renewal is an error, not a loop.
+  sim->add_fault(testing::fault_at("scaleset.runner_groups", 401, 2));
+  auto refused = c->runner_group_by_name("Default");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, error_kind::unauthorized);
+  EXPECT_EQ(sim->calls("rest.runner_registration"), 3);
+}
+
+TEST_F(ScaleSet, EachScopeHasItsOwnTenant) {
+  auto org = client();
+  auto repo = scaleset_client::make(
+      {sim->ghes_url() + "/octo/app", pat_auth("ghp_simulator"), fast_calls(sleeps), 10s, nullptr});
+  ASSERT_TRUE(repo);
+  auto in_org = make_set(*org, "linux");
+  ASSERT_TRUE((*repo)->runner_group_by_name("Default"));
+  EXPECT_NE((*repo)->tenant_url(), org->tenant_url());
+  auto seen = (*repo)->scale_set_by_name(1, "linux");
+  ASSERT_TRUE(seen);
+  EXPECT_FALSE(seen->has_value());
+  auto by_id = (*repo)->get_scale_set(in_org.id);
+  ASSERT_FALSE(by_id);
+  EXPECT_EQ(by_id.error().kind, error_kind::not_found);
+  auto in_repo = make_set(**repo, "linux");  // the same name in another tenant
+  EXPECT_NE(in_repo.id, in_org.id);
+  // Runner names are per tenant too.
+  ASSERT_TRUE(org->generate_jit_config(in_org.id, "r-1"));
+  EXPECT_TRUE((*repo)->generate_jit_config(in_repo.id, "r-1"));
+  auto sets = sim->scale_sets();
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_EQ(sets[0].scope, "orgs/octo");
+  EXPECT_EQ(sets[1].scope, "repos/octo/app");
+}
+
+TEST_F(ScaleSet, RunnerGroupsBesideDefault) {
+  auto gpu = sim->add_runner_group("orgs/octo", "gpu");
+  ASSERT_GT(gpu, 1);
+  EXPECT_EQ(sim->add_runner_group("orgs/octo", "gpu"), 0);       // names are unique in a scope
+  EXPECT_EQ(sim->add_runner_group("repos/octo/app", "gpu"), 0);  // repositories have Default only
+  auto c = client();
+  auto group = c->runner_group_by_name("gpu");
+  ASSERT_TRUE(group) << group.error().describe();
+  EXPECT_EQ(group->id, gpu);
+  EXPECT_FALSE(group->is_default);
+  scale_set s;
+  s.name = "gpu-set";
+  s.runner_group_id = gpu;
+  auto created = c->create_scale_set(s);
+  ASSERT_TRUE(created) << created.error().describe();
+  EXPECT_EQ(created->runner_group_name, "gpu");
+  s.name = "nowhere";
+  s.runner_group_id = 777;
+  EXPECT_FALSE(c->create_scale_set(s));
+  auto listed = c->rest().runner_group_by_name("gpu");
+  ASSERT_TRUE(listed) << listed.error().describe();
+  EXPECT_EQ(listed->id, gpu);
+}
+
+// The long poll announces how many jobs the listener can run; no more are handed out.
+TEST_F(ScaleSet, MaxCapacityBoundsTheJobsHandedOut) {
+  auto c = polling_client(300ms);
+  ASSERT_TRUE(c->get_message(0, 1));  // announces capacity 1
+  std::vector<std::int64_t> ids{linux_job(), linux_job(), linux_job()};
+  auto first = c->get_message(0, 1);
+  ASSERT_TRUE(first && first->has_value());
+  ASSERT_EQ((*first)->jobs.size(), 1u);
+  EXPECT_EQ(std::get<messages::job_available>((*first)->jobs[0]).job.job_id, ids[0]);
+  EXPECT_EQ((*first)->statistics.total_available_jobs, 1);
+  EXPECT_EQ(sim->scale_sets()[0].max_capacity, 1);
+  ASSERT_TRUE(c->delete_message((*first)->message_id));
+  auto more = c->get_message((*first)->message_id, 3);  // room for the other two
+  ASSERT_TRUE(more && more->has_value());
+  EXPECT_EQ((*more)->jobs.size(), 2u);
+}
+
 TEST_F(ScaleSet, SecondSessionConflictsUntilTheFirstIsDeleted) {
   auto a = client();
   auto b = client();
   auto s = make_set(*a, "linux");
   auto first = a->create_session(s.id, "host-a");
   ASSERT_TRUE(first) << first.error().describe();
-  EXPECT_FALSE(first->session_id.empty());
+  EXPECT_TRUE(std::regex_match(
+      first->session_id, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+      << first->session_id;
   EXPECT_EQ(first->scale_set_id, s.id);
   auto second = b->create_session(s.id, "host-b");
   ASSERT_FALSE(second);
@@ -126,12 +223,7 @@ TEST_F(ScaleSet, InjectedSessionConflictIsAConflict) {
 }
 
 TEST_F(ScaleSet, LongPollAnswersNothingWhenIdle) {
-  sim::simulator_options o;
-  o.long_poll = 200ms;
-  start(o);
-  auto c = client();
-  auto s = make_set(*c, "linux");
-  ASSERT_TRUE(c->create_session(s.id, "host"));
+  auto c = polling_client(200ms);
   auto m = c->get_message(0, 10);
   ASSERT_TRUE(m) << m.error().describe();
   EXPECT_FALSE(m->has_value());
@@ -256,6 +348,10 @@ TEST_F(ScaleSet, JobIsAssignedToTheJitRunnerOnceItComesOnline) {
   auto gone = c->get_runner(jit->runner.id);
   ASSERT_FALSE(gone);
   EXPECT_EQ(gone.error().kind, error_kind::not_found);
+  // GitHub unregistered it after its job; a removal of it still answers 204.
+  auto removed = c->remove_runner(jit->runner.id);
+  ASSERT_TRUE(removed) << removed.error().describe();
+  EXPECT_EQ(*removed, delete_outcome::deleted);
   ASSERT_TRUE(c->delete_session());
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "adapters/common/json.hpp"
+#include "adapters/http/http_server.hpp"
 #include "adapters/tls/certificates.hpp"
 #include "test/github/sim_fixture.hpp"
 
@@ -68,6 +69,131 @@ TEST(SimulatorControl, ScriptsJobsFaultsAndCountsOverHttp) {
   EXPECT_EQ(call(c, "DELETE", base + "/_sim/calls").status, 200);
   EXPECT_EQ(call(c, "GET", base + "/_sim/nothing").status, 404);
   EXPECT_EQ(call(c, "POST", base + "/_sim/jobs", "{broken").status, 400);
+}
+
+// What a client can tell about GitHub beyond status codes: request ids on
+// every answer, and a runner registration that reads the configuration URL
+// in any of GitHub's forms.
+TEST(SimulatorFidelity, AnswersCarryRequestIdsAndRegistrationReadsTheUrl) {
+  auto sim = testing::start_simulator();
+  ASSERT_TRUE(sim);
+  http::client c;
+  auto rest = call(c, "GET", sim->api_url() + "/orgs/octo/actions/runners");
+  EXPECT_EQ(rest.status, 200);
+  EXPECT_FALSE(rest.header_value("x-github-request-id").empty());
+  auto refused = c.perform({"GET", sim->api_url() + "/orgs/octo/actions/runners", {}, {}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_FALSE(refused->header_value("x-github-request-id").empty());
+
+  auto register_with = [&](const std::string& scope, const std::string& url) {
+    auto token = call(c, "POST", sim->api_url() + "/" + scope + "/actions/runners/registration-token");
+    rapidjson::Document d;
+    d.Parse(token.body.c_str());
+    return c.perform({"POST",
+                      sim->api_url() + "/actions/runner-registration",
+                      {{"Authorization", "RemoteAuth " + json::str(d, "token")}},
+                      "{\"url\":" + json::quote(url) + ",\"runner_event\":\"register\"}"});
+  };
+  auto tenant = [](const expected<http::response, http::transport_error>& r) {
+    rapidjson::Document d;
+    d.Parse(r->body.c_str());
+    return json::str(d, "url");
+  };
+  // github.com, GHE.com and GHES forms of the same organization: one tenant.
+  auto dotcom = register_with("orgs/octo", "https://github.com/octo");
+  ASSERT_TRUE(dotcom);
+  ASSERT_EQ(dotcom->status, 200) << dotcom->body;
+  auto ghe = register_with("orgs/octo", "https://octo-corp.ghe.com/octo/");
+  auto ghes = register_with("orgs/octo", sim->ghes_url() + "/octo");
+  EXPECT_EQ(tenant(ghe), tenant(dotcom));
+  EXPECT_EQ(tenant(ghes), tenant(dotcom));
+  auto repo = register_with("repos/octo/app", "https://github.com/octo/app");
+  auto enterprise = register_with("enterprises/big", "https://ghes.example/enterprises/big");
+  ASSERT_EQ(repo->status, 200) << repo->body;
+  ASSERT_EQ(enterprise->status, 200) << enterprise->body;
+  EXPECT_NE(tenant(repo), tenant(dotcom));
+  EXPECT_NE(tenant(enterprise), tenant(dotcom));
+  // A registration token is for its scope only; a URL that is no scope is refused.
+  EXPECT_EQ(register_with("orgs/octo", "https://github.com/octo/app")->status, 404);
+  EXPECT_EQ(register_with("orgs/octo", "not a url")->status, 422);
+  auto service = c.perform({"GET", tenant(dotcom) + "_apis/runtime/runnergroups/?groupName=Default", {}, {}});
+  ASSERT_TRUE(service);
+  EXPECT_EQ(service->status, 400);  // no api-version
+  EXPECT_FALSE(service->header_value("activityid").empty());
+}
+
+TEST(SimulatorControl, RunnerGroupsAreCreatedOverHttpAndListedByRest) {
+  auto sim = testing::start_simulator();
+  ASSERT_TRUE(sim);
+  http::client c;
+  auto created = call(c, "POST", sim->base_url() + "/_sim/runner-groups", R"({"org":"octo","name":"gpu"})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(call(c, "POST", sim->base_url() + "/_sim/runner-groups", R"({"name":"x"})").status, 400);
+  auto listed = call(c, "GET", sim->api_url() + "/orgs/octo/actions/runner-groups");
+  EXPECT_NE(listed.body.find("\"total_count\":2"), std::string::npos) << listed.body;
+  EXPECT_NE(listed.body.find("\"name\":\"gpu\""), std::string::npos) << listed.body;
+  rapidjson::Document d;
+  d.Parse(created.body.c_str());
+  auto group = json::i64(d, "id");
+  // A REST JIT runner in that group, and none in a group the organization lacks.
+  auto jit = call(c, "POST", sim->api_url() + "/orgs/octo/actions/runners/generate-jitconfig",
+                  R"({"name":"g-1","runner_group_id":)" + std::to_string(group) + R"(,"labels":["gpu"]})");
+  EXPECT_EQ(jit.status, 201) << jit.body;
+  EXPECT_NE(jit.body.find("\"runner_group_id\":" + std::to_string(group)), std::string::npos);
+  EXPECT_EQ(call(c, "POST", sim->api_url() + "/orgs/octo/actions/runners/generate-jitconfig",
+                 R"({"name":"g-2","runner_group_id":999,"labels":["gpu"]})")
+                .status,
+            404);
+}
+
+// The controls the chaos harness (bench/chaos) needs: cancelled jobs, a
+// runner whose process is gone, and deliveries lost outright.
+TEST(SimulatorControl, CancelsJobsLosesRunnersAndDropsDeliveries) {
+  std::mutex mu;
+  std::vector<std::string> bodies;
+  auto hook = http::server::start({}, {{"/hook", {"POST"}, [&](const http::server_request& r) {
+                                          std::lock_guard l(mu);
+                                          bodies.push_back(r.body);
+                                          return http::server_response{200, "text/plain", "ok", {}};
+                                        }}});
+  ASSERT_TRUE(hook);
+  auto sim = testing::start_simulator({});
+  ASSERT_TRUE(sim);
+  sim->add_repository("demo/svc");
+  sim->set_webhook((*hook)->base_url() + "/hook", "s");
+  http::client c;
+  const auto base = sim->base_url();
+
+  // A queued job cancelled over HTTP completes with no runner.
+  sim->set_delivery_fault({.drop = 1});  // its queued delivery is lost
+  auto queued = sim->add_job({.repository = "demo/svc", .labels = {"gpu"}, .duration = -1ms});
+  EXPECT_EQ(call(c, "POST", base + "/_sim/jobs/" + std::to_string(queued) + "/cancel").status, 200);
+  EXPECT_EQ(sim->job_state(queued), "completed");
+  EXPECT_FALSE(sim->cancel_job(queued));
+  ASSERT_TRUE(sim->wait_until([](const sim::simulator& s) { return s.deliveries_sent() == 1; }, 10s));
+  auto dropped = sim->dropped_deliveries();
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_NE(dropped[0].body.find("\"action\":\"queued\""), std::string::npos);
+  {
+    std::lock_guard l(mu);
+    ASSERT_EQ(bodies.size(), 1u);
+    EXPECT_NE(bodies[0].find("\"conclusion\":\"cancelled\""), std::string::npos) << bodies[0];
+    EXPECT_NE(bodies[0].find("\"runner_name\":null"), std::string::npos) << bodies[0];
+  }
+
+  // A runner running a job loses its process: the job fails, the runner goes.
+  auto jit = call(c, "POST", sim->api_url() + "/repos/demo/svc/actions/runners/generate-jitconfig",
+                  R"({"name":"demo-1","runner_group_id":1,"labels":["self-hosted","gpu"]})");
+  ASSERT_EQ(jit.status, 201);
+  auto running = sim->add_job({.repository = "demo/svc", .labels = {"gpu"}, .duration = -1ms});
+  ASSERT_TRUE(sim->runner_online("demo-1"));
+  EXPECT_EQ(sim->job_state(running), "running");
+  EXPECT_EQ(call(c, "POST", base + "/_sim/runners/demo-1/lost").status, 200);
+  EXPECT_EQ(sim->job_state(running), "completed");
+  EXPECT_NE(sim->state_json().find("\"result\":\"failed\""), std::string::npos);
+  EXPECT_FALSE(sim->lose_runner("demo-1"));  // ephemeral: gone with its job
+  EXPECT_EQ(call(c, "POST", base + "/_sim/delivery-faults", R"({"drop":2})").status, 200);
 }
 
 TEST(SimulatorControl, RateLimitIsEnforcedWithHeaders) {

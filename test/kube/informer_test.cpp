@@ -197,7 +197,8 @@ TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {
   ASSERT_TRUE(api.remove(configmaps(), ns, "cm-1"));
   ASSERT_TRUE(api.patch(configmaps(), ns, "cm-2", patch_type::merge, R"({"data":{"value":"changed"}})"));
   ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "cm-new", "1")));
-  compact_etcd(c);
+  auto compacted = test::compact_etcd(c);  // older resourceVersions are gone
+  ASSERT_TRUE(compacted) << compacted.error();
   ASSERT_NO_FATAL_FAILURE(restart_apiserver(c));
   proxy.resume();
 

@@ -1,6 +1,6 @@
 // Helpers for the kube integration tests: configurations for the test
 // cluster, a subscriber that mirrors an informer and checks its event
-// sequence, a pausable TCP proxy, and etcd compaction.
+// sequence; the cuttable TCP proxy and etcd compaction: test/support/cluster_faults.hpp.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
 #include "adapters/kube/protocol.hpp"
+#include "test/support/cluster_faults.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun::kube::testing {
@@ -52,33 +53,11 @@ struct mirror {
 // The truth: key -> resourceVersion of a fresh list.
 std::map<std::string, std::string> truth(client& api, const resource& r, const std::string& ns);
 
-// A TCP proxy on 127.0.0.1:port -> target, whose traffic can be cut.
-class tcp_proxy {
- public:
-  tcp_proxy(int target_port);
-  ~tcp_proxy();
-  int port() const { return port_; }
-  // Drops every open connection and refuses new ones until resume().
-  void cut();
-  void resume();
-
- private:
-  void accept_loop();
-  void pump(int a, int b);
-  int listen_fd_ = -1, port_ = 0, target_port_;
-  std::atomic<bool> stop_{false}, cut_{false};
-  std::mutex mu_;
-  std::vector<int> open_fds_;
-  std::vector<std::thread> threads_;
-  std::thread acceptor_;
-};
+using test::tcp_proxy;
 
 // cluster_control(c, "restart-apiserver"); on failure, fails the test with
 // the end of the apiserver's log.
 void restart_apiserver(const test::cluster_info& c);
-
-// Compacts etcd at its current revision: older resourceVersions are gone.
-void compact_etcd(const test::cluster_info& c);
 
 int port_of(const std::string& url);
 

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/http/http_client.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "test/simulator/simulator.hpp"
@@ -48,10 +49,10 @@ inline std::vector<std::string> octorun_args(const std::string& kubeconfig, cons
 
 class octorun_process {
  public:
-  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret; stdout and
-  // stderr go to `log` (truncated).
+  // Starts `binary args...` with OCTORUN_WEBHOOK_SECRET=secret (and
+  // `extra_env`, NAME=value each); stdout and stderr go to `log` (truncated).
   octorun_process(const std::string& binary, std::vector<std::string> args, const std::string& secret,
-                  std::string log)
+                  std::string log, std::vector<std::string> extra_env = {})
       : log_(std::move(log)) {
     args.insert(args.begin(), binary);
     std::vector<char*> argv;
@@ -65,6 +66,7 @@ class octorun_process {
     std::vector<char*> env;
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     env.push_back(secret_env.data());
+    for (auto& e : extra_env) env.push_back(e.data());
     env.push_back(nullptr);
     if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), env.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);
@@ -76,12 +78,35 @@ class octorun_process {
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
 
+  // Its wait status once it has exited on its own (reaped then; running()
+  // turns false), else nullopt. Never blocks.
+  std::optional<int> exited() {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    pid_ = -1;
+    return status;
+  }
+
   // Sends `sig` and reaps the process; its wait status (-1 if not running).
   int stop(int sig) {
     if (pid_ <= 0) return -1;
     kill(pid_, sig);
     int status = 0;
     waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+  // The wait status once the process exits by itself within `within`
+  // (nullopt: still running; stop() it). A process offers no event to wait
+  // on here: it is polled.
+  std::optional<int> wait_exit(std::chrono::milliseconds within) {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    auto reaped =
+        test::poll([&] { return waitpid(pid_, &status, WNOHANG); }, [](pid_t r) { return r != 0; }, within);
+    if (!reaped || reaped.last != pid_) return std::nullopt;
     pid_ = -1;
     return status;
   }
@@ -127,6 +152,26 @@ class octorun_process {
   std::string log_;
   pid_t pid_ = -1;
 };
+
+// The value of the first series of metric `name` on `health_url`/metrics
+// whose labels include every `labels` pair (`key="value"`); "" if none.
+inline std::string scrape_metric(const std::string& health_url, const std::string& name,
+                                 const std::vector<std::string>& labels) {
+  http::client client;
+  auto r = client.perform({"GET", health_url + "/metrics", {}, {}, std::chrono::seconds(5)});
+  if (!r || r->status != 200) return "";
+  std::istringstream lines(r->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(name + "{")) continue;
+    const auto close = line.find("} ");
+    if (close == std::string::npos) continue;
+    const auto series = line.substr(0, close);
+    if (std::all_of(labels.begin(), labels.end(),
+                    [&](const std::string& l) { return series.find(l) != std::string::npos; }))
+      return line.substr(close + 2);
+  }
+  return "";
+}
 
 // Queues `n` jobs of `duration` for runs-on [self-hosted, linux] in acme/app.
 inline std::vector<std::int64_t> queue_jobs(sim::simulator& sim, int n, std::chrono::milliseconds duration) {
@@ -181,6 +226,14 @@ class namespace_watch {
   }  // that exist now
   std::size_t runners_seen() const {
     return locked([&] { return runners_seen_; });
+  }
+  // Runners that are not terminal (no phase yet, Pending or Running; being
+  // deleted or not) now, and the most there were at once: maxRunners bounds it.
+  std::size_t not_terminal() const {
+    return locked([&] { return not_terminal_.size(); });
+  }
+  std::size_t most_not_terminal() const {
+    return locked([&] { return most_not_terminal_; });
   }
   std::size_t pods() const {
     return locked([&] { return pods_.size(); });
@@ -258,6 +311,11 @@ class namespace_watch {
   void on_runner(const kube::object& o, bool deleted) {
     auto now = clock_type::now();
     std::string name(o.name);
+    std::string phase;
+    if (const auto* status = o.member("status"); status != nullptr && status->IsObject())
+      if (auto p = status->FindMember("phase"); p != status->MemberEnd() && p->value.IsString())
+        phase = p->value.GetString();
+    const bool terminal = phase == "Succeeded" || phase == "Failed" || phase == "Outdated";
     {
       std::lock_guard l(mu_);
       if (deleted) {
@@ -266,6 +324,11 @@ class namespace_watch {
       } else if (runners_.insert(name).second) {
         ++runners_seen_;
       }
+      if (deleted || terminal)
+        not_terminal_.erase(name);
+      else
+        not_terminal_.insert(name);
+      most_not_terminal_ = std::max(most_not_terminal_, not_terminal_.size());
     }
     changed_.notify_all();
   }
@@ -274,9 +337,10 @@ class namespace_watch {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::map<std::string, clock_type::time_point> pod_created_, runner_deleted_;
-  std::map<std::string, bool> pods_;  // existing pods: online already sent
-  std::set<std::string> runners_;     // existing Runners
-  std::size_t runners_seen_ = 0, online_ = 0;
+  std::map<std::string, bool> pods_;    // existing pods: online already sent
+  std::set<std::string> runners_;       // existing Runners
+  std::set<std::string> not_terminal_;  // existing Runners without a terminal phase
+  std::size_t runners_seen_ = 0, online_ = 0, most_not_terminal_ = 0;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };

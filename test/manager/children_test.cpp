@@ -7,17 +7,15 @@
 #include <rapidjson/document.h>
 
 #include "actors/runnerset/runner_object.hpp"
+#include "model/naming.hpp"
 #include "model/parse.hpp"
+#include "model/pod_config.hpp"
+#include "test/support/json.hpp"
 
 namespace octorun {
 namespace {
 
-rapidjson::Document parse(const std::string& s) {
-  rapidjson::Document d;
-  d.Parse(s.c_str());
-  EXPECT_FALSE(d.HasParseError()) << s;
-  return d;
-}
+using test::parse_json;
 
 model::runner sample_runner(const std::string& template_json) {
   model::runner r;
@@ -39,7 +37,7 @@ const std::string tmpl =
 TEST(RunnerPod, CarriesTheTemplateOwnerLabelsAndTheJitConfigFromTheSecret) {
   auto pod_or = runner::pod_json(sample_runner(tmpl), "octorun/0.1.0");
   ASSERT_TRUE(pod_or) << pod_or.error();
-  auto pod = parse(*pod_or);
+  auto pod = parse_json(*pod_or);
   EXPECT_STREQ(pod["metadata"]["name"].GetString(), "linux-large-x7k2p");
   const auto& labels = pod["metadata"]["labels"];
   EXPECT_STREQ(labels["team"].GetString(), "infra");
@@ -67,7 +65,7 @@ TEST(RunnerPod, KeepsATemplatesOwnRestartPolicyAndIsDeterministic) {
   auto t = R"({"spec":{"restartPolicy":"OnFailure","containers":[{"name":"runner","image":"r"}]}})";
   auto a = runner::pod_json(sample_runner(t), "ua");
   ASSERT_TRUE(a);
-  EXPECT_STREQ(parse(*a)["spec"]["restartPolicy"].GetString(), "OnFailure");
+  EXPECT_STREQ(parse_json(*a)["spec"]["restartPolicy"].GetString(), "OnFailure");
   EXPECT_EQ(*a, *runner::pod_json(sample_runner(t), "ua"));
 }
 
@@ -81,7 +79,7 @@ TEST(RunnerPod, RefusesATemplateWithoutARunnerContainer) {
 
 TEST(JitSecret, RoundTripsAndRejectsDamage) {
   auto r = sample_runner(tmpl);
-  auto secret = parse(runner::jit_secret_json(r, {"opaque-jit", 42, "linux-large-x7k2p"}));
+  auto secret = parse_json(runner::jit_secret_json(r, {"opaque-jit", 42, "linux-large-x7k2p"}));
   EXPECT_STREQ(secret["metadata"]["name"].GetString(), "linux-large-x7k2p-jit");
   EXPECT_STREQ(secret["metadata"]["ownerReferences"][0]["kind"].GetString(), "Runner");
   auto back = runner::read_jit_secret(secret);
@@ -94,7 +92,7 @@ TEST(JitSecret, RoundTripsAndRejectsDamage) {
   EXPECT_FALSE(runner::read_jit_secret(secret));
   secret["data"].RemoveMember("runnerId");
   EXPECT_FALSE(runner::read_jit_secret(secret));
-  EXPECT_FALSE(runner::read_jit_secret(parse(R"({"data":{"jitConfig":"!!!"}})")));
+  EXPECT_FALSE(runner::read_jit_secret(parse_json(R"({"data":{"jitConfig":"!!!"}})")));
 }
 
 TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
@@ -106,7 +104,7 @@ TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
   ASSERT_TRUE(set) << (set ? "" : set.error()[0].field + ": " + set.error()[0].message);
   auto variants = model::effective_variants(set->spec);
   ASSERT_EQ(variants.size(), 1u);
-  auto r = parse(runnerset::runner_json(*set, variants[0], "x7k2p"));
+  auto r = parse_json(runnerset::runner_json(*set, variants[0], "x7k2p"));
   EXPECT_STREQ(r["metadata"]["name"].GetString(), "linux-large-x7k2p");
   EXPECT_STREQ(r["metadata"]["ownerReferences"][0]["kind"].GetString(), "RunnerSet");
   EXPECT_STREQ(r["metadata"]["ownerReferences"][0]["uid"].GetString(), "set-uid");
@@ -114,6 +112,146 @@ TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
   EXPECT_EQ(r["spec"]["runnerLabels"].Size(), 2u);
   EXPECT_STREQ(r["spec"]["template"]["spec"]["containers"][0]["image"].GetString(), "big");
   EXPECT_STREQ(r["spec"]["scopeURL"].GetString(), "https://github.com/acme");
+}
+
+// ---- what the pod gets besides its template (pod_features.hpp) ------------------
+
+const rapidjson::Value* find(const rapidjson::Value& list, const char* name) {
+  for (const auto& item : list.GetArray())
+    if (std::string_view(item["name"].GetString()) == name) return &item;
+  return nullptr;
+}
+
+TEST(RunnerPod, TheActionsRunnerImageGetsRunShUnlessTheTemplateSaysHowToStart) {
+  auto command_of = [](const std::string& container) {
+    auto pod = runner::pod_json(sample_runner(R"({"spec":{"containers":[)" + container + "]}}"), "ua");
+    EXPECT_TRUE(pod);
+    auto d = parse_json(*pod);
+    const auto& c = d["spec"]["containers"][0];
+    return c.HasMember("command") ? std::string(c["command"][0].GetString()) : std::string("(none)");
+  };
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"})"),
+            "/home/runner/run.sh");
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"ghcr.io/actions/actions-runner@sha256:abc"})"),
+            "/home/runner/run.sh");
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"ghcr.io/actions/actions-runner"})"),
+            "/home/runner/run.sh");
+  // Another image has its own entry point; the template's command or args win.
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"registry.corp/runner:1"})"), "(none)");
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"ghcr.io/actions/actions-runner-dind:1"})"), "(none)");
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"ghcr.io/actions/actions-runner:2","command":["/x"]})"),
+            "/x");
+  EXPECT_EQ(command_of(R"({"name":"runner","image":"ghcr.io/actions/actions-runner:2","args":["--once"]})"),
+            "(none)");
+}
+
+TEST(RunnerPod, RunsAsTheSetsServiceAccountUnlessTheTemplateNamesOne) {
+  auto sa = [](const std::string& spec_extra, const std::string& set) {
+    auto r = sample_runner(R"({"spec":{)" + spec_extra + R"("containers":[{"name":"runner","image":"r"}]}})");
+    r.spec.runner_set_name = set;
+    auto d = parse_json(*runner::pod_json(r, "ua"));
+    return d["spec"].HasMember("serviceAccountName")
+               ? std::string(d["spec"]["serviceAccountName"].GetString())
+               : std::string("(default)");
+  };
+  EXPECT_EQ(sa("", "linux"), "octorun-runner-linux");
+  EXPECT_EQ(sa(R"("serviceAccountName":"ci-bot",)", "linux"), "ci-bot");
+  EXPECT_EQ(sa("", ""), "(default)") << "a Runner made by hand has no set";
+}
+
+TEST(RunnerPod, ContainerModesAddOnlyWhatTheTemplateLacks) {
+  auto r = sample_runner(
+      R"({"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2",)"
+      R"("env":[{"name":"DOCKER_HOST","value":"tcp://mine:2375"}],"volumeMounts":[{"name":"work","mountPath":"/w"}]}],)"
+      R"("initContainers":[{"name":"setup","image":"busybox"}],"volumes":[{"name":"work","hostPath":{"path":"/x"}}]}})");
+  r.spec.pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
+  auto d = parse_json(*runner::pod_json(r, "ua"));
+  const auto& spec = d["spec"];
+  const auto& inits = spec["initContainers"];
+  ASSERT_EQ(inits.Size(), 3u);
+  EXPECT_STREQ(inits[0]["name"].GetString(), "init-dind-externals");
+  EXPECT_STREQ(inits[1]["name"].GetString(), "dind");
+  EXPECT_STREQ(inits[1]["restartPolicy"].GetString(), "Always") << "a native sidecar";
+  EXPECT_TRUE(inits[1]["securityContext"]["privileged"].GetBool());
+  EXPECT_STREQ(inits[2]["name"].GetString(), "setup")
+      << "the template's own init containers run after the daemon";
+  const auto& runner = spec["containers"][0];
+  EXPECT_FALSE(runner.HasMember("securityContext")) << "privileged only where it must be";
+  EXPECT_STREQ(find(runner["env"], "DOCKER_HOST")->operator[]("value").GetString(), "tcp://mine:2375");
+  EXPECT_STREQ(find(runner["volumeMounts"], "work")->operator[]("mountPath").GetString(), "/w");
+  EXPECT_TRUE(find(spec["volumes"], "work")->HasMember("hostPath")) << "the template's work volume stays";
+  EXPECT_TRUE(find(spec["volumes"], "dind-sock")->HasMember("emptyDir"));
+
+  // A template that declares its own daemon keeps it.
+  auto own = sample_runner(
+      R"({"spec":{"containers":[{"name":"runner","image":"r"},{"name":"dind","image":"docker:27-dind"}]}})");
+  own.spec.pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
+  auto o = parse_json(*runner::pod_json(own, "ua"));
+  EXPECT_EQ(o["spec"]["containers"].Size(), 2u);
+  ASSERT_EQ(o["spec"]["initContainers"].Size(), 1u);
+  EXPECT_STREQ(o["spec"]["initContainers"][0]["name"].GetString(), "init-dind-externals");
+}
+
+TEST(RunnerPod, KubernetesModeMountsTheTokenAndKeepsATemplatesSecurityContext) {
+  auto r = sample_runner(
+      R"({"spec":{"automountServiceAccountToken":false,"securityContext":{"runAsUser":1001,"fsGroup":1001},)"
+      R"("containers":[{"name":"runner","image":"r"}]}})");
+  r.spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
+  auto d = parse_json(*runner::pod_json(r, "ua"));
+  EXPECT_FALSE(d["spec"]["automountServiceAccountToken"].GetBool());
+  EXPECT_EQ(d["spec"]["securityContext"]["fsGroup"].GetInt(), 1001);
+  const auto& work = *find(d["spec"]["volumes"], "work");
+  EXPECT_STREQ(
+      work["ephemeral"]["volumeClaimTemplate"]["spec"]["resources"]["requests"]["storage"].GetString(),
+      "1Gi");
+}
+
+TEST(RunnerPod, ProxyCredentialsAreReferencedNeverWritten) {
+  auto r = sample_runner(tmpl);
+  r.spec.pod.proxy =
+      model::proxy_spec{std::nullopt, model::proxy_endpoint{"https://proxy:8443/", "creds"}, {"a", "b"}};
+  auto d = parse_json(*runner::pod_json(r, "ua"));
+  const auto& env = d["spec"]["containers"][1]["env"];
+  EXPECT_STREQ(find(env, "https_proxy")->operator[]("value").GetString(),
+               "https://$(OCTORUN_HTTPS_PROXY_USERNAME):$(OCTORUN_HTTPS_PROXY_PASSWORD)@proxy:8443");
+  EXPECT_STREQ(
+      find(env, "OCTORUN_HTTPS_PROXY_PASSWORD")->operator[]("valueFrom")["secretKeyRef"]["key"].GetString(),
+      "password");
+  EXPECT_STREQ(find(env, "NO_PROXY")->operator[]("value").GetString(), "a,b");
+  EXPECT_EQ(find(env, "http_proxy"), nullptr);
+}
+
+TEST(RunnerPod, SafeToEvictIsTrueWhileIdleWhenManagedAndTheTemplateWins) {
+  auto r = sample_runner(tmpl);
+  auto annotation = [](const model::runner& r) {
+    auto d = parse_json(*runner::pod_json(r, "ua"));
+    const auto& a = d["metadata"]["annotations"];
+    return a.HasMember(model::annotation_safe_to_evict)
+               ? std::string(a[model::annotation_safe_to_evict].GetString())
+               : std::string("(unset)");
+  };
+  EXPECT_EQ(annotation(r), "(unset)");
+  r.spec.pod.manage_safe_to_evict = true;
+  EXPECT_EQ(annotation(r), "true");
+  EXPECT_EQ(
+      runner::busy_pod_patch(r),
+      R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{"cluster-autoscaler.kubernetes.io/safe-to-evict":"false"}}})");
+  r.spec.template_.annotations[model::annotation_safe_to_evict] = "true";
+  EXPECT_EQ(runner::busy_pod_patch(r), R"({"metadata":{"labels":{"octorun.io/busy":"true"}}})");
+}
+
+TEST(RunnerObject, CarriesThePodConfigurationOnlyWhenTheSetHasOne) {
+  auto set = model::parse_runnerset(std::string(
+      R"({"metadata":{"name":"linux","namespace":"ci","uid":"u"},"spec":{"scopeURL":"https://github.com/acme",)"
+      R"("credentialsSecretName":"gh","template":{"spec":{"containers":[{"name":"runner","image":"r"}]}},)"
+      R"("manageSafeToEvict":true,"variants":[{"name":"a","runnerLabels":["a"],"containerMode":{"type":"dind"}}]}})"));
+  ASSERT_TRUE(set);
+  auto v = model::effective_variants(set->spec);
+  auto back = model::parse_runner(runnerset::runner_json(*set, v[0], "x7k2p"));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->spec.pod, v[0].pod) << "a Runner reads back what its variant declared";
+  EXPECT_EQ(model::pod_fingerprint(back->spec.template_, back->spec.pod),
+            model::pod_fingerprint(*v[0].template_, v[0].pod));
 }
 
 }  // namespace

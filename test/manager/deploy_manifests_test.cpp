@@ -54,7 +54,7 @@ TEST_F(DeployManifests, AreAcceptedByTheApiserverInAServerSideDryRun) {
   for (const char* file :
        {"namespace.yaml", "manager-rbac.yaml", "manager-deployment.yaml", "manager-pdb.yaml",
         "manager-metrics-service.yaml", "webhook-rbac.yaml", "webhook-service.yaml",
-        "webhook-configurations.yaml", "github-webhook-service.yaml"}) {
+        "webhook-configurations.yaml", "github-webhook-service.yaml", "prometheus-adapter-rules.yaml"}) {
     auto out = run("apply --dry-run=server -f " + deploy_dir + "/" + file);
     EXPECT_TRUE(out.first) << file << ": " << out.second;
   }
@@ -90,7 +90,17 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       "get pods", "list pods", "watch pods", "create pods", "delete pods", "get secrets", "list secrets",
       "watch secrets", "create secrets", "delete secrets",
       // Events on Runner phase transitions.
-      "create events.events.k8s.io", "patch events.events.k8s.io"};
+      "create events.events.k8s.io", "patch events.events.k8s.io",
+      // A busy runner's pod labelled; each set's runner ServiceAccount, busy-runner
+      // PodDisruptionBudget and containerMode kubernetes Role (server-side apply).
+      "patch pods", "create serviceaccounts", "patch serviceaccounts", "delete serviceaccounts",
+      "create poddisruptionbudgets.policy", "patch poddisruptionbudgets.policy",
+      "delete poddisruptionbudgets.policy", "create roles.rbac.authorization.k8s.io",
+      "patch roles.rbac.authorization.k8s.io", "delete roles.rbac.authorization.k8s.io",
+      "create rolebindings.rbac.authorization.k8s.io", "patch rolebindings.rbac.authorization.k8s.io",
+      "delete rolebindings.rbac.authorization.k8s.io",
+      // The CA bundle a set's pods mount, checked.
+      "get configmaps"};
   for (const auto& call : allowed) EXPECT_TRUE(can(call)) << call;
   // Leader election, in its own namespace; the shared webhook CA Secret there.
   for (const auto& call : {"get leases.coordination.k8s.io", "create leases.coordination.k8s.io",
@@ -106,8 +116,11 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
 TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
   for (const auto& call :
        {"delete runnersets.octorun.io", "create runnersets.octorun.io", "update runners.octorun.io",
-        "update pods", "patch pods", "update secrets", "get configmaps", "create pods --subresource=exec",
-        "create events", "delete events.events.k8s.io", "get nodes", "create leases.coordination.k8s.io",
+        "update pods", "update secrets", "list configmaps", "create configmaps", "get serviceaccounts",
+        "escalate roles.rbac.authorization.k8s.io", "bind roles.rbac.authorization.k8s.io",
+        // What the hooks' Role grants: only with rbac.containerModeKubernetes.
+        "create pods --subresource=exec", "get pods --subresource=log", "create jobs.batch", "create events",
+        "delete events.events.k8s.io", "get nodes", "create leases.coordination.k8s.io",
         "create deployments.apps"})
     EXPECT_FALSE(can(call)) << call;
   EXPECT_FALSE(can("delete leases.coordination.k8s.io", "octorun-system"));

@@ -19,6 +19,7 @@
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 namespace octorun {
 namespace {
@@ -196,23 +197,45 @@ class ManagerBinaryFaults : public test::binary_test_base {
 };
 
 TEST_F(ManagerBinaryFaults, EveryDeliverySentTwiceCountsOnce) {
-  auto intake = start_manager("replica-0").wait_leading(60s);
+  auto& manager = start_manager("replica-0");
+  auto intake = manager.wait_leading(60s);
   ASSERT_FALSE(intake.empty()) << log_tails();
   relay_to(intake, 2);
   // maxRunners well above twice the jobs: a double-counted job would show as
   // an extra runner instead of being capped away.
   test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", 0, 8);
+  test::wait_for_value(
+      [&] {
+        return test::kubectl(c_, "-n " + ns_ + " get runnerset linux -o jsonpath='{.status.selector}'");
+      },
+      std::string("octorun.io/runnerset=linux"), 60s, "the RunnerSet's first status");
   std::vector<std::int64_t> jobs = {add_job(500ms), add_job(500ms), add_job(500ms)};
+  // A job of a repository no RunnerSet serves: turned away, nothing else changes.
+  sim::job_spec elsewhere;
+  elsewhere.repository = "other/app";
+  elsewhere.labels = {"self-hosted", "linux"};
+  sim_->add_job(elsewhere);
   ASSERT_TRUE(all_completed(jobs)) << log_tails();
   expect_nothing_left("after the jobs");
+  // Bad input is counted (and logged once).
+  const auto health = manager.wait_health(10s);
+  EXPECT_EQ(test::scrape_metric(health, "octorun_rejected_input_total",
+                                {"reason=\"duplicate_delivery\"", "source=\"webhook\""}),
+            "10")
+      << "each of the 10 deliveries, sent twice";
+  EXPECT_EQ(test::scrape_metric(health, "octorun_rejected_input_total", {"reason=\"unserved_repository\""}),
+            "1");
+  const auto log = manager.log();
+  EXPECT_NE(log.find("no RunnerSet serves the repository other/app"), std::string::npos) << log_tails();
 
   EXPECT_EQ(jit_calls(), 3) << "one JIT runner per job" << log_tails();
   EXPECT_EQ(watch_->runners_seen(), 3u) << "one Runner per job";
   std::lock_guard l(mu_);
-  // Each job's queued, in_progress and completed, every one sent twice: the
-  // first accepted, the second recognised by its delivery id.
-  ASSERT_EQ(received_.size(), 9u);
-  ASSERT_EQ(answers_.size(), 18u);
+  // Each job's queued, in_progress and completed (and the other repository's
+  // queued), every one sent twice: the first accepted, the second recognised
+  // by its delivery id.
+  ASSERT_EQ(received_.size(), 10u);
+  ASSERT_EQ(answers_.size(), 20u);
   for (size_t i = 0; i < answers_.size(); i += 2) {
     EXPECT_EQ(answers_[i].first, 202) << answers_[i].second;
     EXPECT_EQ(answers_[i + 1].first, 200);
@@ -264,9 +287,9 @@ TEST_F(ManagerBinaryFaults, OutOfOrderDeliveriesEndEachJobOnce) {
             "1");
   EXPECT_EQ(watch_->runners(), 1u);
   // Three runners, each registered once: the first, its replacement after A,
-  // B's replacement. A runner whose job completed stops holding capacity when
-  // the completion lowers the demand (not once its Succeeded lands), so the
-  // idle one is not scaled down and replaced in between; no runner GitHub
+  // B's replacement. A runner whose job completed stops serving demand when
+  // the completion lowers the demand (it holds its maxRunners slot until its
+  // Succeeded lands), so the idle one is not scaled down and replaced in between; no runner GitHub
   // handed a job is ever being deleted before that job ended. (A's late start
   // may find A's runner finished and already being deleted: the log says
   // "finished" for that.)
@@ -274,6 +297,11 @@ TEST_F(ManagerBinaryFaults, OutOfOrderDeliveriesEndEachJobOnce) {
   EXPECT_EQ(watch_->runners_seen(), 3u);
   for (const auto& m : managers_)
     EXPECT_EQ(m->log().find("started on a runner that is being deleted"), std::string::npos) << log_tails();
+  // A's late queued, B's queued after its start (and A's late start, if its
+  // runner was still there) are bad input: counted, nothing else changed.
+  auto stale = test::scrape_metric(managers_.front()->wait_health(10s), "octorun_rejected_input_total",
+                                   {"reason=\"stale_delivery\""});
+  EXPECT_TRUE(stale == "2" || stale == "3") << stale;
 
   test::kubectl(
       c_, "-n " + ns_ + " patch runnerset linux --type=merge -p '{\"spec\":{\"minRunners\":0}}' >/dev/null");

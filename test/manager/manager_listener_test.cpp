@@ -31,34 +31,11 @@ class ManagerListener : public test::binary_test_base {
  protected:
   ManagerListener() : binary_test_base("mgrl", listener_simulator()) {}
 
-  ~ManagerListener() override {
-    if (manager_ && !HasFailure()) std::remove(manager_->log_path().c_str());
-    manager_.reset();
-  }
-
   void start_manager() {
-    manager_ =
-        std::make_unique<test::octorun_process>(OCTORUN_BINARY, test::octorun_args(c_.kubeconfig, ns_, "m"),
-                                                "unused", "/tmp/octorun-manager-" + ns_ + ".log");
-    ASSERT_FALSE(manager_->wait_leading(30s).empty()) << manager_->log_tail();
+    ASSERT_FALSE(start_manager_process(OCTORUN_BINARY, "unused").empty()) << manager_->log_tail();
   }
 
-  void create_listener_set(int max_runners) {
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
-            R"("scopeURL":")" +
-            sim_->ghes_url() + "/acme" +
-            R"(","credentialsSecretName":"github","intake":"Listener","runnerLabels":["linux"],)"
-            R"("minRunners":0,"maxRunners":)" +
-            std::to_string(max_runners) +
-            R"(,"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
-            "\nEOF");
-  }
+  void create_listener_set(int max_runners) { create_linux_set("Listener", max_runners); }
 
   bool session_open() {
     for (const auto& s : sim_->scale_sets())
@@ -81,8 +58,6 @@ class ManagerListener : public test::binary_test_base {
         30s))
         << why << ": " << sim_->state_json();
   }
-
-  std::unique_ptr<test::octorun_process> manager_;
 };
 
 TEST_F(ManagerListener, ScalesFromZeroOnTheScaleSetsStatisticsAndBack) {

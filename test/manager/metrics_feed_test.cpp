@@ -1,6 +1,6 @@
 // The state metrics fed from informer events (actors/metrics/metrics_feed.hpp):
-// records per object, per-variant counts from the Runners, deletions, and
-// the feed actor publishing to the collector.
+// records per object, per-variant counts as the RunnerSet's status says them,
+// deletions, and the feed actor publishing to the collector.
 #include "actors/metrics/metrics_feed.hpp"
 
 #include <gtest/gtest.h>
@@ -72,9 +72,15 @@ std::string scrape(const state_collector& c) {
   return os.str();
 }
 
-TEST(MetricsFeed, CountsTheRunnersOfEachSetByState) {
+// The status is the one source of the counts: the Runners the store holds
+// (here, ones the status does not count yet) never change them, so a
+// dashboard and `kubectl get runnersets` agree, also during scale-down.
+TEST(MetricsFeed, CountsAreWhatTheRunnerSetsStatusSays) {
   state_store store;
-  EXPECT_TRUE(feed(store, event(runnerset_json("", R"("desiredReplicas":3,"assignedJobs":1)"))));
+  EXPECT_TRUE(feed(
+      store, event(runnerset_json(R"("replicas":2,)",
+                                  R"("desiredReplicas":3,"replicas":4,"pendingRunners":1,"idleRunners":1,)"
+                                  R"("runningRunners":2,"failedRunners":1,"assignedJobs":2)"))));
   EXPECT_TRUE(feed(store, event(runner_json("linux-aaaaa", "Pending", false))));
   EXPECT_TRUE(feed(store, event(runner_json("linux-bbbbb", "Pending", true))));
   EXPECT_TRUE(feed(store, event(runner_json("linux-ccccc", "Running", true))));
@@ -87,26 +93,36 @@ TEST(MetricsFeed, CountsTheRunnersOfEachSetByState) {
   EXPECT_EQ(r.phase, runner::phase::running);
   EXPECT_EQ(r.github_runner_id, 12);
   const auto& set = snap.runnersets.at({"ci", "linux"});
+  EXPECT_EQ(set.replicas, 2);
   ASSERT_EQ(set.variants.size(), 1u);
   const auto& v = set.variants[0];
   EXPECT_EQ(v.desired, 3);
-  EXPECT_EQ(v.assigned_jobs, 1);
+  EXPECT_EQ(v.assigned_jobs, 2);
   EXPECT_EQ(v.min_runners, 1);
   EXPECT_EQ(v.max_runners, 4);
-  EXPECT_EQ(v.starting, 2);  // Pending without a ready pod, and not yet published
+  EXPECT_EQ(v.starting, 1);
   EXPECT_EQ(v.idle, 1);
-  EXPECT_EQ(v.running, 1);
-  EXPECT_EQ(v.failed, 0);
+  EXPECT_EQ(v.running, 2);
+  EXPECT_EQ(v.failed, 1);
+}
+
+TEST(MetricsFeed, AStatusWithoutCountsYetCountsZero) {
+  state_store store;
+  feed(store, event(runnerset_json()));
+  feed(store, event(runner_json("linux-ccccc", "Running", true)));
+  const auto& v = store.snapshot().runnersets.at({"ci", "linux"}).variants.at(0);
+  EXPECT_EQ(v.running, 0);
+  EXPECT_EQ(v.desired, 0);
 }
 
 TEST(MetricsFeed, VariantsAreCountedApartWithTheirStatus) {
   state_store store;
   feed(store, event(runnerset_json(R"("variants":[{"name":"small"},{"name":"large","maxRunners":2}],)",
-                                   R"("variants":[{"name":"large","desiredReplicas":2}])")));
-  feed(store, event(runner_json("linux-large-aaaaa", "Running", true, "large")));
-  feed(store, event(runner_json("linux-small-aaaaa", "Failed", false, "small")));
+                                   R"("variants":[{"name":"large","desiredReplicas":2,"runningRunners":1},)"
+                                   R"({"name":"small","failedRunners":1},)"
+                                   R"({"name":"retired","idleRunners":1}])")));
   auto set = store.snapshot().runnersets.at({"ci", "linux"});
-  ASSERT_EQ(set.variants.size(), 2u);
+  ASSERT_EQ(set.variants.size(), 3u);
   EXPECT_EQ(set.variants[0].variant, "small");
   EXPECT_EQ(set.variants[0].failed, 1);
   EXPECT_EQ(set.variants[0].desired, 0);
@@ -114,6 +130,10 @@ TEST(MetricsFeed, VariantsAreCountedApartWithTheirStatus) {
   EXPECT_EQ(set.variants[1].running, 1);
   EXPECT_EQ(set.variants[1].desired, 2);
   EXPECT_EQ(set.variants[1].max_runners, 2);
+  // Removed from the spec, still draining: the status lists it.
+  EXPECT_EQ(set.variants[2].variant, "retired");
+  EXPECT_EQ(set.variants[2].idle, 1);
+  EXPECT_EQ(set.variants[2].max_runners, 0);
 }
 
 TEST(MetricsFeed, DeletionsAndOtherKindsAreHandled) {
@@ -134,7 +154,7 @@ TEST(MetricsFeed, TheActorPublishesWhatItWasFed) {
   caf::actor_system sys{cfg};
   auto collector = std::make_shared<state_collector>();
   auto feed = spawn_metrics_feed(sys, collector, {std::chrono::milliseconds(10)});
-  send(feed, event(runnerset_json()));
+  send(feed, event(runnerset_json("", R"("replicas":1,"runningRunners":1)")));
   send(feed, event(runner_json("linux-aaaaa", "Running", true)));
   const std::string want =
       R"(octorun_runnerset_runners{namespace="ci",runnerset="linux",variant="",state="running"} 1)";

@@ -23,6 +23,25 @@ observation provisioned() {
 pod_observation pod(bool ready = false) { return {true, false, false, 0, ready}; }
 pod_observation exited(int code) { return {true, false, true, code, false}; }
 
+// `o` waits until `at`, and then takes the step `then`.
+void expect_waits_until(observation o, std::chrono::steady_clock::time_point at, step_kind then) {
+  auto s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::wait_until);
+  EXPECT_EQ(s.at, at);
+  o.now = at;
+  EXPECT_EQ(next_step(o).kind, then);
+}
+
+// A provisioned runner with a ready pod, being deleted.
+observation being_deleted(phase current, bool has_job) {
+  auto o = provisioned();
+  o.deleting = true;
+  o.current = current;
+  o.has_job = has_job;
+  o.pod = pod(true);
+  return o;
+}
+
 TEST(NextStep, NewRunnerGetsAFinalizerThenItsJitConfigThenItsPod) {
   observation o;
   o.now = t0;
@@ -44,6 +63,7 @@ TEST(NextStep, ReadinessIsPublishedWithoutTouchingThePhase) {
   o.current = phase::running;
   o.has_job = true;
   o.pod = pod(true);
+  o.pod.marked_busy = true;
   auto s = next_step(o);
   EXPECT_EQ(s.kind, step_kind::publish_status);
   EXPECT_EQ(s.phase_to_publish, std::nullopt);
@@ -75,11 +95,7 @@ TEST(NextStep, AFailedIdlePodIsRecordedOnceThenDeletedThenRecreatedAfterBackoff)
   o.pod = {};
   o.pod_failure_recorded = false;
   o.retry_not_before = t0 + 5s;
-  auto s = next_step(o);
-  EXPECT_EQ(s.kind, step_kind::wait_until);
-  EXPECT_EQ(s.at, t0 + 5s);
-  o.now = t0 + 5s;
-  EXPECT_EQ(next_step(o).kind, step_kind::create_pod);
+  expect_waits_until(o, t0 + 5s, step_kind::create_pod);
 }
 
 TEST(NextStep, TheLastAllowedFailureMarksTheRunnerFailed) {
@@ -143,11 +159,7 @@ TEST(NextStep, DeletionRemovesFromGitHubBeforeThePodIsTouched) {
 }
 
 TEST(NextStep, ABusyRunnerBeingDeletedKeepsItsPodAndIsAskedAgainLater) {
-  auto o = provisioned();
-  o.deleting = true;
-  o.current = phase::running;
-  o.has_job = true;
-  o.pod = pod(true);
+  auto o = being_deleted(phase::running, true);
   o.removal = github_removal::busy;
   o.retry_not_before = t0 + 30s;
   auto s = next_step(o);
@@ -194,6 +206,68 @@ TEST(NextStep, ARunnerDeletedBeforeItsJitConfigWasStoredIsRemovedFromGitHub) {
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
   o.removal = github_removal::removed;
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+}
+
+// GitHub removes a JIT runner itself once its one job is done: deleting a
+// runner that ran its job to the end asks GitHub nothing (one call per job:
+// its JIT configuration). Every other runner GitHub may still hold is
+// removed first.
+TEST(NextStep, ARunnerThatRanItsJobIsNotRemovedFromGitHubAgain) {
+  auto o = being_deleted(phase::succeeded, true);
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  for (auto p : {phase::unset, phase::pending, phase::running, phase::failed, phase::outdated}) {
+    o.current = p;
+    EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github) << to_string(p);
+  }
+  o.current = phase::succeeded;
+  o.has_job = false;  // exited 0 without ever taking a job
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+}
+
+// GitHub's budget is spent: a runner that can no longer run a job (its
+// runner process ended, or it is terminal) does not wait for the reset: the
+// RunnerSet takes its removal over and the Runner goes now. One whose
+// process may still take a job keeps its pod until GitHub confirms.
+TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
+  auto o = provisioned();
+  o.deleting = true;
+  o.current = phase::failed;
+  o.pod = exited(1);
+  o.removal = github_removal::rate_limited;
+  o.retry_not_before = t0 + 30min;
+  EXPECT_EQ(next_step(o).kind, step_kind::defer_removal);
+  o.removal = github_removal::deferred;
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  o.pod = {};
+  EXPECT_EQ(next_step(o).kind, step_kind::delete_secret);
+  o.secret_exists = false;
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+  // Idle and online: it may take a job at any moment, so it waits.
+  o = being_deleted(phase::pending, false);
+  o.removal = github_removal::rate_limited;
+  o.retry_not_before = t0 + 30min;
+  expect_waits_until(o, t0 + 30min, step_kind::remove_from_github);
+  // Never started (no pod): it can run nothing.
+  o.pod = {};
+  EXPECT_EQ(next_step(o).kind, step_kind::defer_removal);
+}
+
+TEST(NextStep, ABusyRunnersPodIsMarkedFirstAndOnce) {
+  auto o = provisioned();
+  o.current = phase::pending;
+  o.pod = pod(true);
+  o.status_pod_ready = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none) << "an idle runner's pod is left alone";
+  // The job path wrote Running + the job: the pod gets the label the set's
+  // PodDisruptionBudget selects before anything else.
+  o.current = phase::running;
+  o.has_job = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::mark_pod_busy);
+  o.pod.marked_busy = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
+  // A pod whose runner exited needs no protection any more.
+  o.pod = exited(0);
+  EXPECT_NE(next_step(o).kind, step_kind::mark_pod_busy);
 }
 
 TEST(NextStep, ItIsIdempotent) {

@@ -10,11 +10,14 @@
 #include <thread>
 
 #include "actors/kinds.hpp"
+#include "adapters/http/http_client.hpp"
+#include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "messages/jobs.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun::runnerset {
@@ -30,16 +33,28 @@ class RunnerSetActor : public test::actor_test_base {
     if (set_) caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
   }
 
-  void start(int min_runners, int max_runners) {
-    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners);
+  runnerset_actor_config config(std::chrono::milliseconds resync = 30s) {
     runnerset_actor_config cfg;
     cfg.ns = ns_;
     cfg.name = "linux";
     cfg.kube = kube_;
+    cfg.resync = resync;
     cfg.busy_recheck = 200ms;
     cfg.runner_defaults.busy_recheck = 200ms;
     cfg.runner_defaults.retry_initial = 100ms;
-    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, cfg));
+    return cfg;
+  }
+
+  // `extra_spec`: more RunnerSet spec members (wiring.hpp create_runnerset).
+  void start(int min_runners, int max_runners, const std::string& extra_spec = "",
+             std::chrono::milliseconds resync = 30s) {
+    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners, extra_spec);
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config(resync)));
+    watch();
+  }
+
+  // The set's informers, as the controller runs them.
+  void watch() {
     const std::string mine = "octorun.io/runnerset=linux";
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runnersets(), "", "metadata.name=linux"},
@@ -110,12 +125,14 @@ TEST_F(RunnerSetActor, ScaleDownTakesIdleRunnersAndNeverABusyOne) {
 
   // Job 2 is cancelled before a runner takes it: demand falls to job 1, so
   // the idle runner goes. Then an operator scales the set to zero through
-  // the scale subresource (as an HPA would) while job 1 still runs.
+  // the scale subresource (as an HPA would) while job 1 still runs:
+  // replicas are a floor, so the job's runner is still wanted.
   completed(2, "");
   EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].metadata.name}'", busy));
   test::kubectl(c_, "-n " + ns_ + " scale runnerset/linux --replicas=0 >/dev/null");
+  EXPECT_TRUE(eventually("runnerset linux -o jsonpath='{.spec.replicas}'", "0"));
   EXPECT_TRUE(
-      eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.runningRunners}'", "0 1"));
+      eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.runningRunners}'", "1 1"));
   // The idle runner was removed from GitHub once (its finalizer knows it is
   // gone); the busy one was never a candidate and is still registered.
   EXPECT_EQ(sim_->calls("rest.delete_runner"), 1);
@@ -131,6 +148,51 @@ TEST_F(RunnerSetActor, ScaleDownTakesIdleRunnersAndNeverABusyOne) {
   EXPECT_TRUE(eventually("pods -o name", ""));
 }
 
+// Regression (bench/chaos, phase-truth and busy-runner after every leader
+// change): a new leader's informers list in any order, and the Pod and
+// Secret events of a Runner not seen yet were dropped, so its actor took the
+// running pod of a busy runner for a vanished one and marked it Failed (and
+// the set then deleted it while its job ran, and lost its JIT Secret's id).
+TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRunning) {
+  start(0, 5);
+  available(1);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "1 1"));
+  const auto busy = runner_names().at(0);
+  started(1, busy);
+  ASSERT_TRUE(sim_->set_runner_busy(busy, true));
+  ASSERT_TRUE(
+      eventually("runner " + busy + " -o jsonpath='{.status.phase} {.status.podReady}'", "Running true"));
+
+  // The leader goes; the next one hears of the Pod and the Secret first.
+  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+  informers_.clear();
+  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config()));
+  kube::client api(kube_cfg_);
+  auto hear = [&](const kube::resource& r, const std::string& name) {
+    auto obj = api.get(r, ns_, name);
+    ASSERT_TRUE(obj) << kube::to_string(obj.error());
+    test::send_as_watched(set_, r, *obj);
+  };
+  hear(kinds::pods(), busy);
+  hear(kinds::secrets(), busy + "-jit");
+  hear(kinds::runnersets(), "linux");
+  hear(kinds::runners(), busy);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.runningRunners}'", "1"));
+  // Its job still runs: the runner must stay Running (it was Failed within
+  // a few hundred milliseconds before the fix).
+  auto phase = test::poll([&] { return get("runner " + busy + " -o jsonpath='{.status.phase}'"); },
+                          [](const std::string& p) { return p != "Running"; }, 5s);
+  EXPECT_FALSE(phase.met) << "the busy runner became " << phase.last;
+
+  // Its watches catch up; the job ends: the runner goes, here and on GitHub.
+  watch();
+  ASSERT_TRUE(sim_->set_runner_busy(busy, false));
+  completed(1, busy);
+  EXPECT_TRUE(eventually("runners -o name", ""));
+  EXPECT_EQ(sim_->state_json().find("\"" + busy + "\""), std::string::npos) << "its GitHub runner leaked";
+}
+
 TEST_F(RunnerSetActor, DeletingTheSetRemovesEveryRunnerHereAndOnGitHub) {
   start(2, 5);
   ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "2 2"));
@@ -143,6 +205,159 @@ TEST_F(RunnerSetActor, DeletingTheSetRemovesEveryRunnerHereAndOnGitHub) {
   EXPECT_TRUE(eventually("pods -o name", ""));
   EXPECT_TRUE(eventually("secrets -l octorun.io/runner -o name", ""));
   EXPECT_EQ(sim_->state_json().find("\"ephemeral\":true"), std::string::npos) << "a GitHub runner leaked";
+}
+
+// ---- runner pods: identity, drains, rollouts, container modes, references ----------
+
+// POSTs a policy/v1 Eviction for `pod` (what kubectl drain and the cluster
+// autoscaler do); the HTTP status: 201 evicted, 429 refused by a PodDisruptionBudget.
+int evict(const test::cluster_info& c, const std::string& ns, const std::string& pod) {
+  http::tls_options tls;
+  tls.ca_file = c.ca_file;
+  http::client api(tls);
+  auto resp =
+      api.perform({"POST",
+                   c.server + "/api/v1/namespaces/" + ns + "/pods/" + pod + "/eviction",
+                   {{"Authorization", "Bearer " + c.admin_token}, {"Content-Type", "application/json"}},
+                   R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":")" + pod +
+                       R"(","namespace":")" + ns + R"("}})"});
+  EXPECT_TRUE(resp) << resp.error().message;
+  return resp ? resp->status : 0;
+}
+
+TEST_F(RunnerSetActor, ABusyRunnerCannotBeEvictedAnIdleOneIsEvictedAndReplaced) {
+  start(2, 5);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.idleRunners}'", "2"));
+  // Its pods run as the set's own ServiceAccount, which mounts no token.
+  EXPECT_EQ(get("serviceaccount octorun-runner-linux -o jsonpath='{.automountServiceAccountToken}'"),
+            "false");
+  EXPECT_EQ(get("pods -o jsonpath='{.items[*].spec.serviceAccountName}'"),
+            "octorun-runner-linux octorun-runner-linux");
+  EXPECT_EQ(get("pdb octorun-busy-linux -o jsonpath='{.spec.selector.matchLabels}'"),
+            R"({"octorun.io/busy":"true","octorun.io/runnerset":"linux"})");
+  auto names = runner_names();
+  ASSERT_EQ(names.size(), 2u);
+  const auto busy = names[0], idle = names[1];
+  started(1, busy);
+  ASSERT_TRUE(sim_->set_runner_busy(busy, true));
+  ASSERT_TRUE(eventually("pod " + busy +
+                             R"( -o jsonpath='{.metadata.labels.octorun\.io/busy} )"
+                             R"({.metadata.annotations.cluster-autoscaler\.kubernetes\.io/safe-to-evict}')",
+                         "true false"));
+  // The disruption controller has counted it: the budget allows nothing.
+  ASSERT_TRUE(eventually(
+      "pdb octorun-busy-linux -o jsonpath='{.status.expectedPods} {.status.disruptionsAllowed}'", "1 0"));
+
+  EXPECT_EQ(evict(c_, ns_, busy), 429) << "a drain must wait for the job";
+  EXPECT_EQ(get("pod/" + busy + " -o jsonpath='{.status.phase}{.metadata.deletionTimestamp}'"), "Running");
+
+  const auto idle_pod = get("pod/" + idle + " -o jsonpath='{.metadata.uid}'");
+  EXPECT_EQ(evict(c_, ns_, idle), 201);
+  // The idle runner gets a new pod and is idle again; nothing was lost.
+  EXPECT_TRUE(test::wait_for(
+      [&] {
+        const auto uid = get("pod/" + idle + " -o jsonpath='{.metadata.uid}'");
+        return !uid.empty() && uid != idle_pod;
+      },
+      60s, "a new pod for " + idle, [&] { return diagnostics(); }));
+  EXPECT_TRUE(
+      eventually("runner " + idle + " -o jsonpath='{.status.phase} {.status.podReady}'", "Pending true"));
+  EXPECT_EQ(get("runner/" + busy + " -o jsonpath='{.status.phase} {.status.job.id}'"), "Running 1");
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 3) << "the evicted runner kept its registration";
+}
+
+TEST_F(RunnerSetActor, ATemplateChangeReplacesIdleRunnersAndLetsBusyOnesFinish) {
+  start(2, 5);
+  ASSERT_TRUE(
+      eventually("runnerset linux -o jsonpath='{.status.idleRunners} {.status.outdatedRunners}'", "2 0"));
+  auto before = runner_names();
+  ASSERT_EQ(before.size(), 2u);
+  const auto busy = before[0];
+  started(1, busy);
+  ASSERT_TRUE(sim_->set_runner_busy(busy, true));
+  ASSERT_TRUE(eventually("runner " + busy + " -o jsonpath='{.status.phase}'", "Running"));
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas}'", "3"));  // min 2 + one job
+
+  test::kubectl(
+      c_,
+      "-n " + ns_ + " patch runnerset linux --type=merge -p " +
+          R"('{"spec":{"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.331.0"}]}}}}')" +
+          " >/dev/null");
+  // Every idle runner is replaced by one on the new template; the busy one stays.
+  const std::string images =
+      R"(runners -o jsonpath='{range .items[*]}{.metadata.name}={.spec.template.spec.containers[0].image} {end}')";
+  EXPECT_TRUE(test::wait_for(
+      [&] {
+        std::istringstream in(get(images));
+        int current = 0;
+        bool busy_kept = false;
+        for (std::string item; in >> item;) {
+          if (item == busy + "=ghcr.io/actions/actions-runner:2.330.0")
+            busy_kept = true;
+          else if (item.ends_with("=ghcr.io/actions/actions-runner:2.331.0"))
+            ++current;
+          else
+            return false;  // an outdated idle runner is left
+        }
+        return busy_kept && current == 2;
+      },
+      90s, "idle runners on the new template, the busy one on its own", [&] { return get(images); }));
+  EXPECT_TRUE(eventually("runnerset linux -o jsonpath='{.status.outdatedRunners}'", "1"));
+  EXPECT_EQ(get("runner/" + busy + " -o jsonpath='{.status.phase}{.metadata.deletionTimestamp}'"), "Running");
+
+  // Its job ends: nothing outdated is left.
+  ASSERT_TRUE(sim_->set_runner_busy(busy, false));
+  completed(1, busy);
+  EXPECT_TRUE(
+      eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.outdatedRunners}'", "2 0"));
+}
+
+TEST_F(RunnerSetActor, KubernetesModeGetsTheHooksRoleWhichGoesWithTheModeAndEverythingWithTheSet) {
+  start(1, 5, R"("containerMode":{"type":"kubernetes"},)");
+  ASSERT_TRUE(eventually("roles,rolebindings,serviceaccounts,pdb -l octorun.io/runnerset=linux -o name",
+                         "role.rbac.authorization.k8s.io/octorun-runner-linux\n"
+                         "rolebinding.rbac.authorization.k8s.io/octorun-runner-linux\n"
+                         "serviceaccount/octorun-runner-linux\n"
+                         "poddisruptionbudget.policy/octorun-busy-linux\n"));
+  EXPECT_EQ(get("role octorun-runner-linux -o jsonpath='{.metadata.ownerReferences[0].kind}'"), "RunnerSet");
+  // The runner pod mounts the token its hooks need.
+  ASSERT_TRUE(eventually("runners -o jsonpath='{.items[*].spec.containerMode.type}'", "kubernetes"));
+  const auto runner = runner_names().at(0);
+  ASSERT_TRUE(eventually("pod " + runner + " -o jsonpath='{.spec.automountServiceAccountToken}'", "true"));
+  // The kube-mode ServiceAccount may do what the hooks do, and no more.
+  const auto as = " --as=system:serviceaccount:" + ns_ + ":octorun-runner-linux -n " + ns_;
+  EXPECT_EQ(test::kubectl(c_, "auth can-i create pods --subresource=exec" + as + " 2>/dev/null || true"),
+            "yes\n");
+  EXPECT_EQ(test::kubectl(c_, "auth can-i create deployments.apps" + as + " 2>/dev/null || true"), "no\n");
+
+  // The mode goes: the runner is replaced, then the Role goes.
+  test::kubectl(
+      c_,
+      "-n " + ns_ + R"( patch runnerset linux --type=merge -p '{"spec":{"containerMode":null}}' >/dev/null)");
+  EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].spec.containerMode.type}'", ""));
+  EXPECT_TRUE(eventually("roles,rolebindings -o name", ""));
+
+  test::kubectl(c_, "-n " + ns_ + " delete runnerset linux --wait=false >/dev/null");
+  EXPECT_TRUE(eventually("runnersets -o name", ""));
+  EXPECT_TRUE(eventually("serviceaccounts/octorun-runner-linux pdb/octorun-busy-linux -o name", ""));
+}
+
+TEST_F(RunnerSetActor, AWrongCaBundleIsReportedByFieldUntilItIsFixed) {
+  start(0, 5, R"("caBundle":{"configMapKeyRef":{"name":"corp-ca","key":"ca.crt"}},)", 1s);
+  const std::string condition =
+      R"(runnerset linux -o jsonpath='{.status.conditions[?(@.type=="PodConfigReady")].message}')";
+  EXPECT_TRUE(eventually(
+      condition, "spec.caBundle.configMapKeyRef: ConfigMap \"corp-ca\" not found in namespace " + ns_));
+  test::kubectl(c_, "-n " + ns_ + " create configmap corp-ca --from-literal=ca.crt=hello >/dev/null");
+  EXPECT_TRUE(eventually(condition,
+                         "spec.caBundle.configMapKeyRef: key \"ca.crt\" of ConfigMap \"corp-ca\" holds no "
+                         "PEM certificate (-----BEGIN CERTIFICATE-----)"));
+  test::kubectl(c_, "-n " + ns_ + " delete configmap corp-ca >/dev/null");
+  test::kubectl(c_,
+                "-n " + ns_ + " create configmap corp-ca --from-file=ca.crt=" + c_.ca_file + " >/dev/null");
+  EXPECT_TRUE(eventually(
+      R"(runnerset linux -o jsonpath='{.status.conditions[?(@.type=="PodConfigReady")].status} {.status.conditions[?(@.type=="PodConfigReady")].reason}')",
+      "True Applied"));
 }
 
 }  // namespace

@@ -80,5 +80,25 @@ TEST(Routing, PicksTheVariantThatCarriesEveryLabel) {
   EXPECT_EQ(variant_for_job({}, {"self-hosted"}), std::nullopt);
 }
 
+// A set heeds the job messages of its own intake only: a webhook delivery
+// about a Listener set's job arrives out of step with the scale set's
+// statistics.
+TEST(JobRouting, ASetHeedsOnlyItsOwnIntakesJobMessages) {
+  EXPECT_TRUE(heeds_job_message(model::intake_mode::webhook, false));
+  EXPECT_FALSE(heeds_job_message(model::intake_mode::webhook, true));
+  EXPECT_TRUE(heeds_job_message(model::intake_mode::listener, true));
+  EXPECT_FALSE(heeds_job_message(model::intake_mode::listener, false));
+}
+
+TEST(JobRouting, DemandForACompletedOrCountedJobIsStale) {
+  EXPECT_FALSE(stale_demand(false, false));
+  ASSERT_TRUE(stale_demand(true, false));
+  EXPECT_STREQ(stale_demand(true, false)->reason, "stale_delivery");
+  EXPECT_STREQ(stale_demand(true, true)->reason, "stale_delivery") << "completed wins";
+  ASSERT_TRUE(stale_demand(false, true));
+  EXPECT_STREQ(stale_demand(false, true)->reason, "stale_delivery");
+  EXPECT_NE(std::string(stale_demand(false, true)->why).find("counted already"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace octorun::runnerset

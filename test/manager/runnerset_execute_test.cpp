@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/kinds.hpp"
+#include "actors/metrics/event_metrics.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/common/base64.hpp"
@@ -29,10 +30,20 @@ enum class answer { ok, reply_error, actor_error, silence };
 struct script {
   answer create = answer::ok, remove = answer::ok, status = answer::ok, github_delete = answer::ok;
   bool github_busy = false;
-  std::vector<std::string> created;  // bodies of the Runner creates
-  int deletes = 0, status_patches = 0, finalizer_patches = 0, secret_reads = 0, github_deletes = 0;
+  // GitHub answers with a spent rate limit (retry after `retry_after`) while set.
+  bool rate_limited = false;
+  std::chrono::seconds retry_after{60};
+  std::vector<std::string> created;   // bodies of the Runner creates
+  std::vector<std::string> statuses;  // bodies of the status patches
+  std::vector<std::int64_t> github_deleted;
+  int deletes = 0, status_patches = 0, finalizer_patches = 0, secret_reads = 0, github_deletes = 0, jits = 0;
+  int applies = 0;  // the set's ServiceAccount and PodDisruptionBudget (server-side apply)
   std::vector<caf::response_promise> held;  // requests never answered (they time out)
 };
+
+github::error rate_limit_error(const script& s) {
+  return github::error{github::error_kind::rate_limited, 403, "API rate limit exceeded", s.retry_after, 0};
+}
 
 // Asks the fake apiserver to answer the oldest request it held.
 using release_atom = caf::atom_constant<caf::atom("release")>;
@@ -84,12 +95,17 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<script> s)
         return respond<kube::object_result>(self, s, s->remove, kube::object{}, unexpected{server_error()});
       },
       [=](kube::patch_request& r) -> caf::result<kube::object_result> {
+        if (r.type == kube::patch_type::apply) {
+          ++s->applies;
+          return *kube::parse_object(r.body);
+        }
         if (r.res.plural != "runnersets") return kube::object_result{unexpected{server_error()}};
         if (r.subresource != "status") {
           ++s->finalizer_patches;
           return *kube::parse_object(set_json);
         }
         ++s->status_patches;
+        s->statuses.push_back(r.body);
         return respond<kube::object_result>(self, s, s->status, *kube::parse_object(set_json),
                                             unexpected{server_error()});
       },
@@ -105,16 +121,54 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<script> s)
 
 caf::behavior fake_github(caf::event_based_actor* self, std::shared_ptr<script> s) {
   return {
-      [=](github::delete_runner_atom, std::int64_t) -> caf::result<github::delete_reply> {
+      [=](github::delete_runner_atom, std::int64_t id) -> caf::result<github::delete_reply> {
         ++s->github_deletes;
+        if (s->rate_limited) return github::delete_reply{unexpected{rate_limit_error(*s)}};
+        if (!s->github_busy) s->github_deleted.push_back(id);
         github::delete_reply ok{s->github_busy ? github::delete_outcome::busy
                                                : github::delete_outcome::deleted};
         github::delete_reply failed{
             unexpected{github::error{github::error_kind::server_error, 502, "bad", {}, 0}}};
         return respond<github::delete_reply>(self, s, s->github_delete, ok, failed);
       },
-      [=](github::jit_config_atom, github::jit_request&) -> github::jit_reply {
-        return unexpected{github::error{github::error_kind::server_error, 502, "not in this test", {}, 0}};
+      [=](github::jit_config_atom, github::jit_request& req) -> github::jit_reply {
+        ++s->jits;
+        if (s->rate_limited) return unexpected{rate_limit_error(*s)};
+        github::jit_config c;
+        c.registered.id = 1000 + s->jits;
+        c.registered.name = req.name;
+        c.encoded_jit_config = "e30";
+        return c;
+      },
+  };
+}
+
+// Plays a Runner actor: asks the set (its runner_github_api) and keeps the answers.
+struct runner_asks {
+  std::vector<github::jit_reply> jits;
+  std::vector<github::delete_reply> removals;
+  std::vector<std::int64_t> deferred;  // ids the set took over
+};
+using ask_jit_atom = caf::atom_constant<caf::atom("askjit")>;
+using ask_remove_atom = caf::atom_constant<caf::atom("askrm")>;
+using ask_defer_atom = caf::atom_constant<caf::atom("askdefer")>;
+
+caf::behavior runner_stub(caf::event_based_actor* self, caf::actor set, std::shared_ptr<runner_asks> out) {
+  return {
+      [=](ask_jit_atom) {
+        github::jit_request req;
+        req.name = "linux-abcde";
+        self->request(set, 5s, github::jit_config_atom::value, req)
+            .then([=](github::jit_reply& r) { out->jits.push_back(r); }, [](caf::error&) {});
+      },
+      [=](ask_remove_atom, std::int64_t id) {
+        self->request(set, 5s, github::delete_runner_atom::value, id)
+            .then([=](github::delete_reply& r) { out->removals.push_back(r); }, [](caf::error&) {});
+      },
+      [=](ask_defer_atom, std::int64_t id) {
+        self->request(set, std::chrono::seconds(3600), defer_removal_atom::value, id,
+                      std::string("linux-abcde"))
+            .then([=](bool) { out->deferred.push_back(id); }, [](caf::error&) {});
       },
   };
 }
@@ -320,6 +374,127 @@ TEST_F(RunnerSetExecute, AStatusComputedWhileOneIsInFlightIsWrittenAfterIt) {
   caf::anon_send(kube_, release_atom::value);
   t_.run();
   EXPECT_EQ(s_->status_patches, 2);
+}
+
+// ---- GitHub's budget -------------------------------------------------------------------
+
+// A metric of the set's in the event registry (-1: none).
+double set_metric(const std::string& family) {
+  for (const auto& f : metrics::event_registry().Collect()) {
+    if (f.name != family) continue;
+    for (const auto& m : f.metric) {
+      bool ours = false;
+      for (const auto& l : m.label) ours |= l.name == "runnerset" && l.value == "linux";
+      if (ours) return f.type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
+    }
+  }
+  return -1;
+}
+
+bool rate_limited(const github::jit_reply& r) {
+  return !r && r.error().kind == github::error_kind::rate_limited;
+}
+
+class RunnerSetBudget : public RunnerSetExecute {
+ protected:
+  RunnerSetBudget() {
+    start();
+    runner_ = t_.sys.spawn(runner_stub, set_, asks_);
+  }
+  ~RunnerSetBudget() override { caf::anon_send_exit(runner_, caf::exit_reason::kill); }
+  template <class... Ts>
+  void ask(Ts... xs) {
+    caf::anon_send(runner_, xs...);
+    t_.run();
+  }
+  std::shared_ptr<runner_asks> asks_ = std::make_shared<runner_asks>();
+  caf::actor runner_;
+};
+
+// One rate-limit answer pauses every GitHub call of the set until its retry
+// time: a thousand waiting runners make no request; the pause is logged and
+// counted once, and the calls go again once it ends.
+TEST_F(RunnerSetBudget, ARateLimitPausesEveryGitHubCallUntilItEnds) {
+  s_->rate_limited = true;
+  ask(ask_jit_atom::value);
+  ASSERT_EQ(asks_->jits.size(), 1u);
+  EXPECT_TRUE(rate_limited(asks_->jits[0]));
+  EXPECT_EQ(s_->jits, 1);
+  EXPECT_EQ(set_metric("octorun_github_rate_limited"), 1);
+  EXPECT_EQ(set_metric("octorun_github_rate_limit_pauses_total"), 1);
+  for (int i = 0; i < 20; ++i) ask(ask_jit_atom::value);
+  ask(ask_remove_atom::value, std::int64_t{5});
+  EXPECT_EQ(s_->jits, 1) << "asked GitHub during the pause";
+  EXPECT_EQ(s_->github_deletes, 0) << "asked GitHub during the pause";
+  ASSERT_EQ(asks_->jits.size(), 21u);
+  EXPECT_TRUE(rate_limited(asks_->jits.back()));
+  EXPECT_GT(asks_->jits.back().error().retry_after.count(), 0) << "the runner is told how long to wait";
+  EXPECT_LE(asks_->jits.back().error().retry_after, s_->retry_after);
+  s_->rate_limited = false;
+  t_.advance(s_->retry_after - 1s);
+  ask(ask_jit_atom::value);
+  EXPECT_EQ(s_->jits, 1) << "the pause ended early";
+  t_.advance(1s);  // the set's wake-up at the end of the pause
+  EXPECT_EQ(set_metric("octorun_github_rate_limited"), 0);
+  ask(ask_jit_atom::value);
+  EXPECT_EQ(s_->jits, 2);
+  EXPECT_FALSE(rate_limited(asks_->jits.back()));
+  EXPECT_EQ(set_metric("octorun_github_rate_limit_pauses_total"), 1) << "one pause, counted once";
+}
+
+// A runner that can run no job hands its GitHub removal to the set: the set
+// answers once its status records it (so a restart cannot lose it), and
+// removes it from GitHub after the pause.
+TEST_F(RunnerSetBudget, AHandedOverRemovalIsRecordedBeforeTheRunnerMayGoAndDoneAfterThePause) {
+  s_->rate_limited = true;
+  ask(ask_remove_atom::value, std::int64_t{42});
+  ASSERT_EQ(asks_->removals.size(), 1u);
+  EXPECT_FALSE(asks_->removals[0]);
+  s_->status = answer::silence;
+  ask(ask_defer_atom::value, std::int64_t{42});
+  EXPECT_TRUE(asks_->deferred.empty()) << "answered before the status recorded it";
+  ASSERT_FALSE(s_->statuses.empty());
+  EXPECT_NE(s_->statuses.back().find(R"("pendingRemovals":[{"runnerId":42,"name":"linux-abcde"}])"),
+            std::string::npos)
+      << s_->statuses.back();
+  s_->status = answer::ok;
+  caf::anon_send(kube_, release_atom::value);
+  t_.run();
+  EXPECT_EQ(asks_->deferred, (std::vector<std::int64_t>{42}));
+  ask(ask_defer_atom::value, std::int64_t{42});
+  EXPECT_EQ(asks_->deferred.size(), 2u) << "recorded already: answered at once";
+  EXPECT_EQ(set_metric("octorun_github_deferred_removals"), 1);
+  // The pause ends: the set removes it from GitHub and the status drops it.
+  s_->rate_limited = false;
+  EXPECT_TRUE(s_->github_deleted.empty());
+  t_.advance(s_->retry_after);
+  EXPECT_EQ(s_->github_deleted, (std::vector<std::int64_t>{42}));
+  EXPECT_NE(s_->statuses.back().find(R"("pendingRemovals":null)"), std::string::npos) << s_->statuses.back();
+  EXPECT_EQ(set_metric("octorun_github_deferred_removals"), 0);
+}
+
+// After a restart (or on the next leader) the removals the status lists are
+// still done.
+TEST_F(RunnerSetExecute, RemovalsTheStatusListsAreDoneAfterARestart) {
+  rapidjson::Document d;
+  d.Parse(set_json);
+  auto& a = d.GetAllocator();
+  rapidjson::Value status(rapidjson::kObjectType);
+  rapidjson::Value removals(rapidjson::kArrayType);
+  rapidjson::Value entry(rapidjson::kObjectType);
+  entry.AddMember("runnerId", 77, a);
+  entry.AddMember("name", "linux-old", a);
+  removals.PushBack(entry, a);
+  status.AddMember("pendingRemovals", removals, a);
+  d.AddMember("status", status, a);
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg_));
+  caf::anon_send(set_,
+                 watched::runnerset_event{"rs", kube::event_type::modified,
+                                          watched::read_runnerset(*kube::parse_object(json::write(d)))});
+  t_.run();
+  EXPECT_EQ(s_->github_deleted, (std::vector<std::int64_t>{77}));
+  ASSERT_FALSE(s_->statuses.empty());
+  EXPECT_NE(s_->statuses.back().find(R"("pendingRemovals":null)"), std::string::npos) << s_->statuses.back();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "actors/runnerset/plan.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -25,6 +26,8 @@ set_observation ready_set() {
   o.has_finalizer = true;
   o.credentials_loaded = true;
   o.scale_set_client = true;
+  // Its ServiceAccount and PodDisruptionBudget applied (pod_resources.hpp).
+  for (const auto& obj : desired_pod_resources(set)) o.applied_objects[obj.key] = obj.body;
   return o;
 }
 
@@ -224,17 +227,23 @@ TEST(RunnerSetPlan, ARunnerWhoseJobCompletedHoldsNoCapacity) {
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "removed before its phase was written";
 }
 
-TEST(RunnerSetPlan, ReplicasReplaceDemandOnlyWithOneVariant) {
+TEST(RunnerSetPlan, ReplicasAreAFloorUnderDemandSplitOverTheVariants) {
   auto o = ready_set();
   o.set->spec.replicas = 4;
   demand(o, 1);
-  EXPECT_EQ(creates(plan(o)), 4);
+  EXPECT_EQ(creates(plan(o)), 4) << "a warm pool of 4 under one job";
+  demand(o, 5);
+  EXPECT_EQ(creates(plan(o)), 6) << "demand above the floor";
   o.set->spec.variants = {model::variant_spec{"a", {}, {}, {}, {}}, model::variant_spec{"b", {}, {}, {}, {}}};
   o.active_jobs.clear();
   demand(o, 1, "a");
   auto p = plan(o);
-  EXPECT_EQ(creates(p), 1);
-  EXPECT_EQ(subjects(p, action_kind::create_runners), (names{"a"}));
+  EXPECT_EQ(creates(p), 4) << "one set-wide target";
+  EXPECT_EQ(subjects(p, action_kind::create_runners), (names{"a"})) << "the rest goes where the jobs are";
+  o.active_jobs.clear();
+  p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::create_runners), (names{"a", "b"})) << "no job: evenly";
+  EXPECT_EQ(creates(p), 4);
 }
 
 // ---- stabilization --------------------------------------------------------------------
@@ -242,18 +251,23 @@ TEST(RunnerSetPlan, ReplicasReplaceDemandOnlyWithOneVariant) {
 TEST(RunnerSetPlan, ScaleDownStopsAtTheWindowsFloorAndWakesAtItsEnd) {
   auto o = ready_set();
   for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
-  o.scale_down.emplace("", scale_down_window(10s)).first->second.floor(t0 - 5s, 2);  // desired 2, 5 s ago
+  auto& window = o.scale_down.emplace("", scale_down_window(10s)).first->second;
+  window.floor(t0 - 5s, 2);  // desired 2 since 5 s ago
   demand(o, 0);
   auto p = plan(o);
   EXPECT_EQ(of(p, action_kind::remove_idle_runner).size(), 1u) << "down to the floor (2), not to 0";
   auto wakes = of(p, action_kind::wake);
   ASSERT_EQ(wakes.size(), 1u);
-  EXPECT_EQ(wakes[0].subject, std::string(scale_down_wake));
-  EXPECT_EQ(wakes[0].at, t0 + 10s);
-  o.in_flight.insert({action_kind::wake, std::string(scale_down_wake)});
+  EXPECT_EQ(wakes[0].subject, scale_down_wake(""));
+  EXPECT_EQ(wakes[0].at, t0 + 10s) << "2 held until now: it leaves the window 10 s from now";
+  o.in_flight.insert({action_kind::wake, scale_down_wake("")});
   EXPECT_FALSE(has(plan(o), action_kind::wake)) << "a second wake-up while one is pending";
+  window.floor(t0, 0);  // what the actor records after the plan
+  o.now = t0 + 10s - 1ms;
+  EXPECT_EQ(of(plan(o), action_kind::remove_idle_runner).size(), 1u) << "still inside the window";
   // The window is over: down to what is desired now.
-  o.now = t0 + 6s;
+  o.now = t0 + 10s;
+  o.in_flight.erase({action_kind::wake, scale_down_wake("")});
   p = plan(o);
   EXPECT_EQ(of(p, action_kind::remove_idle_runner).size(), 3u);
   EXPECT_FALSE(has(p, action_kind::wake));
@@ -415,6 +429,8 @@ set_observation deleting_set() {
   auto o = listener_set();
   o.set->metadata.deleting = true;
   registered(o, 1);
+  // Its per-set objects deleted already (DeletionDeletesThePerSetObjectsLast).
+  for (const auto& key : pod_resource_keys("linux")) o.deleted_objects.insert(key);
   return o;
 }
 
@@ -484,6 +500,245 @@ TEST(RunnerSetPlan, VariantOfARunnerBeingCreated) {
   EXPECT_EQ(variant_of(o, "linux-a-x"), "a");
   EXPECT_EQ(variant_of(o, "linux-b-y"), "b");
   EXPECT_EQ(variant_of(o, "nope"), "");
+}
+
+// ---- the runner pods' per-set objects (pod_resources.hpp) ---------------------------
+
+TEST(RunnerSetPlan, PerSetObjectsAreAppliedBeforeAnyRunnerIsCreated) {
+  auto o = ready_set();
+  o.applied_objects.clear();
+  demand(o, 2);
+  auto p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::apply_object),
+            (names{"ServiceAccount/octorun-runner-linux", "PodDisruptionBudget/octorun-busy-linux"}));
+  EXPECT_EQ(creates(p), 0) << "a pod naming a ServiceAccount that does not exist is refused";
+  o.in_flight.insert({action_kind::apply_object, "ServiceAccount/octorun-runner-linux"});
+  EXPECT_EQ(subjects(plan(o), action_kind::apply_object), (names{"PodDisruptionBudget/octorun-busy-linux"}));
+  for (const auto& obj : desired_pod_resources(*o.set)) o.applied_objects[obj.key] = obj.body;
+  o.in_flight.erase({action_kind::apply_object, "ServiceAccount/octorun-runner-linux"});
+  p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::apply_object)) << "applied again with nothing changed";
+  EXPECT_EQ(creates(p), 2);
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("type":"PodConfigReady","status":"True","reason":"Applied")"),
+            std::string::npos)
+      << status[0].text;
+}
+
+TEST(RunnerSetPlan, ContainerModeKubernetesAddsTheHooksRoleAndDropsItWhenNothingNeedsIt) {
+  auto o = ready_set();
+  o.set->spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
+  auto p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::apply_object),
+            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
+  for (const auto& obj : desired_pod_resources(*o.set)) o.applied_objects[obj.key] = obj.body;
+  EXPECT_FALSE(has(plan(o), action_kind::apply_object));
+
+  // The mode is dropped while a runner made in it still runs its job.
+  o.set->spec.pod.container_mode.reset();
+  add_runner(o, "linux-a", runner::phase::running, true).kubernetes_mode = true;
+  EXPECT_FALSE(has(plan(o), action_kind::delete_object)) << "its job still calls the API";
+  o.runners.clear();
+  EXPECT_EQ(subjects(plan(o), action_kind::delete_object),
+            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
+  o.deleted_objects = {"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"};
+  o.applied_objects.erase("Role/octorun-runner-linux");
+  o.applied_objects.erase("RoleBinding/octorun-runner-linux");
+  EXPECT_FALSE(has(plan(o), action_kind::delete_object));
+}
+
+TEST(RunnerSetPlan, AStaleHooksRoleIsLookedForOnlyUnderASpecNotYetReconciled) {
+  auto o = ready_set();
+  EXPECT_FALSE(has(plan(o), action_kind::delete_object)) << "a DELETE per set per restart";
+  o.set->metadata.generation = 3;
+  o.set->status.observed_generation = 2;  // changed while the manager was away
+  EXPECT_EQ(subjects(plan(o), action_kind::delete_object),
+            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
+}
+
+TEST(RunnerSetPlan, ARefusedApplyIsReportedAndRetriedLater) {
+  auto o = ready_set();
+  o.set->spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
+  o.object_errors["Role/octorun-runner-linux"] = "403 Forbidden: attempting to grant RBAC permissions";
+  o.objects_retry_at = t0 + 30s;
+  demand(o, 1);
+  auto p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::apply_object), (names{"RoleBinding/octorun-runner-linux"}));
+  EXPECT_EQ(creates(p), 0) << "runners whose jobs could not start their containers";
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("type":"PodConfigReady","status":"False","reason":"ApplyFailed",)"
+                                R"("message":"Role/octorun-runner-linux: 403 Forbidden)"),
+            std::string::npos)
+      << status[0].text;
+  o.now = t0 + 30s;
+  EXPECT_EQ(subjects(plan(o), action_kind::apply_object),
+            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
+}
+
+TEST(RunnerSetPlan, AnInvalidPodConfigurationCreatesNoRunnersAndSaysWhichField) {
+  auto o = ready_set();
+  o.set->spec.pod.proxy = model::proxy_spec{model::proxy_endpoint{"proxy.corp:3128", ""}, std::nullopt, {}};
+  demand(o, 1);
+  auto p = plan(o);
+  EXPECT_EQ(creates(p), 0);
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(
+      status[0].text.find(R"("reason":"InvalidSpec","message":"spec.proxy.http.url: \"proxy.corp:3128\" )"
+                          R"(must start with http:// or https://")"),
+      std::string::npos)
+      << status[0].text;
+}
+
+TEST(RunnerSetPlan, ReferencesAreCheckedAndAProblemIsReportedWithoutStoppingRunners) {
+  auto o = ready_set();
+  o.set->spec.pod.ca_bundle =
+      model::ca_bundle_ref{model::ca_bundle_ref::source::config_map, "corp-ca", "ca.crt"};
+  demand(o, 1);
+  auto p = plan(o);
+  auto checks = of(p, action_kind::check_reference);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].subject, "ConfigMap/corp-ca");
+  ASSERT_TRUE(checks[0].ref);
+  EXPECT_EQ(checks[0].ref->field, "spec.caBundle.configMapKeyRef");
+  // Its pods start once the ConfigMap exists: runners are made meanwhile.
+  o.reference_problems["ConfigMap/corp-ca"] =
+      "spec.caBundle.configMapKeyRef: ConfigMap \"corp-ca\" not found";
+  o.references_checked_at = t0;
+  p = plan(o);
+  EXPECT_EQ(creates(p), 1);
+  EXPECT_FALSE(has(p, action_kind::check_reference)) << "checked again before reference_recheck";
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("reason":"ReferenceInvalid","message":"spec.caBundle.configMapKeyRef: )"),
+            std::string::npos)
+      << status[0].text;
+  o.now = t0 + 30s;
+  EXPECT_TRUE(has(plan(o), action_kind::check_reference));
+  // Once it fits, it is looked at ten times as seldom.
+  o.reference_problems["ConfigMap/corp-ca"] = "";
+  EXPECT_FALSE(has(plan(o), action_kind::check_reference));
+  o.now = t0 + 300s;
+  EXPECT_TRUE(has(plan(o), action_kind::check_reference));
+}
+
+TEST(RunnerSetPlan, DeletionDeletesThePerSetObjectsLast) {
+  auto o = deleting_set();
+  o.deleted_objects.clear();
+  o.no_runners_confirmed = true;
+  o.deleted_scale_sets = {7};
+  auto p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::delete_object),
+            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux",
+                   "ServiceAccount/octorun-runner-linux", "PodDisruptionBudget/octorun-busy-linux"}));
+  EXPECT_FALSE(has(p, action_kind::patch_finalizer));
+  for (const auto& key : pod_resource_keys("linux")) o.deleted_objects.insert(key);
+  // One the manager may not delete is left to the garbage collector (owner reference).
+  o.deleted_objects.erase("PodDisruptionBudget/octorun-busy-linux");
+  o.object_errors["PodDisruptionBudget/octorun-busy-linux"] = "403 Forbidden";
+  EXPECT_TRUE(has(plan(o), action_kind::patch_finalizer));
+  // While runners remain, none of them goes.
+  add_runner(o, "linux-a", runner::phase::running, true);
+  o.deleted_objects.clear();
+  o.object_errors.clear();
+  EXPECT_FALSE(has(plan(o), action_kind::delete_object));
+}
+
+// ---- template rollouts (rollout.hpp) ------------------------------------------------
+
+// A set whose template changed: its runners carry the old fingerprint.
+set_observation rolled_set(std::int32_t min_runners) {
+  auto o = ready_set();
+  o.set->spec.min_runners = min_runners;
+  o.set->spec.template_.json = R"({"spec":{"containers":[{"name":"runner","image":"r:2"}]}})";
+  return o;
+}
+const std::string old_fingerprint = "0123456789abcdef";
+std::string current_fingerprint(const set_observation& o) {
+  return model::pod_fingerprint(o.set->spec.template_, o.set->spec.pod);
+}
+
+TEST(RunnerSetPlan, ARolloutReplacesIdleOutdatedRunnersInStepsAndNeverABusyOne) {
+  auto o = rolled_set(4);
+  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-b", runner::phase::pending, false).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-c", runner::phase::running, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-d", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  auto p = plan(o);
+  // A quarter of 4: one at a time, the one not online yet first.
+  EXPECT_EQ(subjects(p, action_kind::remove_idle_runner), (names{"linux-b"}));
+  EXPECT_EQ(creates(p), 0) << "the replaced runner holds its place until its removal is answered";
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("outdatedRunners":3)"), std::string::npos) << status[0].text;
+
+  // Its removal answered (deleting): a current runner takes its place, and
+  // the step is still in use until it is gone.
+  o.runners["linux-b"].view.deleting = true;
+  p = plan(o);
+  EXPECT_EQ(creates(p), 1);
+  EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty());
+  o.runners.erase("linux-b");
+  p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::remove_idle_runner), (names{"linux-a"}));
+  // The busy one finishes on its old template; once finished it is deleted, not replaced in place.
+  o.runners.erase("linux-a");
+  add_runner(o, "linux-e", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  p = plan(o);
+  EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "linux-c is busy";
+  status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("outdatedRunners":1)"), std::string::npos) << status[0].text;
+}
+
+TEST(RunnerSetPlan, NoRolloutWhileTheRunnerCrdDropsFieldsOfTheSpec) {
+  auto o = rolled_set(2);
+  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
+  o.runner_crd_problem = "the Runner CRD is older than the manager";
+  auto p = plan(o);
+  EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "every new runner would be outdated too";
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("reason":"RunnerCRDOutdated")"), std::string::npos) << status[0].text;
+}
+
+TEST(RunnerSetPlan, AnUnchangedSetHasNoOutdatedRunners) {
+  auto o = rolled_set(2);
+  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-b", runner::phase::pending, true);  // fingerprint unknown
+  auto p = plan(o);
+  EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty());
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("outdatedRunners":0)"), std::string::npos) << status[0].text;
+}
+
+TEST(RunnerSetPlan, ScaleDownTakesOutdatedRunnersBeforeCurrentOnes) {
+  auto o = rolled_set(0);
+  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-b", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-c", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  demand(o, 2);
+  // One too many: the outdated one goes (as a scale-down, or as the rollout's step).
+  EXPECT_EQ(subjects(plan(o), action_kind::remove_idle_runner), (names{"linux-b"}));
+}
+
+TEST(RunnerSetPlan, AVariantsOwnContainerModeChangesOnlyItsRunners) {
+  auto o = rolled_set(0);
+  o.set->spec.variants = {model::variant_spec{"a", {"a"}, {}, {}, {}},
+                          model::variant_spec{"b", {"b"}, {}, {}, {}}};
+  auto before = model::effective_variants(o.set->spec);
+  add_runner(o, "linux-a-x", runner::phase::pending, true, "a").pod_fingerprint =
+      model::pod_fingerprint(*before[0].template_, before[0].pod);
+  add_runner(o, "linux-b-x", runner::phase::pending, true, "b").pod_fingerprint =
+      model::pod_fingerprint(*before[1].template_, before[1].pod);
+  demand(o, 1, "a");
+  demand(o, 1, "b");
+  EXPECT_TRUE(of(plan(o), action_kind::remove_idle_runner).empty());
+  o.set->spec.variants[1].container_mode = model::container_mode_spec{model::container_mode::dind, ""};
+  EXPECT_EQ(subjects(plan(o), action_kind::remove_idle_runner), (names{"linux-b-x"}));
 }
 
 TEST(RunnerSetPlan, PlanningTwiceYieldsTheSameActions) {

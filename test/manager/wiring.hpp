@@ -49,6 +49,24 @@ inline caf::actor spawn_watch(caf::actor_system& sys, const kube::config& cfg, k
   return spawn(sys, cfg, {}, std::move(io));
 }
 
+// Sends `target` what the manager's typed informer for `res` delivers for
+// `obj` as an ADDED event (as a new leader's list would).
+inline void send_as_watched(const caf::actor& target, const kube::resource& res, const kube::object& obj) {
+  namespace w = ::octorun::watched;
+  const auto added = kube::event_type::added;
+  const auto& plural = res.plural;
+  if (plural == "runnersets")
+    caf::anon_send(target, w::runnerset_event{res.id(), added, w::read_runnerset(obj)});
+  else if (plural == "runners")
+    caf::anon_send(target, w::runner_event{res.id(), added, w::read_runner(obj)});
+  else if (plural == "pods")
+    caf::anon_send(target, w::pod_event{res.id(), added, w::read_pod(obj)});
+  else if (plural == "secrets")
+    caf::anon_send(target, w::secret_event{res.id(), added, w::read_secret(obj)});
+  else
+    ADD_FAILURE() << "not a kind the manager watches: " << plural;
+}
+
 // One typed informer per entry (as the controller spawns them), in `ns`,
 // forwarding to `target`. Stop the returned
 // actors with anon_send_exit when done.
@@ -72,9 +90,11 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
 
 // Creates the credentials Secret "github" (the simulator's PAT) and the
 // RunnerSet "linux" (runner label "linux", one runner container) in `ns`;
-// returns the RunnerSet as the apiserver stored it.
+// returns the RunnerSet as the apiserver stored it. `extra_spec`: more spec
+// members, each followed by a comma (e.g. R"("containerMode":{"type":"dind"},)").
 inline std::string create_runnerset(const cluster_info& c, const std::string& ns,
-                                    const std::string& scope_url, int min_runners, int max_runners) {
+                                    const std::string& scope_url, int min_runners, int max_runners,
+                                    const std::string& extra_spec = "") {
   kubectl(c,
           "-n " + ns + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
   return kubectl(
@@ -82,10 +102,9 @@ inline std::string create_runnerset(const cluster_info& c, const std::string& ns
       "-n " + ns + " create -o json -f - <<'EOF'\n" +
           R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
           R"("scopeURL":")" +
-          scope_url +
-          R"(","credentialsSecretName":"github","runnerLabels":["linux"],)"
-          R"("minRunners":)" +
-          std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
+          scope_url + R"(","credentialsSecretName":"github","runnerLabels":["linux"],)" + extra_spec +
+          R"("minRunners":)" + std::to_string(min_runners) + R"(,"maxRunners":)" +
+          std::to_string(max_runners) +
           R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
           "\nEOF");
 }

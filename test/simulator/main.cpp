@@ -1,7 +1,9 @@
 // github-simulator: the GitHub simulator as a process, for the demo and the bench.
 //   github-simulator [--port N] [--bind ADDR] [--tls-pem FILE] [--app-public-key FILE]
 //                    [--webhook-url URL] [--webhook-secret S] [--pat TOKEN]... [--repo o/r]... [--org o]...
-//                    [--long-poll-ms N] [--token-ttl-s N] [--rate-limit N] [--auto-online] [--auto-scopes]
+//                    [--long-poll-ms N] [--token-ttl-s N] [--admin-token-ttl-s N]
+//                    [--session-idle-timeout-ms N] [--rate-limit N] [--rate-limit-window-s N]
+//                    [--auto-online] [--auto-scopes]
 // Prints "listening on <base url>" and serves until SIGINT/SIGTERM.
 #include <csignal>
 #include <cstdlib>
@@ -57,8 +59,14 @@ int main(int argc, char** argv) {
       o.long_poll = std::chrono::milliseconds(std::atoll(next().c_str()));
     else if (a == "--token-ttl-s")
       o.installation_token_ttl = std::chrono::seconds(std::atoll(next().c_str()));
+    else if (a == "--admin-token-ttl-s")
+      o.admin_token_ttl = std::chrono::seconds(std::atoll(next().c_str()));
+    else if (a == "--session-idle-timeout-ms")
+      o.session_idle_timeout = std::chrono::milliseconds(std::atoll(next().c_str()));
     else if (a == "--rate-limit")
       o.rate_limit = std::atoll(next().c_str());
+    else if (a == "--rate-limit-window-s")
+      o.rate_limit_window = std::chrono::seconds(std::atoll(next().c_str()));
     else if (a == "--auto-online")
       o.auto_online = true;
     else if (a == "--auto-scopes")

@@ -6,6 +6,7 @@
 #include "adapters/common/base64.hpp"
 #include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
+#include "adapters/github/scope.hpp"
 #include "test/simulator/simulator_impl.hpp"
 #include "test/support/jwt_testing.hpp"
 
@@ -35,7 +36,7 @@ server_response simulator::impl::rest_json(int status, std::string body, const s
     r.headers.emplace_back("x-ratelimit-remaining",
                            std::to_string(std::max<std::int64_t>(0, options.rate_limit - used)));
     r.headers.emplace_back("x-ratelimit-used", std::to_string(used));
-    r.headers.emplace_back("x-ratelimit-reset", std::to_string(start + 3600));
+    r.headers.emplace_back("x-ratelimit-reset", std::to_string(start + options.rate_limit_window.count()));
     r.headers.emplace_back("x-ratelimit-resource", "core");
   }
   return r;
@@ -56,7 +57,7 @@ std::optional<server_response> simulator::impl::check_rest_auth(const server_req
   }
   if (!valid) return rest_error(401, "Bad credentials");
   auto& [start, used] = budgets[token];
-  if (start == 0 || now() - start >= 3600) {
+  if (start == 0 || now() - start >= options.rate_limit_window.count()) {
     start = now();
     used = 0;
   }
@@ -87,17 +88,30 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
                  "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
                  "\"write\"},\"repository_selection\":\"all\"}");
   }
-  // Actions service registration: RemoteAuth <registration token>.
+  // Actions service registration: RemoteAuth <registration token>. The body
+  // names the configuration URL (github.com, *.ghe.com or GHES form); its path
+  // must be the scope the registration token was issued for, and the answer
+  // is that scope's tenant with an admin token for it.
   if (seg.size() == 2 && seg[0] == "actions" && seg[1] == "runner-registration" && post) {
     if (auto f = enter("rest.runner_registration", false, lock)) return *f;
     std::string_view h = r.header_value("authorization");
     if (!h.starts_with("RemoteAuth ")) return rest_error(401, "Requires authentication");
     auto it = registration_tokens.find(std::string(h.substr(11)));
-    if (it == registration_tokens.end() || it->second <= now()) return rest_error(401, "Bad credentials");
+    if (it == registration_tokens.end() || it->second.expires <= now())
+      return rest_error(401, "Bad credentials");
+    rapidjson::Document d;
+    d.Parse(r.body.data(), r.body.size());
+    if (d.HasParseError() || !d.IsObject()) return rest_error(400, "Problems parsing JSON");
+    auto target = github::parse_config_url(json::str(d, "url"));
+    if (!target) return rest_error(422, "url: " + target.error());
+    if (target->where.path().substr(1) != it->second.scope_key)
+      return rest_error(404, "Not Found");  // the token is for another scope
+    const auto& tenant = tenant_for(it->second.scope_key);
     auto exp = now() + options.admin_token_ttl.count();
-    auto token = github::testing::make_hs256_jwt("simulator", {"simulator", now(), exp});
-    admin_tokens[token] = exp;
-    return json_response(200, "{\"url\":" + json::quote(base + "/tenant/1/") + ",\"token\":" +
+    // A unique iss: two registrations within a second must not get the same token.
+    auto token = github::testing::make_hs256_jwt("simulator", {"simulator:" + new_uuid(), now(), exp});
+    admin_tokens[token] = scoped_token{exp, tenant.scope_key, tenant.id};
+    return json_response(200, "{\"url\":" + json::quote(tenant_url(tenant.id)) + ",\"token\":" +
                                   json::quote(token) + ",\"token_schema\":\"OAuthAccessToken\"}");
   }
   // Scoped runner endpoints.
@@ -139,7 +153,7 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
   if (endpoint == "rest.registration_token" || endpoint == "rest.remove_token") {
     auto t = new_token("AAREG");
     auto exp = now() + 3600;
-    if (endpoint == "rest.registration_token") registration_tokens[t] = exp;
+    if (endpoint == "rest.registration_token") registration_tokens[t] = scoped_token{exp, scope_key, 0};
     return rest_json(201, "{\"token\":" + json::quote(t) + ",\"expires_at\":\"" + format_rfc3339(exp) + "\"}",
                      token);
   }
@@ -159,6 +173,8 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     if (labels == nullptr || !labels->IsArray() || labels->Size() < 1 || labels->Size() > 100)
       return rest_json(422, "{\"message\":\"Invalid request.\\n\\nlabels must have 1 to 100 items.\"}",
                        token);
+    if (!runner_group(scope_key, group->GetInt64()))
+      return rest_json(404, "{\"message\":\"Not Found\"}", token);  // no such group here
     if (runner_by_name(scope_key, 0, name) != nullptr)
       return rest_json(409, "{\"message\":\"Already exists - A runner with the name *** already exists.\"}",
                        token);
@@ -214,13 +230,17 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     changed();
     return rest_json(204, "", token);
   }
-  // rest.runner_groups
+  // rest.runner_groups: organizations and enterprises have them, repositories not.
   if (seg[0] == "repos") return rest_json(404, "{\"message\":\"Not Found\"}", token);
+  const auto groups = runner_groups_of(scope_key);
+  std::string list;
+  for (const auto& g : groups)
+    list += (list.empty() ? "" : ",") + std::string("{\"id\":") + std::to_string(g.id) +
+            ",\"name\":" + json::quote(g.name) +
+            ",\"visibility\":\"all\",\"default\":" + (g.id == 1 ? "true" : "false") +
+            ",\"inherited\":false,\"allows_public_repositories\":false}";
   return rest_json(
-      200,
-      "{\"total_count\":1,\"runner_groups\":[{\"id\":1,\"name\":\"Default\",\"visibility\":\"all\","
-      "\"default\":true,\"inherited\":false,\"allows_public_repositories\":false}]}",
-      token);
+      200, "{\"total_count\":" + std::to_string(groups.size()) + ",\"runner_groups\":[" + list + "]}", token);
 }
 
 }  // namespace octorun::sim

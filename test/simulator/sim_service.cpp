@@ -1,10 +1,12 @@
-// The simulator's Actions service (tenant URL /tenant/1/) and message queue
-// (/queue/{scaleSetId}): scale sets, sessions, long poll with acknowledgement,
-// job acquisition, JIT configuration and agents.
+// The simulator's Actions service (one tenant per scope, /tenant/{id}/) and
+// message queue (/queue/{scaleSetId}): scale sets, sessions, long poll with
+// acknowledgement, job acquisition, JIT configuration and agents.
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "adapters/common/base64.hpp"
+#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
@@ -23,18 +25,38 @@ std::string agent_json(const sim_runner& r) {
 }
 
 std::vector<std::string> label_names(const rapidjson::Value& d) { return json::strings(d, "labels", "name"); }
+
+bool same_name(std::string a, std::string b) {
+  auto lower = [](std::string& s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  lower(a);
+  lower(b);
+  return a == b;
+}
+
+server_response no_content() {
+  auto resp = json_response(204, "");
+  resp.content_type.clear();
+  return resp;
+}
+
+const char* agent_not_found =
+    "GitHub.DistributedTask.WebApi.AgentNotFoundException, GitHub.DistributedTask.WebApi";
 }  // namespace
 
 std::string simulator::impl::scale_set_json(const sim_scale_set& s) const {
   std::string labels = "[";
   for (size_t i = 0; i < s.labels.size(); ++i)
     labels += (i ? "," : "") + std::string("{\"type\":\"System\",\"name\":") + json::quote(s.labels[i]) + "}";
+  const auto* tenant = tenant_by_id(s.tenant_id);
+  auto group = tenant ? runner_group(tenant->scope_key, s.group_id) : std::nullopt;
   return "{\"id\":" + std::to_string(s.id) + ",\"name\":" + json::quote(s.name) +
          ",\"runnerGroupId\":" + std::to_string(s.group_id) +
-         ",\"runnerGroupName\":\"Default\",\"labels\":" + labels +
+         ",\"runnerGroupName\":" + json::quote(group ? group->name : "Default") + ",\"labels\":" + labels +
          "],\"runnerSetting\":{\"disableUpdate\":" + (s.disable_update ? "true" : "false") +
-         "},\"createdOn\":\"2026-01-01T00:00:00Z\",\"runnerJitConfigUrl\":" +
-         json::quote(base + "/tenant/1/_apis/runtime/runnerscalesets/" + std::to_string(s.id) +
+         "},\"createdOn\":\"" + format_rfc3339_micros(s.created_on) + "\",\"runnerJitConfigUrl\":" +
+         json::quote(tenant_url(s.tenant_id) + "_apis/runtime/runnerscalesets/" + std::to_string(s.id) +
                      "/generatejitconfig") +
          ",\"statistics\":" + statistics_json(s.id) + "}";
 }
@@ -49,11 +71,12 @@ std::string simulator::impl::session_json(const sim_session& s) const {
          ",\"statistics\":" + statistics_json(s.scale_set_id) + "}";
 }
 
-bool simulator::impl::admin_ok(const server_request& r) const {
+std::optional<std::int64_t> simulator::impl::admin_tenant(const server_request& r) const {
   std::string_view h = r.header_value("authorization");
-  if (!h.starts_with("Bearer ")) return false;
+  if (!h.starts_with("Bearer ")) return std::nullopt;
   auto it = admin_tokens.find(std::string(h.substr(7)));
-  return it != admin_tokens.end() && it->second > now();
+  if (it == admin_tokens.end() || it->second.expires <= now()) return std::nullopt;
+  return it->second.tenant_id;
 }
 
 sim_session* simulator::impl::session_for_token(const server_request& r) {
@@ -66,10 +89,12 @@ sim_session* simulator::impl::session_for_token(const server_request& r) {
 
 server_response simulator::impl::service(const server_request& r, const std::vector<std::string>& seg,
                                          lock_type& lock) {
-  if (seg.size() < 4 || seg[1] != "1" || seg[2] != "_apis") {
+  const std::int64_t tenant_id = seg.size() >= 2 ? std::atoll(seg[1].c_str()) : 0;
+  if (seg.size() < 4 || tenant_by_id(tenant_id) == nullptr || seg[2] != "_apis") {
     if (auto f = enter("scaleset.unknown", true, lock)) return *f;
     return rest_error(404, "Not Found");
   }
+  const auto scope_key = tenant_by_id(tenant_id)->scope_key;
   std::vector<std::string> p(seg.begin() + 3, seg.end());
   const auto& m = r.method;
   std::string endpoint;
@@ -110,9 +135,12 @@ server_response simulator::impl::service(const server_request& r, const std::vec
   if (auto f = enter(endpoint, true, lock)) return *f;
   if (r.query_param("api-version").empty())
     return service_error(400, "VssInvalidPreviewVersionException", "api-version is required");
+  // Admin tokens are good for the tenant they were issued for, until they expire.
   if (endpoint == "scaleset.acquire_jobs") {
-    if (session_for_token(r) == nullptr) return rest_error(401, "unauthorized");
-  } else if (!admin_ok(r)) {
+    const auto* session = session_for_token(r);
+    if (session == nullptr || session->scale_set_id != std::atoll(p[2].c_str()))
+      return rest_error(401, "unauthorized");
+  } else if (admin_tenant(r) != tenant_id) {
     return rest_error(401, "unauthorized");
   }
   const std::int64_t id = p.size() >= 3 ? std::atoll(p[2].c_str()) : 0;
@@ -126,9 +154,19 @@ server_response simulator::impl::service(const server_request& r, const std::vec
 
   if (endpoint == "scaleset.runner_groups") {
     auto name = r.query_param("groupName");
-    if (name != "Default" && name != "default") return json_response(200, "{\"count\":0,\"value\":[]}");
-    return json_response(200, "{\"count\":1,\"value\":[{\"id\":1,\"name\":\"Default\",\"size\":" +
-                                  std::to_string(scale_sets.size()) + ",\"isDefaultGroup\":true}]}");
+    std::string list;
+    int n = 0;
+    for (const auto& g : runner_groups_of(scope_key))
+      if (same_name(g.name, name))
+        list += (n++ ? "," : "") + std::string("{\"id\":") + std::to_string(g.id) +
+                ",\"name\":" + json::quote(g.name) + ",\"size\":" +
+                std::to_string(std::count_if(scale_sets.begin(), scale_sets.end(),
+                                             [&](const auto& kv) {
+                                               return kv.second.tenant_id == tenant_id &&
+                                                      kv.second.group_id == g.id;
+                                             })) +
+                ",\"isDefaultGroup\":" + (g.id == 1 ? "true" : "false") + "}";
+    return json_response(200, "{\"count\":" + std::to_string(n) + ",\"value\":[" + list + "]}");
   }
   if (endpoint == "scaleset.scale_sets") {
     auto name = r.query_param("name");
@@ -136,47 +174,25 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     std::string list = "[";
     int n = 0;
     for (const auto& [sid, s] : scale_sets)
-      if (s.name == name && (group == 0 || s.group_id == group)) list += (n++ ? "," : "") + scale_set_json(s);
+      if (s.tenant_id == tenant_id && s.name == name && (group == 0 || s.group_id == group))
+        list += (n++ ? "," : "") + scale_set_json(s);
     return json_response(200, "{\"count\":" + std::to_string(n) + ",\"value\":" + list + "]}");
   }
-  if (endpoint == "scaleset.create_scale_set") {
-    if (!d.IsObject()) return service_error(400, "ArgumentException", "scale set must be an object");
-    sim_scale_set s;
-    s.name = json::str(d, "name");
-    if (s.name.empty()) return service_error(400, "ArgumentException", "name is required");
-    s.group_id = json::i64(d, "runnerGroupId", 1);
-    if (s.group_id == 0) s.group_id = 1;
-    for (const auto& [sid, other] : scale_sets)
-      if (other.name == s.name && other.group_id == s.group_id)
-        return service_error(409, "RunnerScaleSetExistsException",
-                             "A runner scale set named " + s.name + " already exists");
-    s.labels = label_names(d);
-    if (s.labels.empty()) s.labels = {s.name};
-    const auto* setting = json::member(d, "RunnerSetting");
-    if (setting == nullptr) setting = json::member(d, "runnerSetting");
-    s.disable_update = setting != nullptr && json::boolean(*setting, "disableUpdate");
-    s.id = next_scale_set_id++;
-    scale_sets[s.id] = s;
-    // Jobs already queued that no scale set took and whose labels this one
-    // carries are offered to it, as the service does for a new scale set.
-    for (auto& [jid, j] : jobs)
-      if (j.state == "queued" && j.scale_set_id == 0 && labels_match(j.spec.labels, s.labels)) {
-        j.scale_set_id = s.id;
-        post_message(s.id, job_message_json("JobAvailable", j));
-      }
-    changed();
-    return json_response(200, scale_set_json(s));
-  }
+  if (endpoint == "scaleset.create_scale_set") return create_scale_set(tenant_id, d);
   auto ss = scale_sets.find(id);
-  if (sets && ss == scale_sets.end())
+  if (sets && (ss == scale_sets.end() || ss->second.tenant_id != tenant_id))
     return service_error(404, "RunnerScaleSetNotFoundException",
                          "No runner scale set with id " + std::to_string(id));
   if (endpoint == "scaleset.get_scale_set") return json_response(200, scale_set_json(ss->second));
   if (endpoint == "scaleset.update_scale_set") {
     if (!d.IsObject()) return service_error(400, "ArgumentException", "scale set must be an object");
+    auto g = json::i64(d, "runnerGroupId");
+    if (g != 0 && !runner_group(scope_key, g))
+      return service_error(404, "RunnerGroupNotFoundException",
+                           "No runner group with id " + std::to_string(g));
     auto name = json::str(d, "name");
     if (!name.empty()) ss->second.name = name;
-    if (auto g = json::i64(d, "runnerGroupId"); g != 0) ss->second.group_id = g;
+    if (g != 0) ss->second.group_id = g;
     if (auto labels = label_names(d); !labels.empty()) ss->second.labels = labels;
     const auto* setting = json::member(d, "RunnerSetting");
     if (setting == nullptr) setting = json::member(d, "runnerSetting");
@@ -190,11 +206,14 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     sessions.erase(id);
     queues.erase(id);
     std::erase_if(runners, [&](const auto& kv) { return kv.second.scale_set_id == id; });
+    for (auto& [jid, j] : jobs)  // queued jobs wait for another runner
+      if (j.scale_set_id == id && j.state == "queued") {
+        j.scale_set_id = 0;
+        j.offered = false;
+      }
     queue_cv.notify_all();
     changed();
-    auto resp = json_response(204, "");
-    resp.content_type.clear();
-    return resp;
+    return no_content();
   }
   if (endpoint == "scaleset.create_session") {
     if (auto held = sessions.find(id);
@@ -205,16 +224,14 @@ server_response simulator::impl::service(const server_request& r, const std::vec
       return service_error(
           409, session_conflict,
           "The actions runner scaleset " + ss->second.name + " already has an active session.");
-    sim_session s{new_token(""), json::str(d, "ownerName"), new_token("mq_"), id};
-    s.id = s.id.substr(0, 8) + "-" + s.id.substr(8, 4) + "-" + s.id.substr(12, 4) + "-" + s.id.substr(16, 4) +
-           "-" + s.id.substr(20, 12);
+    sim_session s{new_uuid(), json::str(d, "ownerName"), new_token("mq_"), id};
     sessions[id] = s;
     changed();
     return json_response(200, session_json(s));
   }
   if (endpoint == "scaleset.refresh_session" || endpoint == "scaleset.delete_session") {
     auto it = sessions.find(id);
-    if (it == sessions.end() || it->second.id != p[4])
+    if (it == sessions.end() || !same_name(it->second.id, p[4]))
       return service_error(404, "RunnerAdminException", "Cannot refresh a session ID that doesn't exist");
     if (endpoint == "scaleset.refresh_session") {
       it->second.token = new_token("mq_");
@@ -223,9 +240,7 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     sessions.erase(it);
     queue_cv.notify_all();
     changed();
-    auto resp = json_response(204, "");
-    resp.content_type.clear();
-    return resp;
+    return no_content();
   }
   if (endpoint == "scaleset.acquire_jobs") {
     rapidjson::Document ids;
@@ -237,8 +252,11 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     for (const auto& v : ids.GetArray()) {
       if (!v.IsInt64()) continue;
       auto j = jobs.find(v.GetInt64());
-      if (j == jobs.end() || j->second.scale_set_id != id || j->second.state != "queued") continue;
+      if (j == jobs.end() || j->second.scale_set_id != id || j->second.state != "queued" ||
+          !j->second.offered)
+        continue;
       j->second.state = "assigned";
+      j->second.scale_set_assigned_at = wall_clock::now();
       post_message(id, job_message_json("JobAssigned", j->second));
       out += (n++ ? "," : "") + std::to_string(j->first);
     }
@@ -250,13 +268,14 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     auto name = json::str(d, "name");
     if (name.empty()) return service_error(400, "ArgumentException", "name is required");
     for (const auto& [rid, rn] : runners)
-      if (rn.scale_set_id != 0 && rn.name == name)
+      if (rn.scale_set_id != 0 && rn.tenant_id == tenant_id && same_name(rn.name, name))
         return service_error(
             409, "GitHub.DistributedTask.WebApi.AgentExistsException, GitHub.DistributedTask.WebApi",
             "A runner with the name " + name + " already exists.");
     sim_runner rn;
     rn.id = next_runner_id++;
     rn.name = name;
+    rn.tenant_id = tenant_id;
     rn.scale_set_id = id;
     rn.group_id = ss->second.group_id;
     rn.labels = ss->second.labels;
@@ -274,24 +293,70 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     std::string list = "[";
     int n = 0;
     for (const auto& [rid, rn] : runners)
-      if (rn.scale_set_id != 0 && rn.name == name) list += (n++ ? "," : "") + agent_json(rn);
+      if (rn.scale_set_id != 0 && rn.tenant_id == tenant_id && same_name(rn.name, name))
+        list += (n++ ? "," : "") + agent_json(rn);
     return json_response(200, "{\"count\":" + std::to_string(n) + ",\"value\":" + list + "]}");
   }
-  auto agent = runners.find(std::atoll(p[4].c_str()));
-  if (agent == runners.end() || agent->second.scale_set_id == 0)
-    return service_error(
-        404, "GitHub.DistributedTask.WebApi.AgentNotFoundException, GitHub.DistributedTask.WebApi",
-        "No agent with id " + p[4]);
-  if (endpoint == "scaleset.get_agent") return json_response(200, agent_json(agent->second));
-  if (agent->second.busy)
+  return agent(endpoint, tenant_id, std::atoll(p[4].c_str()));
+}
+
+// GET/DELETE of one agent. A JIT runner the service removed after its job is
+// gone for GET (404 AgentNotFoundException), while DELETE of it answers 204:
+// GitHub's own scale-set controller (ARC) removes every runner after its job
+// and accepts only 204 (README.md, "Runner removal").
+server_response simulator::impl::agent(const std::string& endpoint, std::int64_t tenant_id,
+                                       std::int64_t runner_id) {
+  auto it = runners.find(runner_id);
+  if (it == runners.end() || it->second.scale_set_id == 0 || it->second.tenant_id != tenant_id) {
+    auto removed = removed_after_job.find(runner_id);
+    if (endpoint == "scaleset.delete_agent" && removed != removed_after_job.end() &&
+        removed->second == tenant_id)
+      return no_content();
+    return service_error(404, agent_not_found, "No agent with id " + std::to_string(runner_id));
+  }
+  if (endpoint == "scaleset.get_agent") return json_response(200, agent_json(it->second));
+  if (it->second.busy)
     return service_error(
         400, "GitHub.DistributedTask.WebApi.JobStillRunningException, GitHub.DistributedTask.WebApi",
         "The runner is still running a job.");
-  runners.erase(agent);
+  runners.erase(it);
   changed();
-  auto resp = json_response(204, "");
-  resp.content_type.clear();
-  return resp;
+  return no_content();
+}
+
+server_response simulator::impl::create_scale_set(std::int64_t tenant_id, const rapidjson::Document& d) {
+  if (!d.IsObject()) return service_error(400, "ArgumentException", "scale set must be an object");
+  const auto scope_key = tenant_by_id(tenant_id)->scope_key;
+  sim_scale_set s;
+  s.tenant_id = tenant_id;
+  s.name = json::str(d, "name");
+  if (s.name.empty()) return service_error(400, "ArgumentException", "name is required");
+  s.group_id = json::i64(d, "runnerGroupId", 1);
+  if (s.group_id == 0) s.group_id = 1;
+  if (!runner_group(scope_key, s.group_id))
+    return service_error(404, "RunnerGroupNotFoundException",
+                         "No runner group with id " + std::to_string(s.group_id));
+  for (const auto& [sid, other] : scale_sets)
+    if (other.tenant_id == tenant_id && same_name(other.name, s.name) && other.group_id == s.group_id)
+      return service_error(409, "RunnerScaleSetExistsException",
+                           "A runner scale set named " + s.name + " already exists");
+  s.labels = label_names(d);
+  if (s.labels.empty()) s.labels = {s.name};
+  const auto* setting = json::member(d, "RunnerSetting");
+  if (setting == nullptr) setting = json::member(d, "runnerSetting");
+  s.disable_update = setting != nullptr && json::boolean(*setting, "disableUpdate");
+  s.created_on = wall_clock::now();
+  s.id = next_scale_set_id++;
+  scale_sets[s.id] = s;
+  // Jobs already queued that no scale set took and whose labels this one
+  // carries are offered to it, as the service does for a new scale set.
+  for (auto& [jid, j] : jobs)
+    if (j.state == "queued" && j.scale_set_id == 0 && scope_covers(scope_key, j.spec.repository) &&
+        labels_match(j.spec.labels, s.labels))
+      j.scale_set_id = s.id;
+  offer_jobs(s.id);
+  changed();
+  return json_response(200, scale_set_json(s));
 }
 
 server_response simulator::impl::queue(const server_request& r, const std::vector<std::string>& seg,
@@ -317,9 +382,18 @@ server_response simulator::impl::queue(const server_request& r, const std::vecto
     if (it == q.end()) return service_error(404, "MessageNotFoundException", "No message with id " + seg[2]);
     q.erase(it);
     changed();
-    auto resp = json_response(204, "");
-    resp.content_type.clear();
-    return resp;
+    return no_content();
+  }
+  // X-ScaleSetMaxCapacity: how many jobs this listener can run; more of the
+  // waiting ones are handed out when it grows.
+  if (auto capacity = r.header_value("x-scalesetmaxcapacity"); !capacity.empty()) {
+    char* end = nullptr;
+    const std::string text(capacity);
+    const auto value = std::strtoll(text.c_str(), &end, 10);
+    if (end != text.c_str() && *end == '\0' && value >= 0) {
+      scale_sets.at(ssid).max_capacity = value;
+      offer_jobs(ssid);
+    }
   }
   // The session counts as alive while polled and for a while after.
   const auto session_id = sessions.at(ssid).id;

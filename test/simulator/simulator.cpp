@@ -139,11 +139,45 @@ std::int64_t simulator::impl::now() const {
       .count();
 }
 
+namespace {
+std::mt19937_64& rng() {
+  static thread_local std::mt19937_64 r{std::random_device{}()};
+  return r;
+}
+
+std::string hex(std::uint64_t v, int digits) {
+  static const char* d = "0123456789abcdef";
+  std::string out(static_cast<size_t>(digits), '0');
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[static_cast<size_t>(i)] = d[v & 0xf];
+  return out;
+}
+
+// GitHub's request ids look like "C2A4:1B2E:34F5A6:3B2C1D:6577A1B2".
+std::string request_id() {
+  auto r = rng()();
+  std::string out;
+  for (int digits : {4, 4, 6, 6, 8}) {
+    out += (out.empty() ? "" : ":") + hex(r, digits);
+    r = rng()();
+  }
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
+std::string simulator::impl::new_uuid() {
+  std::uint64_t hi = rng()(), lo = rng()();
+  hi = (hi & ~0xf000ULL) | 0x4000ULL;                         // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  auto h = hex(hi, 16), l = hex(lo, 16);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + l.substr(0, 4) + "-" +
+         l.substr(4, 12);
+}
+
 std::string simulator::impl::new_token(const char* prefix) const {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char* chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   std::string out = prefix;
-  for (int i = 0; i < 36; ++i) out.push_back(chars[rng() % 62]);
+  for (int i = 0; i < 36; ++i) out.push_back(chars[rng()() % 62]);
   return out;
 }
 
@@ -215,15 +249,30 @@ std::optional<server_response> simulator::impl::enter(const std::string& endpoin
 
 // ---- routing ----
 
+// Every answer of the Actions service (and its message queue) carries an
+// ActivityId, every REST answer an X-GitHub-Request-Id, as GitHub's do; the
+// clients quote them in their errors.
 server_response simulator::impl::handle(const server_request& r) {
   auto seg = split_path(r.path);
   lock_type lock(mu);
-  if (stopping) return rest_error(503, "shutting down");
-  if (!seg.empty() && seg[0] == "_sim") return control(r, seg, lock);
-  if (!seg.empty() && seg[0] == "tenant") return service(r, seg, lock);
-  if (!seg.empty() && seg[0] == "queue") return queue(r, seg, lock);
-  if (seg.size() >= 2 && seg[0] == "api" && seg[1] == "v3") seg.erase(seg.begin(), seg.begin() + 2);
-  return rest(r, seg, lock);
+  if (!seg.empty() && seg[0] == "_sim") return stopping ? rest_error(503, "shutting down") : control(r, seg);
+  const bool actions_service = !seg.empty() && (seg[0] == "tenant" || seg[0] == "queue");
+  server_response out;
+  if (stopping)
+    out = rest_error(503, "shutting down");
+  else if (!seg.empty() && seg[0] == "tenant")
+    out = service(r, seg, lock);
+  else if (!seg.empty() && seg[0] == "queue")
+    out = queue(r, seg, lock);
+  else {
+    if (seg.size() >= 2 && seg[0] == "api" && seg[1] == "v3") seg.erase(seg.begin(), seg.begin() + 2);
+    out = rest(r, seg, lock);
+  }
+  if (actions_service)
+    out.headers.emplace_back("ActivityId", new_uuid());
+  else
+    out.headers.emplace_back("X-GitHub-Request-Id", request_id());
+  return out;
 }
 
 // ---- jobs ----
@@ -247,7 +296,7 @@ std::string simulator::impl::statistics_json(std::int64_t ssid) const {
   std::int64_t available = 0, acquired = 0, assigned = 0, running = 0, registered = 0, busy = 0;
   for (const auto& [id, j] : jobs) {
     if (j.scale_set_id != ssid) continue;
-    if (j.state == "queued") ++available;
+    if (j.state == "queued" && j.offered) ++available;
     if (j.state == "assigned") ++acquired;
     if (j.state == "assigned" || j.state == "running") ++assigned;
     if (j.state == "running") ++running;
@@ -266,28 +315,33 @@ std::string simulator::impl::statistics_json(std::int64_t ssid) const {
          ",\"totalIdleRunners\":" + std::to_string(registered - busy) + "}";
 }
 
+// A job message carries the times of the events that have happened to the
+// job so far; the others are left out (the clients read absent as zero).
 std::string simulator::impl::job_message_json(const char* type, const sim_job& j) const {
   auto slash = j.spec.repository.find('/');
   std::string owner = j.spec.repository.substr(0, slash);
   std::string repo = slash == std::string::npos ? j.spec.repository : j.spec.repository.substr(slash + 1);
+  auto time = [](const char* key, const std::optional<wall_clock::time_point>& t) {
+    return t ? std::string(",\"") + key + "\":\"" + format_rfc3339_micros(*t) + "\"" : std::string();
+  };
   std::string out =
       std::string("{\"messageType\":\"") + type + "\",\"runnerRequestId\":" + std::to_string(j.id) +
       ",\"repositoryName\":" + json::quote(repo) + ",\"ownerName\":" + json::quote(owner) +
-      ",\"jobId\":\"job-" + std::to_string(j.id) + "\",\"jobWorkflowRef\":" +
+      ",\"jobId\":" + json::quote(j.guid) + ",\"jobWorkflowRef\":" +
       json::quote(j.spec.repository + "/.github/workflows/" + j.spec.workflow + "@refs/heads/main") +
       ",\"jobDisplayName\":" + json::quote(j.spec.name) +
       ",\"eventName\":\"push\",\"workflowRunId\":" + std::to_string(j.run_id) +
-      ",\"requestLabels\":" + strings_json(j.spec.labels) + ",\"queueTime\":\"" + format_rfc3339(now()) +
-      "\"";
+      ",\"requestLabels\":" + strings_json(j.spec.labels) + time("queueTime", j.queued_at) +
+      time("scaleSetAssignTime", j.scale_set_assigned_at) + time("runnerAssignTime", j.runner_assigned_at) +
+      time("finishTime", j.finished_at);
   std::string t = type;
   if (t == "JobAvailable")
-    out += ",\"acquireJobUrl\":" + json::quote(base + "/tenant/1/_apis/runtime/runnerscalesets/" +
-                                               std::to_string(j.scale_set_id) + "/acquirejobs");
+    out += ",\"acquireJobUrl\":" +
+           json::quote(tenant_url(scale_sets.at(j.scale_set_id).tenant_id) +
+                       "_apis/runtime/runnerscalesets/" + std::to_string(j.scale_set_id) + "/acquirejobs");
   if (t == "JobStarted" || t == "JobCompleted")
-    out += ",\"runnerId\":" + std::to_string(j.runner_id) + ",\"runnerName\":" + json::quote(j.runner_name) +
-           ",\"runnerAssignTime\":\"" + format_rfc3339(now()) + "\"";
-  if (t == "JobCompleted")
-    out += ",\"result\":" + json::quote(j.result) + ",\"finishTime\":\"" + format_rfc3339(now()) + "\"";
+    out += ",\"runnerId\":" + std::to_string(j.runner_id) + ",\"runnerName\":" + json::quote(j.runner_name);
+  if (t == "JobCompleted") out += ",\"result\":" + json::quote(j.result);
   return out + "}";
 }
 
@@ -299,6 +353,25 @@ void simulator::impl::post_message(std::int64_t ssid, std::string job_json) {
     q.push_back(sim_message{next_message_id++, {std::move(job_json)}, false});
   }
   queue_cv.notify_all();
+}
+
+// X-ScaleSetMaxCapacity: the service does not hand a scale set more jobs than
+// its listener says it can run. GitHub's exact rule is not public; here the
+// jobs handed out and not finished (offered, acquired or running) stay within
+// the capacity of the latest poll, the rest wait in queue order.
+void simulator::impl::offer_jobs(std::int64_t ssid) {
+  auto ss = scale_sets.find(ssid);
+  if (ss == scale_sets.end()) return;
+  std::int64_t out = 0;
+  for (const auto& [id, j] : jobs)
+    if (j.scale_set_id == ssid && j.offered && j.state != "completed") ++out;
+  for (auto& [id, j] : jobs) {
+    if (ss->second.max_capacity && out >= *ss->second.max_capacity) break;
+    if (j.scale_set_id != ssid || j.offered || j.state != "queued") continue;
+    j.offered = true;
+    ++out;
+    post_message(ssid, job_message_json("JobAvailable", j));
+  }
 }
 
 void simulator::impl::webhook_job(const char* action, const sim_job& j) {
@@ -315,7 +388,17 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
                              : j.result == "failed"   ? "failure"
                              : j.result == "canceled" ? "cancelled"
                                                       : j.result);
-  bool has_runner = action_s != "queued";
+  bool has_runner = action_s != "queued" && j.runner_id != 0;  // a job cancelled before it ran has none
+  std::int64_t group_id = 1;
+  std::string group_name = "Default";
+  if (auto r = runners.find(j.runner_id); r != runners.end() && r->second.scale_set_id == 0)
+    if (auto g = runner_group(r->second.scope_key, r->second.group_id)) {
+      group_id = g->id;
+      group_name = g->name;
+    }
+  auto at = [](const std::optional<wall_clock::time_point>& t) {
+    return t ? "\"" + format_rfc3339(wall_clock::to_time_t(*t)) + "\"" : std::string("null");
+  };
   std::string body =
       "{\"action\":\"" + action_s + "\",\"workflow_job\":{\"id\":" + std::to_string(j.id) +
       ",\"run_id\":" + std::to_string(j.run_id) + ",\"run_attempt\":1,\"node_id\":\"WJ_" +
@@ -324,35 +407,37 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
       json::quote(base + "/api/v3/repos/" + j.spec.repository + "/actions/jobs/" + std::to_string(j.id)) +
       ",\"html_url\":" +
       json::quote("https://github.com/" + j.spec.repository + "/actions/runs/" + std::to_string(j.run_id)) +
-      ",\"status\":\"" + status + "\",\"conclusion\":" + conclusion + ",\"created_at\":\"" +
-      format_rfc3339(now()) +
-      "\",\"started_at\":" + (has_runner ? "\"" + format_rfc3339(now()) + "\"" : "null") +
-      ",\"completed_at\":" + (action_s == "completed" ? "\"" + format_rfc3339(now()) + "\"" : "null") +
+      ",\"status\":\"" + status + "\",\"conclusion\":" + conclusion + ",\"created_at\":" + at(j.queued_at) +
+      ",\"started_at\":" + (has_runner ? at(j.runner_assigned_at) : "null") +
+      ",\"completed_at\":" + (action_s == "completed" ? at(j.finished_at) : "null") +
       ",\"name\":" + json::quote(j.spec.name) + ",\"steps\":[],\"labels\":" + strings_json(j.spec.labels) +
       ",\"runner_id\":" + (has_runner ? std::to_string(j.runner_id) : "null") +
       ",\"runner_name\":" + (has_runner ? json::quote(j.runner_name) : "null") +
-      ",\"runner_group_id\":" + (has_runner ? "1" : "null") +
-      ",\"runner_group_name\":" + (has_runner ? "\"Default\"" : "null") +
+      ",\"runner_group_id\":" + (has_runner ? std::to_string(group_id) : "null") +
+      ",\"runner_group_name\":" + (has_runner ? json::quote(group_name) : "null") +
       ",\"workflow_name\":" + json::quote(j.spec.workflow) + "},\"repository\":{\"id\":1,\"name\":" +
       json::quote(slash == std::string::npos ? j.spec.repository : j.spec.repository.substr(slash + 1)) +
       ",\"full_name\":" + json::quote(j.spec.repository) + ",\"owner\":{\"login\":" + json::quote(owner) +
       "}},\"organization\":{\"login\":" + json::quote(owner) + "},\"sender\":{\"login\":\"octocat\"}}";
-  enqueue_delivery({"workflow_job", new_token("d-"), std::move(body)});
+  enqueue_delivery({"workflow_job", new_uuid(), std::move(body)});
 }
 
 std::int64_t simulator::impl::new_job(const job_spec& spec) {
   sim_job j;
   j.id = next_job_id++;
   j.run_id = j.id + 3'000'000'000;
+  j.guid = new_uuid();
   j.spec = spec;
+  j.queued_at = wall_clock::now();
   for (const auto& [id, s] : scale_sets) {
-    if (labels_match(spec.labels, s.labels)) {
+    const auto* t = tenant_by_id(s.tenant_id);
+    if (t != nullptr && scope_covers(t->scope_key, spec.repository) && labels_match(spec.labels, s.labels)) {
       j.scale_set_id = id;
       break;
     }
   }
   auto& stored = jobs[j.id] = j;
-  if (stored.scale_set_id != 0) post_message(stored.scale_set_id, job_message_json("JobAvailable", stored));
+  if (stored.scale_set_id != 0) offer_jobs(stored.scale_set_id);
   webhook_job("queued", stored);
   dispatch();
   changed();
@@ -363,6 +448,7 @@ void simulator::impl::start_job(sim_job& j, sim_runner& r) {
   j.state = "running";
   j.runner_name = r.name;
   j.runner_id = r.id;
+  j.runner_assigned_at = wall_clock::now();
   r.busy = true;
   r.job_id = j.id;
   if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobStarted", j));
@@ -376,10 +462,29 @@ void simulator::impl::start_job(sim_job& j, sim_runner& r) {
 void simulator::impl::finish_job(sim_job& j, const std::string& result) {
   j.state = "completed";
   j.result = result;
+  j.finished_at = wall_clock::now();
   j.due.reset();
   if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobCompleted", j));
   webhook_job("completed", j);
-  runners.erase(j.runner_id);  // JIT runners are ephemeral: one job, then gone
+  // JIT runners are ephemeral: GitHub unregisters them after their one job.
+  if (auto r = runners.find(j.runner_id); r != runners.end()) {
+    if (r->second.scale_set_id != 0) removed_after_job[r->first] = r->second.tenant_id;
+    runners.erase(r);
+  }
+  if (j.scale_set_id != 0) offer_jobs(j.scale_set_id);
+  changed();
+}
+
+void simulator::impl::cancel(sim_job& j) {
+  finish_job(j, "canceled");
+  dispatch();
+}
+
+void simulator::impl::lose(sim_runner& r) {
+  r.online = false;
+  auto j = jobs.find(r.job_id);
+  if (r.busy && j != jobs.end() && j->second.state == "running")
+    finish_job(j->second, "failed");  // erases the runner
   changed();
 }
 
@@ -391,9 +496,7 @@ void simulator::impl::dispatch() {
       if (r.scale_set_id != 0) {
         fits = j.scale_set_id == r.scale_set_id && j.state == "assigned";
       } else if (j.scale_set_id == 0 && j.state == "queued" && labels_match(j.spec.labels, r.labels)) {
-        auto owner = j.spec.repository.substr(0, j.spec.repository.find('/'));
-        fits = r.scope_key == "repos/" + j.spec.repository || r.scope_key == "orgs/" + owner ||
-               r.scope_key.starts_with("enterprises/");
+        fits = scope_covers(r.scope_key, j.spec.repository);
       }
       if (fits) {
         start_job(j, r);
@@ -430,6 +533,11 @@ void simulator::impl::enqueue_delivery(delivery d) {
   {
     std::lock_guard lock(delivery_mu);
     auto push = [&](delivery x) {
+      if (delivery_faults.drop > 0) {
+        --delivery_faults.drop;
+        dropped.push_back(std::move(x));
+        return;
+      }
       if (delivery_faults.duplicate > 0) {
         --delivery_faults.duplicate;
         outbox.push_back(x);
@@ -545,6 +653,20 @@ bool simulator::complete_job(std::int64_t job_id, const std::string& result) {
   impl_->dispatch();
   return true;
 }
+bool simulator::cancel_job(std::int64_t job_id) {
+  std::lock_guard l(impl_->mu);
+  auto it = impl_->jobs.find(job_id);
+  if (it == impl_->jobs.end() || it->second.state == "completed") return false;
+  impl_->cancel(it->second);
+  return true;
+}
+bool simulator::lose_runner(const std::string& name) {
+  std::lock_guard l(impl_->mu);
+  auto* r = impl_->runner_named(name);
+  if (r == nullptr) return false;
+  impl_->lose(*r);
+  return true;
+}
 void simulator::add_fault(const fault& f) {
   std::lock_guard l(impl_->mu);
   impl_->faults.push_back(f);
@@ -563,7 +685,15 @@ void simulator::clear_faults() {
 }
 void simulator::expire_tokens() {
   std::lock_guard l(impl_->mu);
-  impl_->expire_all();
+  impl_->expire_all(false);
+}
+void simulator::expire_admin_tokens() {
+  std::lock_guard l(impl_->mu);
+  impl_->expire_all(true);
+}
+std::int64_t simulator::add_runner_group(const std::string& scope_key, const std::string& name) {
+  std::lock_guard l(impl_->mu);
+  return impl_->add_runner_group(scope_key, name);
 }
 bool simulator::drop_session(std::int64_t scale_set_id) {
   std::lock_guard l(impl_->mu);
@@ -577,7 +707,13 @@ std::vector<simulator::scale_set_info> simulator::scale_sets() const {
   std::lock_guard l(impl_->mu);
   std::vector<scale_set_info> out;
   for (const auto& [id, s] : impl_->scale_sets) {
-    scale_set_info info{id, s.name, s.labels, {}, {}};
+    scale_set_info info;
+    info.id = id;
+    info.name = s.name;
+    info.labels = s.labels;
+    if (const auto* t = impl_->tenant_by_id(s.tenant_id)) info.scope = t->scope_key;
+    info.runner_group_id = s.group_id;
+    info.max_capacity = s.max_capacity.value_or(-1);
     if (auto it = impl_->sessions.find(id); it != impl_->sessions.end()) {
       info.session_id = it->second.id;
       info.session_owner = it->second.owner;
@@ -587,8 +723,10 @@ std::vector<simulator::scale_set_info> simulator::scale_sets() const {
   return out;
 }
 
-void simulator::impl::expire_all() {
+void simulator::impl::expire_all(bool admin) {
   for (auto& [t, exp] : installation_tokens) exp = 0;
+  if (admin)
+    for (auto& [t, token] : admin_tokens) token.expires = 0;
   for (auto& [id, s] : sessions) s.token = new_token("expired-");
   queue_cv.notify_all();
 }
@@ -596,7 +734,7 @@ void simulator::send_ping() {
   std::lock_guard l(impl_->mu);
   if (impl_->options.webhook_url.empty()) return;
   impl_->enqueue_delivery(
-      {"ping", impl_->new_token("d-"),
+      {"ping", impl_->new_uuid(),
        R"({"zen":"Keep it logically awesome.","hook_id":1,"hook":{"type":"Repository","id":1,"active":true,"events":["workflow_job"]}})"});
 }
 std::map<std::string, std::int64_t> simulator::call_counts() const {
@@ -613,6 +751,12 @@ void simulator::reset_counts() {
   impl_->counts.clear();
 }
 std::int64_t simulator::deliveries_sent() const { return impl_->sent.load(); }
+std::vector<delivery_record> simulator::dropped_deliveries() const {
+  std::lock_guard l(impl_->delivery_mu);
+  std::vector<delivery_record> out;
+  for (const auto& d : impl_->dropped) out.push_back({d.event, d.id, d.body});
+  return out;
+}
 std::string simulator::job_state(std::int64_t job_id) const {
   std::lock_guard l(impl_->mu);
   auto it = impl_->jobs.find(job_id);
@@ -624,6 +768,16 @@ std::string simulator::state_json() const {
   return impl_->state_locked();
 }
 
+namespace {
+// Wall-clock milliseconds of a job's event for /_sim/state (0: not yet), so
+// load tests line it up with their own watches.
+std::string unix_ms(std::optional<wall_clock::time_point> t) {
+  return t ? std::to_string(
+                 std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count())
+           : std::string("0");
+}
+}  // namespace
+
 std::string simulator::impl::state_locked() const {
   std::string out = "{\"runners\":[";
   bool first = true;
@@ -634,11 +788,13 @@ std::string simulator::impl::state_locked() const {
   out += "],\"jobs\":[";
   first = true;
   for (const auto& [id, j] : jobs) {
-    out += std::string(first ? "" : ",") + "{\"id\":" + std::to_string(id) + ",\"state\":\"" + j.state +
-           "\",\"repository\":" + json::quote(j.spec.repository) +
-           ",\"labels\":" + strings_json(j.spec.labels) +
-           ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
-           ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) + "}";
+    out +=
+        std::string(first ? "" : ",") + "{\"id\":" + std::to_string(id) + ",\"state\":\"" + j.state +
+        "\",\"repository\":" + json::quote(j.spec.repository) + ",\"labels\":" + strings_json(j.spec.labels) +
+        ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
+        ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) +
+        ",\"queued_at_ms\":" + unix_ms(j.queued_at) + ",\"started_at_ms\":" + unix_ms(j.runner_assigned_at) +
+        ",\"completed_at_ms\":" + unix_ms(j.finished_at) + "}";
     first = false;
   }
   out += "],\"scale_sets\":[";
@@ -650,145 +806,6 @@ std::string simulator::impl::state_locked() const {
   out += "],\"sessions\":" + std::to_string(sessions.size()) +
          ",\"deliveries_sent\":" + std::to_string(sent.load()) + "}";
   return out;
-}
-
-// ---- control API ----
-
-server_response simulator::impl::control(const server_request& r, const std::vector<std::string>& seg,
-                                         lock_type& lock) {
-  rapidjson::Document d;
-  if (!r.body.empty()) {
-    d.Parse(r.body.data(), r.body.size());
-    if (d.HasParseError() || !d.IsObject()) return rest_error(400, "control body must be a JSON object");
-  } else {
-    d.SetObject();
-  }
-  (void)lock;
-  const std::string what = seg.size() > 1 ? seg[1] : "";
-  const bool post = r.method == "POST";
-  auto ok = [] { return json_response(200, "{\"ok\":true}"); };
-  if (what == "repos" && post) {
-    auto name = json::str(d, "full_name");
-    if (name.find('/') == std::string::npos) return rest_error(400, "full_name must be owner/repo");
-    scopes.insert("repos/" + name);
-    return ok();
-  }
-  if (what == "orgs" && post) {
-    auto login = json::str(d, "login");
-    if (login.empty()) return rest_error(400, "login required");
-    scopes.insert("orgs/" + login);
-    return ok();
-  }
-  if (what == "enterprises" && post) {
-    auto slug = json::str(d, "slug");
-    if (slug.empty()) return rest_error(400, "slug required");
-    scopes.insert("enterprises/" + slug);
-    return ok();
-  }
-  if (what == "pats" && post) {
-    auto token = json::str(d, "token");
-    if (token.empty()) return rest_error(400, "token required");
-    pats.insert(token);
-    return ok();
-  }
-  if (what == "webhook" && post) {
-    options.webhook_url = json::str(d, "url");
-    options.webhook_secret = json::str(d, "secret");
-    return ok();
-  }
-  if (what == "jobs" && post && seg.size() == 2) {
-    job_spec spec;
-    spec.repository = json::str(d, "repository", spec.repository);
-    auto labels = json::strings(d, "labels");
-    if (!labels.empty()) spec.labels = labels;
-    spec.duration = std::chrono::milliseconds(json::i64(d, "duration_ms", 0));
-    spec.name = json::str(d, "name", spec.name);
-    spec.workflow = json::str(d, "workflow", spec.workflow);
-    spec.result = json::str(d, "result", spec.result);
-    int n = static_cast<int>(std::clamp<std::int64_t>(json::i64(d, "count", 1), 1, 100000));
-    std::string ids = "[";
-    for (int i = 0; i < n; ++i) ids += (i ? "," : "") + std::to_string(new_job(spec));
-    return json_response(
-        201, "{\"ids\":" + ids + "],\"id\":" + ids.substr(1, ids.find_first_of(",]", 1) - 1) + "}");
-  }
-  if (what == "jobs" && post && seg.size() == 4 && seg[3] == "complete") {
-    auto it = jobs.find(std::atoll(seg[2].c_str()));
-    if (it == jobs.end() || it->second.state != "running") return rest_error(409, "job is not running");
-    finish_job(it->second, json::str(d, "result", "succeeded"));
-    dispatch();
-    return ok();
-  }
-  if (what == "runners" && post && seg.size() == 4) {
-    auto* rn = runner_named(seg[2]);
-    if (rn == nullptr) return rest_error(404, "no runner named " + seg[2]);
-    if (seg[3] == "online")
-      rn->online = true;
-    else if (seg[3] == "offline")
-      rn->online = false;
-    else if (seg[3] == "busy")
-      rn->busy = true;
-    else if (seg[3] == "idle")
-      rn->busy = false;
-    else
-      return rest_error(404, "unknown runner action");
-    dispatch();
-    changed();
-    return ok();
-  }
-  if (what == "faults" && post) {
-    fault f;
-    f.endpoint = json::str(d, "endpoint", "*");
-    f.status = static_cast<int>(json::i64(d, "status", 500));
-    f.count = static_cast<int>(json::i64(d, "count", 1));
-    f.retry_after = json::i64(d, "retry_after", -1);
-    f.exhausted = json::boolean(d, "exhausted");
-    f.reset_in = json::i64(d, "reset_in", 60);
-    f.latency = std::chrono::milliseconds(json::i64(d, "latency_ms", 0));
-    f.type_name = json::str(d, "type_name");
-    f.message = json::str(d, "message");
-    faults.push_back(f);
-    return ok();
-  }
-  if (what == "faults" && r.method == "DELETE") {
-    faults.clear();
-    std::lock_guard g(delivery_mu);
-    delivery_faults = {};
-    return ok();
-  }
-  if (what == "delivery-faults" && post) {
-    std::lock_guard g(delivery_mu);
-    delivery_faults.duplicate = static_cast<int>(json::i64(d, "duplicate", 0));
-    delivery_faults.reorder = static_cast<int>(json::i64(d, "reorder", 0));
-    delivery_faults.delay = std::chrono::milliseconds(json::i64(d, "delay_ms", 0));
-    return ok();
-  }
-  if (what == "expire-tokens" && post) {
-    expire_all();
-    return ok();
-  }
-  if (what == "ping" && post) {
-    if (!options.webhook_url.empty())
-      enqueue_delivery(
-          {"ping", new_token("d-"), R"({"zen":"Keep it logically awesome.","hook_id":1,"hook":{"id":1}})"});
-    return ok();
-  }
-  if (what == "calls" && r.method == "GET") {
-    std::string out = "{";
-    bool first = true;
-    for (const auto& [k, v] : counts) {
-      out += (first ? "" : ",") + json::quote(k) + ":" + std::to_string(v);
-      first = false;
-    }
-    return json_response(200, out + "}");
-  }
-  if (what == "calls" && r.method == "DELETE") {
-    counts.clear();
-    return ok();
-  }
-  if (what == "state" && r.method == "GET") {
-    return json_response(200, state_locked());
-  }
-  return rest_error(404, "unknown control endpoint");
 }
 
 }  // namespace octorun::sim

@@ -33,10 +33,11 @@ struct simulator_options {
   // then creating a session answers 409.
   std::chrono::milliseconds session_idle_timeout{120'000};
   std::chrono::seconds installation_token_ttl{3600};
-  std::chrono::seconds admin_token_ttl{3600};
-  std::int64_t rate_limit = 5000;  // per token and hour
-  bool auto_online = false;        // a JIT runner connects as soon as its config is generated
-  bool auto_scopes = false;        // unknown repos/orgs/enterprises exist on first use
+  std::chrono::seconds admin_token_ttl{3600};    // the admin JWT's exp; refused after it
+  std::int64_t rate_limit = 5000;                // per token and window (REST)
+  std::chrono::seconds rate_limit_window{3600};  // GitHub's: an hour; shorter for tests of the reset
+  bool auto_online = false;                      // a JIT runner connects as soon as its config is generated
+  bool auto_scopes = false;                      // unknown repos/orgs/enterprises exist on first use
 };
 
 struct job_spec {
@@ -67,6 +68,14 @@ struct delivery_fault {
   int duplicate = 0;                   // the next n deliveries are sent twice with the same X-GitHub-Delivery
   int reorder = 0;                     // the next n pairs of deliveries are sent in swapped order
   std::chrono::milliseconds delay{0};  // before each delivery
+  int drop = 0;                        // the next n deliveries are lost outright (never sent)
+};
+
+// A webhook delivery as the simulator made it.
+struct delivery_record {
+  std::string event;
+  std::string id;  // X-GitHub-Delivery
+  std::string body;
 };
 
 class simulator {
@@ -91,10 +100,22 @@ class simulator {
   bool runner_online(const std::string& name);  // the JIT runner connects; it gets a waiting job
   bool set_runner_busy(const std::string& name, bool busy);
   bool complete_job(std::int64_t job_id, const std::string& result = "succeeded");
+  // The job is cancelled: a queued or assigned one completes "canceled" with
+  // no runner, a running one as complete_job(id, "canceled"). False: no such
+  // job, or it has completed.
+  bool cancel_job(std::int64_t job_id);
+  // The runner's process is gone (its pod killed): it goes offline, and a job
+  // it was running fails ("failed"), as GitHub fails a job whose runner lost
+  // communication. False: no such runner.
+  bool lose_runner(const std::string& name);
   void add_fault(const fault& f);
   void set_delivery_fault(const delivery_fault& f);
   void clear_faults();
   void expire_tokens();  // installation and message-queue tokens expire now (admin tokens by admin_token_ttl)
+  void expire_admin_tokens();  // the above, and every Actions-service admin token is revoked (401)
+  // A runner group beside Default in an organization or enterprise ("orgs/o",
+  // "enterprises/e"): its id, or 0 for another kind of scope.
+  std::int64_t add_runner_group(const std::string& scope_key, const std::string& name);
   // The service drops a scale set's message session (as GitHub does when it
   // expires one): its polls get 401 and refreshing it 404. False: none open.
   bool drop_session(std::int64_t scale_set_id);
@@ -105,6 +126,9 @@ class simulator {
     std::vector<std::string> labels;
     std::string session_id;  // empty: no session open
     std::string session_owner;
+    std::string scope;  // the tenant's scope: "orgs/o", "repos/o/r", "enterprises/e"
+    std::int64_t runner_group_id = 1;
+    std::int64_t max_capacity = -1;  // X-ScaleSetMaxCapacity of the latest poll; -1: not polled yet
   };
   std::vector<scale_set_info> scale_sets() const;
   void send_ping();
@@ -113,7 +137,8 @@ class simulator {
   std::int64_t calls(const std::string& endpoint) const;
   void reset_counts();
   std::int64_t deliveries_sent() const;
-  std::string job_state(std::int64_t job_id) const;  // queued/assigned/running/completed or ""
+  std::vector<delivery_record> dropped_deliveries() const;  // lost by delivery_fault::drop
+  std::string job_state(std::int64_t job_id) const;         // queued/assigned/running/completed or ""
   std::string state_json() const;
 
   // Blocks until `pred` holds (checked after every call and state change) or the deadline passes.

@@ -18,10 +18,13 @@ using http::server_request;
 using http::server_response;
 using clock_type = std::chrono::steady_clock;
 
+using wall_clock = std::chrono::system_clock;
+
 struct sim_runner {
   std::int64_t id = 0;
   std::string name;
-  std::string scope_key;  // "repos/o/r", "orgs/o", "enterprises/e"; "" for scale-set runners
+  std::string scope_key;       // "repos/o/r", "orgs/o", "enterprises/e"; "" for scale-set runners
+  std::int64_t tenant_id = 0;  // scale-set runners: the Actions tenant that registered them
   std::vector<std::string> labels;
   std::int64_t group_id = 1;
   std::int64_t scale_set_id = 0;
@@ -31,11 +34,16 @@ struct sim_runner {
 };
 
 struct sim_job {
-  std::int64_t id = 0;
+  std::int64_t id = 0;  // the runner request id (runnerRequestId) and workflow_job id
   std::int64_t run_id = 0;
+  std::string guid;  // the job's id in scale-set messages (jobId): a UUID string, as GitHub's
   job_spec spec;
   std::string state = "queued";  // queued, assigned (acquired by a scale set), running, completed
   std::int64_t scale_set_id = 0;
+  bool offered = false;  // a JobAvailable went out (held back while the scale set is at capacity)
+  // When each event happened (queueTime, scaleSetAssignTime, runnerAssignTime, finishTime).
+  wall_clock::time_point queued_at;
+  std::optional<wall_clock::time_point> scale_set_assigned_at, runner_assigned_at, finished_at;
   std::string runner_name;
   std::int64_t runner_id = 0;
   std::string result;
@@ -44,10 +52,36 @@ struct sim_job {
 
 struct sim_scale_set {
   std::int64_t id = 0;
+  std::int64_t tenant_id = 0;
   std::string name;
   std::int64_t group_id = 1;
   std::vector<std::string> labels;
   bool disable_update = false;
+  wall_clock::time_point created_on;
+  // The X-ScaleSetMaxCapacity of the latest poll: no more jobs than this are
+  // handed out (offered, acquired or running) at once. Unset until polled.
+  std::optional<std::int64_t> max_capacity;
+};
+
+// One Actions-service tenant per scope (repository, organization,
+// enterprise): its own scale sets, runner names and agents.
+struct sim_tenant {
+  std::int64_t id = 0;
+  std::string scope_key;
+};
+
+// Runner groups of an organization or enterprise beside its Default group (id 1).
+struct sim_runner_group {
+  std::int64_t id = 0;
+  std::string scope_key;
+  std::string name;
+};
+
+// A registration token is for one scope; an admin token for one tenant.
+struct scoped_token {
+  std::int64_t expires = 0;  // epoch seconds
+  std::string scope_key;
+  std::int64_t tenant_id = 0;
 };
 
 struct sim_session {
@@ -81,8 +115,13 @@ struct simulator::impl {
   std::set<std::string> scopes;
   std::set<std::string> pats;
   std::map<std::string, std::int64_t> installation_tokens;  // token -> expiry epoch
-  std::map<std::string, std::int64_t> registration_tokens;
-  std::map<std::string, std::int64_t> admin_tokens;
+  std::map<std::string, scoped_token> registration_tokens;
+  std::map<std::string, scoped_token> admin_tokens;
+  std::map<std::string, sim_tenant> tenants;  // by scope key
+  std::map<std::int64_t, sim_runner_group> runner_groups;
+  // Scale-set runners the service removed after their job: id -> tenant.
+  // Removing one again answers 204, as GitHub does (see README.md).
+  std::map<std::int64_t, std::int64_t> removed_after_job;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> budgets;  // token -> (window start, used)
   std::map<std::int64_t, sim_runner> runners;
   std::map<std::int64_t, sim_job> jobs;
@@ -94,6 +133,8 @@ struct simulator::impl {
   std::int64_t next_runner_id = 100;
   std::int64_t next_job_id = 5'000'000'001;
   std::int64_t next_scale_set_id = 1;
+  std::int64_t next_tenant_id = 1;
+  std::int64_t next_group_id = 2;  // 1 is every scope's Default group
   std::int64_t next_message_id = 100'000'000;
   bool stopping = false;
 
@@ -107,7 +148,8 @@ struct simulator::impl {
   std::mutex delivery_mu;
   std::condition_variable delivery_cv;
   std::deque<delivery> outbox;
-  std::optional<delivery> held;  // reorder: waits for the next one
+  std::optional<delivery> held;   // reorder: waits for the next one
+  std::vector<delivery> dropped;  // lost by delivery_faults.drop
   delivery_fault delivery_faults;
   bool sender_stop = false;  // guarded by delivery_mu
   std::atomic<std::int64_t> sent{0};
@@ -118,21 +160,33 @@ struct simulator::impl {
   // Dispatch and helpers (mu held unless noted).
   using lock_type = std::unique_lock<std::mutex>;
   server_response handle(const server_request& r);  // any civetweb thread; takes mu
-  server_response control(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  server_response control(const server_request& r, const std::vector<std::string>& seg);
   server_response rest(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
   server_response service(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
   server_response queue(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  server_response create_scale_set(std::int64_t tenant_id, const rapidjson::Document& body);
+  server_response agent(const std::string& endpoint, std::int64_t tenant_id, std::int64_t runner_id);
   // Counts the call and serves an injected fault, if one matches (may unlock for latency).
   std::optional<server_response> enter(const std::string& endpoint, bool service_style, lock_type& lock);
   void count(const std::string& endpoint);
 
   std::int64_t now() const;
   std::string new_token(const char* prefix) const;
+  static std::string new_uuid();  // random (version 4), lower-case hex
   bool scope_known(const std::string& key);
   std::optional<server_response> check_rest_auth(const server_request& r, std::string& token);
   server_response rest_json(int status, std::string body, const std::string& token);
-  bool admin_ok(const server_request& r) const;
+  // The tenant an admin token was issued for, if it is valid.
+  std::optional<std::int64_t> admin_tenant(const server_request& r) const;
   sim_session* session_for_token(const server_request& r);
+  sim_tenant& tenant_for(const std::string& scope_key);
+  const sim_tenant* tenant_by_id(std::int64_t id) const;
+  std::string tenant_url(std::int64_t tenant_id) const;
+  // The runner group `id` as `scope_key` sees it (1: Default); nullopt if it has none such.
+  std::optional<sim_runner_group> runner_group(const std::string& scope_key, std::int64_t id) const;
+  std::vector<sim_runner_group> runner_groups_of(const std::string& scope_key) const;
+  // Whether a job of `repository` may run on runners registered for `scope_key`.
+  static bool scope_covers(const std::string& scope_key, const std::string& repository);
 
   std::string statistics_json(std::int64_t scale_set_id) const;
   std::string scale_set_json(const sim_scale_set& s) const;
@@ -140,6 +194,8 @@ struct simulator::impl {
   std::string runner_json(const sim_runner& r) const;
   std::string job_message_json(const char* type, const sim_job& j) const;
   void post_message(std::int64_t scale_set_id, std::string job_json);
+  // Hands out (JobAvailable) the scale set's waiting jobs while it is below its capacity.
+  void offer_jobs(std::int64_t scale_set_id);
   void webhook_job(const char* action, const sim_job& j);
   void enqueue_delivery(delivery d);  // takes delivery_mu
 
@@ -147,11 +203,14 @@ struct simulator::impl {
   void dispatch();  // idle online runners take waiting jobs
   void start_job(sim_job& j, sim_runner& r);
   void finish_job(sim_job& j, const std::string& result);
+  void cancel(sim_job& j);   // any state but completed
+  void lose(sim_runner& r);  // its process is gone: offline, its running job fails; may erase r
   sim_runner* runner_by_name(const std::string& scope_key, std::int64_t scale_set_id,
                              const std::string& name);
   sim_runner* runner_named(const std::string& name);
 
-  void expire_all();
+  void expire_all(bool admin);  // installation and queue tokens; admin tokens too when asked
+  std::int64_t add_runner_group(const std::string& scope_key, const std::string& name);
   std::string state_locked() const;
   void run_sender();
   void run_timer();

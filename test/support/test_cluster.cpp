@@ -150,9 +150,19 @@ void install_crds(const cluster_info& c) {
       },
       [](const attempt& a) { return a.status == 0; }, std::chrono::seconds(30));
   if (!applied) throw std::runtime_error("cannot install the CRDs: " + applied.last.output);
-  kubectl(c,
-          "wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io "
-          "--timeout=60s >/dev/null");
+  // kubectl wait fails at once, rather than waiting, on a CRD whose status has
+  // no conditions yet (a busy apiserver has not written them): ask again.
+  auto established = poll(
+      [&] {
+        attempt a;
+        a.output = run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) +
+                                   " wait --for=condition=Established crd/runners.octorun.io "
+                                   "crd/runnersets.octorun.io --timeout=60s 2>&1",
+                               &a.status);
+        return a;
+      },
+      [](const attempt& a) { return a.status == 0; }, std::chrono::seconds(90));
+  if (!established) throw std::runtime_error("the CRDs are not Established: " + established.last.output);
 }
 
 const real_node_info& real_node(const cluster_info& c) {
@@ -190,7 +200,11 @@ void import_image(const cluster_info& c, const std::string& archive) {
 std::string make_namespace(const cluster_info& c, const std::string& prefix) {
   static std::atomic<int> counter{0};
   auto name = prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  kubectl(c, "create namespace " + name + " >/dev/null");
+  // Labelled so that a load test pointed at this cluster sees a test suite at work and refuses to run.
+  kubectl(c,
+          "create -f - >/dev/null "
+          "<<'EOF'\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" +
+              name + "\",\"labels\":{\"octorun.io/test-suite\":\"" + std::to_string(getpid()) + "\"}}}\nEOF");
   return name;
 }
 

@@ -65,7 +65,9 @@ void create_root_ca_configmap(const cluster_info& c, const std::string& ns);
 // Imports an image archive (docker-archive or OCI) into the real node's containerd.
 void import_image(const cluster_info& c, const std::string& archive);
 
-// A fresh, uniquely named namespace for one test.
+// A fresh, uniquely named namespace for one test, labelled
+// octorun.io/test-suite=<pid> (bench/loadtest refuses a cluster with such
+// namespaces: a test suite is running on it).
 std::string make_namespace(const cluster_info& c, const std::string& prefix);
 
 }  // namespace octorun::test

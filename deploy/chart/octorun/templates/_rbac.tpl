@@ -19,10 +19,44 @@
   resources: [runnersets/finalizers, runners/finalizers]
   verbs: [update]
 # Runner pods and their JIT configuration Secrets; the credentials Secrets
-# named by RunnerSets are read.
+# named by RunnerSets are read. A busy runner's pod is labelled (patch).
 - apiGroups: [""]
   resources: [pods, secrets]
   verbs: [get, list, watch, create, delete]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [patch]
+# Each RunnerSet's ServiceAccount for its runner pods and the
+# PodDisruptionBudget over its busy runners (server-side apply: patch, and
+# create for the first apply).
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  verbs: [create, patch, delete]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [create, patch, delete]
+# The CA bundle a RunnerSet's pods mount (spec.caBundle) is checked.
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get]
+# The Role and RoleBinding of containerMode kubernetes: created for the
+# runner pods' ServiceAccount, deleted when no longer needed.
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [create, patch, delete]
+{{- if .Values.rbac.containerModeKubernetes }}
+# What that Role grants, which the manager must hold to grant it (Kubernetes
+# refuses to let anyone grant rights it does not have).
+- apiGroups: [""]
+  resources: [pods/exec]
+  verbs: [get, create]
+- apiGroups: [""]
+  resources: [pods/log]
+  verbs: [get, list, watch]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, create, delete]
+{{- end }}
 # An Event on each Runner phase transition (series updates are patches).
 - apiGroups: [events.k8s.io]
   resources: [events]

@@ -1,0 +1,83 @@
+#include "actors/metrics/event_metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+
+#include <mutex>
+#include <set>
+
+namespace octorun::metrics {
+namespace {
+
+struct families {
+  prometheus::Family<prometheus::Counter>& rejected;
+  prometheus::Family<prometheus::Gauge>& rate_limited;
+  prometheus::Family<prometheus::Counter>& pauses;
+  prometheus::Family<prometheus::Gauge>& deferred;
+};
+
+families& get() {
+  auto& r = event_registry();
+  static families f{
+      prometheus::BuildCounter()
+          .Name("octorun_rejected_input_total")
+          .Help("Job deliveries and scale-set messages turned away (nothing else changed), by source and "
+                "reason.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("octorun_github_rate_limited")
+          .Help("1 while the RunnerSet's GitHub calls are paused on a spent rate limit, else 0.")
+          .Register(r),
+      prometheus::BuildCounter()
+          .Name("octorun_github_rate_limit_pauses_total")
+          .Help("Pauses of the RunnerSet's GitHub calls on a spent rate limit.")
+          .Register(r),
+      prometheus::BuildGauge()
+          .Name("octorun_github_deferred_removals")
+          .Help(
+              "GitHub runners the RunnerSet removes once its GitHub budget allows (status.pendingRemovals).")
+          .Register(r),
+  };
+  return f;
+}
+
+prometheus::Labels set_labels(const std::string& ns, const std::string& runnerset) {
+  return {{"namespace", ns}, {"runnerset", runnerset}};
+}
+
+}  // namespace
+
+prometheus::Registry& event_registry() {
+  static prometheus::Registry registry;
+  return registry;
+}
+
+bool reject_input(const std::string& source, const std::string& reason, const std::string& key) {
+  get().rejected.Add({{"source", source}, {"reason", reason}}).Increment();
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  std::lock_guard lock(mu);
+  if (logged.size() >= 4096) logged.clear();
+  return logged.insert(source + "\n" + reason + "\n" + key).second;
+}
+
+void record_github_pause(const std::string& ns, const std::string& runnerset, bool paused_now) {
+  auto& f = get();
+  f.rate_limited.Add(set_labels(ns, runnerset)).Set(paused_now ? 1 : 0);
+  auto& pauses = f.pauses.Add(set_labels(ns, runnerset));
+  if (paused_now) pauses.Increment();
+}
+
+void set_deferred_removals(const std::string& ns, const std::string& runnerset, std::int64_t count) {
+  get().deferred.Add(set_labels(ns, runnerset)).Set(static_cast<double>(count));
+}
+
+void forget_runnerset(const std::string& ns, const std::string& runnerset) {
+  auto& f = get();
+  const auto labels = set_labels(ns, runnerset);
+  f.rate_limited.Remove(&f.rate_limited.Add(labels));
+  f.pauses.Remove(&f.pauses.Add(labels));
+  f.deferred.Remove(&f.deferred.Add(labels));
+}
+
+}  // namespace octorun::metrics

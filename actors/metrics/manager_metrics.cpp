@@ -1,0 +1,313 @@
+#include "actors/metrics/manager_metrics.hpp"
+
+#include "actors/metrics/event_metrics.hpp"
+
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace octorun::metrics {
+namespace {
+
+using prometheus::Labels;
+
+std::string code_label(long code) { return code > 0 ? std::to_string(code) : std::string("error"); }
+
+std::string_view reason_label(deletion_reason why) {
+  switch (why) {
+    case deletion_reason::finished:
+      return "finished";
+    case deletion_reason::scaled_down:
+      return "scaled_down";
+    case deletion_reason::drained:
+      break;
+  }
+  return "drained";
+}
+
+Labels set_labels(std::string_view ns, std::string_view set, std::string_view variant) {
+  return {{"namespace", std::string(ns)}, {"runnerset", std::string(set)}, {"variant", std::string(variant)}};
+}
+
+// octorun_webhook_deliveries_total, read off the counters the intake keeps.
+prometheus::MetricFamily deliveries_family(const github::intake_counters& c) {
+  prometheus::MetricFamily f{"octorun_webhook_deliveries_total",
+                             "GitHub webhook deliveries by outcome: accepted (a workflow_job handed to the "
+                             "controller), duplicate (a delivery id seen before), bad_signature, malformed, "
+                             "ignored (another event or action), ping.",
+                             prometheus::MetricType::Counter,
+                             {}};
+  const std::pair<const char*, const std::atomic<std::int64_t>*> outcomes[] = {
+      {"accepted", &c.accepted},   {"duplicate", &c.duplicates}, {"bad_signature", &c.bad_signature},
+      {"malformed", &c.malformed}, {"ignored", &c.ignored},      {"ping", &c.pings}};
+  for (const auto& [outcome, value] : outcomes) {
+    prometheus::ClientMetric m;
+    m.label = {{"outcome", outcome}};
+    m.counter.value = static_cast<double>(value->load());
+    f.metric.push_back(std::move(m));
+  }
+  return f;
+}
+
+}  // namespace
+
+const prometheus::Histogram::BucketBoundaries& job_queue_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600};
+  return b;
+}
+
+const prometheus::Histogram::BucketBoundaries& job_run_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{10,   30,   60,   120,  300,   600,
+                                                         1200, 1800, 3600, 7200, 14400, 21600};
+  return b;
+}
+
+std::string result_label(std::string_view result) {
+  if (result.empty()) return "unknown";
+  std::string r(result);
+  for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string, std::less<>> known = {
+      "success",         "failure", "cancelled", "skipped", "timed_out", "neutral",
+      "action_required", "stale",   "succeeded", "failed",  "canceled",  "abandoned"};
+  return known.count(r) > 0 ? r : "other";
+}
+
+const prometheus::Histogram::BucketBoundaries& kube_latency_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                         0.5,   1,    2.5,   5,    10,  30};
+  return b;
+}
+
+// The GitHub calls on one RunnerSet's credentials. Rate-limit series are
+// per set (GitHub budgets per credential) and per x-ratelimit-resource; they
+// stay while any observer of the set lives (a restarted set actor makes a
+// new one before the old workers are gone) and go with the last.
+class manager_metrics::github_requests : public github::request_observer {
+ public:
+  github_requests(std::shared_ptr<manager_metrics> owner, std::string ns, std::string set)
+      : owner_(std::move(owner)), key_(std::move(ns), std::move(set)) {
+    std::lock_guard lock(owner_->budgets_mutex_);
+    ++owner_->budgets_[key_].holders;
+  }
+  ~github_requests() override {
+    std::lock_guard lock(owner_->budgets_mutex_);
+    auto& budgets = owner_->budgets_;
+    auto it = budgets.find(key_);
+    if (--it->second.holders > 0) return;
+    for (auto& [resource, g] : it->second.gauges) {
+      owner_->rate_limit_->Remove(g.limit);
+      owner_->rate_remaining_->Remove(g.remaining);
+      owner_->rate_reset_->Remove(g.reset);
+    }
+    budgets.erase(it);
+  }
+
+  void observe(std::string_view endpoint, long status, const github::rate_limit_info& rate) override {
+    owner_->github_requests_
+        ->Add({{"endpoint", std::string(endpoint)},
+               {"status_class", std::string(github::status_class(status))}})
+        .Increment();
+    if (!rate.present || rate.limit < 0) return;
+    std::lock_guard lock(owner_->budgets_mutex_);
+    auto& gauges = owner_->budgets_[key_].gauges;
+    // GitHub names a dozen budgets (core, graphql, actions_runner_registration,
+    // ...); a header from elsewhere must not grow the label without bound.
+    std::string resource = rate.resource.empty() ? "core" : rate.resource.substr(0, 64);
+    const bool word = std::all_of(resource.begin(), resource.end(), [](unsigned char c) {
+      return std::islower(c) || std::isdigit(c) || c == '_' || c == '-';
+    });
+    if (!word || (gauges.size() >= 16 && gauges.count(resource) == 0)) resource = "other";
+    auto it = gauges.find(resource);
+    if (it == gauges.end()) {
+      Labels l{{"namespace", key_.first}, {"runnerset", key_.second}, {"resource", resource}};
+      it =
+          gauges
+              .emplace(resource, budget_gauges{&owner_->rate_limit_->Add(l), &owner_->rate_remaining_->Add(l),
+                                               &owner_->rate_reset_->Add(l)})
+              .first;
+    }
+    it->second.limit->Set(static_cast<double>(rate.limit));
+    if (rate.remaining >= 0) it->second.remaining->Set(static_cast<double>(rate.remaining));
+    if (rate.reset_epoch > 0) it->second.reset->Set(static_cast<double>(rate.reset_epoch));
+  }
+
+ private:
+  std::shared_ptr<manager_metrics> owner_;  // keeps the families alive
+  std::pair<std::string, std::string> key_;
+};
+
+std::shared_ptr<manager_metrics> manager_metrics::make(const manager_identity& id) {
+  return std::shared_ptr<manager_metrics>(new manager_metrics(id));
+}
+
+manager_metrics::manager_metrics(const manager_identity& id) {
+  // Every family is declared, so a scrape shows it (HELP and TYPE) before
+  // its first sample: dashboards and alerts see the names from the start.
+  auto& r = *registry_;
+  auto declare = [&](auto builder, const char* name, const char* help, prometheus::MetricType type) -> auto& {
+    declared_.push_back({name, help, type, {}});
+    return builder.Name(name).Help(help).Register(r);
+  };
+  auto counter = [&](const char* name, const char* help) -> prometheus::Family<prometheus::Counter>& {
+    return declare(prometheus::BuildCounter(), name, help, prometheus::MetricType::Counter);
+  };
+  auto gauge = [&](const char* name, const char* help) -> prometheus::Family<prometheus::Gauge>& {
+    return declare(prometheus::BuildGauge(), name, help, prometheus::MetricType::Gauge);
+  };
+  leader_ = &gauge("octorun_manager_leader", "1 while this replica holds the Lease and reconciles, else 0.")
+                 .Add({{"identity", id.identity}});
+  gauge("octorun_manager_info", "The manager's version; 1.")
+      .Add({{"version", id.version}, {"commit", id.commit}, {"identity", id.identity}})
+      .Set(1);
+  gauge("octorun_manager_start_time_seconds", "When this replica started, in seconds since the epoch.")
+      .Add({})
+      .SetToCurrentTime();
+  kube_requests_ =
+      &counter("octorun_kube_requests_total",
+               "HTTP requests to the Kubernetes API server by verb, resource and status code (code "
+               "\"error\": no response).");
+  kube_duration_ =
+      &declare(prometheus::BuildHistogram(), "octorun_kube_request_duration_seconds",
+               "Time from sending a Kubernetes API request to the end of its answer, by verb and "
+               "resource (watches, which stream for minutes, are not observed).",
+               prometheus::MetricType::Histogram);
+  github_requests_ =
+      &counter("octorun_github_requests_total",
+               "HTTP requests to GitHub (REST and the Actions service) by endpoint and status class "
+               "(2xx ... 5xx; error: no response).");
+  rate_limit_ = &gauge("octorun_github_rate_limit_limit",
+                       "The request budget GitHub grants the RunnerSet's credentials per window "
+                       "(x-ratelimit-limit), by rate-limit resource.");
+  rate_remaining_ = &gauge("octorun_github_rate_limit_remaining",
+                           "Requests left in the current window for the RunnerSet's credentials "
+                           "(x-ratelimit-remaining of the last answer).");
+  rate_reset_ = &gauge("octorun_github_rate_limit_reset_timestamp_seconds",
+                       "When the RunnerSet's credentials' rate-limit window resets (x-ratelimit-reset), in "
+                       "seconds since the epoch.");
+  runners_created_ =
+      &counter("octorun_runners_created_total", "Runners the manager created, by RunnerSet and variant.");
+  runners_deleted_ =
+      &counter("octorun_runners_deleted_total",
+               "Runners the manager deleted, by RunnerSet, variant and reason: finished (a terminal "
+               "phase), scaled_down (idle and not wanted) or drained (its variant removed, or its "
+               "RunnerSet deleted).");
+  reconcile_errors_ =
+      &counter("octorun_reconcile_errors_total",
+               "Requests made for a controller's actions that failed (an API error or a timeout), "
+               "by controller and action; the action is retried on a later reconcile.");
+  listener_open_ = &gauge("octorun_listener_session_open",
+                          "1 while the variant's scale-set listener holds an open message session (Listener "
+                          "intake), else 0.");
+  listener_failures_ =
+      &counter("octorun_listener_session_failures_total",
+               "Scale-set listener incarnations that ended with an error; each is restarted with "
+               "capped backoff.");
+  jobs_started_ =
+      &counter("octorun_jobs_started_total", "Jobs that started on the RunnerSet's runners, by variant.");
+  jobs_completed_ = &counter("octorun_jobs_completed_total",
+                             "Jobs that ended on the RunnerSet's runners, by variant and result (GitHub's "
+                             "conclusion: success, failure, cancelled, ...; other, unknown).");
+  job_queue_ = &declare(prometheus::BuildHistogram(), "octorun_job_queue_duration_seconds",
+                        "Time from GitHub queueing a job to a runner of the set starting it, by variant "
+                        "(GitHub's timestamps).",
+                        prometheus::MetricType::Histogram);
+  job_run_ = &declare(prometheus::BuildHistogram(), "octorun_job_run_duration_seconds",
+                      "Time from a job starting on a runner of the set to its end, by variant (GitHub's "
+                      "timestamps).",
+                      prometheus::MetricType::Histogram);
+  jobs_unmatched_ =
+      &counter("octorun_jobs_unmatched_total",
+               "Queued jobs (webhook deliveries) no RunnerSet serves: no set's scope covers the "
+               "repository, or no variant carries the job's labels.")
+           .Add({});
+}
+
+std::string manager_metrics::scrape() const {
+  auto collected = registry_->Collect();  // the families with samples
+  std::vector<prometheus::MetricFamily> families;
+  for (const auto& d : declared_) {
+    auto it = std::find_if(collected.begin(), collected.end(),
+                           [&](const prometheus::MetricFamily& f) { return f.name == d.name; });
+    families.push_back(it != collected.end() ? std::move(*it) : d);
+  }
+  families.push_back(deliveries_family(*deliveries_));
+  for (auto& f : state_->Collect()) families.push_back(std::move(f));
+  for (auto& f : event_registry().Collect()) families.push_back(std::move(f));
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+void manager_metrics::set_leader(bool leading) { leader_->Set(leading ? 1 : 0); }
+
+void manager_metrics::observe(const kube::request_kind& kind, long code,
+                              std::chrono::duration<double> elapsed) {
+  kube_requests_->Add({{"verb", kind.verb}, {"resource", kind.resource}, {"code", code_label(code)}})
+      .Increment();
+  if (kind.verb == "watch") return;
+  kube_duration_->Add({{"verb", kind.verb}, {"resource", kind.resource}}, kube_latency_buckets())
+      .Observe(elapsed.count());
+}
+
+void manager_metrics::runner_created(std::string_view ns, std::string_view set, std::string_view variant) {
+  runners_created_->Add(set_labels(ns, set, variant)).Increment();
+}
+
+void manager_metrics::runner_deleted(std::string_view ns, std::string_view set, std::string_view variant,
+                                     deletion_reason why) {
+  auto l = set_labels(ns, set, variant);
+  l.emplace("reason", std::string(reason_label(why)));
+  runners_deleted_->Add(l).Increment();
+}
+
+void manager_metrics::reconcile_error(std::string_view controller, std::string_view action) {
+  reconcile_errors_->Add({{"controller", std::string(controller)}, {"action", std::string(action)}})
+      .Increment();
+}
+
+void manager_metrics::listener_session(std::string_view ns, std::string_view set, std::string_view variant,
+                                       bool open) {
+  std::lock_guard lock(listener_mutex_);
+  listener_open_->Add(set_labels(ns, set, variant)).Set(open ? 1 : 0);
+}
+
+void manager_metrics::listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) {
+  std::lock_guard lock(listener_mutex_);
+  listener_open_->Remove(&listener_open_->Add(set_labels(ns, set, variant)));
+}
+
+void manager_metrics::listener_failed(std::string_view ns, std::string_view set, std::string_view variant) {
+  listener_failures_->Add(set_labels(ns, set, variant)).Increment();
+}
+
+void manager_metrics::job_started(std::string_view ns, std::string_view set, std::string_view variant,
+                                  const messages::job_info& job) {
+  const auto l = set_labels(ns, set, variant);
+  jobs_started_->Add(l).Increment();
+  if (job.queued_at > 0 && job.started_at >= job.queued_at)
+    job_queue_->Add(l, job_queue_buckets()).Observe(static_cast<double>(job.started_at - job.queued_at));
+}
+
+void manager_metrics::job_completed(std::string_view ns, std::string_view set, std::string_view variant,
+                                    std::string_view result, const messages::job_info& job) {
+  auto l = set_labels(ns, set, variant);
+  if (job.started_at > 0 && job.completed_at >= job.started_at)
+    job_run_->Add(l, job_run_buckets()).Observe(static_cast<double>(job.completed_at - job.started_at));
+  l.emplace("result", result_label(result));
+  jobs_completed_->Add(l).Increment();
+}
+
+void manager_metrics::job_unmatched() { jobs_unmatched_->Increment(); }
+
+std::shared_ptr<github::request_observer> manager_metrics::github_observer(std::string_view ns,
+                                                                           std::string_view set) {
+  return std::make_shared<github_requests>(shared_from_this(), std::string(ns), std::string(set));
+}
+
+}  // namespace octorun::metrics

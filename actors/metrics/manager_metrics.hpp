@@ -1,0 +1,128 @@
+// The manager's own metrics, served on /metrics beside the state metrics
+// (state_metrics.hpp): its identity and leadership, the Kubernetes and GitHub
+// requests its adapters make, GitHub's rate-limit budget per RunnerSet, the
+// webhook deliveries by outcome, and what its actors report through
+// recorder.hpp (runners created and deleted, failed actions, listener
+// sessions). One object per process, shared (std::shared_ptr) by everything
+// that reports to it; every method is thread-safe.
+//
+// Names follow the Prometheus naming guide (counters end in _total, times
+// are _seconds, timestamps _timestamp_seconds); labels are bounded (see
+// recorder.hpp). docs/monitoring.md lists every family.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/metrics/recorder.hpp"
+#include "actors/metrics/state_metrics.hpp"
+#include "adapters/github/webhook_intake.hpp"
+#include "adapters/kube/request_metrics.hpp"
+
+namespace octorun::metrics {
+
+struct manager_identity {
+  std::string identity;  // --identity: the Lease holder name
+  std::string version;
+  std::string commit;
+};
+
+class manager_metrics : public recorder,
+                        public kube::request_observer,
+                        public std::enable_shared_from_this<manager_metrics> {
+ public:
+  static std::shared_ptr<manager_metrics> make(const manager_identity& id);
+
+  // The Prometheus text of every family, the state metrics last.
+  std::string scrape() const;
+
+  // The state metrics the feed publishes to (metrics_feed.hpp).
+  const std::shared_ptr<state_collector>& state() const { return state_; }
+  // What the webhook intake counts into (intake_options::counters).
+  const std::shared_ptr<github::intake_counters>& webhook_deliveries() const { return deliveries_; }
+
+  void set_leader(bool leading);
+
+  // kube::request_observer
+  void observe(const kube::request_kind& kind, long code, std::chrono::duration<double> elapsed) override;
+
+  // recorder
+  void runner_created(std::string_view ns, std::string_view set, std::string_view variant) override;
+  void runner_deleted(std::string_view ns, std::string_view set, std::string_view variant,
+                      deletion_reason why) override;
+  void reconcile_error(std::string_view controller, std::string_view action) override;
+  void listener_session(std::string_view ns, std::string_view set, std::string_view variant,
+                        bool open) override;
+  void listener_failed(std::string_view ns, std::string_view set, std::string_view variant) override;
+  void listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) override;
+  void job_started(std::string_view ns, std::string_view set, std::string_view variant,
+                   const messages::job_info& job) override;
+  void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
+                     std::string_view result, const messages::job_info& job) override;
+  void job_unmatched() override;
+  std::shared_ptr<github::request_observer> github_observer(std::string_view ns,
+                                                            std::string_view set) override;
+
+ private:
+  explicit manager_metrics(const manager_identity& id);
+  class github_requests;
+  // The rate-limit series of one RunnerSet (by x-ratelimit-resource) and how
+  // many github_requests observers hold them.
+  struct budget_gauges {
+    prometheus::Gauge* limit;
+    prometheus::Gauge* remaining;
+    prometheus::Gauge* reset;
+  };
+  struct set_budget {
+    int holders = 0;
+    std::map<std::string, budget_gauges> gauges;
+  };
+
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  std::vector<prometheus::MetricFamily> declared_;  // every family of registry_, without samples
+  std::shared_ptr<state_collector> state_ = std::make_shared<state_collector>();
+  std::shared_ptr<github::intake_counters> deliveries_ = std::make_shared<github::intake_counters>();
+  prometheus::Gauge* leader_ = nullptr;
+  prometheus::Family<prometheus::Counter>* kube_requests_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* kube_duration_ = nullptr;
+  prometheus::Family<prometheus::Counter>* github_requests_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* rate_limit_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* rate_remaining_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* rate_reset_ = nullptr;
+  prometheus::Family<prometheus::Counter>* runners_created_ = nullptr;
+  prometheus::Family<prometheus::Counter>* runners_deleted_ = nullptr;
+  prometheus::Family<prometheus::Counter>* reconcile_errors_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* listener_open_ = nullptr;
+  prometheus::Family<prometheus::Counter>* listener_failures_ = nullptr;
+  prometheus::Family<prometheus::Counter>* jobs_started_ = nullptr;
+  prometheus::Family<prometheus::Counter>* jobs_completed_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* job_queue_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* job_run_ = nullptr;
+  prometheus::Counter* jobs_unmatched_ = nullptr;
+  std::mutex listener_mutex_;  // a session series is set and removed by different threads
+  std::mutex budgets_mutex_;
+  std::map<std::pair<std::string, std::string>, set_budget> budgets_;  // by (namespace, set)
+};
+
+// The buckets of octorun_kube_request_duration_seconds, octorun_job_queue_duration_seconds
+// and octorun_job_run_duration_seconds.
+const prometheus::Histogram::BucketBoundaries& kube_latency_buckets();
+const prometheus::Histogram::BucketBoundaries& job_queue_buckets();
+const prometheus::Histogram::BucketBoundaries& job_run_buckets();
+
+// A job's conclusion as a label value: GitHub's words (webhook conclusions,
+// the scale-set protocol's results) lower-cased, anything else "other", none
+// "unknown", so the label stays bounded whatever a message says.
+std::string result_label(std::string_view result);
+
+}  // namespace octorun::metrics

@@ -1,0 +1,63 @@
+// What the actors tell the manager's own metrics, one call per event. The
+// manager implements it with Prometheus families (manager_metrics.hpp); the
+// actors hold it as an optional std::shared_ptr in their configs (none in
+// unit tests: nothing is recorded). Every label is bounded: namespaces,
+// RunnerSets, variants and fixed words, never a job, a runner or a pod.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "adapters/github/request_metrics.hpp"
+#include "messages/jobs.hpp"
+
+namespace octorun::metrics {
+
+// Why the manager deleted a Runner.
+enum class deletion_reason {
+  finished,     // its phase was terminal (Succeeded, Failed, Outdated)
+  scaled_down,  // idle, and not wanted any more (removed from GitHub first)
+  drained,      // its variant was removed, or its RunnerSet is being deleted
+};
+
+class recorder {
+ public:
+  virtual ~recorder() = default;
+
+  // The RunnerSet's Runners, as its actor creates and deletes them.
+  virtual void runner_created(std::string_view ns, std::string_view set, std::string_view variant) = 0;
+  virtual void runner_deleted(std::string_view ns, std::string_view set, std::string_view variant,
+                              deletion_reason why) = 0;
+
+  // A request an actor made for one of its actions failed (an API error or
+  // a timeout); `action` names the action (plan.hpp's action_kind).
+  virtual void reconcile_error(std::string_view controller, std::string_view action) = 0;
+
+  // A listener's message session opened or ended; an incarnation that ended
+  // with an error (its supervisor starts another); a listener stopped for
+  // good (its variant or set is gone: its session series goes).
+  virtual void listener_session(std::string_view ns, std::string_view set, std::string_view variant,
+                                bool open) = 0;
+  virtual void listener_failed(std::string_view ns, std::string_view set, std::string_view variant) = 0;
+  virtual void listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) = 0;
+
+  // A job started on one of the set's runners, and a job that ended on one
+  // (`result`: GitHub's conclusion). Queue time (queued -> started) and run
+  // time (started -> completed) come from GitHub's timestamps in `job`,
+  // when the message has them.
+  virtual void job_started(std::string_view ns, std::string_view set, std::string_view variant,
+                           const messages::job_info& job) = 0;
+  virtual void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
+                             std::string_view result, const messages::job_info& job) = 0;
+
+  // A queued job (a webhook delivery) that no RunnerSet serves.
+  virtual void job_unmatched() = 0;
+
+  // The observer for the GitHub calls made on one RunnerSet's credentials:
+  // requests by endpoint, and that credential's rate-limit budget (its series
+  // go when the last holder drops it).
+  virtual std::shared_ptr<github::request_observer> github_observer(std::string_view ns,
+                                                                    std::string_view set) = 0;
+};
+
+}  // namespace octorun::metrics

@@ -1,0 +1,224 @@
+#include "actors/runnerset/pod_resources.hpp"
+
+#include <cstdint>
+#include <limits>
+
+#include "adapters/common/base64.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/common/json_writer.hpp"
+#include "model/naming.hpp"
+
+namespace octorun::runnerset {
+namespace {
+
+constexpr const char* rbac_api = "rbac.authorization.k8s.io/v1";
+
+// apiVersion, kind, and metadata: name, namespace, the set's label, owned by the set.
+json::writer& header(json::writer& w, const model::runnerset& set, const char* api_version, const char* kind,
+                     const std::string& name) {
+  w.open().field("apiVersion", api_version).field("kind", kind);
+  w.open("metadata").field("name", name).field("namespace", set.metadata.namespace_);
+  w.open("labels").field(model::label_runnerset, set.metadata.name).close();
+  w.open_array("ownerReferences")
+      .open()
+      .field("apiVersion", model::api_version)
+      .field("kind", "RunnerSet")
+      .field("name", set.metadata.name)
+      .field("uid", set.metadata.uid)
+      .field("controller", true)
+      .field("blockOwnerDeletion", true)
+      .close()
+      .close_array();
+  return w.close();
+}
+
+std::string service_account(const model::runnerset& set) {
+  json::writer w;
+  header(w, set, "v1", "ServiceAccount", model::runner_service_account_name(set.metadata.name));
+  return w.field("automountServiceAccountToken", false).close().str();
+}
+
+void rule(json::writer& w, const char* group, std::initializer_list<const char*> resources,
+          std::initializer_list<const char*> verbs) {
+  w.open().open_array("apiGroups").value(group).close_array().open_array("resources");
+  for (const auto* r : resources) w.value(r);
+  w.close_array().open_array("verbs");
+  for (const auto* v : verbs) w.value(v);
+  w.close_array().close();
+}
+
+// What the runner container hooks (actions/runner-container-hooks, k8s)
+// call: the job pod and its exec/logs, a job for container steps, and the
+// Secrets that carry a step's environment.
+std::string hooks_role(const model::runnerset& set) {
+  json::writer w;
+  header(w, set, rbac_api, "Role", model::runner_service_account_name(set.metadata.name));
+  w.open_array("rules");
+  rule(w, "", {"pods"}, {"get", "list", "create", "delete"});
+  rule(w, "", {"pods/exec"}, {"get", "create"});
+  rule(w, "", {"pods/log"}, {"get", "list", "watch"});
+  rule(w, "batch", {"jobs"}, {"get", "list", "create", "delete"});
+  rule(w, "", {"secrets"}, {"get", "list", "create", "delete"});
+  return w.close_array().close().str();
+}
+
+std::string hooks_role_binding(const model::runnerset& set) {
+  const auto name = model::runner_service_account_name(set.metadata.name);
+  json::writer w;
+  header(w, set, rbac_api, "RoleBinding", name);
+  w.open("roleRef")
+      .field("apiGroup", "rbac.authorization.k8s.io")
+      .field("kind", "Role")
+      .field("name", name)
+      .close();
+  w.open_array("subjects")
+      .open()
+      .field("kind", "ServiceAccount")
+      .field("name", name)
+      .field("namespace", set.metadata.namespace_)
+      .close()
+      .close_array();
+  return w.close().str();
+}
+
+// minAvailable as an integer larger than any number of runners: every
+// selected pod must stay. (maxUnavailable 0 says the same, but the
+// disruption controller can only compute it for pods whose owner has a
+// scale subresource; a Runner has none, so that PDB would fail to sync on
+// every change, with a Warning event each time, while still refusing.)
+std::string busy_runners_pdb(const model::runnerset& set) {
+  json::writer w;
+  header(w, set, "policy/v1", "PodDisruptionBudget", model::busy_runners_pdb_name(set.metadata.name));
+  w.open("spec").field("minAvailable", std::int64_t{std::numeric_limits<std::int32_t>::max()});
+  w.open("selector")
+      .open("matchLabels")
+      .field(model::label_runnerset, set.metadata.name)
+      .field(model::label_busy, "true")
+      .close()
+      .close();
+  return w.close().close().str();
+}
+
+std::string key(const char* kind, const std::string& name) { return std::string(kind) + "/" + name; }
+
+}  // namespace
+
+bool wants_kubernetes_rbac(const model::runnerset_spec& spec) {
+  for (const auto& v : model::effective_variants(spec))
+    if (v.pod.container_mode && v.pod.container_mode->type == model::container_mode::kubernetes &&
+        v.template_->service_account_name.empty())
+      return true;
+  return false;
+}
+
+std::vector<owned_object> desired_pod_resources(const model::runnerset& set) {
+  const auto sa = model::runner_service_account_name(set.metadata.name);
+  std::vector<owned_object> out;
+  out.push_back({key("ServiceAccount", sa), service_account(set)});
+  if (wants_kubernetes_rbac(set.spec)) {
+    out.push_back({key("Role", sa), hooks_role(set)});
+    out.push_back({key("RoleBinding", sa), hooks_role_binding(set)});
+  }
+  out.push_back(
+      {key("PodDisruptionBudget", model::busy_runners_pdb_name(set.metadata.name)), busy_runners_pdb(set)});
+  return out;
+}
+
+std::vector<std::string> kubernetes_rbac_keys(std::string_view set) {
+  const auto sa = model::runner_service_account_name(set);
+  return {key("Role", sa), key("RoleBinding", sa)};
+}
+
+std::vector<std::string> pod_resource_keys(std::string_view set) {
+  auto out = kubernetes_rbac_keys(set);
+  out.push_back(key("ServiceAccount", model::runner_service_account_name(set)));
+  out.push_back(key("PodDisruptionBudget", model::busy_runners_pdb_name(set)));
+  return out;
+}
+
+std::string_view key_kind(std::string_view k) { return k.substr(0, k.find('/')); }
+std::string_view key_name(std::string_view k) {
+  auto slash = k.find('/');
+  return slash == std::string_view::npos ? std::string_view{} : k.substr(slash + 1);
+}
+
+std::vector<reference> pod_references(const model::pod_config& c) {
+  std::vector<reference> out;
+  if (c.ca_bundle) {
+    const bool config_map = c.ca_bundle->from == model::ca_bundle_ref::source::config_map;
+    out.push_back({key(config_map ? "ConfigMap" : "Secret", c.ca_bundle->name),
+                   config_map ? "spec.caBundle.configMapKeyRef" : "spec.caBundle.secretKeyRef",
+                   {c.ca_bundle->key},
+                   true});
+  }
+  if (c.proxy)
+    for (auto [endpoint, field] : {std::pair{&c.proxy->http, "spec.proxy.http.credentialsSecretName"},
+                                   std::pair{&c.proxy->https, "spec.proxy.https.credentialsSecretName"}})
+      if (*endpoint && !(*endpoint)->credentials_secret_name.empty())
+        out.push_back(
+            {key("Secret", (*endpoint)->credentials_secret_name), field, {"username", "password"}, false});
+  return out;
+}
+
+std::optional<std::string> reference_problem(const reference& ref, const rapidjson::Value& object) {
+  const bool secret = key_kind(ref.key) == "Secret";
+  const std::string what = std::string(key_kind(ref.key)) + " \"" + std::string(key_name(ref.key)) + "\"";
+  // ConfigMaps hold text in data (binaryData is not a PEM file); Secrets base64 in data.
+  const auto* data = json::find_value(object, "data");
+  for (const auto& k : ref.keys) {
+    const auto* v = data != nullptr ? json::find_value(*data, k.c_str()) : nullptr;
+    if (v == nullptr || !v->IsString()) return ref.field + ": " + what + " has no key \"" + k + "\"";
+    if (!ref.pem) continue;
+    std::string text(v->GetString(), v->GetStringLength());
+    if (secret) text = base64_decode(text).value_or("");
+    if (text.find("-----BEGIN CERTIFICATE-----") == std::string::npos)
+      return ref.field + ": key \"" + k + "\" of " + what +
+             " holds no PEM certificate (-----BEGIN CERTIFICATE-----)";
+  }
+  return std::nullopt;
+}
+
+model::condition pod_config_condition(const model::field_errors& invalid, const std::string& runner_crd,
+                                      const std::map<std::string, std::string>& object_errors,
+                                      const std::map<std::string, std::string>& reference_problems,
+                                      bool applied, const model::runnerset_status& current) {
+  model::condition c;
+  c.type = "PodConfigReady";
+  c.status = "False";
+  auto join = [](std::string& into, const std::string& part) { into += (into.empty() ? "" : "; ") + part; };
+  for (const auto& e : invalid) join(c.message, e.field + ": " + e.message);
+  if (!c.message.empty()) {
+    c.reason = "InvalidSpec";
+    return c;
+  }
+  if (!runner_crd.empty()) {
+    c.reason = "RunnerCRDOutdated";
+    c.message = runner_crd;
+    return c;
+  }
+  for (const auto& [key, why] : object_errors) join(c.message, key + ": " + why);
+  if (!c.message.empty()) {
+    c.reason = "ApplyFailed";
+    return c;
+  }
+  for (const auto& [key, problem] : reference_problems)
+    if (!problem.empty()) join(c.message, problem);
+  if (!c.message.empty()) {
+    c.reason = "ReferenceInvalid";
+    return c;
+  }
+  if (!applied) {
+    for (const auto& old : current.conditions)
+      if (old.type == c.type) return old;  // no news yet: say what was said
+    c.status = "Unknown";
+    c.reason = "Applying";
+    c.message = "applying the runner pods' ServiceAccount and PodDisruptionBudget";
+    return c;
+  }
+  c.status = "True";
+  c.reason = "Applied";
+  c.message = "the runner pods' ServiceAccount and PodDisruptionBudget are in place";
+  return c;
+}
+
+}  // namespace octorun::runnerset

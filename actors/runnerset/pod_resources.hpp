@@ -1,0 +1,78 @@
+// The objects a RunnerSet's runner pods need besides their own children,
+// one of each per set, owned by the RunnerSet (docs/runner-pods.md):
+//
+// - ServiceAccount octorun-runner-<set>: the pods' identity instead of the
+//   namespace's default; it mounts no token (containerMode kubernetes turns
+//   the token on in its pods, which need it).
+// - Role + RoleBinding octorun-runner-<set>, only while a variant runs in
+//   containerMode kubernetes with the set's ServiceAccount: what the runner
+//   container hooks call (pods, exec, logs, jobs, secrets).
+// - PodDisruptionBudget octorun-busy-<set>: selects the set's pods labelled
+//   octorun.io/busy=true (a runner with a job) and allows no disruption, so
+//   the Eviction API refuses to evict a busy runner (429) and drains wait
+//   for its job; idle runners are not selected and may be evicted.
+//
+// Bodies are server-side apply patches (create or update in one call).
+// Pure and deterministic.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/types.hpp"
+
+namespace octorun::runnerset {
+
+struct owned_object {
+  std::string key;   // "Kind/name", e.g. "ServiceAccount/octorun-runner-linux" (an action's subject)
+  std::string body;  // JSON
+};
+
+// True when a variant runs in containerMode kubernetes on the set's own
+// ServiceAccount (its template names none): the hooks need the Role.
+bool wants_kubernetes_rbac(const model::runnerset_spec& spec);
+
+// The objects the set's runner pods need now, in the order they are applied.
+std::vector<owned_object> desired_pod_resources(const model::runnerset& set);
+
+// Every key desired_pod_resources may produce for the set (what a deletion removes).
+std::vector<std::string> pod_resource_keys(std::string_view set);
+// The keys of the Role and RoleBinding alone.
+std::vector<std::string> kubernetes_rbac_keys(std::string_view set);
+
+// "Kind" of a key ("ServiceAccount" of "ServiceAccount/x").
+std::string_view key_kind(std::string_view key);
+std::string_view key_name(std::string_view key);
+
+// The objects a set's pod configuration refers to (a CA bundle, proxy
+// credentials), each with the field that names it and what it must hold.
+struct reference {
+  std::string key;                // "ConfigMap/name" or "Secret/name"
+  std::string field;              // e.g. spec.caBundle.configMapKeyRef
+  std::vector<std::string> keys;  // data keys it must have
+  bool pem = false;               // the (single) key holds PEM certificates
+};
+std::vector<reference> pod_references(const model::pod_config& c);
+
+// What is wrong with `object` (the referenced ConfigMap or Secret as the API
+// returned it) for `ref`, in a sentence naming the field; nullopt when it fits.
+std::optional<std::string> reference_problem(const reference& ref, const rapidjson::Value& object);
+
+// The set's PodConfigReady condition. False, naming the field or object, for
+// the first kind of problem found: the spec breaks a rule the webhook checks
+// (`invalid`, reason InvalidSpec), the Runner CRD drops fields of the spec
+// (`runner_crd`, RunnerCRDOutdated), a per-set object could not be applied or
+// deleted (ApplyFailed), a referenced object is missing or wrong
+// (ReferenceInvalid: its pods would not start). True (Applied) once every
+// object is applied; until then the condition the status holds, or Unknown.
+model::condition pod_config_condition(const model::field_errors& invalid, const std::string& runner_crd,
+                                      const std::map<std::string, std::string>& object_errors,
+                                      const std::map<std::string, std::string>& reference_problems,
+                                      bool applied, const model::runnerset_status& current);
+
+}  // namespace octorun::runnerset

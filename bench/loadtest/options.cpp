@@ -1,0 +1,287 @@
+#include "bench/loadtest/options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace octorun::loadtest {
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    auto at = s.find(sep);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s.remove_prefix(at + 1);
+  }
+}
+
+std::optional<double> number(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view s) {
+  struct unit {
+    std::string_view suffix;
+    double ms;
+  };
+  static const unit units[] = {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
+  double scale = 1000;  // a bare number: seconds
+  for (const auto& u : units)
+    if (s.ends_with(u.suffix) && number(s.substr(0, s.size() - u.suffix.size()))) {
+      scale = u.ms;
+      s.remove_suffix(u.suffix.size());
+      break;
+    }
+  auto v = number(s);
+  if (!v || *v < 0) return unexpected{std::string("want a duration such as 500ms, 2s, 10m")};
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*v * scale)));
+}
+
+expected<distribution, std::string> parse_distribution(std::string_view s) {
+  auto parts = split(s, ':');
+  distribution d;
+  d.text = std::string(s);
+  auto ms = [&](size_t i) -> std::optional<double> {
+    if (i >= parts.size()) return std::nullopt;
+    auto v = parse_duration(parts[i]);
+    return v ? std::optional<double>(static_cast<double>(v->count())) : std::nullopt;
+  };
+  const auto& name = parts[0];
+  if (name == "fixed" && parts.size() == 2 && ms(1)) {
+    d.shape = distribution::kind::fixed;
+    d.a = *ms(1);
+  } else if (name == "uniform" && parts.size() == 3 && ms(1) && ms(2) && *ms(1) <= *ms(2)) {
+    d.shape = distribution::kind::uniform;
+    d.a = *ms(1);
+    d.b = *ms(2);
+  } else if (name == "exponential" && parts.size() == 2 && ms(1)) {
+    d.shape = distribution::kind::exponential;
+    d.a = *ms(1);
+  } else if (name == "lognormal" && parts.size() == 3 && ms(1) && number(parts[2]) &&
+             *number(parts[2]) >= 0) {
+    d.shape = distribution::kind::lognormal;
+    d.a = *ms(1);
+    d.b = *number(parts[2]);
+  } else {
+    return unexpected{std::string(
+        "want fixed:D, uniform:MIN:MAX, exponential:MEAN or lognormal:MEDIAN:SIGMA (durations such as 2s)")};
+  }
+  return d;
+}
+
+std::string usage() {
+  return R"(octorun-loadtest: load an Octorun installation with jobs from the GitHub simulator and report.
+
+Where:
+  --kubeconfig FILE, --context NAME   the cluster (default: $KUBECONFIG, ~/.kube/config)
+  --namespace NS                      where the RunnerSet goes (a namespace the manager watches; default:
+                                      a new one, octorun-loadtest-<id>, deleted afterwards)
+  --intake Webhook|Listener           how the manager learns of jobs (default Listener)
+  --min-runners N, --max-runners N    the RunnerSet's bounds (default 0, 20)
+  --runner-image IMAGE                the runner pods' image (default registry.k8s.io/pause:3.10: nothing
+                                      runs in them; this tool plays the runner)
+  --node-selector K=V, --toleration K[=V]:EFFECT   where runner pods go (repeatable)
+GitHub (the simulator):
+  --simulator-url URL                 use a running github-simulator (default: start one here)
+  --simulator-bind ADDR, --simulator-port N   the one started here listens there (default 127.0.0.1,
+                                      any free port)
+  --simulator-advertise URL           the simulator's URL as the manager reaches it (default: its own)
+  --webhook-url URL, --webhook-secret S   Webhook intake: the manager's POST /webhook as the simulator
+                                      reaches it, and the secret the manager checks
+Load:
+  --profile burst|steady|ramp         default burst
+  --jobs N                            burst: N jobs at once (default 100)
+  --rate R                            steady: R jobs/s for --duration
+  --rate-from A --rate-to B           ramp: from A to B jobs/s over --duration
+  --duration D                        steady and ramp (default 60s)
+  --job-duration DIST                 fixed:D, uniform:MIN:MAX, exponential:MEAN, lognormal:MEDIAN:SIGMA
+                                      (default fixed:0s)
+  --seed N                            arrivals and durations are drawn from it (default 1)
+  --timeout D                         after the last job is queued (default 10m)
+  --manager-timeout D                 for the manager to take up the RunnerSet (default 30s)
+Observe:
+  --manager-pid PID                   a manager on this machine: its RSS over time
+  --manager-user USER                 count the manager's Kubernetes writes by the apiserver (FlowSchemas
+                                      for USER, e.g. system:serviceaccount:octorun-system:octorun-manager)
+  --count-priority-level NAME         their priority level (default: the one USER's requests use already)
+  --report DIR                        default loadtest-report-<id>
+  --no-plots                          no gnuplot
+Targets (the exit status is 1 when one is missed):
+  --max-queue-p50 D, --max-queue-p99 D   queued -> running
+  --max-gone-p99 D                    completed -> Runner gone
+  --min-jobs-per-s X, --max-writes-per-job X, --max-github-calls-per-job X, --max-rss-mib X
+
+Exit status: 0 every target met; 1 a target missed; 2 bad input, or the cluster, the simulator or the
+manager unusable (nothing is left behind); 3 the jobs did not complete within --timeout; 130 interrupted.
+)";
+}
+
+expected<options, std::string> parse_options(int argc, const char* const* argv) {
+  options o;
+  using setter = std::function<std::optional<std::string>(std::string_view)>;  // error or nullopt
+  auto text = [](std::string& field) {
+    return setter([&field](std::string_view v) -> std::optional<std::string> {
+      if (v.empty()) return "must not be empty";
+      field = std::string(v);
+      return std::nullopt;
+    });
+  };
+  auto list = [](std::vector<std::string>& field) {
+    return setter([&field](std::string_view v) -> std::optional<std::string> {
+      field.emplace_back(v);
+      return std::nullopt;
+    });
+  };
+  auto integer = [](auto& field, long long min) {
+    return setter([&field, min](std::string_view v) -> std::optional<std::string> {
+      long long n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || end != v.data() + v.size() || n < min)
+        return "want an integer of at least " + std::to_string(min);
+      field = static_cast<std::remove_reference_t<decltype(field)>>(n);
+      return std::nullopt;
+    });
+  };
+  auto positive = [](double& field) {
+    return setter([&field](std::string_view v) -> std::optional<std::string> {
+      auto n = number(v);
+      if (!n || *n <= 0) return "want a positive number";
+      field = *n;
+      return std::nullopt;
+    });
+  };
+  auto limit = [](std::optional<double>& field, bool is_duration) {
+    return setter([&field, is_duration](std::string_view v) -> std::optional<std::string> {
+      if (is_duration) {
+        auto d = parse_duration(v);
+        if (!d) return d.error();
+        field = static_cast<double>(d->count()) / 1000;
+      } else {
+        auto n = number(v);
+        if (!n || *n < 0) return "want a number";
+        field = *n;
+      }
+      return std::nullopt;
+    });
+  };
+  auto duration = [](std::chrono::milliseconds& field) {
+    return setter([&field](std::string_view v) -> std::optional<std::string> {
+      auto d = parse_duration(v);
+      if (!d) return d.error();
+      field = *d;
+      return std::nullopt;
+    });
+  };
+  auto choice = [](std::string& field, std::vector<std::string> allowed) {
+    return setter([&field, allowed](std::string_view v) -> std::optional<std::string> {
+      for (const auto& a : allowed)
+        if (v == a) {
+          field = a;
+          return std::nullopt;
+        }
+      std::string all;
+      for (const auto& a : allowed) all += (all.empty() ? "" : ", ") + a;
+      return "want one of " + all;
+    });
+  };
+  std::string profile_name = "burst", distribution_text = "fixed:0s";
+  std::map<std::string, setter, std::less<>> value_flags = {
+      {"kubeconfig", text(o.kubeconfig)},
+      {"context", text(o.context)},
+      {"namespace", text(o.ns)},
+      {"intake", choice(o.intake, {"Webhook", "Listener"})},
+      {"min-runners", integer(o.min_runners, 0)},
+      {"max-runners", integer(o.max_runners, 1)},
+      {"runner-image", text(o.runner_image)},
+      {"node-selector", list(o.node_selector)},
+      {"toleration", list(o.tolerations)},
+      {"simulator-url", text(o.simulator_url)},
+      {"simulator-bind", text(o.simulator_bind)},
+      {"simulator-port", integer(o.simulator_port, 0)},
+      {"simulator-advertise", text(o.simulator_advertise)},
+      {"webhook-url", text(o.webhook_url)},
+      {"webhook-secret", text(o.webhook_secret)},
+      {"profile", choice(profile_name, {"burst", "steady", "ramp"})},
+      {"jobs", integer(o.load.jobs, 1)},
+      {"rate", positive(o.load.rate)},
+      {"rate-from", positive(o.load.rate_from)},
+      {"rate-to", positive(o.load.rate_to)},
+      {"duration", duration(o.load.duration)},
+      {"job-duration", text(distribution_text)},
+      {"seed", integer(o.seed, 0)},
+      {"timeout", duration(o.timeout)},
+      {"manager-timeout", duration(o.manager_timeout)},
+      {"cleanup-timeout", duration(o.cleanup_timeout)},
+      {"manager-pid", integer(o.manager_pid, 1)},
+      {"manager-user", text(o.manager_user)},
+      {"count-priority-level", text(o.count_priority_level)},
+      {"report", text(o.report_dir)},
+      {"max-queue-p50", limit(o.want.max_queue_p50_s, true)},
+      {"max-queue-p99", limit(o.want.max_queue_p99_s, true)},
+      {"max-gone-p99", limit(o.want.max_gone_p99_s, true)},
+      {"min-jobs-per-s", limit(o.want.min_jobs_per_s, false)},
+      {"max-writes-per-job", limit(o.want.max_writes_per_job, false)},
+      {"max-github-calls-per-job", limit(o.want.max_github_calls_per_job, false)},
+      {"max-rss-mib", limit(o.want.max_rss_mib, false)},
+  };
+  std::map<std::string, bool*, std::less<>> switches = {{"help", &o.help},
+                                                        {"allow-test-suite", &o.allow_test_suite}};
+  bool no_plots = false;
+  switches["no-plots"] = &no_plots;
+
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (!arg.starts_with("--"))
+      return unexpected{"unexpected argument " + std::string(arg) + " (see --help)"};
+    arg.remove_prefix(2);
+    std::string_view name = arg.substr(0, arg.find('='));
+    std::optional<std::string_view> value;
+    if (arg.find('=') != std::string_view::npos) value = arg.substr(arg.find('=') + 1);
+    if (auto sw = switches.find(name); sw != switches.end()) {
+      if (value) return unexpected{"--" + std::string(name) + " takes no value"};
+      *sw->second = true;
+      continue;
+    }
+    auto flag = value_flags.find(name);
+    if (flag == value_flags.end()) return unexpected{"unknown flag --" + std::string(name) + " (see --help)"};
+    if (!value) {
+      if (i + 1 >= argc) return unexpected{"--" + std::string(name) + " needs a value"};
+      value = argv[++i];
+    }
+    if (auto error = flag->second(*value))
+      return unexpected{"--" + std::string(name) + " " + std::string(*value) + ": " + *error};
+  }
+  o.plots = !no_plots;
+  o.load.shape = profile_name == "steady" ? profile::kind::steady
+                 : profile_name == "ramp" ? profile::kind::ramp
+                                          : profile::kind::burst;
+  auto d = parse_distribution(distribution_text);
+  if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
+  o.durations = *d;
+  if (o.simulator_port > 65535) return unexpected{std::string("--simulator-port: want a port number")};
+  if (o.min_runners > o.max_runners)
+    return unexpected{std::string("--min-runners must not exceed --max-runners")};
+  if (o.intake == "Webhook" && !o.help && (o.webhook_url.empty() || o.webhook_secret.empty()))
+    return unexpected{std::string(
+        "--intake Webhook needs --webhook-url (the manager's POST /webhook as the simulator reaches it) and "
+        "--webhook-secret (the secret the manager checks); or use --intake Listener")};
+  if (o.load.shape != profile::kind::burst && o.load.duration.count() == 0)
+    return unexpected{std::string("--duration must be more than 0 for --profile ") + profile_name};
+  for (const auto& s : o.node_selector)
+    if (s.find('=') == std::string::npos || s.front() == '=')
+      return unexpected{"--node-selector " + s + ": want KEY=VALUE"};
+  for (const auto& t : o.tolerations)
+    if (t.find(':') == std::string::npos || t.front() == ':' || t.front() == '=')
+      return unexpected{"--toleration " + t + ": want KEY[=VALUE]:EFFECT or KEY:Exists"};
+  return o;
+}
+
+}  // namespace octorun::loadtest

@@ -1,0 +1,83 @@
+// octorun-loadtest's command line: what to load, where, and the targets a
+// run must meet. Parsing is pure; every error names the flag.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/common/expected.hpp"
+
+namespace octorun::loadtest {
+
+// How job durations are drawn (milliseconds).
+struct distribution {
+  enum class kind { fixed, uniform, exponential, lognormal } shape = kind::fixed;
+  double a = 0, b = 0;  // fixed: a; uniform: [a, b]; exponential: mean a; lognormal: median a, sigma b
+  std::string text;     // as given, for the report
+};
+
+// "fixed:0s", "uniform:1s:5s", "exponential:3s", "lognormal:2s:0.8".
+expected<distribution, std::string> parse_distribution(std::string_view s);
+// "500ms", "2s", "1.5s", "10m", "1h"; a bare number is seconds.
+expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view s);
+
+struct profile {
+  enum class kind { burst, steady, ramp } shape = kind::burst;
+  int jobs = 100;                              // burst
+  double rate = 1;                             // steady, jobs/s
+  double rate_from = 0.5, rate_to = 5;         // ramp, jobs/s, linear over `duration`
+  std::chrono::milliseconds duration{60'000};  // steady, ramp
+};
+
+// The targets a run must meet (absent: not checked).
+struct targets {
+  std::optional<double> max_queue_p50_s, max_queue_p99_s, max_gone_p99_s, min_jobs_per_s, max_writes_per_job,
+      max_github_calls_per_job, max_rss_mib;
+  bool any() const {
+    return max_queue_p50_s || max_queue_p99_s || max_gone_p99_s || min_jobs_per_s || max_writes_per_job ||
+           max_github_calls_per_job || max_rss_mib;
+  }
+};
+
+struct options {
+  // The cluster and where the run lives.
+  std::string kubeconfig, context;
+  std::string ns;  // empty: create octorun-loadtest-<run id> (the manager must watch every namespace)
+  std::string intake = "Listener";  // the chart's default: no inbound endpoint needed
+  int min_runners = 0, max_runners = 20;
+  std::string runner_image = "registry.k8s.io/pause:3.10";
+  std::vector<std::string> node_selector;  // key=value
+  std::vector<std::string> tolerations;    // key[=value]:Effect, or key:Exists
+  // GitHub: the simulator.
+  std::string simulator_url;  // empty: start one in this process
+  std::string simulator_bind = "127.0.0.1";
+  int simulator_port = 0;           // 0: any free port
+  std::string simulator_advertise;  // the URL the manager reaches it at (default: its own URL)
+  std::string webhook_url,
+      webhook_secret;  // Webhook intake: the manager's intake, as the simulator reaches it
+  // The load.
+  profile load;
+  distribution durations;
+  std::uint64_t seed = 1;
+  std::chrono::milliseconds timeout{600'000};         // the whole run, after the last job is queued
+  std::chrono::milliseconds manager_timeout{30'000};  // for the manager to take up the RunnerSet
+  std::chrono::milliseconds cleanup_timeout{120'000};
+  // What to observe.
+  int manager_pid = 0;               // a manager on this machine: RSS over time
+  std::string manager_user;          // count its Kubernetes writes (FlowSchemas); empty: not counted
+  std::string count_priority_level;  // empty: workload-low for ServiceAccounts, global-default otherwise
+  std::string report_dir;            // empty: loadtest-report-<run id>
+  bool plots = true;
+  targets want;
+  bool allow_test_suite = false;  // Octorun's own tests only
+  bool help = false;
+};
+
+expected<options, std::string> parse_options(int argc, const char* const* argv);
+std::string usage();
+
+}  // namespace octorun::loadtest

@@ -1,0 +1,22 @@
+// When each job of a run is queued and how long it runs: pure and seeded, so
+// a profile gives the same jobs every time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bench/loadtest/options.hpp"
+
+namespace octorun::loadtest {
+
+struct planned_job {
+  double at_s = 0;  // seconds after the start
+  std::int64_t duration_ms = 0;
+};
+
+// burst: every job at 0. steady: one job each 1/rate s over the duration.
+// ramp: the rate grows linearly from rate_from to rate_to; the n-th job comes
+// when the integral of the rate reaches n. Durations are drawn from `d`.
+std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed);
+
+}  // namespace octorun::loadtest

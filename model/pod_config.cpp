@@ -1,0 +1,174 @@
+#include "model/pod_config.hpp"
+
+#include <cstdint>
+#include <cstdio>
+
+#include "model/naming.hpp"
+#include "model/scope.hpp"
+
+namespace octorun::model {
+namespace {
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+void check_object_name(const std::string& path, const std::string& name, const char* kind,
+                       field_errors& out) {
+  if (name.empty())
+    out.push_back({path, std::string("is required: the name of a ") + kind + " in this namespace"});
+  else if (!is_dns_subdomain(name))
+    out.push_back(
+        {path, quoted(name) + " is not a valid " + kind + " name (lowercase letters, digits, '-' and '.')"});
+}
+
+// ConfigMap and Secret keys: letters, digits, '-', '_' and '.'.
+bool valid_data_key(std::string_view key) {
+  if (key.empty() || key.size() > max_dns_subdomain || key == "." || key == "..") return false;
+  for (char c : key)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '_' || c == '.'))
+      return false;
+  return true;
+}
+
+void check_proxy_endpoint(const std::string& path, const proxy_endpoint& e, field_errors& out) {
+  if (auto url = parse_proxy_url(e.url); !url) out.push_back({path + ".url", url.error()});
+  if (!e.credentials_secret_name.empty())
+    check_object_name(path + ".credentialsSecretName", e.credentials_secret_name, "Secret", out);
+}
+
+void check_proxy(const std::string& path, const proxy_spec& p, field_errors& out) {
+  if (!p.http && !p.https) out.push_back({path, "set http, https or both"});
+  if (p.http) check_proxy_endpoint(path + ".http", *p.http, out);
+  if (p.https) check_proxy_endpoint(path + ".https", *p.https, out);
+  for (std::size_t i = 0; i < p.no_proxy.size(); ++i) {
+    const auto& host = p.no_proxy[i];
+    const auto at = path + ".noProxy[" + std::to_string(i) + "]";
+    if (host.empty())
+      out.push_back({at, "must not be empty"});
+    else if (host.find_first_of(", \t\r\n") != std::string::npos)
+      out.push_back({at, quoted(host) + " must be one host, domain or CIDR: give each as its own list item"});
+  }
+}
+
+void check_ca_bundle(const std::string& path, const ca_bundle_ref& b, field_errors& out) {
+  const bool config_map = b.from == ca_bundle_ref::source::config_map;
+  const auto ref = path + (config_map ? ".configMapKeyRef" : ".secretKeyRef");
+  check_object_name(ref + ".name", b.name, config_map ? "ConfigMap" : "Secret", out);
+  if (!valid_data_key(b.key))
+    out.push_back(
+        {ref + ".key", (b.key.empty() ? std::string("is required") : quoted(b.key) + " is not a valid key") +
+                           ": the key that holds the PEM bundle (letters, digits, '-', '_' and '.')"});
+}
+
+// The apiserver refuses a claim template without access modes or a storage request.
+void check_work_volume_claim(const std::string& path, const std::string& claim_json, field_errors& out) {
+  rapidjson::Document claim;
+  claim.Parse(claim_json.c_str(), claim_json.size());
+  if (claim.HasParseError() || !claim.IsObject()) {
+    out.push_back({path, "must be a PersistentVolumeClaim spec"});
+    return;
+  }
+  const auto* modes = json::find_value(claim, "accessModes");
+  if (modes == nullptr || !modes->IsArray() || modes->Empty())
+    out.push_back({path + ".accessModes", "is required, e.g. [ReadWriteOnce]"});
+  const auto* resources = json::find_value(claim, "resources");
+  const auto* requests = resources ? json::find_value(*resources, "requests") : nullptr;
+  if (requests == nullptr || json::find_value(*requests, "storage") == nullptr)
+    out.push_back({path + ".resources.requests.storage", "is required, e.g. 1Gi"});
+}
+
+rapidjson::Value key_ref(const std::string& name, const std::string& key, json::allocator& a) {
+  rapidjson::Value ref(rapidjson::kObjectType);
+  ref.AddMember("name", json::string_value(name, a), a);
+  ref.AddMember("key", json::string_value(key, a), a);
+  return ref;
+}
+
+rapidjson::Value endpoint_json(const proxy_endpoint& e, json::allocator& a) {
+  rapidjson::Value v(rapidjson::kObjectType);
+  v.AddMember("url", json::string_value(e.url, a), a);
+  if (!e.credentials_secret_name.empty())
+    v.AddMember("credentialsSecretName", json::string_value(e.credentials_secret_name, a), a);
+  return v;
+}
+
+rapidjson::Value container_mode_json(const container_mode_spec& m, json::allocator& a) {
+  rapidjson::Value v(rapidjson::kObjectType);
+  v.AddMember("type", rapidjson::StringRef(m.type == container_mode::dind ? "dind" : "kubernetes"), a);
+  if (!m.work_volume_claim_json.empty()) {
+    rapidjson::Document claim;
+    claim.Parse(m.work_volume_claim_json.c_str(), m.work_volume_claim_json.size());
+    if (!claim.HasParseError() && claim.IsObject())
+      v.AddMember("workVolumeClaim", rapidjson::Value(claim, a), a);
+  }
+  return v;
+}
+
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 14695981039346656037ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+void check_container_mode(const std::string& path, const container_mode_spec& m, field_errors& out) {
+  if (m.work_volume_claim_json.empty()) return;
+  if (m.type != container_mode::kubernetes)
+    out.push_back({path + ".workVolumeClaim", "only applies to containerMode type kubernetes"});
+  else
+    check_work_volume_claim(path + ".workVolumeClaim", m.work_volume_claim_json, out);
+}
+
+void check_pod_config(const std::string& path, const pod_config& c, field_errors& out) {
+  if (c.container_mode) check_container_mode(path + ".containerMode", *c.container_mode, out);
+  if (c.proxy) check_proxy(path + ".proxy", *c.proxy, out);
+  if (c.ca_bundle) check_ca_bundle(path + ".caBundle", *c.ca_bundle, out);
+}
+
+void write_pod_config(rapidjson::Value& spec, const pod_config& c, json::allocator& a) {
+  if (c.container_mode && c.container_mode->type != container_mode::none)
+    spec.AddMember("containerMode", container_mode_json(*c.container_mode, a), a);
+  if (c.proxy) {
+    rapidjson::Value proxy(rapidjson::kObjectType);
+    if (c.proxy->http) proxy.AddMember("http", endpoint_json(*c.proxy->http, a), a);
+    if (c.proxy->https) proxy.AddMember("https", endpoint_json(*c.proxy->https, a), a);
+    if (!c.proxy->no_proxy.empty()) {
+      rapidjson::Value hosts(rapidjson::kArrayType);
+      for (const auto& h : c.proxy->no_proxy) hosts.PushBack(json::string_value(h, a), a);
+      proxy.AddMember("noProxy", hosts, a);
+    }
+    spec.AddMember("proxy", proxy, a);
+  }
+  if (c.ca_bundle) {
+    rapidjson::Value bundle(rapidjson::kObjectType);
+    const char* source =
+        c.ca_bundle->from == ca_bundle_ref::source::config_map ? "configMapKeyRef" : "secretKeyRef";
+    bundle.AddMember(rapidjson::StringRef(source), key_ref(c.ca_bundle->name, c.ca_bundle->key, a), a);
+    spec.AddMember("caBundle", bundle, a);
+  }
+  if (c.manage_safe_to_evict) spec.AddMember("manageSafeToEvict", true, a);
+}
+
+std::string pod_fingerprint(const pod_template& t, const pod_config& c) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  rapidjson::Document tmpl;
+  tmpl.Parse(t.json.c_str(), t.json.size());
+  d.AddMember("template", tmpl.HasParseError() ? rapidjson::Value() : rapidjson::Value(tmpl, a), a);
+  write_pod_config(d, c, a);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(json::canonical(d))));
+  return hex;
+}
+
+bool is_actions_runner_image(std::string_view image) {
+  constexpr std::string_view repository = "ghcr.io/actions/actions-runner";
+  if (!image.starts_with(repository)) return false;
+  auto rest = image.substr(repository.size());
+  return rest.empty() || rest.front() == ':' || rest.front() == '@';
+}
+
+}  // namespace octorun::model

@@ -1,0 +1,260 @@
+// octorun-loadtest's pure parts: its command line, the job schedule of each
+// profile, and the summary with its targets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "adapters/kube/request_trace.hpp"
+#include "bench/loadtest/options.hpp"
+#include "bench/loadtest/report.hpp"
+#include "bench/loadtest/schedule.hpp"
+
+namespace octorun::loadtest {
+namespace {
+
+using namespace std::chrono_literals;
+
+expected<options, std::string> parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "octorun-loadtest");
+  return parse_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST(LoadtestOptions, DefaultsAreABurstOfZeroSecondJobsThroughTheListener) {
+  auto o = parse({});
+  ASSERT_TRUE(o) << o.error();
+  EXPECT_EQ(o->intake, "Listener");
+  EXPECT_EQ(o->load.shape, profile::kind::burst);
+  EXPECT_EQ(o->load.jobs, 100);
+  EXPECT_EQ(o->max_runners, 20);
+  EXPECT_EQ(o->durations.shape, distribution::kind::fixed);
+  EXPECT_EQ(o->durations.a, 0);
+  EXPECT_FALSE(o->want.any());
+}
+
+TEST(LoadtestOptions, BothFlagFormsAndEveryTarget) {
+  auto o =
+      parse({"--profile=steady", "--rate", "5", "--duration=10m", "--job-duration", "lognormal:2s:0.5",
+             "--max-queue-p99=2s", "--max-queue-p50", "500ms", "--max-gone-p99=1s", "--min-jobs-per-s=4.5",
+             "--max-writes-per-job=8", "--max-github-calls-per-job=2", "--max-rss-mib=128",
+             "--node-selector=type=kwok", "--toleration", "octorun.io/real-node:Exists"});
+  ASSERT_TRUE(o) << o.error();
+  EXPECT_EQ(o->load.shape, profile::kind::steady);
+  EXPECT_EQ(o->load.rate, 5);
+  EXPECT_EQ(o->load.duration, 600s);
+  EXPECT_EQ(o->durations.shape, distribution::kind::lognormal);
+  EXPECT_EQ(o->durations.a, 2000);
+  EXPECT_EQ(o->durations.b, 0.5);
+  EXPECT_EQ(*o->want.max_queue_p99_s, 2);
+  EXPECT_EQ(*o->want.max_queue_p50_s, 0.5);
+  EXPECT_EQ(*o->want.max_gone_p99_s, 1);
+  EXPECT_EQ(*o->want.min_jobs_per_s, 4.5);
+  EXPECT_EQ(*o->want.max_writes_per_job, 8);
+  EXPECT_EQ(*o->want.max_github_calls_per_job, 2);
+  EXPECT_EQ(*o->want.max_rss_mib, 128);
+  EXPECT_EQ(o->node_selector, std::vector<std::string>{"type=kwok"});
+  EXPECT_EQ(o->tolerations, std::vector<std::string>{"octorun.io/real-node:Exists"});
+}
+
+TEST(LoadtestOptions, BadInputNamesTheFlag) {
+  struct bad {
+    std::vector<const char*> args;
+    std::string says;
+  };
+  for (const auto& b : std::vector<bad>{
+           {{"--jobs", "0"}, "--jobs 0: want an integer of at least 1"},
+           {{"--max-runners=-3"}, "--max-runners -3"},
+           {{"--profile", "spike"}, "--profile spike: want one of burst, steady, ramp"},
+           {{"--job-duration", "normal:2s"}, "--job-duration normal:2s: want fixed:D"},
+           {{"--job-duration", "uniform:5s:1s"}, "--job-duration uniform:5s:1s"},
+           {{"--max-queue-p99", "fast"}, "--max-queue-p99 fast: want a duration"},
+           {{"--rate", "0"}, "--rate 0: want a positive number"},
+           {{"--intake", "Webhook"}, "--intake Webhook needs --webhook-url"},
+           {{"--intake", "Carrier-Pigeon"}, "--intake Carrier-Pigeon: want one of Webhook, Listener"},
+           {{"--min-runners", "5", "--max-runners", "2"}, "--min-runners must not exceed --max-runners"},
+           {{"--node-selector", "kwok"}, "--node-selector kwok: want KEY=VALUE"},
+           {{"--jobs"}, "--jobs needs a value"},
+           {{"--frobnicate", "1"}, "unknown flag --frobnicate"},
+           {{"jobs"}, "unexpected argument jobs"},
+           {{"--no-plots=1"}, "--no-plots takes no value"},
+       }) {
+    auto o = parse(b.args);
+    ASSERT_FALSE(o) << b.says;
+    EXPECT_NE(o.error().find(b.says), std::string::npos) << o.error();
+  }
+}
+
+TEST(LoadtestOptions, Durations) {
+  EXPECT_EQ(*parse_duration("500ms"), 500ms);
+  EXPECT_EQ(*parse_duration("1.5s"), 1500ms);
+  EXPECT_EQ(*parse_duration("2"), 2000ms);
+  EXPECT_EQ(*parse_duration("10m"), 600s);
+  EXPECT_EQ(*parse_duration("1h"), 3600s);
+  EXPECT_FALSE(parse_duration("-1s"));
+  EXPECT_FALSE(parse_duration("soon"));
+  EXPECT_FALSE(parse_duration(""));
+}
+
+TEST(LoadtestSchedule, ABurstQueuesEveryJobAtOnce) {
+  profile p;
+  p.jobs = 7;
+  auto jobs = plan_jobs(p, *parse_distribution("fixed:3s"), 1);
+  ASSERT_EQ(jobs.size(), 7u);
+  for (const auto& j : jobs) {
+    EXPECT_EQ(j.at_s, 0);
+    EXPECT_EQ(j.duration_ms, 3000);
+  }
+}
+
+TEST(LoadtestSchedule, ASteadyRateQueuesOneJobEveryOneOverRate) {
+  profile p;
+  p.shape = profile::kind::steady;
+  p.rate = 5;
+  p.duration = 600s;
+  auto jobs = plan_jobs(p, *parse_distribution("fixed:0s"), 1);
+  ASSERT_EQ(jobs.size(), 3000u);
+  EXPECT_DOUBLE_EQ(jobs[1].at_s, 0.2);
+  EXPECT_DOUBLE_EQ(jobs.back().at_s, 599.8);
+}
+
+TEST(LoadtestSchedule, ARampQueuesTheIntegralOfItsRateAndSpeedsUp) {
+  profile p;
+  p.shape = profile::kind::ramp;
+  p.rate_from = 1;
+  p.rate_to = 9;
+  p.duration = 20s;
+  auto jobs = plan_jobs(p, *parse_distribution("fixed:0s"), 1);
+  ASSERT_EQ(jobs.size(), 100u);  // (1 + 9) / 2 * 20
+  EXPECT_TRUE(std::is_sorted(jobs.begin(), jobs.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; }));
+  EXPECT_LT(jobs.back().at_s, 20);
+  double first_gap = jobs[1].at_s - jobs[0].at_s, last_gap = jobs[99].at_s - jobs[98].at_s;
+  EXPECT_GT(first_gap, 4 * last_gap);  // about 1 s apart at first, about 1/9 s at the end
+}
+
+TEST(LoadtestSchedule, DurationsComeFromTheDistributionAndTheSeed) {
+  profile p;
+  p.jobs = 2000;
+  auto uniform = plan_jobs(p, *parse_distribution("uniform:1s:3s"), 7);
+  EXPECT_TRUE(std::all_of(uniform.begin(), uniform.end(),
+                          [](auto& j) { return j.duration_ms >= 1000 && j.duration_ms <= 3000; }));
+  auto again = plan_jobs(p, *parse_distribution("uniform:1s:3s"), 7);
+  auto other = plan_jobs(p, *parse_distribution("uniform:1s:3s"), 8);
+  auto same = [](auto& a, auto& b) {
+    return std::equal(a.begin(), a.end(), b.begin(),
+                      [](auto& x, auto& y) { return x.duration_ms == y.duration_ms; });
+  };
+  EXPECT_TRUE(same(uniform, again));
+  EXPECT_FALSE(same(uniform, other));
+  auto exponential = plan_jobs(p, *parse_distribution("exponential:2s"), 1);
+  double mean = std::accumulate(exponential.begin(), exponential.end(), 0.0,
+                                [](double s, auto& j) { return s + j.duration_ms; }) /
+                exponential.size();
+  EXPECT_NEAR(mean, 2000, 200);
+  auto lognormal = plan_jobs(p, *parse_distribution("lognormal:2s:0.5"), 1);
+  std::vector<double> d;
+  for (auto& j : lognormal) d.push_back(j.duration_ms);
+  std::sort(d.begin(), d.end());
+  EXPECT_NEAR(d[d.size() / 2], 2000, 150);  // the median
+}
+
+// A run of 3 jobs: queue times 1, 2 and 4 s; completed -> gone 0.5 s each.
+run_record three_jobs() {
+  run_record r;
+  r.start_ms = 1'000'000;
+  r.planned = 3;
+  for (int i = 0; i < 3; ++i) {
+    bench::sim_job_record j;
+    j.id = i + 1;
+    j.runner_name = "r" + std::to_string(i);
+    j.queued_ms = r.start_ms;
+    j.started_ms = r.start_ms + 1000.0 * (i == 2 ? 4 : i + 1);
+    j.completed_ms = j.started_ms + 1000;
+    r.jobs.push_back(j);
+    bench::runner_times t;
+    t.deleted = j.completed_ms + 500;
+    r.runners[j.runner_name] = t;
+  }
+  r.max_active_runners = 2;
+  r.github_calls = {{"rest.generate_jitconfig", 3}, {"rest.delete_runner", 3}, {"webhook.workflow_job", 9}};
+  return r;
+}
+
+TEST(LoadtestSummary, FiguresFromTheRecords) {
+  options o;
+  auto s = summarize(three_jobs(), o);
+  EXPECT_EQ(s.completed, 3);
+  EXPECT_DOUBLE_EQ(s.queue_p50, 2);
+  EXPECT_DOUBLE_EQ(s.queue_p99, 4);
+  EXPECT_DOUBLE_EQ(s.gone_p99, 0.5);
+  EXPECT_DOUBLE_EQ(s.seconds, 5.5);  // first queued -> the last Runner gone
+  EXPECT_NEAR(s.jobs_per_s, 3 / 5.5, 1e-9);
+  EXPECT_DOUBLE_EQ(s.github_calls_per_job, 2);  // webhook deliveries are not calls
+  EXPECT_DOUBLE_EQ(s.jit_per_job, 1);
+  EXPECT_FALSE(s.writes_per_job);
+  EXPECT_TRUE(s.passed());
+}
+
+TEST(LoadtestSummary, TargetsMetMissedAndNotMeasured) {
+  options o;
+  o.want.max_queue_p99_s = 5;
+  o.want.max_queue_p50_s = 1.5;
+  o.want.min_jobs_per_s = 0.5;
+  o.want.max_writes_per_job = 8;  // no --manager-user: not measured, so not met
+  auto s = summarize(three_jobs(), o);
+  ASSERT_EQ(s.targets.size(), 4u);
+  auto target = [&](const std::string& name) {
+    return *std::find_if(s.targets.begin(), s.targets.end(), [&](auto& t) { return t.name == name; });
+  };
+  EXPECT_TRUE(target("queue time p99").met);
+  EXPECT_FALSE(target("queue time p50").met);
+  EXPECT_EQ(target("queue time p50").value, "2.00 s");
+  EXPECT_TRUE(target("jobs/s").met);
+  EXPECT_FALSE(target("Kubernetes writes per job").met);
+  EXPECT_EQ(target("Kubernetes writes per job").value, "not measured");
+  EXPECT_FALSE(s.passed());
+  auto text = summary_text(three_jobs(), o, s);
+  EXPECT_NE(text.find("queue time p50 <= 1.50 s: 2.00 s  MISSED"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAILED: 2 target(s) missed"), std::string::npos) << text;
+  EXPECT_NE(summary_json(three_jobs(), o, s).find("\"passed\":false"), std::string::npos);
+}
+
+TEST(LoadtestSummary, ATimedOutRunFails) {
+  options o;
+  auto r = three_jobs();
+  r.timed_out = true;
+  EXPECT_FALSE(summarize(r, o).passed());
+}
+
+TEST(LoadtestSummary, ASteadyRunReportsQueueTimeByWindow) {
+  options o;
+  o.load.shape = profile::kind::steady;
+  o.load.duration = 100s;
+  auto r = three_jobs();
+  r.jobs[2].queued_ms = r.start_ms + 95'000;
+  r.jobs[2].started_ms = r.jobs[2].queued_ms + 4000;
+  auto s = summarize(r, o);
+  ASSERT_EQ(s.windows.size(), 10u);
+  EXPECT_EQ(s.windows[0].jobs, 2u);
+  EXPECT_EQ(s.windows[9].jobs, 1u);
+  EXPECT_DOUBLE_EQ(s.windows[9].p99, 4);
+}
+
+TEST(RequestTrace, KindsNameTheResourceAndSubresource) {
+  using kube::request_trace::kind_of;
+  EXPECT_EQ(kind_of("/apis/octorun.io/v1alpha1/namespaces/ci/runners/r-1/status?fieldManager=x"),
+            "runners/status");
+  EXPECT_EQ(kind_of("/apis/octorun.io/v1alpha1/namespaces/ci/runners"), "runners");
+  EXPECT_EQ(kind_of("/api/v1/namespaces/ci/pods/p"), "pods");
+  EXPECT_EQ(kind_of("/api/v1/namespaces/ci"), "namespaces");
+  EXPECT_EQ(kind_of("/apis/coordination.k8s.io/v1/namespaces/ci/leases/octorun"), "leases");
+  EXPECT_EQ(kind_of("/version"), "/version");
+  using kube::request_trace::name_of;
+  EXPECT_EQ(name_of("/apis/octorun.io/v1alpha1/namespaces/ci/runners/r-1/status?fieldManager=x"), "r-1");
+  EXPECT_EQ(name_of("/api/v1/namespaces/ci/pods/p"), "p");
+  EXPECT_EQ(name_of("/api/v1/namespaces/ci/pods?watch=1"), "-");
+  EXPECT_EQ(name_of("/api/v1/namespaces/ci"), "ci");
+  EXPECT_EQ(name_of("/version"), "-");
+}
+
+}  // namespace
+}  // namespace octorun::loadtest

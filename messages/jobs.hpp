@@ -114,8 +114,10 @@ typename Inspector::result_type inspect(Inspector& f, job_statistics& x) {
            x.total_busy_runners, x.total_idle_runners, x.runner_set);
 }
 
-// Sends whichever alternative `m` holds to `dst` as its own message type.
-inline void send_job_message(const caf::actor& dst, job_message m) {
+// Sends whichever alternative `m` holds to `dst` as its own message type
+// (to a typed handle, each alternative is checked against its interface).
+template <class Handle>
+void send_job_message(const Handle& dst, job_message m) {
   std::visit([&](auto& x) { caf::anon_send(dst, std::move(x)); }, m);
 }
 

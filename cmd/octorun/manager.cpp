@@ -238,7 +238,7 @@ expected<ok_t, std::string> manager::lead() {
     iopts.counters = settings_.metrics->webhook_deliveries();
     // Each delivery to the job router as its own message type (checked against its interface).
     github::job_sink to_router = [router = controller::job_router{router}](messages::job_message m) {
-      std::visit([&](auto& x) { caf::anon_send(router, std::move(x)); }, m);
+      messages::send_job_message(router, std::move(m));
     };
     auto intake = github::webhook_intake::start(iopts, std::move(to_router));
     if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};

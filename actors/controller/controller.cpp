@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <vector>
@@ -26,6 +27,9 @@ struct controller_state {
   caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
   job_routes routes;  // the sets and their runners, as watched: where job messages go
+  // The Pod and Secret informers of each watched namespace, until both have
+  // listed (then its Runner informer starts): informer -> namespace.
+  std::map<caf::actor_addr, std::string> children_listing;
   static constexpr const char* name = "controller";
 };
 
@@ -112,26 +116,48 @@ void on_demand(self_ptr self, const Demand& m) {
   if (auto& metrics = self->state.cfg.runnerset_defaults.metrics) metrics->job_unmatched();
 }
 
-// One typed informer per kind and watched namespace, each delivering to `self`.
+// A typed informer of one kind (watched.hpp) in `ns` ("": all namespaces),
+// delivering to `self`.
+using spawn_watch = caf::actor (*)(caf::actor_system&, const kube::config&, kube::client_options,
+                                   kube::informer_options);
+caf::actor watch(self_ptr self, spawn_watch spawn, const std::string& ns, const std::string& selector) {
+  auto& st = self->state;
+  kube::informer_options io;
+  io.ns = ns;
+  io.label_selector = selector;
+  auto inf = spawn(self->system(), st.cfg.kube, st.cfg.kube_options, io);
+  caf::anon_send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  st.informers.push_back(inf);
+  return inf;
+}
+
 void start_watches(self_ptr self) {
   auto& st = self->state;
   const std::string owned_by_set = model::label_runnerset;
-  const auto namespaces = st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces;
-  using spawn_watch =
-      caf::actor (*)(caf::actor_system&, const kube::config&, kube::client_options, kube::informer_options);
-  const std::pair<spawn_watch, std::string> watches[] = {{watched::watch_runnersets, ""},
-                                                         {watched::watch_runners, owned_by_set},
-                                                         {watched::watch_pods, owned_by_set},
-                                                         {watched::watch_secrets, owned_by_set}};
-  for (const auto& ns : namespaces)
-    for (const auto& [watch, selector] : watches) {
-      kube::informer_options io;
-      io.ns = ns;
-      io.label_selector = selector;
-      auto inf = watch(self->system(), st.cfg.kube, st.cfg.kube_options, io);
-      caf::anon_send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
-      st.informers.push_back(inf);
-    }
+  for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
+    watch(self, watched::watch_runnersets, ns, "");
+    // A Runner's actor judges on its first event whether its pod is gone and
+    // whether it still needs a JIT configuration: its Pods and Secrets must
+    // be known by then. So a namespace's Runners are watched once its Pods
+    // and Secrets have listed (a new leader's informers would list in any
+    // order; a Runner seen before its pod was marked Failed while it ran its
+    // job). Relists keep their caches, so this holds after a 410 too.
+    for (auto spawn : {watched::watch_pods, watched::watch_secrets})
+      st.children_listing[watch(self, spawn, ns, owned_by_set).address()] = ns;
+  }
+}
+
+// An informer listed: once a namespace's Pods and Secrets have, its Runners are watched.
+void on_synced(self_ptr self, const kube::informer_synced& s) {
+  spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
+  auto& listing = self->state.children_listing;
+  auto it = listing.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  if (it == listing.end()) return;
+  const auto ns = it->second;
+  listing.erase(it);
+  const bool children_listed =
+      std::none_of(listing.begin(), listing.end(), [&](const auto& l) { return l.second == ns; });
+  if (children_listed) watch(self, watched::watch_runners, ns, std::string(model::label_runnerset));
 }
 
 controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
@@ -170,9 +196,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](watched::runner_event& ev) { on_runner(self, ev); },
       [=](watched::pod_event& ev) { on_child(self, ev); },
       [=](watched::secret_event& ev) { on_child(self, ev); },
-      [=](kube::informer_synced& s) {
-        spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
-      },
+      [=](kube::informer_synced& s) { on_synced(self, s); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job(self, m); },

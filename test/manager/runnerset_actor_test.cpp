@@ -49,7 +49,7 @@ class RunnerSetActor : public test::actor_test_base {
   void start(int min_runners, int max_runners, const std::string& extra_spec = "",
              std::chrono::milliseconds resync = 30s) {
     test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners, extra_spec);
-    set_ = spawn_runnerset(sys_, config(resync));
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config(resync)));
     watch();
   }
 
@@ -167,12 +167,12 @@ TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRun
   for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
   informers_.clear();
   caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
-  set_ = spawn_runnerset(sys_, config());
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config()));
   kube::client api(kube_cfg_);
   auto hear = [&](const kube::resource& r, const std::string& name) {
     auto obj = api.get(r, ns_, name);
     ASSERT_TRUE(obj) << kube::to_string(obj.error());
-    caf::anon_send(set_, kube::informer_event{r.id(), kube::event_type::added, *obj});
+    test::send_as_watched(set_, r, *obj);
   };
   hear(kinds::pods(), busy);
   hear(kinds::secrets(), busy + "-jit");

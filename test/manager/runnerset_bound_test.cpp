@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/kube/protocol.hpp"
@@ -65,7 +66,7 @@ struct stored_runner {
 // the order the apiserver made it.
 struct world {
   std::map<std::string, stored_runner> runners;
-  std::deque<kube::informer_event> watch;  // not delivered yet
+  std::deque<watched::runner_event> watch;  // not delivered yet
   int versions = 10;
   int creates = 0;
   std::size_t most_not_terminal = 0;
@@ -93,7 +94,7 @@ struct world {
   }
   void changed(const std::string& name, kube::event_type type) {
     runners.at(name).version = ++versions;
-    watch.push_back({"runners", type, render(name)});
+    watch.push_back({"runners", type, watched::read_runner(render(name))});
     if (type == kube::event_type::deleted) runners.erase(name);
     std::size_t not_terminal = 0;
     for (const auto& [n, r] : runners)
@@ -204,9 +205,10 @@ class BoundRun {
     cfg.spawn_listener = [](caf::local_actor* parent, listener::listener_config) -> caf::actor {
       return parent->spawn([](caf::event_based_actor*) -> caf::behavior { return {[](caf::unit_t) {}}; });
     };
-    set_ = spawn_runnerset(t_.sys, cfg);
-    caf::anon_send(set_, kube::informer_event{"rs", kube::event_type::modified,
-                                              *kube::parse_object(set_json(listener))});
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg));
+    caf::anon_send(
+        set_, watched::runnerset_event{"rs", kube::event_type::modified,
+                                       watched::read_runnerset(*kube::parse_object(set_json(listener)))});
     t_.run();
     if (listener_) statistics_now();  // the session's first statistics: demand is known
   }

@@ -219,14 +219,14 @@ TEST_F(RunnerSetActor, ANewLeaderFindsARunnerThatFinishedItsJobWhileNoneLedSucce
 
   // The next leader hears of the Pod and the Secret first (the controller
   // watches Runners once they have listed), then of the set and the Runner.
-  set_ = spawn_runnerset(sys_, config());
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config()));
   kube::client api(kube_cfg_);
   for (const auto& [res, name] :
        {std::pair{kinds::pods(), done}, std::pair{kinds::secrets(), done + "-jit"},
         std::pair{kinds::runnersets(), std::string("linux")}, std::pair{kinds::runners(), done}}) {
     auto obj = api.get(res, ns_, name);
     ASSERT_TRUE(obj) << kube::to_string(obj.error());
-    caf::anon_send(set_, kube::informer_event{res.id(), kube::event_type::added, *obj});
+    test::send_as_watched(set_, res, *obj);
   }
   auto phase = test::poll([&] { return get("runner " + done + " -o jsonpath='{.status.phase}'"); },
                           [](const std::string& p) { return p != "Running"; }, 20s);

@@ -56,8 +56,13 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
   auto suffix = random_suffix(st.rng);
   auto name = model::runner_name(st.world.set->metadata.name, v.name, suffix);
   spdlog::debug("runnerset {}: creating Runner {}", id(self), name);
-  auto failed = [=](const std::string& why) {
-    spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, why);
+  // No clear answer: the apiserver may have made it, so it keeps holding
+  // its capacity until the watch shows it or a GET finds none (plan.hpp).
+  auto unconfirmed = [=](const std::string& why) {
+    spdlog::warn("runnerset {}: creating Runner {}: {} (holding its place until it is seen or found absent)",
+                 id(self), name, why);
+    self->state.world.unconfirmed_creates[name] = {v.name, self->clock().now()};
+    mark_dirty(self);
   };
   const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
   // In flight (a placeholder holding capacity) until the watch brings it.
@@ -68,11 +73,43 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
           if (auto& m = self->state.cfg.metrics)
             m->runner_created(self->state.cfg.ns, self->state.cfg.name, v.name);
           check_runner_as_stored(self, *r, fingerprint);
-        } else if (!r.error().already_exists()) {
-          failed(kube::to_string(r.error()));
+        } else if (create_may_have_happened(r.error())) {
+          unconfirmed(kube::to_string(r.error()));
+        } else {
+          spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, kube::to_string(r.error()));
         }
       },
-      failed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
+      unconfirmed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
+}
+
+// GETs a Runner whose create had no clear answer: there, the watch will show
+// it; absent, its capacity is free again; no answer, asked again later.
+void confirm_create(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  auto unsettled = [=](const std::string& why) {
+    spdlog::warn("runnerset {}: looking for Runner {}: {}", id(self), name, why);
+    auto& w = self->state.world;
+    if (auto it = w.unconfirmed_creates.find(name); it != w.unconfirmed_creates.end())
+      it->second.since = self->clock().now();
+    mark_dirty(self);
+  };
+  request_in_flight<kube::object_result>(
+      self, {action_kind::confirm_create, name}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        auto& w = self->state.world;
+        auto it = w.unconfirmed_creates.find(name);
+        if (it == w.unconfirmed_creates.end()) return;  // the watch showed it meanwhile
+        if (r) {
+          it->second.since = self->clock().now();  // made: the watch shows it soon
+        } else if (r.error().not_found()) {
+          spdlog::info("runnerset {}: Runner {} was not made; its place is free", id(self), name);
+          w.unconfirmed_creates.erase(it);
+        } else {
+          return unsettled(kube::to_string(r.error()));
+        }
+        mark_dirty(self);
+      },
+      unsettled, kube::get_request{kinds::runners(), st.cfg.ns, name, ""});
 }
 
 void delete_runner(self_ptr self, const std::string& name, metrics::deletion_reason why) {
@@ -397,6 +434,8 @@ void execute(self_ptr self, const action& a) {
       return stop_listener(self, a.subject);
     case action_kind::confirm_no_runners:
       return confirm_no_runners(self);
+    case action_kind::confirm_create:
+      return confirm_create(self, a.subject);
     case action_kind::publish_status:
       return publish_status(self, a.text);
     case action_kind::apply_object:
@@ -451,6 +490,8 @@ std::string_view action_name(action_kind kind) {
       return "delete_object";
     case action_kind::check_reference:
       return "check_reference";
+    case action_kind::confirm_create:
+      return "confirm_create";
   }
   return "unknown";
 }

@@ -239,6 +239,17 @@ class planner {
         pod_config_condition(invalid, o_.runner_crd_problem, o_.object_errors, problems, applied, set.status);
   }
 
+  // An unconfirmed create: the watch gets confirm_create_after to show it,
+  // then a GET settles it (none: its capacity is free again).
+  void confirm_create(const std::string& name, const unconfirmed_create& c) {
+    if (o_.in_flight.contains(action_kind::confirm_create, name)) return;
+    const auto due = c.since + confirm_create_after;
+    if (o_.now < due) return wake("confirm-" + name, due);
+    auto a = act(action_kind::confirm_create);
+    a.subject = name;
+    add(std::move(a));
+  }
+
   void stop_listener(const std::string& variant) {
     auto it = o_.scale_sets.find(variant);
     if (it == o_.scale_sets.end() || !it->second.listening) return;
@@ -370,10 +381,17 @@ class planner {
       view.job_completed = r.job_completed;
       views.push_back(std::move(view));
     }
-    // Runners created and not watched yet: occupied, not removable.
+    // Runners created and not watched yet, or whose create had no clear
+    // answer: occupied, not removable.
     for (const auto& [name, variant] : o_.in_flight.of(action_kind::create_runners))
       if (variant == v.name && o_.runners.count(name) == 0)
         views.push_back({name, runner::phase::unset, true, false, false, 0});
+    for (const auto& [name, c] : o_.unconfirmed_creates)
+      if (c.variant == v.name && o_.runners.count(name) == 0 &&
+          !o_.in_flight.contains(action_kind::create_runners, name)) {
+        views.push_back({name, runner::phase::unset, true, false, false, 0});
+        confirm_create(name, c);
+      }
     auto scaled = plan_scale(desired, v.max_runners, views);
     if (!registered) {
       scaled.create = 0;

@@ -48,6 +48,7 @@ enum class action_kind {
   apply_object,     // server-side apply `text`, the per-set object `subject` ("Kind/name", pod_resources.hpp)
   delete_object,    // DELETE the per-set object `subject`
   check_reference,  // GET the object `ref` names and judge it (reference_problem)
+  confirm_create,   // GET the Runner `subject`, whose create had no clear answer
 };
 
 struct action {
@@ -98,6 +99,17 @@ class in_flight_registry {
   std::map<flight_key, std::string> entries_;
 };
 
+// A Runner create that had no clear answer (a transport error, a timeout, a
+// 5xx): the apiserver may have made it. It holds its variant's capacity, as a
+// create in flight does, until the watch shows the Runner or a GET finds none
+// (maxRunners is a bound at every instant, not only once the watch caught up).
+struct unconfirmed_create {
+  std::string variant;
+  time_point since{};  // the failure, or the last GET that did not settle it
+};
+// How long the watch gets to show an unconfirmed create before a GET asks.
+inline constexpr std::chrono::seconds confirm_create_after{5};
+
 // What the set knows of one of its Runners.
 struct observed_runner {
   runner_view view;  // as watched; deleting also once our DELETE was answered
@@ -142,12 +154,13 @@ struct set_observation {
   bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)
   std::optional<std::int64_t> runner_group_id;
   std::map<std::string, observed_runner> runners;
-  std::map<std::int64_t, std::string> active_jobs;       // webhook demand: job id -> variant
-  std::map<std::string, observed_scale_set> scale_sets;  // by variant
-  std::set<std::int64_t> deleted_scale_sets;             // until the status stops recording them
-  bool no_runners_confirmed = false;                     // a LIST found none since a Runner was last seen
-  std::string published_status;                          // the status text last written
-  std::map<std::string, scale_down_window> scale_down;   // by variant
+  std::map<std::string, unconfirmed_create> unconfirmed_creates;  // by Runner name
+  std::map<std::int64_t, std::string> active_jobs;                // webhook demand: job id -> variant
+  std::map<std::string, observed_scale_set> scale_sets;           // by variant
+  std::set<std::int64_t> deleted_scale_sets;                      // until the status stops recording them
+  bool no_runners_confirmed = false;                    // a LIST found none since a Runner was last seen
+  std::string published_status;                         // the status text last written
+  std::map<std::string, scale_down_window> scale_down;  // by variant
   in_flight_registry in_flight;
   github_budget budget;  // of its credentials (github_budget.hpp)
   // GitHub runners whose removal waits for the budget, by id (their Runners

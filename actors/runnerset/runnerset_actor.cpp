@@ -182,6 +182,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   auto& w = st.world;
   const auto name = ev.obj->metadata.name;
   w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
+  w.unconfirmed_creates.erase(name);
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
     st.early_children.erase(name);

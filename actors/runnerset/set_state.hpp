@@ -102,6 +102,12 @@ bool github_unreachable(self_ptr self);
 // (octorun_reconcile_errors_total). Outcomes that mean "already done" (a
 // create whose object exists, a delete whose object is gone) are no failure.
 void count_failure(self_ptr self, action_kind kind);
+// A create answered so that the object may exist: no answer (transport), a
+// server error (it may have been stored before the failure), or "already
+// exists" (a retried create whose first attempt was stored).
+inline bool create_may_have_happened(const kube::api_error& e) {
+  return e.transport || e.code == 0 || e.code >= 500 || e.already_exists();
+}
 inline bool failed_reply(const kube::object_result& r) {
   return !r && !r.error().not_found() && !r.error().already_exists();
 }

@@ -6,11 +6,13 @@
 #include <rapidjson/document.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "actors/kinds.hpp"
 #include "actors/metrics/event_metrics.hpp"
+#include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/common/base64.hpp"
@@ -38,6 +40,11 @@ struct script {
   std::vector<std::int64_t> github_deleted;
   int deletes = 0, status_patches = 0, finalizer_patches = 0, secret_reads = 0, github_deletes = 0, jits = 0;
   int applies = 0;  // the set's ServiceAccount and PodDisruptionBudget (server-side apply)
+  // How a create answered with an error fails (reply_error), and which
+  // Runners the apiserver holds whatever it answered (a GET finds them).
+  kube::api_error create_error{500, "InternalError", "boom", {}, false};
+  std::set<std::string> stored;
+  int runner_gets = 0;
   std::vector<caf::response_promise> held;  // requests never answered (they time out)
 };
 
@@ -77,6 +84,13 @@ caf::result<Reply> respond(caf::event_based_actor* self, std::shared_ptr<script>
 caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<script> s) {
   return {
       [=](kube::get_request& r) -> caf::result<kube::object_result> {
+        if (r.res.plural == "runners") {
+          ++s->runner_gets;
+          for (const auto& body : s->created)
+            if (s->stored.count(r.name) > 0 && body.find("\"" + r.name + "\"") != std::string::npos)
+              return *kube::parse_object(body);
+          return kube::object_result{unexpected{kube::api_error{404, "NotFound", "not found", {}, false}}};
+        }
         if (r.res.plural != "secrets") return kube::object_result{unexpected{server_error()}};
         ++s->secret_reads;
         return *kube::parse_object(R"({"kind":"Secret","metadata":{"name":"gh","resourceVersion":"3"},)"
@@ -87,7 +101,7 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<script> s)
         if (r.res.plural != "runners") return kube::object_result{unexpected{server_error()}};
         s->created.push_back(r.body);
         return respond<kube::object_result>(self, s, s->create, *kube::parse_object(r.body),
-                                            unexpected{server_error()});
+                                            unexpected{s->create_error});
       },
       [=](kube::delete_request& r) -> caf::result<kube::object_result> {
         if (r.res.plural != "runners") return kube::object_result{unexpected{server_error()}};
@@ -236,7 +250,9 @@ class RunnerSetExecute : public ::testing::Test {
     t_.run();
   }
 
-  // A create that fails `how` releases its placeholder: the next plan creates again.
+  // A create that fails `how` had no clear answer: the Runner may exist, so
+  // its placeholder holds until a GET, once the watch had its chance, finds
+  // none; then the next plan creates again.
   void create_fails(answer how) {
     s_->create = how;
     start();
@@ -248,6 +264,10 @@ class RunnerSetExecute : public ::testing::Test {
       t_.advance(cfg_.request_timeout + 1s);
     }
     poke();
+    EXPECT_EQ(s_->created.size(), 1u) << "created again while the first may exist";
+    EXPECT_EQ(s_->runner_gets, 0) << "the watch gets its chance first";
+    t_.advance(confirm_create_after);
+    EXPECT_EQ(s_->runner_gets, 1);
     EXPECT_EQ(s_->created.size(), 2u) << "a failed create stuck in flight";
   }
   // A status write that fails `how` leaves nothing in flight: the next plan writes again.
@@ -285,6 +305,40 @@ TEST_F(RunnerSetExecute, ACreateHoldsItsPlaceholderUntilTheWatchShowsIt) {
 TEST_F(RunnerSetExecute, ACreateAnsweredWithAnErrorIsRetried) { create_fails(answer::reply_error); }
 TEST_F(RunnerSetExecute, ACreateFailingInTheActorIsRetried) { create_fails(answer::actor_error); }
 TEST_F(RunnerSetExecute, ACreateThatTimesOutIsRetried) { create_fails(answer::silence); }
+
+// A create refused outright (422: it was not stored) frees its place at once.
+TEST_F(RunnerSetExecute, ACreateRefusedOutrightIsRetriedAtOnce) {
+  s_->create = answer::reply_error;
+  s_->create_error = kube::api_error{422, "Invalid", "spec.template: Required value", {}, false};
+  start();
+  demand(1);
+  ASSERT_EQ(s_->created.size(), 1u);
+  poke();
+  EXPECT_EQ(s_->created.size(), 2u);
+  EXPECT_EQ(s_->runner_gets, 0);
+}
+
+// Regression (bench/chaos, max-runners overshoot under watch-cut): a create
+// whose answer was lost though the apiserver stored it is not made a second
+// time; the GET finds it and the watch then shows it.
+TEST_F(RunnerSetExecute, ACreateStoredWhoseAnswerWasLostIsNotMadeTwice) {
+  s_->create = answer::silence;
+  start();
+  demand(1);
+  ASSERT_EQ(s_->created.size(), 1u);
+  const auto name = std::string(kube::parse_object(s_->created[0])->name);
+  s_->stored.insert(name);
+  t_.advance(cfg_.request_timeout + 1s);
+  t_.advance(confirm_create_after);
+  EXPECT_EQ(s_->runner_gets, 1);
+  poke();
+  EXPECT_EQ(s_->created.size(), 1u) << "found by the GET: it holds its place";
+  watched(online(s_->created[0], 0));
+  t_.advance(confirm_create_after);
+  poke();
+  EXPECT_EQ(s_->created.size(), 1u) << "the watched Runner is counted once";
+  EXPECT_EQ(s_->runner_gets, 1) << "nothing left to confirm once watched";
+}
 
 // One idle runner, online, after a job that came and went.
 class RunnerSetScaleDown : public RunnerSetExecute {

@@ -176,6 +176,40 @@ TEST(RunnerSetPlan, InFlightCreatesArePlaceholdersHoldingCapacity) {
   EXPECT_TRUE(of(plan(o), action_kind::remove_idle_runner).empty());
 }
 
+// A create without a clear answer (transport error, timeout, 5xx, already
+// exists) may have been stored: it holds its capacity like one in flight
+// until the watch shows it or a GET, after the watch had its chance, finds none.
+TEST(RunnerSetPlan, ACreateWithoutAClearAnswerHoldsCapacityUntilSeenOrFoundAbsent) {
+  auto o = ready_set();
+  o.set->spec.max_runners = 3;
+  demand(o, 5);
+  add_runner(o, "linux-aaaaa", runner::phase::pending, true);
+  add_runner(o, "linux-bbbbb", runner::phase::pending, true);
+  o.unconfirmed_creates["linux-ccccc"] = {"", t0};
+  auto p = plan(o);
+  EXPECT_EQ(creates(p), 0) << "its place is held: maxRunners is never exceeded";
+  EXPECT_FALSE(has(p, action_kind::confirm_create)) << "the watch gets its chance first";
+  auto wakes = of(p, action_kind::wake);
+  ASSERT_EQ(wakes.size(), 1u);
+  EXPECT_EQ(wakes[0].at, t0 + confirm_create_after);
+  // Then a GET asks, once.
+  o.now = t0 + confirm_create_after;
+  EXPECT_EQ(subjects(plan(o), action_kind::confirm_create), std::vector<std::string>{"linux-ccccc"});
+  o.in_flight.insert({action_kind::confirm_create, "linux-ccccc"});
+  EXPECT_FALSE(has(plan(o), action_kind::confirm_create));
+  EXPECT_EQ(creates(plan(o)), 0);
+  // An unconfirmed create of another variant holds nothing here.
+  o.in_flight.erase({action_kind::confirm_create, "linux-ccccc"});
+  o.unconfirmed_creates.clear();
+  o.unconfirmed_creates["linux-gpu-ddddd"] = {"gpu", t0};
+  EXPECT_EQ(creates(plan(o)), 1);
+  // Once watched it counts once, as the runner.
+  o.unconfirmed_creates["linux-ccccc"] = {"", t0};
+  add_runner(o, "linux-ccccc", runner::phase::pending, true);
+  EXPECT_EQ(creates(plan(o)), 0);
+  EXPECT_FALSE(has(plan(o), action_kind::confirm_create));
+}
+
 TEST(RunnerSetPlan, FinishedRunnersAreDeletedAndHoldNoCapacity) {
   auto o = ready_set();
   demand(o, 1);

@@ -132,7 +132,9 @@ void on_runnerset(self_ptr self, kube::informer_event& ev) {
   }
   const bool credentials_changed =
       !w.set || w.set->spec.credentials_secret_name != parsed->spec.credentials_secret_name ||
-      w.set->spec.scope_url != parsed->spec.scope_url || w.set->spec.intake != parsed->spec.intake;
+      w.set->spec.scope_url != parsed->spec.scope_url || w.set->spec.intake != parsed->spec.intake ||
+      w.set->spec.pod.proxy != parsed->spec.pod.proxy ||
+      w.set->spec.pod.ca_bundle != parsed->spec.pod.ca_bundle;
   st.set_object = std::move(ev.obj);
   w.set = std::move(*parsed);
   load_deferred_removals(self);

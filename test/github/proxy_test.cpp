@@ -98,21 +98,40 @@ TEST_F(GitHubThroughProxy, AProxyWithCredentialsRefusesCallsWithoutThem) {
   EXPECT_EQ(proxy->requests().size(), 2u) << proxy->log();
 }
 
-TEST_F(GitHubThroughProxy, HttpsTunnelsThroughTheProxyAndAnUntrustedCaIsATlsError) {
+// The simulator serving TLS with a certificate from a new private CA; that CA.
+std::string serve_tls(std::unique_ptr<sim::simulator>& sim) {
   auto ca = tls::make_ca("private-ca", std::chrono::hours(1));
-  ASSERT_TRUE(ca) << ca.error();
   auto cert =
       tls::issue_serving_certificate(*ca, {"127.0.0.1", {"localhost"}, {"127.0.0.1"}, std::chrono::hours(1)});
-  ASSERT_TRUE(cert) << cert.error();
+  if (!cert) ADD_FAILURE() << cert.error();
   char path[] = "/tmp/octorun-proxy-tls-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
+  close(mkstemp(path));
   std::ofstream(path) << cert->private_key << cert->certificate;
   sim::simulator_options so;
   so.http.tls_pem_file = path;
   sim = testing::start_simulator(so);
   std::remove(path);
+  return ca->certificate;
+}
+
+TEST_F(GitHubThroughProxy, ATunnelRefusedForWantOfCredentialsSaysSo) {
+  serve_tls(sim);
+  ASSERT_TRUE(sim);
+  auto proxy = start_proxy({"octo", "pr0xy-pass"});
+  ASSERT_TRUE(proxy);
+  auto opts = fast_calls(sleeps);
+  opts.proxy = http::proxy_options{};
+  opts.proxy->https = http::proxy_endpoint{proxy->url(), {}, {}};
+  auto refused = client(opts).registration_token();
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(refused.error().message.starts_with("proxy: ")) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("HTTP 407: its credentials are missing or wrong"), std::string::npos)
+      << refused.error().message;
+  EXPECT_TRUE(sleeps->get().empty()) << "a refusal is not retried";
+}
+
+TEST_F(GitHubThroughProxy, HttpsTunnelsThroughTheProxyAndAnUntrustedCaIsATlsError) {
+  const auto ca_certificate = serve_tls(sim);
   ASSERT_TRUE(sim);
   auto proxy = start_proxy();
   ASSERT_TRUE(proxy);
@@ -128,7 +147,7 @@ TEST_F(GitHubThroughProxy, HttpsTunnelsThroughTheProxyAndAnUntrustedCaIsATlsErro
   EXPECT_EQ(opts.health->problem(), untrusted.error().message);
   EXPECT_TRUE(sleeps->get().empty()) << "a TLS failure is not retried";
 
-  opts.tls.ca_pem = ca->certificate;
+  opts.tls.ca_pem = ca_certificate;
   auto token = client(opts).registration_token();
   ASSERT_TRUE(token) << token.error().describe();
   const auto seen = proxy->requests();

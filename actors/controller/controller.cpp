@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <vector>
@@ -29,6 +30,9 @@ struct controller_state {
   caf::actor events;  // kube::spawn_event_recorder, shared by the Runner actors
   caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
+  // The Pod and Secret informers of each watched namespace, until both have
+  // listed (then its Runner informer starts): informer -> namespace.
+  std::map<caf::actor_addr, std::string> children_listing;
   std::map<std::string, model::runnerset> known_sets;  // for routing demand
   std::map<std::string, std::string> runner_set;       // runner name -> "ns/set"
   static constexpr const char* name = "controller";
@@ -110,6 +114,20 @@ void on_demand(self_ptr self, const Demand& m) {
   if (auto& metrics = self->state.cfg.runnerset_defaults.metrics) metrics->job_unmatched();
 }
 
+// An informer of `res` in `ns` (all namespaces: ""), delivering to `self`.
+caf::actor watch(self_ptr self, const kube::resource& res, const std::string& ns,
+                 const std::string& selector) {
+  auto& st = self->state;
+  kube::informer_options io;
+  io.res = res;
+  io.ns = ns;
+  io.label_selector = selector;
+  auto inf = kube::spawn_informer(self->system(), st.cfg.kube, st.cfg.kube_options, io);
+  self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  st.informers.push_back(inf);
+  return inf;
+}
+
 caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
@@ -128,20 +146,17 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
                                             c.name = key.substr(slash + 1);
                                             return runnerset::spawn_runnerset(parent, c);
                                           });
-  const std::string owned_by_set = model::label_runnerset;
-  const auto watched = st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces;
-  for (const auto& ns : watched)
-    for (auto [res, selector] :
-         {std::pair{kinds::runnersets(), std::string()}, std::pair{kinds::runners(), owned_by_set},
-          std::pair{kinds::pods(), owned_by_set}, std::pair{kinds::secrets(), owned_by_set}}) {
-      kube::informer_options io;
-      io.res = res;
-      io.ns = ns;
-      io.label_selector = selector;
-      auto inf = kube::spawn_informer(self->system(), st.cfg.kube, st.cfg.kube_options, io);
-      self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
-      st.informers.push_back(inf);
-    }
+  for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
+    watch(self, kinds::runnersets(), ns, "");
+    // A Runner's actor judges on its first event whether its pod is gone and
+    // whether it still needs a JIT configuration: its Pods and Secrets must
+    // be known by then. So a namespace's Runners are watched once its Pods
+    // and Secrets have listed (a new leader's informers would list in any
+    // order; a Runner seen before its pod was marked Failed while it ran its
+    // job). Relists keep their caches, so this holds after a 410 too.
+    for (const auto& res : {kinds::pods(), kinds::secrets()})
+      st.children_listing[watch(self, res, ns, std::string(model::label_runnerset)).address()] = ns;
+  }
   self->set_exit_handler([=](caf::exit_msg& em) {
     auto& s = self->state;
     for (auto& inf : s.informers) self->send_exit(inf, em.reason);
@@ -157,6 +172,14 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
       [=](kube::informer_event& ev) { on_event(self, ev); },
       [=](kube::informer_synced& s) {
         spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
+        auto& listing = self->state.children_listing;
+        auto it = listing.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+        if (it == listing.end()) return;
+        const auto ns = it->second;
+        listing.erase(it);
+        const bool children_listed =
+            std::none_of(listing.begin(), listing.end(), [&](const auto& l) { return l.second == ns; });
+        if (children_listed) watch(self, kinds::runners(), ns, std::string(model::label_runnerset));
       },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },

@@ -1,7 +1,5 @@
 #include "actors/metrics/manager_metrics.hpp"
 
-#include "actors/metrics/event_metrics.hpp"
-
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+
+#include "actors/metrics/event_metrics.hpp"
 
 namespace octorun::metrics {
 namespace {

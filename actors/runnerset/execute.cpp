@@ -488,12 +488,6 @@ std::string_view action_name(action_kind kind) {
       return "remove_idle_runner";
     case action_kind::remove_deferred:
       return "remove_deferred";
-    case action_kind::apply_object:
-      return "apply_object";
-    case action_kind::delete_object:
-      return "delete_object";
-    case action_kind::check_reference:
-      return "check_reference";
     case action_kind::resolve_runner_group:
       return "resolve_runner_group";
     case action_kind::register_scale_set:
@@ -510,6 +504,12 @@ std::string_view action_name(action_kind kind) {
       return "publish_status";
     case action_kind::wake:
       return "wake";
+    case action_kind::apply_object:
+      return "apply_object";
+    case action_kind::delete_object:
+      return "delete_object";
+    case action_kind::check_reference:
+      return "check_reference";
   }
   return "unknown";
 }

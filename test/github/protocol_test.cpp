@@ -98,20 +98,26 @@ TEST(ScaleSetProtocol, JobTimesComeFromQueueRunnerAssignAndFinishTime) {
 }
 
 // Regression (scaleset_message_fuzz): a runnerRequestId of 1.2e21 was
-// converted to int64 (undefined behaviour); it now reads as no id.
-TEST(ScaleSetProtocol, NumbersBeyondInt64ReadAsZero) {
+// converted to int64 (undefined behaviour); it now reads as no id, so the job
+// message is skipped as malformed, and a messageId beyond int64 is no id.
+TEST(ScaleSetProtocol, NumbersBeyondInt64ReadAsNoId) {
   std::string jobs =
       R"([{"messageType":"JobAvailable","runnerRequestId":1.21845e+21,"workflowRunId":-1e300}])";
-  auto m = parse_queue_message(
-      R"({"messageId":1e400,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 1);
-  ASSERT_FALSE(m);  // 1e400 is not JSON RapidJSON accepts (overflow): an error, not a crash
-  m = parse_queue_message(
-      R"({"messageId":1e20,"messageType":"RunnerScaleSetJobMessages","body":)" + json::quote(jobs) + "}", 1);
+  auto message = [&](const std::string& id) {
+    return parse_queue_message(R"({"messageId":)" + id +
+                                   R"(,"messageType":"RunnerScaleSetJobMessages","body":)" +
+                                   json::quote(jobs) + "}",
+                               1);
+  };
+  EXPECT_FALSE(message("1e400"));  // not JSON RapidJSON accepts (overflow): an error, not a crash
+  auto huge = message("1e20");
+  ASSERT_FALSE(huge);  // it cannot be acknowledged
+  EXPECT_NE(huge.error().find("messageId"), std::string::npos) << huge.error();
+  auto m = message("2");
   ASSERT_TRUE(m) << m.error();
-  EXPECT_EQ(m->message_id, 0);
-  ASSERT_EQ(m->jobs.size(), 1u);
-  EXPECT_EQ(std::get<messages::job_available>(m->jobs[0]).job.job_id, 0);
-  EXPECT_EQ(std::get<messages::job_available>(m->jobs[0]).job.run_id, 0);
+  EXPECT_TRUE(m->jobs.empty());
+  ASSERT_EQ(m->skipped.size(), 1u);
+  EXPECT_EQ(m->skipped[0].reason, "malformed_message");
 }
 
 TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {

@@ -135,6 +135,8 @@ caf::behavior fake_apiserver(caf::event_based_actor*, std::shared_ptr<world> w, 
         return w->render(r.name);
       },
       [=](kube::patch_request& r) -> kube::object_result {
+        // The set's ServiceAccount and PodDisruptionBudget (server-side apply).
+        if (r.type == kube::patch_type::apply) return *kube::parse_object(r.body);
         if (r.res.plural != "runnersets") return unexpected{server_error()};
         return *kube::parse_object(set);
       },

@@ -79,15 +79,7 @@ class ChartRbac : public ::testing::Test {
   }
 
   std::vector<std::int64_t> queue(const std::string& label, int n) {
-    std::vector<std::int64_t> ids;
-    for (int i = 0; i < n; ++i) {
-      sim::job_spec j;
-      j.repository = "acme/app";
-      j.labels = {"self-hosted", label};
-      j.duration = 500ms;
-      ids.push_back(sim_->add_job(j));
-    }
-    return ids;
+    return test::queue_jobs(*sim_, n, 500ms, label);
   }
 
   std::string ns_, a_, b_, other_, release_, kubeconfig_;

@@ -103,15 +103,7 @@ class ManagerNetwork : public test::binary_test_base {
   }
 
   std::vector<std::int64_t> queue(const std::string& label, int n) {
-    std::vector<std::int64_t> ids;
-    for (int i = 0; i < n; ++i) {
-      sim::job_spec j;
-      j.repository = "acme/app";
-      j.labels = {"self-hosted", label};
-      j.duration = 300ms;
-      ids.push_back(sim_->add_job(j));
-    }
-    return ids;
+    return test::queue_jobs(*sim_, n, 300ms, label);
   }
 
   // Every request the simulator answered for the manager (REST and the

@@ -95,8 +95,9 @@ void set_proxy_options(CURL* h, const proxy_options& proxy, const std::string& u
 transport_cause cause_of(CURLcode rc, long connect_code) {
   if (connect_code >= 300 || rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_PROXY)
     return transport_cause::proxy;
+  // CURLE_SSL_CONNECT_ERROR stays a network error: a connection reset
+  // during the handshake gives it too, and a retry may help then.
   switch (rc) {
-    case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:

@@ -52,7 +52,7 @@ struct response {
 // can help (the network) or only a change of configuration (TLS, a proxy).
 enum class transport_cause {
   network,  // DNS, connect, reset, timeout, abort
-  tls,      // the handshake or the server's certificate (not trusted, wrong name)
+  tls,      // the server's certificate (not trusted, wrong name, expired) or no common cipher
   proxy,    // the proxy cannot be resolved, or refused the tunnel (e.g. 407)
 };
 

@@ -1,6 +1,8 @@
 // Job messages produced by both GitHub intakes (the scale-set listener and the
 // webhook) and consumed by the RunnerSet/Runner actors. Plain structs: an
-// intake fills what its source knows and leaves the rest empty/zero.
+// intake fills what its source knows and leaves the rest empty/zero. Both
+// intakes hand them to the controller's job router, which sends each to its
+// RunnerSet's actor (actors/controller/job_routing.hpp, actors/README.md).
 //
 //   listener (scale-set protocol)      webhook (workflow_job)
 //   JobAvailable   -> job_available    action=queued      -> job_available
@@ -32,6 +34,9 @@ struct job_info {
   std::int64_t run_id = 0;
   std::vector<std::string> labels;  // the job's runs-on labels
   std::string display_name;
+  // The RunnerSet ("namespace/name") whose intake received it: a listener's
+  // session belongs to one set. Empty (webhook): the router finds the set.
+  std::string runner_set;
   // When GitHub queued, started and completed the job, in seconds since the
   // epoch (0: the message does not say). Webhook: created_at, started_at,
   // completed_at; listener: queueTime, runnerAssignTime, finishTime.
@@ -77,13 +82,14 @@ struct job_statistics {
   std::int64_t total_registered_runners = 0;
   std::int64_t total_busy_runners = 0;
   std::int64_t total_idle_runners = 0;
+  std::string runner_set;  // the RunnerSet ("namespace/name") whose listener reported them
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_info& x) {
   return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
-           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.queued_at, x.started_at,
-           x.completed_at);
+           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.runner_set, x.queued_at,
+           x.started_at, x.completed_at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_available& x) {
@@ -105,11 +111,13 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_statistics& x) {
   return f(caf::meta::type_name("job_statistics"), x.scale_set_id, x.total_available_jobs,
            x.total_acquired_jobs, x.total_assigned_jobs, x.total_running_jobs, x.total_registered_runners,
-           x.total_busy_runners, x.total_idle_runners);
+           x.total_busy_runners, x.total_idle_runners, x.runner_set);
 }
 
-// Sends whichever alternative `m` holds to `dst` as its own message type.
-inline void send_job_message(const caf::actor& dst, job_message m) {
+// Sends whichever alternative `m` holds to `dst` as its own message type
+// (to a typed handle, each alternative is checked against its interface).
+template <class Handle>
+void send_job_message(const Handle& dst, job_message m) {
   std::visit([&](auto& x) { caf::anon_send(dst, std::move(x)); }, m);
 }
 

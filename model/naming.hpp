@@ -15,6 +15,7 @@ inline constexpr std::size_t max_dns_label = 63;
 inline constexpr std::size_t max_dns_subdomain = 253;
 inline constexpr std::size_t runner_suffix_length = 5;  // like the apiserver's generateName suffix
 
+inline constexpr const char* label_prefix = "octorun.io/";  // of every label below
 inline constexpr const char* label_runnerset = "octorun.io/runnerset";
 inline constexpr const char* label_variant = "octorun.io/variant";
 inline constexpr const char* label_runner = "octorun.io/runner";

@@ -3,7 +3,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::model {
 namespace {
@@ -132,6 +134,8 @@ void read_meta(reader& r, const Value& obj, object_meta& m) {
   r.int64(*meta, "generation", "metadata.generation", m.generation);
   r.string_map(*meta, "labels", "metadata.labels", m.labels);
   r.string_map(*meta, "annotations", "metadata.annotations", m.annotations);
+  r.string_list(*meta, "finalizers", "metadata.finalizers", m.finalizers);
+  r.string(*meta, "creationTimestamp", "metadata.creationTimestamp", m.creation_timestamp);
   m.deleting = r.find(*meta, "deletionTimestamp") != nullptr;
 }
 
@@ -324,6 +328,7 @@ void read_runner_status(reader& r, const Value& status, runner_status& s) {
               r.string(f, "reason", at + ".reason", out.reason);
               r.string(f, "message", at + ".message", out.message);
               r.int32(f, "exitCode", at + ".exitCode", out.exit_code);
+              r.string(f, "podUID", at + ".podUID", out.pod_uid);
             });
 }
 
@@ -335,7 +340,82 @@ expected<T, field_errors> parse_text(std::string_view json, Fn&& fn) {
   return fn(d);
 }
 
+// The metadata of an object a Runner owns: identity, deletion, and only the
+// labels the manager sets and reads (octorun.io/...), never the template's.
+object_meta owned_meta(const Value& obj) {
+  object_meta m;
+  const Value* meta = json::find_value(obj, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return m;
+  m.name = json::str(*meta, "name");
+  m.namespace_ = json::str(*meta, "namespace");
+  m.uid = json::str(*meta, "uid");
+  m.resource_version = json::str(*meta, "resourceVersion");
+  m.deleting = json::find_value(*meta, "deletionTimestamp") != nullptr;
+  if (const Value* labels = json::find_value(*meta, "labels"); labels != nullptr && labels->IsObject())
+    for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
+      std::string_view key(it->name.GetString(), it->name.GetStringLength());
+      if (key.starts_with(label_prefix) && it->value.IsString())
+        m.labels.emplace(key, std::string(it->value.GetString(), it->value.GetStringLength()));
+    }
+  return m;
+}
+
 }  // namespace
+
+std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret) {
+  const auto* data = json::find_value(secret, "data");
+  if (data == nullptr || !data->IsObject()) return std::nullopt;
+  auto field = [&](const char* key) -> std::optional<std::string> {
+    const auto* v = json::find_value(*data, key);
+    if (v == nullptr || !v->IsString()) return std::nullopt;
+    return base64_decode(std::string_view(v->GetString(), v->GetStringLength()));
+  };
+  auto encoded = field(jit_key_config);
+  auto id = field(jit_key_runner_id);
+  auto name = field(jit_key_runner_name);
+  if (!encoded || encoded->empty() || !id || !name) return std::nullopt;
+  jit_config out{*encoded, 0, *name};
+  try {
+    size_t used = 0;
+    out.runner_id = std::stoll(*id, &used);
+    if (used != id->size() || out.runner_id <= 0) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+jit_secret read_jit_secret_view(const rapidjson::Value& secret) {
+  jit_secret out;
+  out.metadata = owned_meta(secret);
+  if (auto jit = read_jit_secret(secret))
+    out.registration = jit_registration{jit->runner_id, jit->runner_name};
+  return out;
+}
+
+runner_pod read_runner_pod(const rapidjson::Value& pod) {
+  runner_pod out;
+  out.metadata = owned_meta(pod);
+  const Value* status = json::find_value(pod, "status");
+  if (status == nullptr || !status->IsObject()) return out;
+  out.phase = json::str(*status, "phase");
+  if (const auto* conditions = json::find_value(*status, "conditions"); conditions && conditions->IsArray())
+    for (const auto& c : conditions->GetArray())
+      if (json::str(c, "type") == "Ready") out.ready = json::str(c, "status") == "True";
+  if (const auto* cs = json::find_value(*status, "containerStatuses"); cs && cs->IsArray())
+    for (const auto& c : cs->GetArray()) {
+      container_state state;
+      state.name = json::str(c, "name");
+      const auto* st = json::find_value(c, "state");
+      const auto* terminated = st ? json::find_value(*st, "terminated") : nullptr;
+      if (terminated != nullptr && terminated->IsObject()) {
+        state.terminated = true;
+        state.exit_code = static_cast<std::int32_t>(json::i64(*terminated, "exitCode", 1));
+      }
+      out.containers.push_back(std::move(state));
+    }
+  return out;
+}
 
 expected<runnerset, field_errors> parse_runnerset(const rapidjson::Value& object) {
   if (!object.IsObject()) return unexpected<field_errors>{field_errors{{"", "must be an object"}}};

@@ -4,6 +4,10 @@
 
 namespace octorun::model {
 
+bool has_finalizer(const object_meta& m, std::string_view name) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), name) != m.finalizers.end();
+}
+
 bool pod_template::has_container(const std::string& name) const {
   return std::any_of(containers.begin(), containers.end(),
                      [&](const container_view& c) { return c.name == name; });

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace octorun::model {
@@ -31,8 +32,13 @@ struct object_meta {
   std::int64_t generation = 0;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
-  bool deleting = false;  // deletionTimestamp is set
+  std::vector<std::string> finalizers;
+  std::string creation_timestamp;  // RFC 3339, as the apiserver wrote it
+  bool deleting = false;           // deletionTimestamp is set
 };
+
+// Whether metadata.finalizers lists `name`.
+bool has_finalizer(const object_meta& m, std::string_view name);
 
 struct container_view {
   std::string name;
@@ -207,6 +213,7 @@ struct runner_failure {
   std::string reason;
   std::string message;
   std::int32_t exit_code = 0;
+  std::string pod_uid;  // the pod that failed (one entry per pod)
 };
 
 struct runner_status {

@@ -7,19 +7,15 @@
 #include <optional>
 #include <vector>
 
+#include "actors/controller/job_routing.hpp"
 #include "actors/controller/unrouted.hpp"
-#include "actors/kinds.hpp"
 #include "actors/metrics/event_metrics.hpp"
-#include "actors/runnerset/routing.hpp"
 #include "actors/supervisor/supervisor.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/strings.hpp"
-#include "adapters/github/scope.hpp"
+#include "actors/watched.hpp"
 #include "adapters/kube/informer.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
 #include "model/naming.hpp"
-#include "model/parse.hpp"
 
 namespace octorun::controller {
 namespace {
@@ -30,61 +26,66 @@ struct controller_state {
   caf::actor events;  // kube::spawn_event_recorder, shared by the Runner actors
   caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
+  job_routes routes;  // the sets and their runners, as watched: where job messages go
   // The Pod and Secret informers of each watched namespace, until both have
   // listed (then its Runner informer starts): informer -> namespace.
   std::map<caf::actor_addr, std::string> children_listing;
-  std::map<std::string, model::runnerset> known_sets;  // for routing demand
-  std::map<std::string, std::string> runner_set;       // runner name -> "ns/set"
   static constexpr const char* name = "controller";
 };
 
-using self_ptr = caf::stateful_actor<controller_state>*;
+using self_ptr = controller_actor::stateful_pointer<controller_state>;
 
-void route(self_ptr self, const std::string& set_key, caf::message msg) {
-  self->send(self->state.sets, supervision::route_atom::value, set_key, std::move(msg));
+// Sends `xs...` to the set's actor, through the supervisor of the sets.
+template <class... Ts>
+void route(self_ptr self, const std::string& set_key, Ts&&... xs) {
+  supervision::route_to<runnerset::runnerset_actor>(self->state.sets, set_key, std::forward<Ts>(xs)...);
 }
 
-void on_event(self_ptr self, kube::informer_event& ev) {
+void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto& st = self->state;
-  if (!ev.obj) return;
-  auto kind = json::str(*ev.obj.doc, "kind");
-  if (st.cfg.observer && (kind == "RunnerSet" || kind == "Runner")) self->send(st.cfg.observer, ev);
-  const bool deleted = ev.type == kube::event_type::deleted;
-  std::string ns(ev.obj.namespace_);
-  std::string set_name;
-  if (kind == "RunnerSet") {
-    set_name = std::string(ev.obj.name);
-    auto key = ns + "/" + set_name;
-    if (deleted) {
-      if (st.known_sets.erase(key) == 0) return;  // never started: nothing to stop
-    } else if (auto parsed = model::parse_runnerset(*ev.obj.doc)) {
-      st.known_sets[key] = std::move(*parsed);
-    }
+  if (st.cfg.observer) self->send(st.cfg.observer, ev);
+  const auto& meta = ev.obj->metadata;
+  auto key = meta.namespace_ + "/" + meta.name;
+  if (ev.type == kube::event_type::deleted) {
+    if (st.routes.sets.erase(key) == 0) return;  // never started: nothing to stop
   } else {
-    set_name = std::string(ev.obj.label(model::label_runnerset));
-    if (set_name.empty()) return;  // not made by a RunnerSet
-    if (kind == "Runner") {
-      if (deleted)
-        st.runner_set.erase(std::string(ev.obj.name));
-      else
-        st.runner_set[std::string(ev.obj.name)] = ns + "/" + set_name;
-    }
+    st.routes.sets[key] = ev.obj;
   }
-  auto key = ns + "/" + set_name;
-  // A deletion for a set we do not know (its own deletion already seen, or a
-  // late Pod/Secret event after the set went) must not spawn an actor for it.
-  if (deleted && kind != "RunnerSet" && st.known_sets.count(key) == 0) return;
-  route(self, key, caf::make_message(std::move(ev)));
+  route(self, key, std::move(ev));
 }
 
-// Queued demand goes to the first RunnerSet (by namespace/name) whose scope
-// serves the repository and one of whose variants carries the job's labels.
-std::optional<std::string> set_for_demand(const controller_state& st, const messages::job_info& job) {
-  for (const auto& [key, set] : st.known_sets) {
-    if (set.metadata.deleting || !scope_serves(set.spec.scope_url, job.repository)) continue;
-    if (runnerset::variant_for_job(model::effective_variants(set.spec), job.labels)) return key;
-  }
-  return std::nullopt;
+// The "namespace/set" an object made by a RunnerSet belongs to (its label),
+// or nothing when no RunnerSet made it.
+std::optional<std::string> owning_set(const model::object_meta& meta) {
+  auto label = meta.labels.find(model::label_runnerset);
+  if (label == meta.labels.end() || label->second.empty()) return std::nullopt;
+  return meta.namespace_ + "/" + label->second;
+}
+
+// Routes the event of an object a RunnerSet owns (a Runner, Pod or Secret)
+// to that set's actor. A deletion for a set we do not know (its own deletion
+// already seen, or a late event after the set went) must not spawn an actor.
+template <class Event>
+void route_owned(self_ptr self, const std::string& key, Event& ev) {
+  if (ev.type == kube::event_type::deleted && self->state.routes.sets.count(key) == 0) return;
+  route(self, key, std::move(ev));
+}
+
+void on_runner(self_ptr self, watched::runner_event& ev) {
+  auto& st = self->state;
+  if (st.cfg.observer) self->send(st.cfg.observer, ev);
+  auto key = owning_set(ev.obj->metadata);
+  if (!key) return;
+  if (ev.type == kube::event_type::deleted)
+    st.routes.runner_set.erase(ev.obj->metadata.name);
+  else
+    st.routes.runner_set[ev.obj->metadata.name] = *key;
+  route_owned(self, *key, ev);
+}
+
+template <class Event>
+void on_child(self_ptr self, Event& ev) {
+  if (auto key = owning_set(ev.obj->metadata)) route_owned(self, *key, ev);
 }
 
 // Bad input (unrouted.hpp): counted, logged once per repository or label set.
@@ -97,38 +98,69 @@ void reject_demand(const messages::job_info& job, unrouted why) {
                  job.job_id, describe(why, job));
 }
 
-std::optional<std::string> set_by_runner_name(const controller_state& st, const std::string& runner) {
-  for (const auto& [key, set] : st.known_sets)
-    for (const auto& v : model::effective_variants(set.spec)) {
-      auto prefix = model::runner_name_prefix(set.metadata.name, v.name);
-      if (runner.size() == prefix.size() + model::runner_suffix_length && runner.starts_with(prefix))
-        return key;
-    }
-  return std::nullopt;
+// The job router: a job message or statistics report from either intake to
+// the sets job_routing.hpp picks.
+template <class Message>
+void on_job(self_ptr self, const Message& m) {
+  for (const auto& key : destinations(self->state.routes, m)) route(self, key, m);
 }
 
+// Demand no set takes: a webhook job is bad input (a listener's names its
+// set, which takes it while it exists).
 template <class Demand>
 void on_demand(self_ptr self, const Demand& m) {
-  if (auto key = set_for_demand(self->state, m.job)) return route(self, *key, caf::make_message(m));
-  reject_demand(m.job, why_unrouted(self->state.known_sets, m.job));
+  auto keys = destinations(self->state.routes, m);
+  for (const auto& key : keys) route(self, key, m);
+  if (!keys.empty() || !m.job.runner_set.empty()) return;
+  reject_demand(m.job, why_unrouted(self->state.routes.sets, m.job));
   if (auto& metrics = self->state.cfg.runnerset_defaults.metrics) metrics->job_unmatched();
 }
 
-// An informer of `res` in `ns` (all namespaces: ""), delivering to `self`.
-caf::actor watch(self_ptr self, const kube::resource& res, const std::string& ns,
-                 const std::string& selector) {
+// A typed informer of one kind (watched.hpp) in `ns` ("": all namespaces),
+// delivering to `self`.
+using spawn_watch = caf::actor (*)(caf::actor_system&, const kube::config&, kube::client_options,
+                                   kube::informer_options);
+caf::actor watch(self_ptr self, spawn_watch spawn, const std::string& ns, const std::string& selector) {
   auto& st = self->state;
   kube::informer_options io;
-  io.res = res;
   io.ns = ns;
   io.label_selector = selector;
-  auto inf = kube::spawn_informer(self->system(), st.cfg.kube, st.cfg.kube_options, io);
-  self->send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  auto inf = spawn(self->system(), st.cfg.kube, st.cfg.kube_options, io);
+  caf::anon_send(inf, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
   st.informers.push_back(inf);
   return inf;
 }
 
-caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
+void start_watches(self_ptr self) {
+  auto& st = self->state;
+  const std::string owned_by_set = model::label_runnerset;
+  for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
+    watch(self, watched::watch_runnersets, ns, "");
+    // A Runner's actor judges on its first event whether its pod is gone and
+    // whether it still needs a JIT configuration: its Pods and Secrets must
+    // be known by then. So a namespace's Runners are watched once its Pods
+    // and Secrets have listed (a new leader's informers would list in any
+    // order; a Runner seen before its pod was marked Failed while it ran its
+    // job). Relists keep their caches, so this holds after a 410 too.
+    for (auto spawn : {watched::watch_pods, watched::watch_secrets})
+      st.children_listing[watch(self, spawn, ns, owned_by_set).address()] = ns;
+  }
+}
+
+// An informer listed: once a namespace's Pods and Secrets have, its Runners are watched.
+void on_synced(self_ptr self, const kube::informer_synced& s) {
+  spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
+  auto& listing = self->state.children_listing;
+  auto it = listing.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  if (it == listing.end()) return;
+  const auto ns = it->second;
+  listing.erase(it);
+  const bool children_listed =
+      std::none_of(listing.begin(), listing.end(), [&](const auto& l) { return l.second == ns; });
+  if (children_listed) watch(self, watched::watch_runners, ns, std::string(model::label_runnerset));
+}
+
+controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.kube = kube::spawn_request_pool(self->system(), st.cfg.kube, st.cfg.kube_options, st.cfg.kube_workers);
@@ -138,25 +170,16 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
   auto defaults = st.cfg.runnerset_defaults;
   defaults.kube = st.kube;
   defaults.runner_defaults.events = st.events;
-  st.sets = supervision::spawn_supervisor(self->system(), "runnersets",
-                                          [defaults](caf::local_actor* parent, const std::string& key) {
-                                            auto c = defaults;
-                                            auto slash = key.find('/');
-                                            c.ns = key.substr(0, slash);
-                                            c.name = key.substr(slash + 1);
-                                            return runnerset::spawn_runnerset(parent, c);
-                                          });
-  for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
-    watch(self, kinds::runnersets(), ns, "");
-    // A Runner's actor judges on its first event whether its pod is gone and
-    // whether it still needs a JIT configuration: its Pods and Secrets must
-    // be known by then. So a namespace's Runners are watched once its Pods
-    // and Secrets have listed (a new leader's informers would list in any
-    // order; a Runner seen before its pod was marked Failed while it ran its
-    // job). Relists keep their caches, so this holds after a 410 too.
-    for (const auto& res : {kinds::pods(), kinds::secrets()})
-      st.children_listing[watch(self, res, ns, std::string(model::label_runnerset)).address()] = ns;
-  }
+  defaults.job_router = self;  // its listeners' job messages come back here
+  st.sets = supervision::spawn_supervisor(
+      self->system(), "runnersets", [defaults](caf::local_actor* parent, const std::string& key) {
+        auto c = defaults;
+        auto slash = key.find('/');
+        c.ns = key.substr(0, slash);
+        c.name = key.substr(slash + 1);
+        return caf::actor_cast<caf::actor>(runnerset::spawn_runnerset(parent, c));
+      });
+  start_watches(self);
   self->set_exit_handler([=](caf::exit_msg& em) {
     auto& s = self->state;
     for (auto& inf : s.informers) self->send_exit(inf, em.reason);
@@ -169,56 +192,22 @@ caf::behavior controller_behavior(self_ptr self, controller_config cfg) {
   for (const auto& ns : st.cfg.namespaces) where += (where.empty() ? "" : ", ") + ns;
   spdlog::info("controller: watching RunnerSets in {}", where.empty() ? "every namespace" : where);
   return {
-      [=](kube::informer_event& ev) { on_event(self, ev); },
-      [=](kube::informer_synced& s) {
-        spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
-        auto& listing = self->state.children_listing;
-        auto it = listing.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
-        if (it == listing.end()) return;
-        const auto ns = it->second;
-        listing.erase(it);
-        const bool children_listed =
-            std::none_of(listing.begin(), listing.end(), [&](const auto& l) { return l.second == ns; });
-        if (children_listed) watch(self, kinds::runners(), ns, std::string(model::label_runnerset));
-      },
+      [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
+      [=](watched::runner_event& ev) { on_runner(self, ev); },
+      [=](watched::pod_event& ev) { on_child(self, ev); },
+      [=](watched::secret_event& ev) { on_child(self, ev); },
+      [=](kube::informer_synced& s) { on_synced(self, s); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
-      [=](messages::job_started& m) {
-        auto owner = self->state.runner_set.find(m.runner_name);
-        if (owner != self->state.runner_set.end()) return route(self, owner->second, caf::make_message(m));
-        // Not seen yet (a restart before the watches synced): our runner
-        // names say which set and variant made them. A start on a runner
-        // that is not ours at all (another pool, a hosted runner) is ignored.
-        if (auto key = set_by_runner_name(self->state, m.runner_name))
-          route(self, *key, caf::make_message(m));
-      },
-      [=](messages::job_completed& m) {
-        // Every set drops the job from its demand; the owner also ends the runner.
-        for (const auto& [key, set] : self->state.known_sets) route(self, key, caf::make_message(m));
-      },
+      [=](messages::job_started& m) { on_job(self, m); },
+      [=](messages::job_completed& m) { on_job(self, m); },
+      [=](messages::job_statistics& m) { on_job(self, m); },
   };
 }
 
 }  // namespace
 
-bool scope_serves(const std::string& scope_url, const std::string& repository) {
-  auto target = github::parse_config_url(scope_url);
-  if (!target) return false;
-  auto slash = repository.find('/');
-  if (slash == std::string::npos) return false;
-  const auto owner = ascii_lower(repository.substr(0, slash));
-  switch (target->where.kind) {
-    case github::scope_kind::enterprise:
-      return true;
-    case github::scope_kind::organization:
-      return ascii_lower(target->where.owner) == owner;
-    case github::scope_kind::repository:
-      return ascii_lower(target->where.owner + "/" + target->where.repository) == ascii_lower(repository);
-  }
-  return false;
-}
-
-caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg) {
+controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg) {
   return sys.spawn(controller_behavior, std::move(cfg));
 }
 

@@ -1,17 +1,19 @@
 // The controller: what the leading manager replica runs. It watches
 // RunnerSets, Runners and the Runners' Pods and Secrets, and feeds each
 // RunnerSet's actor (spawned on first sight, supervised, restarted with
-// backoff) the events of the set and of everything it owns. Job messages
-// from the intakes are routed too: demand (queued) to the RunnerSet whose
-// scope and labels fit the job, a job's start and end to the set that owns
-// the named runner (an end to every set, so demand never leaks).
+// backoff) the events of the set and of everything it owns. It is also the
+// job router: both intakes (the webhook intake and every set's scale-set
+// listeners) send it their job messages and statistics, and it routes each
+// to its RunnerSet's actor by the rules of job_routing.hpp.
 #pragma once
 
 #include <caf/all.hpp>
 #include <string>
 #include <vector>
 
+#include "actors/controller/job_routing.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
 
@@ -28,18 +30,20 @@ struct controller_config {
   runnerset::runnerset_actor_config runnerset_defaults;
   // Also receives every RunnerSet and Runner informer event (the state
   // metrics' feed, actors/metrics/metrics_feed.hpp). None: nobody.
-  caf::actor observer;
+  watched::observer observer;
   // Runner actors record Events as (reporting controller, this instance).
   std::string reporting_controller = "octorun.io/manager";
   std::string reporting_instance = "octorun";
   bool record_events = true;
 };
 
-caf::actor spawn_controller(caf::actor_system& sys, controller_config cfg);
+// The controller's interface: the job router's (both intakes send it their
+// job messages) and its typed watches' events.
+using controller_actor =
+    job_router::extend<caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
+                       caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::secret_event>,
+                       caf::reacts_to<kube::informer_synced>>;
 
-// Does a RunnerSet whose scope URL is `scope_url` serve jobs of `repository`
-// ("owner/repo")? Organisation scopes serve their repositories, repository
-// scopes themselves, enterprise scopes every repository. Pure.
-bool scope_serves(const std::string& scope_url, const std::string& repository);
+controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg);
 
 }  // namespace octorun::controller

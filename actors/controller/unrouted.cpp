@@ -1,12 +1,13 @@
 #include "actors/controller/unrouted.hpp"
 
-#include "actors/controller/controller.hpp"
+#include "actors/controller/job_routing.hpp"
 
 namespace octorun::controller {
 
-unrouted why_unrouted(const std::map<std::string, model::runnerset>& sets, const messages::job_info& job) {
+unrouted why_unrouted(const std::map<std::string, std::shared_ptr<const model::runnerset>>& sets,
+                      const messages::job_info& job) {
   for (const auto& [key, set] : sets)
-    if (!set.metadata.deleting && scope_serves(set.spec.scope_url, job.repository))
+    if (!set->metadata.deleting && scope_serves(set->spec.scope_url, job.repository))
       return unrouted::no_matching_variant;
   return unrouted::unserved_repository;
 }

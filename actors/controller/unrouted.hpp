@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "messages/jobs.hpp"
@@ -17,7 +18,8 @@ enum class unrouted {
 };
 
 // `sets`: the RunnerSets known, by "namespace/name" (the ones being deleted take no demand).
-unrouted why_unrouted(const std::map<std::string, model::runnerset>& sets, const messages::job_info& job);
+unrouted why_unrouted(const std::map<std::string, std::shared_ptr<const model::runnerset>>& sets,
+                      const messages::job_info& job);
 
 // The metric's reason label and a sentence for the log.
 const char* reason_label(unrouted why);

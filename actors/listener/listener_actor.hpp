@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/controller/job_routing.hpp"
 #include "actors/metrics/recorder.hpp"
 #include "adapters/github/scaleset_client.hpp"
 
@@ -38,15 +39,26 @@ struct listener_setup {
 // loaded, scale set not registered yet, variant gone).
 using listener_setup_reply = expected<listener_setup, std::string>;
 
+// What a listener asks its RunnerSet (the set's actor implements it).
+using listener_setup_api =
+    caf::typed_actor<caf::replies_to<listener_setup_atom, std::string>::with<listener_setup_reply>>;
+
 struct listener_config {
-  std::string set_id;    // "namespace/name", for logs and metrics
-  std::string variant;   // the key under the supervisor; "" for a set without variants
-  caf::actor runnerset;  // answers listener_setup_atom; receives the job messages and statistics
+  std::string set_id;   // "namespace/name": its messages name it as their runner_set
+  std::string variant;  // the key under the supervisor; "" for a set without variants
+  listener_setup_api runnerset;
+  // Receives the job messages and statistics: the controller's job router
+  // (the route webhook deliveries take too), which sends them to the set.
+  controller::job_router jobs;
   std::chrono::milliseconds request_timeout{30'000};
   // Told when the session opens and ends, and when an incarnation fails.
   std::shared_ptr<metrics::recorder> metrics;
 };
 
+// The listener's own interface is empty: it handles nothing but the replies
+// to its requests, and CAF 0.17 rejects an empty typed_actor ("Empty typed
+// actor handle"), so its handle stays a caf::actor. What it sends is typed:
+// its RunnerSet (listener_setup_api) and the job router (job_router).
 caf::actor spawn_listener(caf::local_actor* parent, listener_config cfg);
 
 }  // namespace octorun::listener

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 
-#include "adapters/common/json.hpp"
 #include "model/naming.hpp"
-#include "model/parse.hpp"
 
 namespace octorun::metrics {
 
@@ -66,26 +64,18 @@ runnerset_record runnerset_record_of(const model::runnerset& s) {
   return out;
 }
 
-bool state_store::apply(const kube::informer_event& ev) {
-  if (!ev.obj) return false;
-  const auto kind = json::str(*ev.obj.doc, "kind");
-  const object_key key{std::string(ev.obj.namespace_), std::string(ev.obj.name)};
-  const bool deleted = ev.type == kube::event_type::deleted;
-  if (kind == "Runner") {
-    if (deleted) return runners_.erase(key) > 0;
-    auto r = model::parse_runner(*ev.obj.doc);
-    if (!r) return false;
-    runners_[key] = runner_record_of(*r);
-    return true;
-  }
-  if (kind == "RunnerSet") {
-    if (deleted) return sets_.erase(key) > 0;
-    auto s = model::parse_runnerset(*ev.obj.doc);
-    if (!s) return false;
-    sets_[key] = runnerset_record_of(*s);
-    return true;
-  }
-  return false;
+bool state_store::apply(const watched::runner_event& ev) {
+  const object_key key{ev.obj->metadata.namespace_, ev.obj->metadata.name};
+  if (ev.type == kube::event_type::deleted) return runners_.erase(key) > 0;
+  runners_[key] = runner_record_of(*ev.obj);
+  return true;
+}
+
+bool state_store::apply(const watched::runnerset_event& ev) {
+  const object_key key{ev.obj->metadata.namespace_, ev.obj->metadata.name};
+  if (ev.type == kube::event_type::deleted) return sets_.erase(key) > 0;
+  sets_[key] = runnerset_record_of(*ev.obj);
+  return true;
 }
 
 state_snapshot state_store::snapshot() const {
@@ -105,16 +95,23 @@ struct feed_state {
   static constexpr const char* name = "metrics-feed";
 };
 
-caf::behavior feed_behavior(caf::stateful_actor<feed_state>* self, std::shared_ptr<state_collector> collector,
-                            metrics_feed_options options) {
+// The interface plus the coalescing timer.
+using feed_impl = watched::observer::extend<caf::reacts_to<publish_atom>>;
+using self_ptr = feed_impl::stateful_pointer<feed_state>;
+
+// Publishes a moment after the first change of a burst.
+void on_change(self_ptr self, const metrics_feed_options& options, bool changed) {
+  auto& st = self->state;
+  if (!changed || st.publish_scheduled) return;
+  st.publish_scheduled = true;
+  self->delayed_send(self, options.coalesce, publish_atom::value);
+}
+
+feed_impl::behavior_type feed_behavior(self_ptr self, std::shared_ptr<state_collector> collector,
+                                       metrics_feed_options options) {
   return {
-      [=](const kube::informer_event& ev) {
-        auto& st = self->state;
-        if (!st.store.apply(ev) || st.publish_scheduled) return;
-        st.publish_scheduled = true;
-        self->delayed_send(self, options.coalesce, publish_atom::value);
-      },
-      [](const kube::informer_synced&) {},
+      [=](const watched::runner_event& ev) { on_change(self, options, self->state.store.apply(ev)); },
+      [=](const watched::runnerset_event& ev) { on_change(self, options, self->state.store.apply(ev)); },
       [=](publish_atom) {
         self->state.publish_scheduled = false;
         collector->publish(std::make_shared<const state_snapshot>(self->state.store.snapshot()));
@@ -124,8 +121,8 @@ caf::behavior feed_behavior(caf::stateful_actor<feed_state>* self, std::shared_p
 
 }  // namespace
 
-caf::actor spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
-                              metrics_feed_options options) {
+watched::observer spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
+                                     metrics_feed_options options) {
   return sys.spawn(feed_behavior, std::move(collector), options);
 }
 

@@ -1,6 +1,7 @@
 // Feeds the state metrics (state_metrics.hpp) from the watched objects,
 // level-triggered: the controller forwards its RunnerSet and Runner informer
-// events (kube::informer_event) to the feed actor, which keeps the latest
+// events (watched::runnerset_event / runner_event, decoded once by the
+// informers) to the feed actor, which keeps the latest
 // view of each object in a state_store and publishes a fresh snapshot to the
 // collector a moment after a burst of changes (scrapes never wait on it).
 //
@@ -15,7 +16,7 @@
 #include <memory>
 
 #include "actors/metrics/state_metrics.hpp"
-#include "adapters/kube/protocol.hpp"
+#include "actors/watched.hpp"
 #include "model/types.hpp"
 
 namespace octorun::metrics {
@@ -31,8 +32,9 @@ runnerset_record runnerset_record_of(const model::runnerset& s);
 class state_store {
  public:
   // Applies one event for a Runner or RunnerSet; false when it changed
-  // nothing the metrics show (another kind, or an object that does not parse).
-  bool apply(const kube::informer_event& ev);
+  // nothing the metrics show (the deletion of an unknown object).
+  bool apply(const watched::runner_event& ev);
+  bool apply(const watched::runnerset_event& ev);
   // The snapshot to publish.
   state_snapshot snapshot() const;
 
@@ -46,9 +48,9 @@ struct metrics_feed_options {
   std::chrono::milliseconds coalesce{200};
 };
 
-// The feed actor: send it kube::informer_event (and informer_synced, which it
-// ignores). Stop it with caf::anon_send_exit.
-caf::actor spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
-                              metrics_feed_options options = {});
+// The feed actor: its interface is watched::observer (RunnerSet and Runner
+// events). Stop it with caf::anon_send_exit.
+watched::observer spawn_metrics_feed(caf::actor_system& sys, std::shared_ptr<state_collector> collector,
+                                     metrics_feed_options options = {});
 
 }  // namespace octorun::metrics

@@ -45,34 +45,12 @@ std::string jit_secret_json(const model::runner& r, const jit_config& jit) {
   d.AddMember("metadata", meta, a);
   d.AddMember("type", "Opaque", a);
   Value data(rapidjson::kObjectType);
-  data.AddMember("jitConfig", str(base64_encode(jit.encoded), a), a);
-  data.AddMember("runnerId", str(base64_encode(std::to_string(jit.runner_id)), a), a);
-  data.AddMember("runnerName", str(base64_encode(jit.runner_name), a), a);
+  data.AddMember(rapidjson::StringRef(model::jit_key_config), str(base64_encode(jit.encoded), a), a);
+  data.AddMember(rapidjson::StringRef(model::jit_key_runner_id),
+                 str(base64_encode(std::to_string(jit.runner_id)), a), a);
+  data.AddMember(rapidjson::StringRef(model::jit_key_runner_name), str(base64_encode(jit.runner_name), a), a);
   d.AddMember("data", data, a);
   return json::write(d);
-}
-
-std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret) {
-  const auto* data = json::find_value(secret, "data");
-  if (data == nullptr || !data->IsObject()) return std::nullopt;
-  auto field = [&](const char* key) -> std::optional<std::string> {
-    const auto* v = json::find_value(*data, key);
-    if (v == nullptr || !v->IsString()) return std::nullopt;
-    return base64_decode(std::string_view(v->GetString(), v->GetStringLength()));
-  };
-  auto encoded = field("jitConfig");
-  auto id = field("runnerId");
-  auto name = field("runnerName");
-  if (!encoded || encoded->empty() || !id || !name) return std::nullopt;
-  jit_config out{*encoded, 0, *name};
-  try {
-    size_t used = 0;
-    out.runner_id = std::stoll(*id, &used);
-    if (used != id->size() || out.runner_id <= 0) return std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  return out;
 }
 
 expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent) {
@@ -137,7 +115,7 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
   jit.AddMember("name", Value(jit_config_env, a), a);
   Value key_ref(rapidjson::kObjectType);
   key_ref.AddMember("name", str(model::jit_secret_name(r.metadata.name), a), a);
-  key_ref.AddMember("key", "jitConfig", a);
+  key_ref.AddMember("key", rapidjson::StringRef(model::jit_key_config), a);
   Value from(rapidjson::kObjectType);
   from.AddMember("secretKeyRef", key_ref, a);
   jit.AddMember("valueFrom", from, a);

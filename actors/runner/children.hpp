@@ -9,27 +9,23 @@
 #include <string>
 
 #include "adapters/common/expected.hpp"
+#include "model/children.hpp"
+#include "model/parse.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runner {
 
-// The container that runs the GitHub Actions runner (the CRD requires it).
-inline constexpr const char* runner_container = "runner";
+// The JIT configuration, its Secret's layout and the runner container: model/children.hpp.
+using model::jit_config;
+using model::read_jit_secret;
+using model::runner_container;
+
 // The environment variable the actions runner reads its JIT configuration from.
 inline constexpr const char* jit_config_env = "ACTIONS_RUNNER_INPUT_JITCONFIG";
 inline constexpr const char* finalizer = "octorun.io/runner";
 
-struct jit_config {
-  std::string encoded;  // the opaque encodedJITConfig GitHub returned
-  std::int64_t runner_id = 0;
-  std::string runner_name;
-};
-
 // The Secret holding the JIT configuration; owned by the Runner.
 std::string jit_secret_json(const model::runner& r, const jit_config& jit);
-
-// What a JIT Secret read back says; nullopt when it is not one of ours or is damaged.
-std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret);
 
 // The Pod: the Runner's template, named after it, labelled and owned by it,
 // restartPolicy Never unless the template says otherwise, and the runner

@@ -60,10 +60,12 @@ void write_job_phase(self_ptr self, std::string rv, const messages::job_info& jo
               spdlog::info("runner {}: {} job {} ({})", id(self), to_string(target), job.job_id,
                            job.repository);
               transition_detail td{job.job_id, job.repository, job.display_name, detail, -1};
-              if (auto e = event_for_transition(from, target, td)) record_event(self, *e, *r);
-              // Store it unless a newer watch event already arrived.
-              if (self->state.runner_object && std::string(self->state.runner_object.resource_version) == rv)
-                set_runner(self, std::move(*r));
+              auto written = watched::read_runner(*r);
+              if (auto e = event_for_transition(from, target, td); e && written)
+                record_event(self, *e, *written);
+              // Keep it unless a newer watch event already arrived.
+              if (self->state.runner && self->state.runner->metadata.resource_version == rv)
+                set_runner(self, std::move(written));
               job_done(self);
               return reconcile(self);
             }
@@ -81,11 +83,10 @@ void stale(const messages::job_info& job) {
 }
 
 // Decides one job event against the Runner as just read.
-void decide_job(self_ptr self, const kube::object& fresh_object, const model::runner& fresh,
-                const job_event& event) {
+void decide_job(self_ptr self, const model::runner& fresh, const job_event& event) {
   job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
                 fresh.status.job ? std::optional<std::int64_t>(fresh.status.job->id) : std::nullopt};
-  std::string rv(fresh_object.resource_version);
+  const auto& rv = fresh.metadata.resource_version;
   if (const auto* started = std::get_if<messages::job_started>(&event)) {
     switch (on_job_started(view, started->job.job_id)) {
       case job_started_verdict::promote:
@@ -142,9 +143,9 @@ void process_jobs(self_ptr self) {
               if (!self->state.runner) self->quit();
               return;
             }
-            auto fresh = model::parse_runner(*r->doc);
+            auto fresh = watched::read_runner(*r);
             if (!fresh) return job_done(self);
-            decide_job(self, *r, *fresh, job);
+            decide_job(self, *fresh, job);
           },
           [=](caf::error&) { retry_job(self, backoff(self)); });
 }

@@ -1,14 +1,15 @@
 // Turns what the Runner actor holds (its Runner, Pod and JIT Secret as the
-// watches last showed them, plus its own memory) into the observation that
-// next_step() decides on. Pure.
+// watches or its own writes last showed them, all typed values, plus its
+// own memory) into the observation that next_step() decides on. Pure.
 #pragma once
 
 #include <chrono>
 #include <optional>
+#include <string_view>
 
 #include "actors/runner/children.hpp"
 #include "actors/runner/next_step.hpp"
-#include "adapters/kube/object.hpp"
+#include "model/children.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runner {
@@ -21,15 +22,15 @@ struct actor_memory {
   bool pod_seen = false;  // a pod of this Runner was watched or created
 };
 
-// What the Pod says about the runner container.
-pod_observation observe_pod(const kube::object& pod);
+// What the Pod says about the runner container (`pod` null: no pod).
+pod_observation observe_pod(const model::runner_pod* pod);
 
-// `runner_object` is the Runner as read, `runner` its typed view.
-observation observe(const kube::object& runner_object, const model::runner& runner, const kube::object& pod,
-                    const kube::object& secret, const actor_memory& memory,
+// `pod` and `secret` are null when the Runner has none.
+observation observe(const model::runner& runner, const model::runner_pod* pod,
+                    const model::jit_secret* secret, const actor_memory& memory,
                     std::chrono::steady_clock::time_point now);
 
 // The status.failures entry recorded for the pod with this uid, if any.
-bool failure_recorded_for(const kube::object& runner_object, std::string_view pod_uid);
+bool failure_recorded_for(const model::runner& runner, std::string_view pod_uid);
 
 }  // namespace octorun::runner

@@ -41,16 +41,10 @@ void wake_at(self_ptr self, clock::time_point at) {
   self->delayed_send(self, delay, wake_atom::value, gen);
 }
 
-void set_runner(self_ptr self, kube::object obj) {
-  auto parsed = model::parse_runner(*obj.doc);
-  if (!parsed) {
-    // The CRD schema and the webhook keep this from happening; never act on it.
-    spdlog::error("runner {}: cannot read the Runner: {}: {}", id(self), parsed.error().front().field,
-                  parsed.error().front().message);
-    return;
-  }
-  self->state.runner_object = std::move(obj);
-  self->state.runner = std::move(*parsed);
+void set_runner(self_ptr self, watched::runner_ptr runner) {
+  // Null: unreadable (logged by the decoder; the CRD schema and the webhook
+  // keep this from happening): never act on it.
+  if (runner) self->state.runner = std::move(runner);
 }
 
 // A write failed: decide how soon to look again.
@@ -66,7 +60,7 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
         .then(
             [=](kube::object_result& r) {
               self->state.step_in_flight = false;
-              if (r) set_runner(self, std::move(*r));
+              if (r) set_runner(self, watched::read_runner(*r));
               if (!r && r.error().not_found()) return self->quit();
               reconcile(self);
             },
@@ -93,26 +87,39 @@ void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
 
 // Records `e` regarding `runner`, the Runner as a write returned it (fire and
 // forget; the recorder spam-limits).
-void record_event(self_ptr self, const runner_event& e, const kube::object& runner) {
+void record_event(self_ptr self, const runner_event& e, const model::runner& runner) {
   auto& st = self->state;
-  if (!st.cfg.events || !runner) return;
+  if (!st.cfg.events) return;
   kube::event_spec spec;
-  spec.regarding = kube::reference_to(runner);
+  spec.regarding = {model::api_version, "Runner", runner.metadata.namespace_, runner.metadata.name,
+                    runner.metadata.uid};
   spec.type = e.warning ? "Warning" : "Normal";
   spec.reason = e.reason;
   spec.action = e.action;
   spec.note = e.note;
-  self->send(st.cfg.events, std::move(spec));
+  caf::anon_send(st.cfg.events, std::move(spec));
 }
 
-// Sends a write; on success records `event` (if any), stores what the server
-// returned (when the cache has not moved on meanwhile) and reconciles again.
-template <class Request>
-void write(self_ptr self, const char* what, Request req, kube::object* slot,
+// The typed value of a write's reply, read as the watch would read it.
+watched::runner_ptr read_reply(const kube::object& o, const watched::runner_ptr&) {
+  return watched::read_runner(o);
+}
+watched::pod_ptr read_reply(const kube::object& o, const watched::pod_ptr&) { return watched::read_pod(o); }
+watched::secret_ptr read_reply(const kube::object& o, const watched::secret_ptr&) {
+  return watched::read_secret(o);
+}
+
+// Sends a write of the Runner or one of its children (`slot`: where the
+// actor keeps it); on success records `event` (if any), keeps what the
+// server returned (when the watch has not moved on meanwhile) and reconciles again.
+template <class Request, class Value>
+void write(self_ptr self, const char* what, Request req, std::shared_ptr<const Value> runner_state::*slot,
            std::optional<runner_event> event = std::nullopt) {
   auto& st = self->state;
   st.step_in_flight = true;
-  std::string based_on = slot != nullptr && *slot ? std::string(slot->resource_version) : std::string();
+  const auto& held = st.*slot;
+  std::string based_on = held ? held->metadata.resource_version : std::string();
+  constexpr bool is_runner = std::is_same_v<Value, model::runner>;
   self->request(st.cfg.kube, st.cfg.request_timeout, std::move(req))
       .then(
           [=](kube::object_result& r) {
@@ -121,20 +128,18 @@ void write(self_ptr self, const char* what, Request req, kube::object* slot,
             if (!r && !r.error().not_found() && !r.error().already_exists())
               return on_api_error(self, what, r.error());
             s.consecutive_errors = 0;
-            if (slot == &s.runner_object && !r && r.error().not_found())
-              return self->quit();  // the Runner is gone
-            if (r && event) record_event(self, *event, *r);
-            if (slot != nullptr) {
-              const bool unchanged =
-                  *slot ? std::string(slot->resource_version) == based_on : based_on.empty();
-              if (r && unchanged) {
-                if (slot == &s.runner_object)
-                  set_runner(self, std::move(*r));
-                else
-                  *slot = std::move(*r);
-              } else if (!r && r.error().not_found() && slot != &s.runner_object) {
-                *slot = kube::object{};  // already gone
-              }
+            if (is_runner && !r && r.error().not_found()) return self->quit();  // the Runner is gone
+            auto& kept = s.*slot;
+            auto returned = r ? read_reply(*r, kept) : nullptr;
+            if (returned && event) {
+              if constexpr (is_runner) record_event(self, *event, *returned);
+            }
+            const bool unchanged = kept ? kept->metadata.resource_version == based_on : based_on.empty();
+            if (r && unchanged) {
+              // A DELETE answered with a Status (no object) leaves nothing to keep.
+              if (returned || !is_runner) kept = std::move(returned);
+            } else if (!r && r.error().not_found() && !is_runner) {
+              kept = nullptr;  // already gone
             }
             reconcile(self);
           },
@@ -152,23 +157,25 @@ rapidjson::Document locked_patch(self_ptr self) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("resourceVersion", json::string_value(self->state.runner_object.resource_version, a), a);
+  meta.AddMember("resourceVersion", json::string_value(self->state.runner->metadata.resource_version, a), a);
   d.AddMember("metadata", meta, a);
   return d;
 }
 
 void patch_finalizers(self_ptr self, bool ours) {
   auto& st = self->state;
-  write(self, ours ? "adding the finalizer" : "removing the finalizer",
-        kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                            kube::finalizer_patch(st.runner_object, finalizer, ours), ""},
-        &st.runner_object);
+  const auto& meta = st.runner->metadata;
+  write(
+      self, ours ? "adding the finalizer" : "removing the finalizer",
+      kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                          kube::finalizer_patch(meta.finalizers, meta.resource_version, finalizer, ours), ""},
+      &runner_state::runner);
 }
 
 void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,
                   std::optional<runner_event> event = std::nullopt) {
   d.AddMember("status", status, d.GetAllocator());
-  write(self, what, runner_patch(self, d, "status"), &self->state.runner_object, std::move(event));
+  write(self, what, runner_patch(self, d, "status"), &runner_state::runner, std::move(event));
 }
 
 void publish_status(self_ptr self, const step& s, const observation& o) {
@@ -177,11 +184,10 @@ void publish_status(self_ptr self, const step& s, const observation& o) {
   rapidjson::Value status(rapidjson::kObjectType);
   if (s.phase_to_publish) status.AddMember("phase", json::string_value(to_string(*s.phase_to_publish), a), a);
   status.AddMember("podReady", s.pod_ready, a);
-  if (self->state.secret)
-    if (auto jit = read_jit_secret(*self->state.secret.doc)) {
-      status.AddMember("runnerId", jit->runner_id, a);
-      status.AddMember("runnerName", json::string_value(jit->runner_name, a), a);
-    }
+  if (const auto& secret = self->state.secret; secret && secret->registration) {
+    status.AddMember("runnerId", secret->registration->runner_id, a);
+    status.AddMember("runnerName", json::string_value(secret->registration->runner_name, a), a);
+  }
   std::optional<runner_event> event;
   if (s.phase_to_publish) {
     transition_detail detail;
@@ -210,27 +216,29 @@ void mark_failed(self_ptr self, const observation& o) {
                event_for_transition(o.current, phase::failed, detail));
 }
 
+rapidjson::Value failure_json(const model::runner_failure& f, json::allocator& a) {
+  rapidjson::Value entry(rapidjson::kObjectType);
+  entry.AddMember("time", json::string_value(f.time, a), a);
+  entry.AddMember("reason", json::string_value(f.reason, a), a);
+  entry.AddMember("message", json::string_value(f.message, a), a);
+  entry.AddMember("exitCode", f.exit_code, a);
+  if (!f.pod_uid.empty()) entry.AddMember("podUID", json::string_value(f.pod_uid, a), a);
+  return entry;
+}
+
 void record_pod_failure(self_ptr self, const observation& o) {
   auto& st = self->state;
   auto d = locked_patch(self);
   auto& a = d.GetAllocator();
   rapidjson::Value failures(rapidjson::kArrayType);
-  const auto* status = st.runner_object.member("status");
-  if (const auto* old = status ? json::find_value(*status, "failures") : nullptr; old && old->IsArray()) {
-    // Keep the newest nine, so with this one the list stays within the schema's ten.
-    auto n = old->Size();
-    for (rapidjson::SizeType i = n > 9 ? n - 9 : 0; i < n; ++i)
-      failures.PushBack(rapidjson::Value((*old)[i], a), a);
-  }
-  rapidjson::Value entry(rapidjson::kObjectType);
-  entry.AddMember("time", json::string_value(format_rfc3339(std::time(nullptr)), a), a);
-  entry.AddMember("reason", "RunnerExited", a);
-  entry.AddMember(
-      "message",
-      json::string_value("the runner container exited with code " + std::to_string(o.pod.exit_code), a), a);
-  entry.AddMember("exitCode", o.pod.exit_code, a);
-  entry.AddMember("podUID", json::string_value(st.pod.uid, a), a);
-  failures.PushBack(entry, a);
+  // Keep the newest nine, so with this one the list stays within the schema's ten.
+  const auto& old = st.runner->status.failures;
+  for (auto i = old.size() > 9 ? old.size() - 9 : 0; i < old.size(); ++i)
+    failures.PushBack(failure_json(old[i], a), a);
+  model::runner_failure now{format_rfc3339(std::time(nullptr)), "RunnerExited",
+                            "the runner container exited with code " + std::to_string(o.pod.exit_code),
+                            o.pod.exit_code, st.pod->metadata.uid};
+  failures.PushBack(failure_json(now, a), a);
   rapidjson::Value s(rapidjson::kObjectType);
   s.AddMember("failures", failures, a);
   const auto delay = pod_retry_delay_seconds(o.failures + 1);
@@ -302,7 +310,7 @@ void provision(self_ptr self) {
             auto& s = self->state;
             if (existing) {
               s.step_in_flight = false;
-              s.secret = std::move(*existing);
+              s.secret = watched::read_secret(*existing);
               return reconcile(self);
             }
             if (!existing.error().not_found())
@@ -344,11 +352,11 @@ void store_secret(self_ptr self) {
   auto& st = self->state;
   st.step_in_flight = true;
   auto secret_name = model::jit_secret_name(st.cfg.name);
-  auto stored = [=](kube::object found) {
+  auto stored = [=](const kube::object& found) {
     auto& s = self->state;
     s.step_in_flight = false;
     s.consecutive_errors = 0;
-    if (!s.secret) s.secret = std::move(found);  // unless the watch brought it already
+    if (!s.secret) s.secret = watched::read_secret(found);  // unless the watch brought it already
     s.memory.unstored_jit.reset();
     reconcile(self);
   };
@@ -357,7 +365,7 @@ void store_secret(self_ptr self) {
                                      jit_secret_json(*st.runner, *st.memory.unstored_jit)})
       .then(
           [=](kube::object_result& r) {
-            if (r) return stored(std::move(*r));
+            if (r) return stored(*r);
             if (!r.error().already_exists()) return on_api_error(self, "creating the JIT Secret", r.error());
             // Created by an attempt whose answer was lost: read it back.
             self->request(self->state.cfg.kube, self->state.cfg.request_timeout,
@@ -365,7 +373,7 @@ void store_secret(self_ptr self) {
                 .then(
                     [=](kube::object_result& found) {
                       if (!found) return on_api_error(self, "reading the JIT Secret", found.error());
-                      stored(std::move(*found));
+                      stored(*found);
                     },
                     [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
           },
@@ -375,8 +383,7 @@ void store_secret(self_ptr self) {
 // The GitHub runner id to remove: the observed one, else its JIT Secret's; 0: never registered.
 std::int64_t registered_id(self_ptr self, std::int64_t runner_id) {
   auto& st = self->state;
-  if (runner_id == 0 && st.secret)
-    if (auto jit = read_jit_secret(*st.secret.doc)) runner_id = jit->runner_id;
+  if (runner_id == 0 && st.secret && st.secret->registration) runner_id = st.secret->registration->runner_id;
   return runner_id;
 }
 
@@ -468,7 +475,7 @@ void execute(self_ptr self, const step& s, const observation& o) {
         return mark_failed(self, o);
       }
       return write(self, "creating the pod", kube::create_request{kinds::pods(), st.cfg.ns, std::move(*body)},
-                   &st.pod);
+                   &runner_state::pod);
     }
     case step_kind::mark_pod_busy:
       // One write per job, beside the job path's status write: the pod's
@@ -476,7 +483,7 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return write(self, "marking the pod busy",
                    kube::patch_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name),
                                        kube::patch_type::merge, busy_pod_patch(*st.runner), ""},
-                   &st.pod);
+                   &runner_state::pod);
     case step_kind::publish_status:
       return publish_status(self, s, o);
     case step_kind::record_pod_failure:
@@ -489,11 +496,12 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return defer_removal(self, o.github_runner_id);
     case step_kind::delete_pod:
       return write(self, "deleting the pod",
-                   kube::delete_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name), {}}, &st.pod);
+                   kube::delete_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name), {}},
+                   &runner_state::pod);
     case step_kind::delete_secret:
       return write(self, "deleting the JIT Secret",
                    kube::delete_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), {}},
-                   &st.secret);
+                   &runner_state::secret);
   }
 }
 
@@ -502,11 +510,11 @@ void reconcile(self_ptr self) {
   if (st.step_in_flight || !st.runner) return;
   if (st.secret) st.memory.unstored_jit.reset();  // stored
   if (st.pod) st.memory.pod_seen = true;
-  auto o = observe(st.runner_object, *st.runner, st.pod, st.secret, st.memory, clock::now());
+  auto o = observe(*st.runner, st.pod.get(), st.secret.get(), st.memory, clock::now());
   execute(self, next_step(o, st.cfg.lim), o);
 }
 
-caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
+runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cfg) {
   self->state.cfg = std::move(cfg);
   self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
   return {
@@ -514,21 +522,18 @@ caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
         reconcile(self);
         self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
       },
-      [=](kube::informer_event& ev) {
-        if (!ev.obj) return;
-        auto& st = self->state;
-        auto kind = json::str(*ev.obj.doc, "kind");
-        const bool gone = ev.type == kube::event_type::deleted;
-        if (kind == "Runner") {
-          if (gone) return self->quit();  // finalizer removed: nothing left to do
-          set_runner(self, std::move(ev.obj));
-        } else if (kind == "Pod") {
-          st.pod = gone ? kube::object{} : std::move(ev.obj);
-        } else if (kind == "Secret") {
-          st.secret = gone ? kube::object{} : std::move(ev.obj);
-        } else {
-          return;
-        }
+      [=](watched::runner_event& ev) {
+        if (ev.type == kube::event_type::deleted)
+          return self->quit();  // finalizer removed: nothing left to do
+        set_runner(self, std::move(ev.obj));
+        reconcile(self);
+      },
+      [=](watched::pod_event& ev) {
+        self->state.pod = ev.type == kube::event_type::deleted ? nullptr : std::move(ev.obj);
+        reconcile(self);
+      },
+      [=](watched::secret_event& ev) {
+        self->state.secret = ev.type == kube::event_type::deleted ? nullptr : std::move(ev.obj);
         reconcile(self);
       },
       [=](messages::job_started& job) {
@@ -554,11 +559,11 @@ caf::behavior runner_behavior(self_ptr self, runner_actor_config cfg) {
 
 namespace octorun::runner {
 
-caf::actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
+runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
   return parent->spawn(detail::runner_behavior, std::move(cfg));
 }
 
-caf::actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg) {
+runner_actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg) {
   return sys.spawn(detail::runner_behavior, std::move(cfg));
 }
 

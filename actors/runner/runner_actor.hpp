@@ -18,6 +18,8 @@
 
 #include "actors/runner/next_step.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
+#include "actors/watched.hpp"
+#include "messages/jobs.hpp"
 
 namespace octorun::runner {
 
@@ -49,10 +51,17 @@ struct runner_actor_config {
 // (scale-down), so the Runner's finalizer need not ask GitHub again.
 using removed_from_github_atom = caf::atom_constant<caf::atom("rgone")>;
 
-// Messages: kube::informer_event for the Runner, its Pod and its Secret;
-// messages::job_started / job_completed; removed_from_github_atom. It quits
+// The Runner actor's inbound protocol (its RunnerSet sends all of it,
+// through the supervisor of its Runners: supervision::route_to checks it):
+// the watch events of its Runner, Pod and Secret; the job path's start and
+// completion; the set's scale-down having removed it from GitHub. It quits
 // when the Runner is gone.
-caf::actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg);
-caf::actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg);
+using runner_actor =
+    caf::typed_actor<caf::reacts_to<watched::runner_event>, caf::reacts_to<watched::pod_event>,
+                     caf::reacts_to<watched::secret_event>, caf::reacts_to<messages::job_started>,
+                     caf::reacts_to<messages::job_completed>, caf::reacts_to<removed_from_github_atom>>;
+
+runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg);
+runner_actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg);
 
 }  // namespace octorun::runner

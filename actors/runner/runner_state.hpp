@@ -13,7 +13,7 @@
 #include "actors/runner/events.hpp"
 #include "actors/runner/observe.hpp"
 #include "actors/runner/runner_actor.hpp"
-#include "adapters/kube/object.hpp"
+#include "actors/watched.hpp"
 #include "messages/jobs.hpp"
 #include "model/types.hpp"
 
@@ -27,10 +27,12 @@ using job_event = std::variant<messages::job_started, messages::job_completed>;
 
 struct runner_state {
   runner_actor_config cfg;
-  kube::object runner_object;
-  std::optional<model::runner> runner;
-  kube::object pod;
-  kube::object secret;
+  // The Runner, its Pod and its JIT Secret as the watches or this actor's
+  // own writes last showed them (decoded once, shared with the informers'
+  // caches); null while there is none.
+  watched::runner_ptr runner;
+  watched::pod_ptr pod;
+  watched::secret_ptr secret;
   actor_memory memory;
   bool step_in_flight = false;
   std::deque<job_event> jobs;  // the job path, one at a time
@@ -41,13 +43,17 @@ struct runner_state {
   static constexpr const char* name = "runner";
 };
 
-using self_ptr = caf::stateful_actor<runner_state>*;
+// The interface plus the actor's own timers.
+using runner_impl =
+    runner_actor::extend<caf::reacts_to<resync_atom>, caf::reacts_to<wake_atom, std::uint64_t>>;
+using self_ptr = runner_impl::stateful_pointer<runner_state>;
 
 std::string id(self_ptr self);
 void reconcile(self_ptr self);
 std::chrono::milliseconds backoff(self_ptr self);
-void set_runner(self_ptr self, kube::object obj);
-void record_event(self_ptr self, const runner_event& e, const kube::object& runner);
+// Keeps `runner` (a write's reply, decoded) unless it is null.
+void set_runner(self_ptr self, watched::runner_ptr runner);
+void record_event(self_ptr self, const runner_event& e, const model::runner& runner);
 
 // ---- the job path (job_path.cpp): one job message at a time, decided on the
 // Runner as just read, written resourceVersion-locked.

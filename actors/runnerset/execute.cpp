@@ -27,8 +27,6 @@
 
 namespace octorun::runnerset::detail {
 
-using wake_atom = caf::atom_constant<caf::atom("rswake")>;
-
 namespace {
 
 std::string random_suffix(std::mt19937& rng) {
@@ -120,7 +118,7 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
             it->second.busy_until = self->clock().now() + self->state.cfg.busy_recheck;
           return;
         }
-        route_to_runner(self, name, caf::make_message(runner::removed_from_github_atom::value));
+        route_to_runner(self, name, runner::removed_from_github_atom::value);
         delete_runner(self, name, metrics::deletion_reason::scaled_down);
       },
       failed, github::delete_runner_atom::value, github_id);
@@ -132,7 +130,9 @@ constexpr const char* set_finalizer = "octorun.io/runnerset";
 
 }  // namespace
 
-bool has_set_finalizer(const kube::object& set) { return kube::has_finalizer(set, set_finalizer); }
+bool has_set_finalizer(const model::runnerset& set) {
+  return model::has_finalizer(set.metadata, set_finalizer);
+}
 
 namespace {
 
@@ -146,8 +146,11 @@ void patch_finalizer(self_ptr self, bool ours) {
                        kube::to_string(r.error()));
       },
       [](const std::string&) {},
-      kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                          kube::finalizer_patch(st.set_object, set_finalizer, ours), ""});
+      kube::patch_request{
+          kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+          kube::finalizer_patch(st.set_object->metadata.finalizers, st.set_object->metadata.resource_version,
+                                set_finalizer, ours),
+          ""});
 }
 
 // A consistent LIST of the set's Runners; when it is empty, draining goes on.
@@ -519,7 +522,7 @@ void count_failure(self_ptr self, action_kind kind) {
   if (auto& m = self->state.cfg.metrics) m->reconcile_error("runnerset", action_name(kind));
 }
 
-caf::message_handler wake_handler(self_ptr self) {
+caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self) {
   return {[=](wake_atom, const std::string& key) {
     self->state.world.in_flight.erase({action_kind::wake, key});
     mark_dirty(self);

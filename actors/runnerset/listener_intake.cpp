@@ -164,7 +164,7 @@ void start_listener(self_ptr self, const std::string& variant) {
   auto& st = self->state;
   auto& entry = st.world.scale_sets[variant];
   if (entry.listening) return;
-  self->send(st.listeners, supervision::ensure_atom::value, variant);
+  caf::anon_send(st.listeners, supervision::ensure_atom::value, variant);
   entry.listening = true;
 }
 
@@ -172,7 +172,7 @@ void stop_listener(self_ptr self, const std::string& variant) {
   auto& st = self->state;
   auto it = st.world.scale_sets.find(variant);
   if (it == st.world.scale_sets.end() || !it->second.listening) return;
-  self->send(st.listeners, supervision::retire_atom::value, variant);
+  caf::anon_send(st.listeners, supervision::retire_atom::value, variant);
   it->second.listening = false;
   // (Also when no incarnation runs to say so: one waiting to be restarted.)
   if (st.cfg.metrics) st.cfg.metrics->listener_stopped(st.cfg.ns, st.cfg.name, variant);
@@ -219,17 +219,22 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
 
 void spawn_listener_supervisor(self_ptr self) {
   auto& st = self->state;
-  auto me = caf::actor_cast<caf::actor>(self);
+  auto me = caf::actor_cast<listener::listener_setup_api>(self);
+  auto jobs = st.cfg.job_router ? st.cfg.job_router : caf::actor_cast<controller::job_router>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
   auto metrics = st.cfg.metrics;
+  auto spawn = st.cfg.spawn_listener ? st.cfg.spawn_listener : listener::spawn_listener;
   st.listeners = st.owned->listeners = supervision::spawn_supervisor(
       self->system(), "listeners of " + set_id, [=](caf::local_actor* parent, const std::string& variant) {
-        return listener::spawn_listener(parent, {set_id, variant, me, timeout, metrics});
+        return spawn(parent, {set_id, variant, me, jobs, timeout, metrics});
       });
 }
 
-caf::message_handler listener_handlers(self_ptr self) {
+caf::typed_behavior<
+    caf::reacts_to<messages::job_statistics>,
+    caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
+listener_handlers(self_ptr self) {
   return {
       [=](messages::job_statistics& stats) { on_statistics(self, stats); },
       [=](listener::listener_setup_atom, const std::string& variant) -> listener::listener_setup_reply {

@@ -15,6 +15,7 @@
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/supervisor/supervisor.hpp"
+#include "actors/typed.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/common/rfc3339.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -26,8 +27,6 @@
 
 namespace octorun::runnerset {
 namespace detail {
-
-using tick_atom = caf::atom_constant<caf::atom("rstick")>;
 
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
@@ -55,7 +54,7 @@ void reconcile(self_ptr self) {
   auto& w = st.world;
   if (!w.set) return;
   w.now = self->clock().now();
-  w.has_finalizer = has_set_finalizer(st.set_object);
+  w.has_finalizer = has_set_finalizer(*st.set_object);
   // A Runner seen (or being made) again: a LIST must confirm none is left.
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
     w.no_runners_confirmed = false;
@@ -71,28 +70,20 @@ void reconcile(self_ptr self) {
 
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
 // busy, job completed) is kept.
-bool observe_runner(set_observation& w, const kube::object& obj) {
-  auto r = model::parse_runner(*obj.doc);
-  if (!r) return false;
-  auto& t = w.runners[r->metadata.name];
-  t.view.name = r->metadata.name;
-  t.view.phase = runner::parse_phase(r->status.phase).value_or(runner::phase::unset);
-  t.view.has_job = r->status.job.has_value() && r->status.job->id != 0;
-  t.view.deleting = r->metadata.deleting;
-  t.view.pod_ready = r->status.pod_ready;
-  const auto* meta = obj.member("metadata");
-  t.view.created = meta ? parse_rfc3339(json::str(*meta, "creationTimestamp")).value_or(0) : 0;
-  t.variant = r->spec.variant;
-  t.status_runner_id = r->status.runner_id;
-  t.pod_fingerprint = model::pod_fingerprint(r->spec.template_, r->spec.pod);
+void observe_runner(set_observation& w, const model::runner& r) {
+  auto& t = w.runners[r.metadata.name];
+  t.view.name = r.metadata.name;
+  t.view.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
+  t.view.has_job = r.status.job.has_value() && r.status.job->id != 0;
+  t.view.deleting = r.metadata.deleting;
+  t.view.pod_ready = r.status.pod_ready;
+  t.view.created = parse_rfc3339(r.metadata.creation_timestamp).value_or(0);
+  t.variant = r.spec.variant;
+  t.status_runner_id = r.status.runner_id;
+  t.pod_fingerprint = model::pod_fingerprint(r.spec.template_, r.spec.pod);
   t.kubernetes_mode =
-      r->spec.pod.container_mode && r->spec.pod.container_mode->type == model::container_mode::kubernetes;
+      r.spec.pod.container_mode && r.spec.pod.container_mode->type == model::container_mode::kubernetes;
   w.kubernetes_runners_seen |= t.kubernetes_mode;
-  return true;
-}
-
-void route_to_runner(self_ptr self, const std::string& runner, caf::message msg) {
-  self->send(self->state.runners_supervisor, supervision::route_atom::value, runner, std::move(msg));
 }
 
 // Counts a job as demand on the variant its labels pick.
@@ -118,25 +109,20 @@ void stop_children(self_ptr self) {
   if (st.scaleset_admin) caf::anon_send_exit(st.scaleset_admin, caf::exit_reason::user_shutdown);
 }
 
-void on_runnerset(self_ptr self, kube::informer_event& ev) {
+void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
   if (ev.type == kube::event_type::deleted) {
     stop_children(self);
     return self->quit();
   }
-  auto parsed = model::parse_runnerset(*ev.obj.doc);
-  if (!parsed) {
-    spdlog::error("runnerset {}: cannot read the RunnerSet: {}", id(self), parsed.error().front().message);
-    return;
-  }
+  const auto& set = *ev.obj;
   const bool credentials_changed =
-      !w.set || w.set->spec.credentials_secret_name != parsed->spec.credentials_secret_name ||
-      w.set->spec.scope_url != parsed->spec.scope_url || w.set->spec.intake != parsed->spec.intake ||
-      w.set->spec.pod.proxy != parsed->spec.pod.proxy ||
-      w.set->spec.pod.ca_bundle != parsed->spec.pod.ca_bundle;
+      !w.set || w.set->spec.credentials_secret_name != set.spec.credentials_secret_name ||
+      w.set->spec.scope_url != set.spec.scope_url || w.set->spec.intake != set.spec.intake ||
+      w.set->spec.pod.proxy != set.spec.pod.proxy || w.set->spec.pod.ca_bundle != set.spec.pod.ca_bundle;
+  w.set = set;
   st.set_object = std::move(ev.obj);
-  w.set = std::move(*parsed);
   load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   if (credentials_changed) {
@@ -146,55 +132,73 @@ void on_runnerset(self_ptr self, kube::informer_event& ev) {
   mark_dirty(self);
 }
 
-// A Pod or Secret event of a known Runner: to its actor.
-void on_child(self_ptr self, const std::string& kind, kube::informer_event& ev) {
-  auto& w = self->state.world;
-  std::string runner(ev.obj.label(model::label_runner));
-  auto known = w.runners.find(runner);
-  if (kind == "Secret" && ev.type != kube::event_type::deleted)
-    if (auto jit = runner::read_jit_secret(*ev.obj.doc); jit && jit->runner_id != 0)
-      known->second.secret_runner_id = jit->runner_id;
-  route_to_runner(self, runner, caf::make_message(std::move(ev)));
+// The Runner a Pod or Secret belongs to (its label); empty: none.
+template <class Event>
+std::string runner_of(const Event& ev) {
+  const auto& labels = ev.obj->metadata.labels;
+  auto label = labels.find(model::label_runner);
+  return label == labels.end() ? std::string() : label->second;
 }
 
-void on_event(self_ptr self, kube::informer_event& ev) {
+// The Pod or Secret event of a Runner not seen yet (a new leader's
+// informers list in any order): the latest per kind is kept and handed over
+// once its Runner is (on_runner); its deletion drops it.
+template <class Event>
+void keep_early(self_ptr self, const std::string& runner, std::optional<Event> early_child_events::*slot,
+                Event& ev) {
+  auto& early = self->state.early_children;
+  if (ev.type != kube::event_type::deleted) {
+    early[runner].*slot = std::move(ev);
+    return;
+  }
+  auto it = early.find(runner);
+  if (it == early.end()) return;
+  (it->second.*slot).reset();
+  if (!it->second.pod && !it->second.secret) early.erase(it);
+}
+
+// Pod and Secret events go to their Runner's actor, only for Runners the set
+// knows: a late event must not resurrect a retired actor.
+void on_pod(self_ptr self, watched::pod_event& ev) {
+  auto runner = runner_of(ev);
+  if (runner.empty()) return;
+  if (self->state.world.runners.count(runner) == 0)
+    return keep_early(self, runner, &early_child_events::pod, ev);
+  route_to_runner(self, runner, std::move(ev));
+}
+
+void on_secret(self_ptr self, watched::secret_event& ev) {
+  auto runner = runner_of(ev);
+  if (runner.empty()) return;
+  auto known = self->state.world.runners.find(runner);
+  if (known == self->state.world.runners.end())
+    return keep_early(self, runner, &early_child_events::secret, ev);
+  if (ev.type != kube::event_type::deleted && ev.obj->registration && ev.obj->registration->runner_id != 0)
+    known->second.secret_runner_id = ev.obj->registration->runner_id;
+  route_to_runner(self, runner, std::move(ev));
+}
+
+void on_runner(self_ptr self, watched::runner_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
-  if (!ev.obj) return;
-  auto kind = json::str(*ev.obj.doc, "kind");
-  const bool deleted = ev.type == kube::event_type::deleted;
-  if (kind == "RunnerSet") return on_runnerset(self, ev);
-  if (kind == "Runner") {
-    std::string name(ev.obj.name);
-    w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
-    if (deleted) {
-      w.runners.erase(name);
-      st.early_children.erase(name);
-      self->send(st.runners_supervisor, supervision::retire_atom::value, name);
-    } else if (observe_runner(w, ev.obj)) {
-      // Its Pod and Secret first, when they were watched before it: its actor
-      // decides on its first Runner event, and without them would take a
-      // running pod for a vanished one (and provision again).
-      if (auto early = st.early_children.extract(name))
-        for (auto& [child_kind, child] : early.mapped()) on_child(self, child_kind, child);
-      route_to_runner(self, name, caf::make_message(std::move(ev)));
+  const auto name = ev.obj->metadata.name;
+  w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
+  if (ev.type == kube::event_type::deleted) {
+    w.runners.erase(name);
+    st.early_children.erase(name);
+    caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
+  } else {
+    observe_runner(w, *ev.obj);
+    // Its Pod and Secret first, when they were watched before it: its actor
+    // decides on its first Runner event, and without them would take a
+    // running pod for a vanished one (and provision again).
+    if (auto early = st.early_children.extract(name)) {
+      if (auto& pod = early.mapped().pod) on_pod(self, *pod);
+      if (auto& secret = early.mapped().secret) on_secret(self, *secret);
     }
-    return mark_dirty(self);
+    route_to_runner(self, name, std::move(ev));
   }
-  if (kind == "Pod" || kind == "Secret") {
-    std::string runner(ev.obj.label(model::label_runner));
-    // Only to Runners we know: a late event must not resurrect a retired
-    // actor. One not seen yet gets it when it is (its deletion drops it).
-    if (w.runners.find(runner) == w.runners.end()) {
-      if (deleted)
-        st.early_children[runner].erase(kind);
-      else
-        st.early_children[runner][kind] = std::move(ev);
-      if (st.early_children[runner].empty()) st.early_children.erase(runner);
-      return;
-    }
-    on_child(self, kind, ev);
-  }
+  mark_dirty(self);
 }
 
 // A job message of the other intake (e.g. a webhook delivery for a
@@ -233,7 +237,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
       st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
   }
   // The Runner's actor promotes it (or finds it gone and stands down).
-  route_to_runner(self, m.runner_name, caf::make_message(m));
+  route_to_runner(self, m.runner_name, m);
   mark_dirty(self);
 }
 
@@ -251,7 +255,7 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
     // counting as demand (just above, or in the statistics of the same
     // scale-set message); it holds its slot until its phase lands.
     runner->second.job_completed = true;
-    route_to_runner(self, m.runner_name, caf::make_message(m));
+    route_to_runner(self, m.runner_name, m);
   }
   mark_dirty(self);
 }
@@ -298,7 +302,7 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
   };
 }
 
-caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
+runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
@@ -316,7 +320,7 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         c.name = name;
         c.kube = kube;
         c.github = me;  // GitHub calls go through the set, to its current credentials
-        return runner::spawn_runner(parent, c);
+        return caf::actor_cast<caf::actor>(runner::spawn_runner(parent, c));
       });
   // The Runner actors die with the set's actor, however it ends (a crash
   // restarts them all from the watches' state).
@@ -335,9 +339,11 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
     self->quit(em.reason);
   });
   self->delayed_send(self, st.cfg.resync, tick_atom::value);
-  return caf::message_handler{
-      [=](kube::informer_event& ev) { on_event(self, ev); },
-      [=](kube::informer_synced&) {},
+  auto events_and_jobs = caf::make_typed_behavior(
+      [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
+      [=](watched::runner_event& ev) { on_runner(self, ev); },
+      [=](watched::pod_event& ev) { on_pod(self, ev); },
+      [=](watched::secret_event& ev) { on_secret(self, ev); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job_started(self, m); },
@@ -354,20 +360,18 @@ caf::behavior runnerset_behavior(self_ptr self, runnerset_actor_config cfg) {
         if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
         mark_dirty(self);
         self->delayed_send(self, s.cfg.resync, tick_atom::value);
-      },
-  }
-      .or_else(wake_handler(self))
-      .or_else(listener_handlers(self))
-      .or_else(runner_github_behavior(self).unbox());
+      });
+  return compose_behavior<runnerset_impl>(events_and_jobs, wake_handler(self), listener_handlers(self),
+                                          runner_github_behavior(self));
 }
 
 }  // namespace detail
 
-caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg) {
+runnerset_actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg) {
   return parent->spawn(detail::runnerset_behavior, std::move(cfg));
 }
 
-caf::actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg) {
+runnerset_actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg) {
   return sys.spawn(detail::runnerset_behavior, std::move(cfg));
 }
 

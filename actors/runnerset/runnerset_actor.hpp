@@ -6,22 +6,26 @@
 // set's status. Its Runners' actors live under a supervisor it owns, and
 // reach GitHub through it (so a credential rotation reaches them all).
 //
-// Messages: kube::informer_event for the RunnerSet, its Runners and their
-// Pods and Secrets; messages::job_available / job_assigned / job_started /
-// job_completed; its Runner actors' GitHub requests (runner_github_api,
-// the typed part of its interface: the rest arrives from informers and the
-// controller, which hold untyped handles).
+// Its interface, runnerset_actor below: the watch events of the RunnerSet,
+// its Runners and their Pods and Secrets, and the job messages and
+// statistics (from the controller, through the supervisor of the sets:
+// supervision::route_to checks them); its listeners' setup requests; its
+// Runner actors' GitHub requests (runner_github_api).
 #pragma once
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "actors/controller/job_routing.hpp"
+#include "actors/listener/listener_actor.hpp"
 #include "actors/metrics/recorder.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
+#include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
 
 namespace octorun::runnerset {
@@ -30,9 +34,19 @@ struct runnerset_actor_config {
   std::string ns;
   std::string name;
   caf::actor kube;  // kube::spawn_request_pool
+  // Where its listeners send their job messages and statistics: the
+  // controller's job router, which sends them on to this set like the
+  // webhook's (actors/controller/job_routing.hpp). None: straight to the set
+  // (a set run on its own, as in tests).
+  controller::job_router job_router;
   // Answers the set's GitHub calls instead of the clients it builds from its
   // credentials (REST and scale-set pools); none: those. For tests.
   caf::actor github;
+  // Spawns a variant's listener (Listener intake); none: listener::spawn_listener.
+  // For tests that play the listener's messages themselves (a listener's
+  // worker runs on a thread of its own, which CAF's deterministic scheduler
+  // cannot drive).
+  std::function<caf::actor(caf::local_actor*, listener::listener_config)> spawn_listener;
   std::string user_agent = "octorun";
   std::size_t github_workers = 2;
   std::chrono::milliseconds resync{30'000};        // re-read credentials, reconcile from scratch
@@ -56,7 +70,12 @@ struct runnerset_actor_config {
   std::shared_ptr<metrics::recorder> metrics;
 };
 
-caf::actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);
-caf::actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg);
+using runnerset_actor =
+    runner_github_api::extend_with<listener::listener_setup_api, controller::job_router>::extend<
+        caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
+        caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::secret_event>>;
+
+runnerset_actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);
+runnerset_actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg);
 
 }  // namespace octorun::runnerset

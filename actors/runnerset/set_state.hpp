@@ -14,25 +14,32 @@
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/supervisor/supervisor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
 #include "adapters/github/scaleset_client.hpp"
-#include "adapters/kube/object.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::runnerset::detail {
 
+// The latest Pod and Secret event of a Runner the set has not seen yet.
+struct early_child_events {
+  std::optional<watched::pod_event> pod;
+  std::optional<watched::secret_event> secret;
+};
+
 struct set_state {
   runnerset_actor_config cfg;
   // Everything plan() decides on; the actor's handlers update it.
   set_observation world;
-  kube::object set_object;  // the RunnerSet as watched (its finalizers, resourceVersion)
+  watched::runnerset_ptr set_object;  // the RunnerSet as watched (its finalizers, resourceVersion)
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
   // Pod and Secret events of a Runner not seen yet (a new leader's informers
   // list in any order), the latest per kind: handed to it once its Runner is.
-  std::map<std::string, std::map<std::string, kube::informer_event>> early_children;
+  std::map<std::string, early_child_events> early_children;
   caf::actor github;  // REST pool on the current credentials
   std::string credentials_version;
   bool github_abandoned = false;  // github_unreachable_for_deletion() was logged
@@ -66,20 +73,30 @@ struct set_state {
   static constexpr const char* name = "runnerset";
 };
 
-using self_ptr = caf::stateful_actor<set_state>*;
-
 // Plans and executes once the messages already queued are handled: every
 // change marks the set dirty, and one plan covers them all.
 using reconcile_atom = caf::atom_constant<caf::atom("rsrecon")>;
+using tick_atom = caf::atom_constant<caf::atom("rstick")>;  // the resync timer
+using wake_atom = caf::atom_constant<caf::atom("rswake")>;  // plan()'s wake-ups, by key
+
+// The interface plus the actor's own timers.
+using runnerset_impl = runnerset_actor::extend<caf::reacts_to<reconcile_atom>, caf::reacts_to<tick_atom>,
+                                               caf::reacts_to<wake_atom, std::string>>;
+using self_ptr = runnerset_impl::stateful_pointer<set_state>;
 void mark_dirty(self_ptr self);
 // Observes the clock, plans and executes every action.
 void reconcile(self_ptr self);
 void execute(self_ptr self, const action& a);
 // The wake-ups plan() schedules (action_kind::wake).
-caf::message_handler wake_handler(self_ptr self);
+caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self);
 
 std::string id(self_ptr self);
-void route_to_runner(self_ptr self, const std::string& runner, caf::message msg);
+// Sends `xs...` to the Runner's actor (through the supervisor of the Runners).
+template <class... Ts>
+void route_to_runner(self_ptr self, const std::string& runner, Ts&&... xs) {
+  supervision::route_to<runner::runner_actor>(self->state.runners_supervisor, runner,
+                                              std::forward<Ts>(xs)...);
+}
 bool listening(const set_state& st);
 // Logs, once, that GitHub is left alone for the set's deletion; true then.
 bool github_unreachable(self_ptr self);
@@ -151,7 +168,7 @@ void load_deferred_removals(self_ptr self);
 
 // ---- execute.cpp ----
 void read_credentials(self_ptr self);
-bool has_set_finalizer(const kube::object& set);
+bool has_set_finalizer(const model::runnerset& set);
 
 // ---- Listener intake (listener_intake.cpp) ----
 // The scale-set worker pool, (re)spawned on first use after the credentials
@@ -169,7 +186,10 @@ void delete_scale_set(self_ptr self, const std::string& variant, std::int64_t id
 void start_listener(self_ptr self, const std::string& variant);
 void stop_listener(self_ptr self, const std::string& variant);
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req);
-caf::message_handler listener_handlers(self_ptr self);
+caf::typed_behavior<
+    caf::reacts_to<messages::job_statistics>,
+    caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
+listener_handlers(self_ptr self);
 void spawn_listener_supervisor(self_ptr self);
 
 }  // namespace octorun::runnerset::detail

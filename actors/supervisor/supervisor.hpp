@@ -47,6 +47,22 @@ struct supervisor_options {
 caf::actor spawn_supervisor(caf::actor_system& sys, std::string name, child_factory make,
                             supervisor_options options = {});
 
+// Sends `xs...` to the child `key` of `supervisor`, whose children implement
+// the typed interface `Child`: a message the child does not accept is a
+// compile error. The supervisor itself stays a dynamically typed actor: it
+// forwards whatever its children take (a different interface per
+// supervisor), which a CAF 0.17 typed_actor cannot express; this check at
+// the sender is what typing it would give.
+// (Sent anonymously: a typed actor may not send() to a dynamic one in CAF
+// 0.17, and the mailbox keeps the order of what one actor enqueues.)
+template <class Child, class... Ts>
+void route_to(const caf::actor& supervisor, const std::string& key, Ts&&... xs) {
+  using token = caf::detail::type_list<caf::detail::strip_and_convert_t<Ts>...>;
+  static_assert(caf::response_type_unbox<typename Child::signatures, token>::valid,
+                "the supervisor's children do not accept this message");
+  caf::anon_send(supervisor, route_atom::value, key, caf::make_message(std::forward<Ts>(xs)...));
+}
+
 }  // namespace octorun::supervision
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::supervision::supervisor_status)

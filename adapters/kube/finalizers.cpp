@@ -28,15 +28,23 @@ bool has_finalizer(const object& o, std::string_view name) {
 }
 
 std::string finalizer_patch(const object& o, std::string_view name, bool present) {
+  std::vector<std::string> list;
+  if (const auto* existing = finalizers(o))
+    for (const auto& f : existing->GetArray())
+      if (f.IsString()) list.emplace_back(f.GetString(), f.GetStringLength());
+  return finalizer_patch(list, o.resource_version, name, present);
+}
+
+std::string finalizer_patch(const std::vector<std::string>& finalizers, std::string_view resource_version,
+                            std::string_view name, bool present) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   rapidjson::Value list(rapidjson::kArrayType);
-  if (const auto* existing = finalizers(o))
-    for (const auto& f : existing->GetArray())
-      if (f.IsString() && !is(f, name)) list.PushBack(rapidjson::Value(f, a), a);
+  for (const auto& f : finalizers)
+    if (f != name) list.PushBack(json::string_value(f, a), a);
   if (present) list.PushBack(json::string_value(name, a), a);
   rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("resourceVersion", json::string_value(o.resource_version, a), a);
+  meta.AddMember("resourceVersion", json::string_value(resource_version, a), a);
   meta.AddMember("finalizers", list, a);
   d.AddMember("metadata", meta, a);
   return json::write(d);

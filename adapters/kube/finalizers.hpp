@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "adapters/kube/object.hpp"
 
@@ -17,5 +18,8 @@ bool has_finalizer(const object& o, std::string_view name);
 // means someone else changed the list meanwhile: re-read and decide again):
 //   {"metadata":{"resourceVersion":"<rv>","finalizers":[...others, name]}}
 std::string finalizer_patch(const object& o, std::string_view name, bool present);
+// The same for an object already decoded: its finalizers and resourceVersion.
+std::string finalizer_patch(const std::vector<std::string>& finalizers, std::string_view resource_version,
+                            std::string_view name, bool present);
 
 }  // namespace octorun::kube

@@ -10,19 +10,8 @@
 #include <thread>
 
 #include "adapters/kube/events.hpp"
+#include "adapters/kube/informer_impl.hpp"
 #include "adapters/kube/request_trace.hpp"
-
-namespace {
-// What the reflector (detached) hands its informer.
-struct reflector_list {
-  octorun::kube::object_list list;
-};
-struct reflector_event {
-  octorun::kube::watch_event ev;
-};
-}  // namespace
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(reflector_list)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(reflector_event)
 
 namespace octorun::kube {
 namespace {
@@ -118,101 +107,6 @@ caf::behavior event_recorder_actor(caf::stateful_actor<recorder_state>* self, co
         if (!written)
           spdlog::warn("kube event {} for {}/{}: {}", e.reason, e.regarding.namespace_, e.regarding.name,
                        to_string(written.error()));
-      },
-  };
-}
-
-// ---- informer -------------------------------------------------------------
-
-struct informer_state {
-  std::string source;
-  object_cache cache;
-  std::vector<caf::actor> subscribers;
-  bool synced = false;
-  informer_stats stats;
-  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
-  ~informer_state() { stop->store(true); }  // ends the reflector within ~100 ms
-  static inline const char* name = "kube-informer";
-};
-
-using informer_actor = caf::stateful_actor<informer_state>;
-
-void publish(informer_actor* self, event_type type, const object& obj) {
-  for (const auto& s : self->state.subscribers) self->send(s, informer_event{self->state.source, type, obj});
-}
-
-void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_options opts,
-               informer_options io, std::shared_ptr<std::atomic<bool>> stop) {
-  opts.drop_managed_fields = !io.keep_managed_fields;
-  client api(std::move(cfg), std::move(opts));
-  api.set_cancel_flag(stop.get());
-  auto source = informer_source(io);
-  reflector_callbacks cb;
-  cb.replaced = [&](object_list l) { caf::anon_send(informer, reflector_list{std::move(l)}); };
-  cb.event = [&](watch_event ev) { caf::anon_send(informer, reflector_event{std::move(ev)}); };
-  cb.failed = [&](const api_error& e, const char* during) {
-    spdlog::warn("kube informer {}: {} failed: {}; retrying", source, during, to_string(e));
-  };
-  run_reflector(api, io, *stop, cb);
-}
-
-caf::behavior informer(informer_actor* self, config cfg, client_options opts, informer_options io) {
-  self->state.source = informer_source(io);
-  self->system().spawn<caf::detached>(reflector, caf::actor_cast<caf::actor>(self), std::move(cfg),
-                                      std::move(opts), io, self->state.stop);
-  self->set_down_handler([=](const caf::down_msg& dm) {
-    auto& subs = self->state.subscribers;
-    subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const caf::actor& a) { return a == dm.source; }),
-               subs.end());
-  });
-  return {
-      [=](reflector_list& msg) {
-        auto& st = self->state;
-        ++st.stats.lists;
-        auto diff = replace_all(st.cache, std::move(msg.list.items));
-        st.stats.events += diff.size();
-        for (const auto& ch : diff) publish(self, ch.type, ch.obj);
-        if (!st.synced) {
-          st.synced = true;
-          for (const auto& s : st.subscribers) self->send(s, informer_synced{st.source, st.cache.size()});
-        }
-      },
-      [=](reflector_event& msg) {
-        if (msg.ev.type == event_type::error) ++self->state.stats.watch_errors;
-        auto change = apply_event(self->state.cache, msg.ev.type, msg.ev.obj);
-        if (!change) return;
-        ++self->state.stats.events;
-        publish(self, change->type, change->obj);
-      },
-      [=](subscribe_atom, caf::actor who) {
-        auto& st = self->state;
-        if (std::find(st.subscribers.begin(), st.subscribers.end(), who) != st.subscribers.end()) return;
-        self->monitor(who);
-        st.subscribers.push_back(who);
-        for (const auto& [key, obj] : st.cache)
-          self->send(who, informer_event{st.source, event_type::added, obj});
-        if (st.synced) self->send(who, informer_synced{st.source, st.cache.size()});
-      },
-      [=](unsubscribe_atom, caf::actor who) {
-        auto& subs = self->state.subscribers;
-        subs.erase(std::remove(subs.begin(), subs.end(), who), subs.end());
-        self->demonitor(who);
-      },
-      [=](snapshot_atom) {
-        informer_snapshot snap;
-        snap.synced = self->state.synced;
-        snap.items.reserve(self->state.cache.size());
-        for (const auto& [key, obj] : self->state.cache) snap.items.push_back(obj);
-        return snap;
-      },
-      [=](snapshot_atom, const std::string& key) {
-        auto it = self->state.cache.find(key);
-        return it == self->state.cache.end() ? object{} : it->second;
-      },
-      [=](stats_atom) {
-        auto s = self->state.stats;
-        s.size = self->state.cache.size();
-        return s;
       },
   };
 }
@@ -317,7 +211,8 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
 
 caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_options opts,
                           informer_options io) {
-  return sys.spawn(informer, cfg, std::move(opts), std::move(io));
+  return spawn_typed_informer<object>(sys, cfg, std::move(opts), std::move(io),
+                                      [](const object& o) { return o; });
 }
 
 }  // namespace octorun::kube

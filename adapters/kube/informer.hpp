@@ -54,6 +54,7 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
 // of its changes to subscribers; its list-then-watch loop runs on a
 // detached actor of its own. Protocol (adapters/kube/protocol.hpp):
 //   (subscribe_atom, actor)   -> ADDED for everything cached, informer_synced if synced, then changes
+//                                (informer_event)
 //   (unsubscribe_atom, actor)
 //   (snapshot_atom)           -> informer_snapshot
 //   (snapshot_atom, string key) -> object (empty when absent)
@@ -61,6 +62,22 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
 // Stop it with caf::anon_send_exit(informer, caf::exit_reason::user_shutdown).
 caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_options opts,
                           informer_options io);
+
+// What a typed informer keeps of a listed or watched object (as client-go's
+// cache transforms do): a handle to the decoded value, or an empty handle
+// when the object cannot be read (the decoder logs why; the object stays
+// out of the cache, and its deletion still removes what was kept).
+template <class Handle>
+using decoder = std::function<Handle(const object&)>;
+
+// An informer that decodes each object once, on its reflector's thread,
+// and keeps only the decoded handles: the same protocol with
+// informer_update<Handle> and snapshot_of<Handle>. Defined in
+// adapters/kube/informer_impl.hpp, which the one .cpp instantiating it for
+// a Handle includes (actors/watched.cpp).
+template <class Handle>
+caf::actor spawn_typed_informer(caf::actor_system& sys, const config& cfg, client_options opts,
+                                informer_options io, decoder<Handle> decode);
 
 // A detached actor that writes events.k8s.io/v1 Events: send it an
 // event_spec (fire and forget); repeats are spam-limited (events.hpp) and

@@ -73,11 +73,17 @@ struct delete_request {
 
 // One change of an informer's cache. `source` names the informer
 // (resource id, namespace, selector) so one actor can follow several.
-struct informer_event {
+// `Handle` is what the informer keeps of each object: the kube::object of
+// a plain informer (informer_event), or the typed value a typed informer
+// decoded it into (std::shared_ptr<const V>; see spawn_typed_informer), so
+// subscribers dispatch on the message type, one per kind.
+template <class Handle>
+struct informer_update {
   std::string source;
   event_type type = event_type::added;  // added, modified or deleted
-  object obj;
+  Handle obj;
 };
+using informer_event = informer_update<object>;
 
 // The cache holds a complete list (sent once per subscriber, after the
 // ADDED events of everything already cached).
@@ -87,10 +93,12 @@ struct informer_synced {
 };
 
 // Reply to snapshot_atom: the cache's objects.
-struct informer_snapshot {
+template <class Handle>
+struct snapshot_of {
   bool synced = false;
-  std::vector<object> items;
+  std::vector<Handle> items;
 };
+using informer_snapshot = snapshot_of<object>;
 
 // Reply to stats_atom: what an informer has done so far.
 struct informer_stats {
@@ -110,9 +118,14 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::create_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::update_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::patch_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::delete_request)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_event)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_synced)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_snapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::informer_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::object)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::kube::event_spec)
+
+namespace caf {
+template <class Handle>
+struct allowed_unsafe_message_type<octorun::kube::informer_update<Handle>> : std::true_type {};
+template <class Handle>
+struct allowed_unsafe_message_type<octorun::kube::snapshot_of<Handle>> : std::true_type {};
+}  // namespace caf

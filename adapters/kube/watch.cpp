@@ -88,48 +88,6 @@ bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>&
   return true;
 }
 
-std::optional<cache_event> apply_event(object_cache& cache, event_type type, const object& obj) {
-  if (type != event_type::added && type != event_type::modified && type != event_type::deleted)
-    return std::nullopt;
-  auto key = obj.key();
-  auto it = cache.find(key);
-  if (type == event_type::deleted) {
-    if (it == cache.end()) return std::nullopt;
-    cache.erase(it);
-    return cache_event{event_type::deleted, obj};
-  }
-  if (it == cache.end()) {
-    cache.emplace(std::move(key), obj);
-    return cache_event{event_type::added, obj};
-  }
-  if (it->second.resource_version == obj.resource_version && it->second.uid == obj.uid) return std::nullopt;
-  it->second = obj;
-  return cache_event{event_type::modified, obj};
-}
-
-std::vector<cache_event> replace_all(object_cache& cache, std::vector<object> fresh) {
-  std::vector<cache_event> diff;
-  object_cache next;
-  next.reserve(fresh.size());
-  for (auto& o : fresh) {
-    auto key = o.key();
-    auto old = cache.find(key);
-    if (old == cache.end()) {
-      diff.push_back({event_type::added, o});
-    } else if (old->second.uid != o.uid) {
-      diff.push_back({event_type::deleted, old->second});
-      diff.push_back({event_type::added, o});
-    } else if (old->second.resource_version != o.resource_version) {
-      diff.push_back({event_type::modified, o});
-    }
-    if (old != cache.end()) cache.erase(old);
-    next.insert_or_assign(std::move(key), std::move(o));
-  }
-  for (auto& [key, gone] : cache) diff.push_back({event_type::deleted, gone});
-  cache.swap(next);
-  return diff;
-}
-
 bool newer_resource_version(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return a.size() > b.size();
   return a > b;

@@ -2,9 +2,11 @@
 // events to a cache without duplicates, and the relist diff after 410 Gone.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "adapters/kube/api.hpp"
@@ -42,23 +44,90 @@ class watch_decoder {
   bool drop_managed_fields_;
 };
 
+// A cache: "namespace/name" -> what is kept of each object, its handle: a
+// kube::object, or a decoded value as std::shared_ptr<const V> (V has a
+// model-style `metadata` with namespace_, name, uid and resource_version).
+template <class Handle>
+using cache_of = std::unordered_map<std::string, Handle>;
+
+// The identity a cache compares, for either kind of handle.
+inline std::string cache_key(const object& o) { return o.key(); }
+inline std::string_view cache_uid(const object& o) { return o.uid; }
+inline std::string_view cache_version(const object& o) { return o.resource_version; }
+template <class V>
+std::string cache_key(const std::shared_ptr<const V>& v) {
+  const auto& m = v->metadata;
+  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+}
+template <class V>
+std::string_view cache_uid(const std::shared_ptr<const V>& v) {
+  return v->metadata.uid;
+}
+template <class V>
+std::string_view cache_version(const std::shared_ptr<const V>& v) {
+  return v->metadata.resource_version;
+}
+
 // A change as subscribers see it.
-struct cache_event {
+template <class Handle>
+struct cache_change {
   event_type type = event_type::added;  // added, modified or deleted
-  object obj;
+  Handle obj;
 };
+using cache_event = cache_change<object>;
 
 // Applies a watch event (ADDED / MODIFIED / DELETED) to `cache`. Returns the
 // change to emit, or nothing when the event changes nothing (a replay of a
 // version already held, the deletion of an unknown object). ADDED of a known
 // object is emitted as MODIFIED and MODIFIED of an unknown one as ADDED, so
 // subscribers see a consistent sequence whatever the server replays.
-std::optional<cache_event> apply_event(object_cache& cache, event_type type, const object& obj);
+template <class Handle>
+std::optional<cache_change<Handle>> apply_event(cache_of<Handle>& cache, event_type type, const Handle& obj) {
+  if (type != event_type::added && type != event_type::modified && type != event_type::deleted)
+    return std::nullopt;
+  auto key = cache_key(obj);
+  auto it = cache.find(key);
+  if (type == event_type::deleted) {
+    if (it == cache.end()) return std::nullopt;
+    cache.erase(it);
+    return cache_change<Handle>{event_type::deleted, obj};
+  }
+  if (it == cache.end()) {
+    cache.emplace(std::move(key), obj);
+    return cache_change<Handle>{event_type::added, obj};
+  }
+  if (cache_version(it->second) == cache_version(obj) && cache_uid(it->second) == cache_uid(obj))
+    return std::nullopt;
+  it->second = obj;
+  return cache_change<Handle>{event_type::modified, obj};
+}
 
 // Replaces `cache` by a fresh list and returns the difference: ADDED for new
 // keys, MODIFIED for changed resourceVersions, DELETED (with the last known
 // state) for keys that are gone; a key whose uid changed is DELETED then ADDED.
-std::vector<cache_event> replace_all(object_cache& cache, std::vector<object> fresh);
+template <class Handle>
+std::vector<cache_change<Handle>> replace_all(cache_of<Handle>& cache, std::vector<Handle> fresh) {
+  std::vector<cache_change<Handle>> diff;
+  cache_of<Handle> next;
+  next.reserve(fresh.size());
+  for (auto& o : fresh) {
+    auto key = cache_key(o);
+    auto old = cache.find(key);
+    if (old == cache.end()) {
+      diff.push_back({event_type::added, o});
+    } else if (cache_uid(old->second) != cache_uid(o)) {
+      diff.push_back({event_type::deleted, old->second});
+      diff.push_back({event_type::added, o});
+    } else if (cache_version(old->second) != cache_version(o)) {
+      diff.push_back({event_type::modified, o});
+    }
+    if (old != cache.end()) cache.erase(old);
+    next.insert_or_assign(std::move(key), std::move(o));
+  }
+  for (auto& [key, gone] : cache) diff.push_back({event_type::deleted, gone});
+  cache.swap(next);
+  return diff;
+}
 
 // Resource versions are decimal integers from 1.35 on (KEP-5504): compare by
 // length, then lexically. True when a is strictly newer than b.

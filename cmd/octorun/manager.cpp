@@ -158,7 +158,7 @@ struct manager::replica_parts {
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
   std::unique_ptr<http::server> health;
-  caf::actor metrics_feed;
+  watched::observer metrics_feed;
 };
 
 manager::manager(caf::actor_system& sys, options o, settings s)
@@ -235,7 +235,8 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.metrics = settings_.metrics;
   ccfg.observer = replica_->metrics_feed;
   ccfg.reporting_instance = settings_.identity;
-  controller_ = controller::spawn_controller(sys_, ccfg);
+  auto router = controller::spawn_controller(sys_, ccfg);
+  controller_ = caf::actor_cast<caf::actor>(router);
   if (options_.webhook_intake) {
     github::intake_options iopts;
     iopts.secret = settings_.webhook_secret;
@@ -250,7 +251,11 @@ expected<ok_t, std::string> manager::lead() {
                      why, reason);
     };
     iopts.counters = settings_.metrics->webhook_deliveries();
-    auto intake = github::webhook_intake::start(iopts, github::actor_sink(controller_));
+    // Each delivery to the job router as its own message type (checked against its interface).
+    github::job_sink to_router = [router = controller::job_router{router}](messages::job_message m) {
+      messages::send_job_message(router, std::move(m));
+    };
+    auto intake = github::webhook_intake::start(iopts, std::move(to_router));
     if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};
     intake_ = std::move(*intake);
     spdlog::info("leading: webhook intake listening on {}", intake_->url());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,13 +43,16 @@ messages::job_info job_of(const std::string& repository, std::vector<std::string
 
 // A queued job no RunnerSet takes is bad input; the reason says which kind.
 TEST(Unrouted, SaysWhetherTheRepositoryOrTheLabelsFoundNoSet) {
-  std::map<std::string, model::runnerset> sets{{"ci/linux", set_for("https://github.com/acme")}};
+  auto linux_set = set_for("https://github.com/acme");
+  std::map<std::string, std::shared_ptr<const model::runnerset>> sets{
+      {"ci/linux", std::make_shared<const model::runnerset>(linux_set)}};
   EXPECT_EQ(why_unrouted(sets, job_of("other/app", {"self-hosted"})), unrouted::unserved_repository);
   EXPECT_EQ(why_unrouted(sets, job_of("acme/app", {"self-hosted", "gpu"})), unrouted::no_matching_variant);
   EXPECT_STREQ(reason_label(unrouted::unserved_repository), "unserved_repository");
   EXPECT_NE(describe(unrouted::no_matching_variant, job_of("acme/app", {"self-hosted", "gpu"})).find("gpu"),
             std::string::npos);
-  sets["ci/linux"].metadata.deleting = true;
+  linux_set.metadata.deleting = true;
+  sets["ci/linux"] = std::make_shared<const model::runnerset>(linux_set);
   EXPECT_EQ(why_unrouted(sets, job_of("acme/app", {"self-hosted"})), unrouted::unserved_repository)
       << "a set being deleted serves nothing";
   EXPECT_EQ(why_unrouted({}, job_of("acme/app", {})), unrouted::unserved_repository);

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <sstream>
+#include <variant>
 
+#include "adapters/common/json.hpp"
 #include "test/support/poll.hpp"
 
 namespace octorun::metrics {
@@ -16,10 +18,33 @@ namespace {
 
 using namespace std::chrono_literals;
 
-kube::informer_event event(const std::string& json, kube::event_type type = kube::event_type::added) {
-  auto obj = kube::parse_object(json);
+// What the controller's typed informers deliver for the object `text`: a
+// RunnerSet or a Runner event, or nothing (another kind, which the feed is
+// never sent, or an object the informer's decoder cannot read).
+using delivered = std::variant<std::monostate, watched::runnerset_event, watched::runner_event>;
+
+delivered event(const std::string& text, kube::event_type type = kube::event_type::added) {
+  auto obj = kube::parse_object(text);
   EXPECT_TRUE(obj) << obj.error();
-  return {"test", type, obj ? *obj : kube::object{}};
+  if (!obj) return {};
+  const auto kind = json::str(*obj->doc, "kind");
+  if (kind == "RunnerSet")
+    if (auto set = watched::read_runnerset(*obj)) return watched::runnerset_event{"test", type, set};
+  if (kind == "Runner")
+    if (auto runner = watched::read_runner(*obj)) return watched::runner_event{"test", type, runner};
+  return {};
+}
+
+// Applies what was delivered; false when nothing was (nothing changed).
+bool feed(state_store& store, const delivered& d) {
+  if (const auto* set = std::get_if<watched::runnerset_event>(&d)) return store.apply(*set);
+  if (const auto* runner = std::get_if<watched::runner_event>(&d)) return store.apply(*runner);
+  return false;
+}
+
+void send(const watched::observer& feed, delivered d) {
+  if (auto* set = std::get_if<watched::runnerset_event>(&d)) caf::anon_send(feed, std::move(*set));
+  if (auto* runner = std::get_if<watched::runner_event>(&d)) caf::anon_send(feed, std::move(*runner));
 }
 
 std::string runnerset_json(const std::string& variants = "", const std::string& status = "") {
@@ -52,14 +77,15 @@ std::string scrape(const state_collector& c) {
 // dashboard and `kubectl get runnersets` agree, also during scale-down.
 TEST(MetricsFeed, CountsAreWhatTheRunnerSetsStatusSays) {
   state_store store;
-  EXPECT_TRUE(store.apply(event(runnerset_json(
-      R"("replicas":2,)", R"("desiredReplicas":3,"replicas":4,"pendingRunners":1,"idleRunners":1,)"
-                          R"("runningRunners":2,"failedRunners":1,"assignedJobs":2)"))));
-  EXPECT_TRUE(store.apply(event(runner_json("linux-aaaaa", "Pending", false))));
-  EXPECT_TRUE(store.apply(event(runner_json("linux-bbbbb", "Pending", true))));
-  EXPECT_TRUE(store.apply(event(runner_json("linux-ccccc", "Running", true))));
-  EXPECT_TRUE(store.apply(event(runner_json("linux-ddddd", "", false))));
-  EXPECT_TRUE(store.apply(event(runner_json("linux-eeeee", "Succeeded", false))));
+  EXPECT_TRUE(feed(
+      store, event(runnerset_json(R"("replicas":2,)",
+                                  R"("desiredReplicas":3,"replicas":4,"pendingRunners":1,"idleRunners":1,)"
+                                  R"("runningRunners":2,"failedRunners":1,"assignedJobs":2)"))));
+  EXPECT_TRUE(feed(store, event(runner_json("linux-aaaaa", "Pending", false))));
+  EXPECT_TRUE(feed(store, event(runner_json("linux-bbbbb", "Pending", true))));
+  EXPECT_TRUE(feed(store, event(runner_json("linux-ccccc", "Running", true))));
+  EXPECT_TRUE(feed(store, event(runner_json("linux-ddddd", "", false))));
+  EXPECT_TRUE(feed(store, event(runner_json("linux-eeeee", "Succeeded", false))));
   auto snap = store.snapshot();
   ASSERT_EQ(snap.runners.size(), 5u);
   const auto& r = snap.runners.at({"ci", "linux-ccccc"});
@@ -82,8 +108,8 @@ TEST(MetricsFeed, CountsAreWhatTheRunnerSetsStatusSays) {
 
 TEST(MetricsFeed, AStatusWithoutCountsYetCountsZero) {
   state_store store;
-  store.apply(event(runnerset_json()));
-  store.apply(event(runner_json("linux-ccccc", "Running", true)));
+  feed(store, event(runnerset_json()));
+  feed(store, event(runner_json("linux-ccccc", "Running", true)));
   const auto& v = store.snapshot().runnersets.at({"ci", "linux"}).variants.at(0);
   EXPECT_EQ(v.running, 0);
   EXPECT_EQ(v.desired, 0);
@@ -91,7 +117,7 @@ TEST(MetricsFeed, AStatusWithoutCountsYetCountsZero) {
 
 TEST(MetricsFeed, VariantsAreCountedApartWithTheirStatus) {
   state_store store;
-  store.apply(event(runnerset_json(R"("variants":[{"name":"small"},{"name":"large","maxRunners":2}],)",
+  feed(store, event(runnerset_json(R"("variants":[{"name":"small"},{"name":"large","maxRunners":2}],)",
                                    R"("variants":[{"name":"large","desiredReplicas":2,"runningRunners":1},)"
                                    R"({"name":"small","failedRunners":1},)"
                                    R"({"name":"retired","idleRunners":1}])")));
@@ -112,14 +138,14 @@ TEST(MetricsFeed, VariantsAreCountedApartWithTheirStatus) {
 
 TEST(MetricsFeed, DeletionsAndOtherKindsAreHandled) {
   state_store store;
-  store.apply(event(runner_json("linux-aaaaa", "Pending", true)));
+  feed(store, event(runner_json("linux-aaaaa", "Pending", true)));
   EXPECT_FALSE(
-      store.apply(event(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ci"}})")));
+      feed(store, event(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ci"}})")));
   EXPECT_FALSE(
-      store.apply(event(R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":"x",)"
+      feed(store, event(R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":"x",)"
                         R"("namespace":"ci"},"spec":"not an object"})")));
-  EXPECT_TRUE(store.apply(event(runner_json("linux-aaaaa", "Pending", true), kube::event_type::deleted)));
-  EXPECT_FALSE(store.apply(event(runner_json("linux-aaaaa", "Pending", true), kube::event_type::deleted)));
+  EXPECT_TRUE(feed(store, event(runner_json("linux-aaaaa", "Pending", true), kube::event_type::deleted)));
+  EXPECT_FALSE(feed(store, event(runner_json("linux-aaaaa", "Pending", true), kube::event_type::deleted)));
   EXPECT_TRUE(store.snapshot().runners.empty());
 }
 
@@ -128,8 +154,8 @@ TEST(MetricsFeed, TheActorPublishesWhatItWasFed) {
   caf::actor_system sys{cfg};
   auto collector = std::make_shared<state_collector>();
   auto feed = spawn_metrics_feed(sys, collector, {std::chrono::milliseconds(10)});
-  caf::anon_send(feed, event(runnerset_json("", R"("replicas":1,"runningRunners":1)")));
-  caf::anon_send(feed, event(runner_json("linux-aaaaa", "Running", true)));
+  send(feed, event(runnerset_json("", R"("replicas":1,"runningRunners":1)")));
+  send(feed, event(runner_json("linux-aaaaa", "Running", true)));
   const std::string want =
       R"(octorun_runnerset_runners{namespace="ci",runnerset="linux",variant="",state="running"} 1)";
   // The feed publishes from its own thread; its collector offers nothing to wait on.

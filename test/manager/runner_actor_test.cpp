@@ -63,7 +63,7 @@ class RunnerActor : public test::actor_test_base {
     cfg.events = events_;
     cfg.busy_recheck = busy_recheck;
     cfg.retry_initial = 100ms;
-    runner_ = spawn_runner(sys_, cfg);
+    runner_ = caf::actor_cast<caf::actor>(spawn_runner(sys_, cfg));
     const std::string selector = "octorun.io/runner=" + name_;
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runners(), "", "metadata.name=" + name_},

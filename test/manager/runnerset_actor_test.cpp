@@ -49,7 +49,7 @@ class RunnerSetActor : public test::actor_test_base {
   void start(int min_runners, int max_runners, const std::string& extra_spec = "",
              std::chrono::milliseconds resync = 30s) {
     test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners, extra_spec);
-    set_ = spawn_runnerset(sys_, config(resync));
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config(resync)));
     watch();
   }
 
@@ -167,12 +167,12 @@ TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRun
   for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
   informers_.clear();
   caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
-  set_ = spawn_runnerset(sys_, config());
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config()));
   kube::client api(kube_cfg_);
   auto hear = [&](const kube::resource& r, const std::string& name) {
     auto obj = api.get(r, ns_, name);
     ASSERT_TRUE(obj) << kube::to_string(obj.error());
-    caf::anon_send(set_, kube::informer_event{r.id(), kube::event_type::added, *obj});
+    test::send_as_watched(set_, r, *obj);
   };
   hear(kinds::pods(), busy);
   hear(kinds::secrets(), busy + "-jit");
@@ -195,6 +195,45 @@ TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRun
   test::kubectl(c_, "-n " + ns_ + " delete runnerset linux --wait=false >/dev/null");
   EXPECT_TRUE(eventually("runners -o name", ""));
   EXPECT_EQ(sim_->state_json().find("\"" + busy + "\""), std::string::npos) << "its GitHub runner leaked";
+}
+
+// Regression (bench/chaos, phase-truth after every leader change): a runner
+// whose process exited 0 after its job, while no leader served (its pod
+// Succeeded, its Runner still Running), was marked Failed by the next leader
+// ("the runner's pod ended while it was running a job").
+TEST_F(RunnerSetActor, ANewLeaderFindsARunnerThatFinishedItsJobWhileNoneLedSucceeded) {
+  start(0, 5);
+  available(1);
+  ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.idleRunners}'", "1 1"));
+  const auto done = runner_names().at(0);
+  started(1, done);
+  ASSERT_TRUE(
+      eventually("runner " + done + " -o jsonpath='{.status.phase} {.status.podReady}'", "Running true"));
+
+  // The leader goes; the runner's process exits 0 after its job meanwhile.
+  for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
+  informers_.clear();
+  caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
+  test::runner_pod_exits(c_, ns_, done, 0);
+  ASSERT_TRUE(eventually("pod " + done + " -o jsonpath='{.status.phase}'", "Succeeded"));
+
+  // The next leader hears of the Pod and the Secret first (the controller
+  // watches Runners once they have listed), then of the set and the Runner.
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config()));
+  kube::client api(kube_cfg_);
+  for (const auto& [res, name] :
+       {std::pair{kinds::pods(), done}, std::pair{kinds::secrets(), done + "-jit"},
+        std::pair{kinds::runnersets(), std::string("linux")}, std::pair{kinds::runners(), done}}) {
+    auto obj = api.get(res, ns_, name);
+    ASSERT_TRUE(obj) << kube::to_string(obj.error());
+    test::send_as_watched(set_, res, *obj);
+  }
+  auto phase = test::poll([&] { return get("runner " + done + " -o jsonpath='{.status.phase}'"); },
+                          [](const std::string& p) { return p != "Running"; }, 20s);
+  EXPECT_EQ(phase.last, "Succeeded") << "the finished runner became " << phase.last;
+  watch();
+  completed(1, done);
+  EXPECT_TRUE(eventually("runners -o name", ""));
 }
 
 TEST_F(RunnerSetActor, DeletingTheSetRemovesEveryRunnerHereAndOnGitHub) {

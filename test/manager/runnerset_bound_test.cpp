@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
-#include "adapters/http/http_server.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
 #include "test/support/caf_test_system.hpp"
@@ -35,18 +35,13 @@ using namespace std::chrono_literals;
 constexpr int max_runners = 4;
 constexpr std::int64_t scale_set_id = 9;
 
-// Under the Listener intake the set's listener dials the scope URL's host:
-// `refusing` answers 401 to everything (the listener fails and waits to
-// restart; the test plays its messages). Empty: the Webhook intake.
-std::string set_json(const std::string& refusing = {}) {
-  const bool listener = !refusing.empty();
+std::string set_json(bool listener) {
   return R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet",)"
          R"("metadata":{"name":"linux","namespace":"ns","uid":"u","resourceVersion":"1",)"
          R"("finalizers":["octorun.io/runnerset"]},)"
-         R"("spec":{"scopeURL":")" +
-         (listener ? refusing + "/acme" : std::string("https://github.com/acme")) +
-         R"(","credentialsSecretName":"gh","intake":")" + (listener ? "Listener" : "Webhook") +
-         R"(","minRunners":0,"maxRunners":)" + std::to_string(max_runners) +
+         R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh","intake":")" +
+         std::string(listener ? "Listener" : "Webhook") + R"(","minRunners":0,"maxRunners":)" +
+         std::to_string(max_runners) +
          R"(,"template":{"spec":{"containers":[{"name":"runner","image":"x"}]}}}})";
 }
 
@@ -71,7 +66,7 @@ struct stored_runner {
 // the order the apiserver made it.
 struct world {
   std::map<std::string, stored_runner> runners;
-  std::deque<kube::informer_event> watch;  // not delivered yet
+  std::deque<watched::runner_event> watch;  // not delivered yet
   int versions = 10;
   int creates = 0;
   std::size_t most_not_terminal = 0;
@@ -99,7 +94,7 @@ struct world {
   }
   void changed(const std::string& name, kube::event_type type) {
     runners.at(name).version = ++versions;
-    watch.push_back({"runners", type, render(name)});
+    watch.push_back({"runners", type, watched::read_runner(render(name))});
     if (type == kube::event_type::deleted) runners.erase(name);
     std::size_t not_terminal = 0;
     for (const auto& [n, r] : runners)
@@ -192,9 +187,9 @@ messages::job_info job(std::int64_t id, bool listener) {
 // (stale counts included).
 class BoundRun {
  public:
-  BoundRun(std::uint32_t seed, std::chrono::milliseconds window, const std::string& refusing)
-      : rng_(seed), listener_(!refusing.empty()) {
-    kube_ = t_.sys.spawn(fake_apiserver, w_, set_json(refusing));
+  BoundRun(std::uint32_t seed, std::chrono::milliseconds window, bool listener)
+      : rng_(seed), listener_(listener) {
+    kube_ = t_.sys.spawn(fake_apiserver, w_, set_json(listener));
     github_ = t_.sys.spawn(fake_github);
     runnerset_actor_config cfg;
     cfg.ns = "ns";
@@ -205,9 +200,15 @@ class BoundRun {
     cfg.scale_down_window = window;
     cfg.resync = 1h;
     cfg.runner_defaults.resync = 1h;
-    set_ = spawn_runnerset(t_.sys, cfg);
-    caf::anon_send(set_, kube::informer_event{"rs", kube::event_type::modified,
-                                              *kube::parse_object(set_json(refusing))});
+    // The run plays the listener (statistics and job messages): a listener
+    // that waits for its end stands in for it.
+    cfg.spawn_listener = [](caf::local_actor* parent, listener::listener_config) -> caf::actor {
+      return parent->spawn([](caf::event_based_actor*) -> caf::behavior { return {[](caf::unit_t) {}}; });
+    };
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg));
+    caf::anon_send(
+        set_, watched::runnerset_event{"rs", kube::event_type::modified,
+                                       watched::read_runnerset(*kube::parse_object(set_json(listener)))});
     t_.run();
     if (listener_) statistics_now();  // the session's first statistics: demand is known
   }
@@ -350,14 +351,9 @@ class BoundRun {
 };
 
 void bound_holds(bool listener) {
-  // GitHub for the listeners: every call refused at once.
-  auto refusing = http::server::start({}, {{"/", {}, [](const http::server_request&) {
-                                              return http::message_response(401, "Bad credentials");
-                                            }}});
-  ASSERT_TRUE(refusing) << refusing.error();
   int jobs = 0;
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
-    BoundRun run(seed, seed % 2 == 0 ? 0ms : 10'000ms, listener ? (*refusing)->base_url() : std::string());
+    BoundRun run(seed, seed % 2 == 0 ? 0ms : 10'000ms, listener);
     run.run(400);
     EXPECT_LE(run.state().most_not_terminal, static_cast<std::size_t>(max_runners)) << "seed " << seed;
     jobs += run.jobs_run();

@@ -12,6 +12,7 @@
 #include "actors/kinds.hpp"
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/watched.hpp"
 #include "adapters/common/base64.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/kube/protocol.hpp"
@@ -207,13 +208,13 @@ class RunnerSetExecute : public ::testing::Test {
     t_.run();
   }
   void start() {
-    set_ = spawn_runnerset(t_.sys, cfg_);
+    set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg_));
     poke();
   }
   // The RunnerSet's watch event again: the set plans on what it knows.
   void poke() {
-    caf::anon_send(set_,
-                   kube::informer_event{"rs", kube::event_type::modified, *kube::parse_object(set_json)});
+    caf::anon_send(set_, watched::runnerset_event{"rs", kube::event_type::modified,
+                                                  watched::read_runnerset(*kube::parse_object(set_json))});
     t_.run();
   }
   void demand(std::int64_t job) {
@@ -230,7 +231,8 @@ class RunnerSetExecute : public ::testing::Test {
     t_.run();
   }
   void watched(const kube::object& runner) {
-    caf::anon_send(set_, kube::informer_event{"runners", kube::event_type::added, runner});
+    caf::anon_send(set_,
+                   watched::runner_event{"runners", kube::event_type::added, watched::read_runner(runner)});
     t_.run();
   }
 
@@ -485,9 +487,10 @@ TEST_F(RunnerSetExecute, RemovalsTheStatusListsAreDoneAfterARestart) {
   removals.PushBack(entry, a);
   status.AddMember("pendingRemovals", removals, a);
   d.AddMember("status", status, a);
-  set_ = spawn_runnerset(t_.sys, cfg_);
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg_));
   caf::anon_send(set_,
-                 kube::informer_event{"rs", kube::event_type::modified, *kube::parse_object(json::write(d))});
+                 watched::runnerset_event{"rs", kube::event_type::modified,
+                                          watched::read_runnerset(*kube::parse_object(json::write(d)))});
   t_.run();
   EXPECT_EQ(s_->github_deleted, (std::vector<std::int64_t>{77}));
   ASSERT_FALSE(s_->statuses.empty());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/watched.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "adapters/kube/protocol.hpp"
@@ -27,12 +28,47 @@ struct watched {
 
 inline caf::behavior forward_to(caf::event_based_actor*, caf::actor target) {
   return {
-      [=](kube::informer_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [=](::octorun::watched::runnerset_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [=](::octorun::watched::runner_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [=](::octorun::watched::pod_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [=](::octorun::watched::secret_event& ev) { caf::anon_send(target, std::move(ev)); },
       [](kube::informer_synced&) {},
   };
 }
 
-// One informer per entry, in `ns`, forwarding to `target`. Stop the returned
+// The manager's typed informer for `res` (one of the four kinds it watches).
+inline caf::actor spawn_watch(caf::actor_system& sys, const kube::config& cfg, kube::informer_options io) {
+  namespace w = ::octorun::watched;
+  const auto& plural = io.res.plural;
+  auto spawn = plural == "runnersets" ? w::watch_runnersets
+               : plural == "runners"  ? w::watch_runners
+               : plural == "pods"     ? w::watch_pods
+                                      : w::watch_secrets;
+  EXPECT_TRUE(plural == "runnersets" || plural == "runners" || plural == "pods" || plural == "secrets")
+      << plural;
+  return spawn(sys, cfg, {}, std::move(io));
+}
+
+// Sends `target` what the manager's typed informer for `res` delivers for
+// `obj` as an ADDED event (as a new leader's list would).
+inline void send_as_watched(const caf::actor& target, const kube::resource& res, const kube::object& obj) {
+  namespace w = ::octorun::watched;
+  const auto added = kube::event_type::added;
+  const auto& plural = res.plural;
+  if (plural == "runnersets")
+    caf::anon_send(target, w::runnerset_event{res.id(), added, w::read_runnerset(obj)});
+  else if (plural == "runners")
+    caf::anon_send(target, w::runner_event{res.id(), added, w::read_runner(obj)});
+  else if (plural == "pods")
+    caf::anon_send(target, w::pod_event{res.id(), added, w::read_pod(obj)});
+  else if (plural == "secrets")
+    caf::anon_send(target, w::secret_event{res.id(), added, w::read_secret(obj)});
+  else
+    ADD_FAILURE() << "not a kind the manager watches: " << plural;
+}
+
+// One typed informer per entry (as the controller spawns them), in `ns`,
+// forwarding to `target`. Stop the returned
 // actors with anon_send_exit when done.
 inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const kube::config& cfg,
                                                  const std::string& ns, const std::vector<watched>& what,
@@ -45,7 +81,7 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
     io.ns = ns;
     io.label_selector = w.label_selector;
     io.field_selector = w.field_selector;
-    auto inf = kube::spawn_informer(sys, cfg, {}, io);
+    auto inf = spawn_watch(sys, cfg, io);
     caf::anon_send(inf, kube::subscribe_atom::value, fwd);
     out.push_back(inf);
   }

@@ -82,7 +82,7 @@ class Variants : public test::actor_test_base {
     cfg.request_timeout = 10s;
     cfg.runner_defaults.busy_recheck = 200ms;
     cfg.runner_defaults.retry_initial = 100ms;
-    set_ = runnerset::spawn_runnerset(sys_, cfg);
+    set_ = caf::actor_cast<caf::actor>(runnerset::spawn_runnerset(sys_, cfg));
     const std::string mine = "octorun.io/runnerset=ci";
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runnersets(), "", "metadata.name=ci"},

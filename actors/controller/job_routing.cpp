@@ -1,0 +1,72 @@
+#include "actors/controller/job_routing.hpp"
+
+#include "actors/runnerset/routing.hpp"
+#include "adapters/common/strings.hpp"
+#include "adapters/github/scope.hpp"
+#include "model/naming.hpp"
+
+namespace octorun::controller {
+namespace {
+
+using keys = std::vector<std::string>;
+
+// The set a listener's message names, if it is known.
+keys named(const job_routes& r, const std::string& set) { return r.sets.count(set) > 0 ? keys{set} : keys{}; }
+
+keys demand(const job_routes& r, const messages::job_info& job) {
+  if (!job.runner_set.empty()) return named(r, job.runner_set);
+  for (const auto& [key, set] : r.sets) {
+    if (set->metadata.deleting || !scope_serves(set->spec.scope_url, job.repository)) continue;
+    if (runnerset::variant_for_job(model::effective_variants(set->spec), job.labels)) return {key};
+  }
+  return {};
+}
+
+}  // namespace
+
+keys destinations(const job_routes& r, const messages::job_available& m) { return demand(r, m.job); }
+keys destinations(const job_routes& r, const messages::job_assigned& m) { return demand(r, m.job); }
+
+keys destinations(const job_routes& r, const messages::job_started& m) {
+  if (!m.job.runner_set.empty()) return named(r, m.job.runner_set);
+  if (auto owner = r.runner_set.find(m.runner_name); owner != r.runner_set.end()) return {owner->second};
+  // Not seen yet (a restart before the watches synced): our runner names say
+  // which set and variant made them. A start on a runner that is not ours at
+  // all (another pool, a hosted runner) goes nowhere.
+  for (const auto& [key, set] : r.sets)
+    for (const auto& v : model::effective_variants(set->spec)) {
+      auto prefix = model::runner_name_prefix(set->metadata.name, v.name);
+      if (m.runner_name.size() == prefix.size() + model::runner_suffix_length &&
+          m.runner_name.starts_with(prefix))
+        return {key};
+    }
+  return {};
+}
+
+keys destinations(const job_routes& r, const messages::job_completed& m) {
+  if (!m.job.runner_set.empty()) return named(r, m.job.runner_set);
+  keys all;
+  for (const auto& [key, set] : r.sets) all.push_back(key);
+  return all;
+}
+
+keys destinations(const job_routes& r, const messages::job_statistics& m) { return named(r, m.runner_set); }
+
+bool scope_serves(const std::string& scope_url, const std::string& repository) {
+  auto target = github::parse_config_url(scope_url);
+  if (!target) return false;
+  auto slash = repository.find('/');
+  if (slash == std::string::npos) return false;
+  const auto owner = ascii_lower(repository.substr(0, slash));
+  switch (target->where.kind) {
+    case github::scope_kind::enterprise:
+      return true;
+    case github::scope_kind::organization:
+      return ascii_lower(target->where.owner) == owner;
+    case github::scope_kind::repository:
+      return ascii_lower(target->where.owner + "/" + target->where.repository) == ascii_lower(repository);
+  }
+  return false;
+}
+
+}  // namespace octorun::controller

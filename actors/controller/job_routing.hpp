@@ -1,0 +1,56 @@
+// The one route of job messages: both intakes (the webhook intake and each
+// scale-set listener) hand every job message and statistics report to the
+// controller, and these rules say which RunnerSet actors get it. Pure.
+//
+//   - A message that names its set (job.runner_set: a listener's session
+//     belongs to one set) goes to that set, if it is known.
+//   - Demand (job_available, job_assigned) goes to the first set, by
+//     namespace/name, whose scope serves the job's repository and one of
+//     whose variants takes its labels.
+//   - A start goes to the set that owns the named runner: its Runner's
+//     label, or before the watches caught up, our runner-name prefix.
+//   - A completion goes to every set: each drops the job from its demand,
+//     the owner also ends the runner.
+//
+// The set dedups (a completed job's late or repeated messages are ignored)
+// and hands a start or completion to the Runner's actor.
+#pragma once
+
+#include <caf/all.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "messages/jobs.hpp"
+#include "model/types.hpp"
+
+namespace octorun::controller {
+
+// The job router's interface (the controller implements it): what both
+// intakes send. A RunnerSet actor takes the same messages, so a set run on
+// its own can stand in for it.
+using job_router =
+    caf::typed_actor<caf::reacts_to<messages::job_available>, caf::reacts_to<messages::job_assigned>,
+                     caf::reacts_to<messages::job_started>, caf::reacts_to<messages::job_completed>,
+                     caf::reacts_to<messages::job_statistics>>;
+
+// What the router knows, kept by the controller from its watches.
+struct job_routes {
+  std::map<std::string, std::shared_ptr<const model::runnerset>> sets;  // "namespace/name" -> as watched
+  std::map<std::string, std::string> runner_set;                        // runner name -> "namespace/set"
+};
+
+// The keys ("namespace/name") of the sets to send the message to.
+std::vector<std::string> destinations(const job_routes& r, const messages::job_available& m);
+std::vector<std::string> destinations(const job_routes& r, const messages::job_assigned& m);
+std::vector<std::string> destinations(const job_routes& r, const messages::job_started& m);
+std::vector<std::string> destinations(const job_routes& r, const messages::job_completed& m);
+std::vector<std::string> destinations(const job_routes& r, const messages::job_statistics& m);
+
+// Does a RunnerSet whose scope URL is `scope_url` serve jobs of `repository`
+// ("owner/repo")? Organisation scopes serve their repositories, repository
+// scopes themselves, enterprise scopes every repository.
+bool scope_serves(const std::string& scope_url, const std::string& repository);
+
+}  // namespace octorun::controller

@@ -1,0 +1,61 @@
+// What the manager reads of the objects a Runner owns: its Pod and its JIT
+// Secret. The informers keep these lean views instead of the objects (a
+// Pod's spec and most of its status, and the Secret's data, are never
+// cached): model/parse.hpp decodes them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/types.hpp"
+
+namespace octorun::model {
+
+// The container that runs the GitHub Actions runner (the CRD requires it).
+inline constexpr const char* runner_container = "runner";
+
+// One entry of the Pod's status.containerStatuses.
+struct container_state {
+  std::string name;
+  bool terminated = false;     // state.terminated is set
+  std::int32_t exit_code = 0;  // its exitCode (1 when the kubelet gave none)
+};
+
+// A Runner's Pod: metadata (only the octorun.io labels), phase, readiness
+// and container states.
+struct runner_pod {
+  object_meta metadata;
+  std::string phase;   // status.phase
+  bool ready = false;  // the Ready condition is True
+  std::vector<container_state> containers;
+};
+
+// The JIT configuration GitHub generated for a runner, as its Secret stores it.
+struct jit_config {
+  std::string encoded;  // the opaque encodedJITConfig GitHub returned
+  std::int64_t runner_id = 0;
+  std::string runner_name;
+};
+
+// The keys of a JIT Secret's data.
+inline constexpr const char* jit_key_config = "jitConfig";
+inline constexpr const char* jit_key_runner_id = "runnerId";
+inline constexpr const char* jit_key_runner_name = "runnerName";
+
+// The GitHub runner a JIT Secret registers.
+struct jit_registration {
+  std::int64_t runner_id = 0;
+  std::string runner_name;
+  bool operator==(const jit_registration&) const = default;
+};
+
+// A Runner's JIT Secret without its data: only the registration it holds,
+// nullopt when it is not a JIT Secret of ours or is damaged.
+struct jit_secret {
+  object_meta metadata;
+  std::optional<jit_registration> registration;
+};
+
+}  // namespace octorun::model

@@ -14,6 +14,7 @@ packages=(
   containernetworking-plugins busybox-static  # the real test node (test/controlplane/node.sh)
   prometheus                             # prometheus + promtool: the autoscaling and alert-rule tests
   gnuplot-nox                            # the load-test tool's plots (bench/loadtest)
+  tinyproxy                              # a real proxy for the GitHub proxy tests (started by the tests)
 )
 
 missing=()

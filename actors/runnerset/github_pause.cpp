@@ -35,6 +35,7 @@ void observe_github_budget(self_ptr self) {
     b.reset_at = reset_epoch > 0 ? now + std::chrono::seconds(reset_epoch - std::time(nullptr))
                                  : budget_clock::time_point{};
   }
+  st.world.github_connection_problem = st.health->problem();
   if (st.pause_logged && !paused(b, now)) {
     st.pause_logged = false;
     spdlog::info("runnerset {}: GitHub calls resume after the rate-limit pause ({} removal(s) waiting)",
@@ -46,6 +47,8 @@ void observe_github_budget(self_ptr self) {
 }
 
 void note_github_error(self_ptr self, const github::error& e) {
+  // A TLS or proxy problem (connection_health has it): the condition says so.
+  if (e.kind == github::error_kind::transport) return mark_dirty(self);
   if (e.kind != github::error_kind::rate_limited) return;
   auto& st = self->state;
   const auto now = self->clock().now();

@@ -492,9 +492,11 @@ class planner {
 
   void publish_status(const variant_counts* per_variant, bool declared) {
     if (awaiting_apply_) return;
-    const bool loaded = o_.credentials_error.empty() && o_.credentials_loaded;
-    auto text = status_json(*o_.set, per_variant, declared, loaded, o_.credentials_error,
-                            o_.webhook_intake_enabled, &o_.deferred_removals, pod_condition_);
+    // Credentials whose calls fail on TLS or the proxy are not ready either.
+    const auto& why = o_.credentials_error.empty() ? o_.github_connection_problem : o_.credentials_error;
+    const bool loaded = why.empty() && o_.credentials_loaded;
+    auto text = status_json(*o_.set, per_variant, declared, loaded, why, o_.webhook_intake_enabled,
+                            &o_.deferred_removals, pod_condition_);
     // (One write at a time: the actor writes one that comes while another
     // is in flight once that one returns.)
     if (text == o_.published_status) return;

@@ -149,6 +149,9 @@ struct set_observation {
   bool credentials_loaded = false;
   std::string credentials_error;
   bool credentials_gone = false;
+  // The TLS or proxy problem of its GitHub clients' last call (a certificate
+  // not trusted, a proxy's 407); empty once a call gets a response.
+  std::string github_connection_problem;
   // The manager serves the GitHub webhook intake (--webhook-intake).
   bool webhook_intake_enabled = true;
   bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)

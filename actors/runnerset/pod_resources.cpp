@@ -160,6 +160,11 @@ std::vector<reference> pod_references(const model::pod_config& c) {
   return out;
 }
 
+std::string reference_not_found(const reference& ref, const std::string& ns) {
+  return ref.field + ": " + std::string(key_kind(ref.key)) + " \"" + std::string(key_name(ref.key)) +
+         "\" not found in namespace " + ns;
+}
+
 std::optional<std::string> reference_problem(const reference& ref, const rapidjson::Value& object) {
   const bool secret = key_kind(ref.key) == "Secret";
   const std::string what = std::string(key_kind(ref.key)) + " \"" + std::string(key_name(ref.key)) + "\"";

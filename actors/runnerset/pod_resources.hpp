@@ -59,6 +59,9 @@ struct reference {
 };
 std::vector<reference> pod_references(const model::pod_config& c);
 
+// The message for a referenced object that does not exist in namespace `ns`.
+std::string reference_not_found(const reference& ref, const std::string& ns);
+
 // What is wrong with `object` (the referenced ConfigMap or Secret as the API
 // returned it) for `ref`, in a sentence naming the field; nullopt when it fits.
 std::optional<std::string> reference_problem(const reference& ref, const rapidjson::Value& object);

@@ -119,7 +119,8 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   const auto& set = *ev.obj;
   const bool credentials_changed =
       !w.set || w.set->spec.credentials_secret_name != set.spec.credentials_secret_name ||
-      w.set->spec.scope_url != set.spec.scope_url || w.set->spec.intake != set.spec.intake;
+      w.set->spec.scope_url != set.spec.scope_url || w.set->spec.intake != set.spec.intake ||
+      w.set->spec.pod.proxy != set.spec.pod.proxy || w.set->spec.pod.ca_bundle != set.spec.pod.ca_bundle;
   w.set = set;
   st.set_object = std::move(ev.obj);
   load_deferred_removals(self);

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "actors/controller/job_routing.hpp"
@@ -59,6 +60,9 @@ struct runnerset_actor_config {
   bool webhook_intake_enabled = true;
   // TLS for GitHub calls (--github-ca-file: the system CAs plus a private one).
   http::tls_options github_tls;
+  // The proxy for GitHub calls of sets without spec.proxy (the manager's
+  // environment, http/proxy.hpp); none: libcurl reads the environment.
+  std::optional<http::proxy_options> github_proxy;
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;
   // The manager's metrics (runners created and deleted, failed actions,

@@ -59,6 +59,9 @@ struct set_state {
   // reads it into world.budget), and what it promised about a pause.
   std::shared_ptr<github::rate_limit_budget> budget = std::make_shared<github::rate_limit_budget>();
   bool pause_logged = false;  // this pause was logged (once) and exported
+  // What its GitHub clients learn about TLS and the proxy (github_pause.cpp
+  // reads it into world.github_connection_problem).
+  std::shared_ptr<github::connection_health> health = std::make_shared<github::connection_health>();
   // Deferred GitHub removals: the ids the published status lists, and the
   // Runners waiting for theirs to be listed.
   std::set<std::int64_t> durable_removals;

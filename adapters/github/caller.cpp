@@ -7,7 +7,28 @@
 
 namespace octorun::github {
 
+namespace {
+
+// A proxy's refusal of a plain-HTTP request comes as a response: never GitHub's.
+constexpr long proxy_authentication_required = 407;
+
+std::string describe(const http::transport_error& e) {
+  switch (e.cause) {
+    case http::transport_cause::tls:
+      return "TLS: " + e.message +
+             " (trust the server's CA with the RunnerSet's spec.caBundle or the manager's --github-ca-file)";
+    case http::transport_cause::proxy:
+      return "proxy: " + e.message;
+    case http::transport_cause::network:
+      break;
+  }
+  return e.message;
+}
+
+}  // namespace
+
 api_caller::api_caller(call_options options) : options_(std::move(options)), client_(options_.tls) {
+  if (options_.proxy) client_.set_proxy(*options_.proxy);
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   if (!options_.now)
     options_.now = [] {
@@ -44,13 +65,28 @@ result<http::response> api_caller::perform(http::request req, const authorizer& 
       observe(0, {});
       if (resp.error().aborted)  // the owner asked to stop: never retried
         return unexpected{error{error_kind::transport, 0, "cancelled: " + resp.error().message}};
+      const auto why = describe(resp.error());
+      // A certificate or a proxy's refusal stays until the configuration changes: not retried.
+      if (resp.error().cause != http::transport_cause::network) {
+        if (options_.health) options_.health->record_problem(why);
+        return unexpected{error{error_kind::transport, 0, why}};
+      }
       auto d = decide_retry(options_.retry, attempt, nullptr, now(), options_.jitter());
       if (d.retry && d.wait <= options_.retry.max_blocking_wait) {
         options_.sleep(d.wait);
         continue;
       }
-      return unexpected{error{error_kind::transport, 0, resp.error().message}};
+      return unexpected{error{error_kind::transport, 0, why}};
     }
+    if (resp->status == proxy_authentication_required) {
+      observe(resp->status, {});
+      const std::string why =
+          "proxy: the proxy answered HTTP 407 Proxy Authentication Required: its credentials are missing or "
+          "wrong";
+      if (options_.health) options_.health->record_problem(why);
+      return unexpected{error{error_kind::transport, 407, why}};
+    }
+    if (options_.health) options_.health->record_response();
     last_ = parse_rate_limit(*resp);
     observe(resp->status, last_);
     if (options_.budget) {

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "adapters/github/error.hpp"
@@ -20,9 +22,37 @@
 
 namespace octorun::github {
 
+// Whether a set's clients reach GitHub, as far as configuration goes: the
+// last attempt's TLS or proxy problem (which no retry fixes), cleared by the
+// next response. Shared by the clients of one RunnerSet, like
+// rate_limit_budget; its actor reads it into the CredentialsReady condition.
+class connection_health {
+ public:
+  void record_problem(std::string why) {
+    std::lock_guard l(mu_);
+    problem_ = std::move(why);
+  }
+  void record_response() {
+    std::lock_guard l(mu_);
+    problem_.clear();
+  }
+  std::string problem() const {
+    std::lock_guard l(mu_);
+    return problem_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string problem_;
+};
+
 struct call_options {
   retry_policy retry;
   http::tls_options tls;
+  // The proxy chosen explicitly (the manager's environment or the set's
+  // spec.proxy); none: libcurl's own reading of the environment.
+  std::optional<http::proxy_options> proxy;
+  std::shared_ptr<connection_health> health;  // optional
   std::string user_agent = "octorun/0.1";
   std::chrono::milliseconds timeout{30'000};
   std::shared_ptr<rate_limit_budget> budget;  // optional, shared by the clients of one credential

@@ -76,6 +76,42 @@ void set_blob(CURL* h, CURLoption opt, const std::string& pem) {
   curl_easy_setopt(h, opt, &blob);
 }
 
+// An explicit proxy choice: CURLOPT_PROXY "" and CURLOPT_NOPROXY set (even
+// empty) make libcurl ignore its environment variables.
+void set_proxy_options(CURL* h, const proxy_options& proxy, const std::string& url, const tls_options& tls) {
+  const auto* endpoint = proxy_for(proxy, url);
+  curl_easy_setopt(h, CURLOPT_PROXY, endpoint != nullptr ? endpoint->url.c_str() : "");
+  curl_easy_setopt(h, CURLOPT_NOPROXY, proxy.no_proxy.c_str());
+  if (endpoint == nullptr) return;
+  if (!endpoint->username.empty() || !endpoint->password.empty()) {
+    curl_easy_setopt(h, CURLOPT_PROXYUSERNAME, endpoint->username.c_str());
+    curl_easy_setopt(h, CURLOPT_PROXYPASSWORD, endpoint->password.c_str());
+  }
+  // An https:// proxy is trusted as the server is (a private CA signs both).
+  if (!tls.ca_file.empty()) curl_easy_setopt(h, CURLOPT_PROXY_CAINFO, tls.ca_file.c_str());
+  if (!tls.ca_pem.empty()) set_blob(h, CURLOPT_PROXY_CAINFO_BLOB, tls.ca_pem);
+}
+
+transport_cause cause_of(CURLcode rc, long connect_code) {
+  if (connect_code >= 300 || rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_PROXY)
+    return transport_cause::proxy;
+  // CURLE_SSL_CONNECT_ERROR stays a network error: a connection reset
+  // during the handshake gives it too, and a retry may help then.
+  switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CRL_BADFILE:
+      return transport_cause::tls;
+    default:
+      return transport_cause::network;
+  }
+}
+
 }  // namespace
 
 std::string_view response::header_value(std::string_view lower_name) const {
@@ -152,6 +188,9 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  if (proxy_) set_proxy_options(h, *proxy_, req.url, tls_);
+  char detail[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
 
   curl_slist* list = nullptr;
   bool has_expect = false;
@@ -163,6 +202,7 @@ expected<response, transport_error> client::run(const request& req, const chunk_
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
 
   CURLcode rc = curl_easy_perform(h);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);  // `detail` ends with this call
   curl_slist_free_all(list);
   t.resp.status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.resp.status);
@@ -171,7 +211,16 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     bool stopped_by_sink = rc == CURLE_WRITE_ERROR && t.sink_stopped;
     if (stopped_by_sink) return std::move(t.resp);  // the caller chose to stop
     transport_error err;
+    long connect_code = 0;
+    curl_easy_getinfo(h, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+    err.cause = cause_of(rc, connect_code);
+    // The detail says what the code does not: which certificate problem,
+    // which host, the proxy's answer.
     err.message = curl_easy_strerror(rc);
+    if (detail[0] != '\0' && err.message != detail) err.message += std::string(": ") + detail;
+    if (connect_code >= 300)
+      err.message += " (the proxy answered the tunnel request with HTTP " + std::to_string(connect_code) +
+                     (connect_code == 407 ? ": its credentials are missing or wrong)" : ")");
     err.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     err.aborted = rc == CURLE_ABORTED_BY_CALLBACK;
     if (rc == CURLE_OPERATION_TIMEDOUT && sink != nullptr && t.resp.status > 0 && t.resp.status < 300)

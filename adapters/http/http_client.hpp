@@ -8,12 +8,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "adapters/common/expected.hpp"
+#include "adapters/http/proxy.hpp"
 
 namespace octorun::http {
 
@@ -46,11 +48,20 @@ struct response {
   std::string_view header_value(std::string_view lower_name) const;
 };
 
+// What kept a request from a status line: its cause decides whether a retry
+// can help (the network) or only a change of configuration (TLS, a proxy).
+enum class transport_cause {
+  network,  // DNS, connect, reset, timeout, abort
+  tls,      // the server's certificate (not trusted, wrong name, expired) or no common cipher
+  proxy,    // the proxy cannot be resolved, or refused the tunnel (e.g. 407)
+};
+
 // The request never reached a status line: DNS, connect, TLS, timeout, abort.
 struct transport_error {
-  std::string message;
+  std::string message;  // libcurl's words and its detail, e.g. "SSL certificate problem: ..."
   bool timed_out = false;
   bool aborted = false;  // the caller's cancel flag or stream callback stopped it
+  transport_cause cause = transport_cause::network;
 };
 
 // Receives each chunk of a streamed body; return false to stop the transfer.
@@ -76,10 +87,15 @@ class client {
   // Replaces the TLS settings (e.g. a rotated CA); takes effect on the next request.
   void set_tls(tls_options tls);
 
+  // Chooses the proxy explicitly from now on (proxy.hpp); until then, or
+  // after set_proxy(nullopt), libcurl reads its environment variables.
+  void set_proxy(std::optional<proxy_options> proxy) { proxy_ = std::move(proxy); }
+
  private:
   expected<response, transport_error> run(const request& req, const chunk_sink* sink);
   void* easy_ = nullptr;  // CURL*
   tls_options tls_;
+  std::optional<proxy_options> proxy_;
   std::chrono::milliseconds connect_timeout_;
   const std::atomic<bool>* cancel_ = nullptr;
 };

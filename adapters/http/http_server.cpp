@@ -211,21 +211,6 @@ std::string server::base_url() const {
   return std::string(tls() ? "https://" : "http://") + options_.bind_address + ":" + std::to_string(port_);
 }
 
-std::string url_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else if (s[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
+std::string url_decode(std::string_view s) { return percent_decode(s, true); }
 
 }  // namespace octorun::http

@@ -85,6 +85,7 @@ class server {
 // True when civetweb can serve TLS in this process (see openssl_compat/).
 bool tls_available();
 
+// A query string's value: percent_decode (adapters/common/strings.hpp), '+' a space.
 std::string url_decode(std::string_view s);
 
 }  // namespace octorun::http

@@ -62,8 +62,15 @@ expected<std::string, std::string> trust_bundle_with(const std::string& extra_fi
                                                      const std::string& system_bundle) {
   auto extra = read_file(extra_file);
   if (!extra) return unexpected<std::string>{extra.error()};
-  if (auto counted = count_pem_certificates(*extra); !counted)
-    return unexpected<std::string>{extra_file + " is not a PEM certificate bundle: " + counted.error()};
+  auto bundle = trust_bundle_with_pem(*extra, system_bundle);
+  if (!bundle) return unexpected<std::string>{extra_file + " " + bundle.error()};
+  return bundle;
+}
+
+expected<std::string, std::string> trust_bundle_with_pem(std::string_view extra,
+                                                         const std::string& system_bundle) {
+  if (auto counted = count_pem_certificates(extra); !counted)
+    return unexpected<std::string>{"is not a PEM certificate bundle: " + counted.error()};
   std::string bundle;
   std::error_code ec;
   if (!system_bundle.empty() && std::filesystem::is_regular_file(system_bundle, ec)) {
@@ -72,7 +79,7 @@ expected<std::string, std::string> trust_bundle_with(const std::string& extra_fi
     bundle = std::move(*system);
     if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';
   }
-  return bundle + *extra;
+  return bundle.append(extra);
 }
 
 }  // namespace octorun::tls

@@ -24,4 +24,9 @@ std::string system_ca_bundle_path();
 expected<std::string, std::string> trust_bundle_with(const std::string& extra_file,
                                                      const std::string& system_bundle);
 
+// The same with the extra certificates given as PEM text (a RunnerSet's
+// spec.caBundle); the error says why it is not a PEM bundle.
+expected<std::string, std::string> trust_bundle_with_pem(std::string_view extra_pem,
+                                                         const std::string& system_bundle);
+
 }  // namespace octorun::tls

@@ -19,6 +19,7 @@
 #include "adapters/http/http_server.hpp"
 #include "adapters/tls/ca_bundle.hpp"
 #include "cmd/octorun/version.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::manager {
 namespace {
@@ -143,6 +144,12 @@ expected<settings, std::string> resolve(const options& o) {
     if (!bundle) return unexpected<std::string>{"--github-ca-file: " + bundle.error()};
     s.github_tls.ca_pem = std::move(*bundle);
   }
+  s.github_proxy = http::proxy_from_environment();
+  for (auto [endpoint, variable] :
+       {std::pair{&s.github_proxy.https, "HTTPS_PROXY"}, std::pair{&s.github_proxy.http, "HTTP_PROXY"}})
+    if (*endpoint)
+      if (auto url = model::parse_proxy_url((*endpoint)->url); !url)
+        return unexpected<std::string>{std::string(variable) + " (or its lower-case name): " + url.error()};
   return s;
 }
 
@@ -217,6 +224,14 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.runner_defaults.user_agent = user_agent;
   ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;
   ccfg.runnerset_defaults.github_tls = settings_.github_tls;
+  ccfg.runnerset_defaults.github_workers = static_cast<std::size_t>(std::max(1, options_.github_workers));
+  ccfg.runnerset_defaults.github_proxy = settings_.github_proxy;
+  for (auto [endpoint, scheme] :
+       {std::pair{&settings_.github_proxy.https, "https"}, std::pair{&settings_.github_proxy.http, "http"}})
+    if (*endpoint)
+      spdlog::info("GitHub {}:// calls go through the proxy {}{} (from the environment; NO_PROXY: \"{}\")",
+                   scheme, (*endpoint)->url, (*endpoint)->username.empty() ? "" : " with credentials",
+                   settings_.github_proxy.no_proxy);
   ccfg.runnerset_defaults.metrics = settings_.metrics;
   ccfg.observer = replica_->metrics_feed;
   ccfg.reporting_instance = settings_.identity;

@@ -31,6 +31,9 @@ struct settings {
   std::string identity;
   std::string webhook_secret;  // empty with --webhook-intake=false or --insecure-webhook
   http::tls_options github_tls;
+  // The proxy the environment names (http/proxy.hpp), for the GitHub calls
+  // of every RunnerSet without its own spec.proxy.
+  http::proxy_options github_proxy;
 };
 
 // Reads what the options name (kubeconfig, webhook secret, GitHub CA bundle);

@@ -55,6 +55,10 @@ const std::vector<flag>& flags() {
       {"kube-qps", &options::kube_qps,
        "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit", 0},
       {"kube-burst", &options::kube_burst, "Kubernetes requests allowed at once above --kube-qps", 1},
+      {"github-workers", &options::github_workers,
+       "threads each RunnerSet calls GitHub on: its REST workers (Webhook intake) or scale-set workers "
+       "(Listener intake: at least one per variant, up to 8)",
+       1},
       {"github-ca-file", &options::github_ca_file,
        "PEM bundle trusted for GitHub (Enterprise Server) connections in addition to the system CAs"},
       {"admission", &options::admission,

@@ -32,6 +32,7 @@ struct options {
   std::string identity;
   int32_t resync_seconds = 30;
   int32_t kube_workers = 4;
+  int32_t github_workers = 2;
   double kube_qps = 50;
   int32_t kube_burst = 100;
   std::string github_ca_file;

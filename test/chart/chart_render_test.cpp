@@ -82,8 +82,8 @@ TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIn
         "--scheduler.max-threads=2"})
     EXPECT_TRUE(has(args, a)) << a;
   // Unset values leave the manager's own defaults.
-  for (const char* a :
-       {"--namespaces", "--kube-qps", "--kube-burst", "--github-ca-file", "--webhook-secret-file"})
+  for (const char* a : {"--namespaces", "--kube-qps", "--kube-burst", "--github-workers", "--github-ca-file",
+                        "--webhook-secret-file"})
     EXPECT_FALSE(has_prefix(args, a)) << a;
   for (const auto& kind_name :
        std::vector<std::pair<std::string, std::string>>{{"ServiceAccount", "octorun-manager"},
@@ -330,10 +330,11 @@ TEST(ChartRender, CertManagerSelfSignedCreatesItsIssuerChain) {
 TEST(ChartRender, ClientLoggingAndLeaderElectionValuesBecomeArguments) {
   auto r =
       ok("--set kubeClient.qps=25 --set kubeClient.burst=50 --set logLevel=debug --set logFormat=text "
-         "--set workerThreads=4 --set leaderElection.enabled=false --set replicas=1 --set pdb.enabled=false");
+         "--set workerThreads=4 --set leaderElection.enabled=false --set replicas=1 --set pdb.enabled=false "
+         "--set githubClient.workers=6");
   auto args = args_of(manager_container(deployment(r)));
-  for (const char* a : {"--kube-qps=25", "--kube-burst=50", "--log-level=debug", "--log-format=text",
-                        "--scheduler.max-threads=4", "--leader-elect=false"})
+  for (const char* a : {"--kube-qps=25", "--kube-burst=50", "--github-workers=6", "--log-level=debug",
+                        "--log-format=text", "--scheduler.max-threads=4", "--leader-elect=false"})
     EXPECT_TRUE(has(args, a)) << a;
   EXPECT_FALSE(has(args, "--leader-elect"));
   EXPECT_FALSE(has_prefix(args, "--lease-"));

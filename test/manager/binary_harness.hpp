@@ -173,13 +173,14 @@ inline std::string scrape_metric(const std::string& health_url, const std::strin
   return "";
 }
 
-// Queues `n` jobs of `duration` for runs-on [self-hosted, linux] in acme/app.
-inline std::vector<std::int64_t> queue_jobs(sim::simulator& sim, int n, std::chrono::milliseconds duration) {
+// Queues `n` jobs of `duration` for runs-on [self-hosted, `label`] in acme/app.
+inline std::vector<std::int64_t> queue_jobs(sim::simulator& sim, int n, std::chrono::milliseconds duration,
+                                            const std::string& label = "linux") {
   std::vector<std::int64_t> ids;
   for (int i = 0; i < n; ++i) {
     sim::job_spec j;
     j.repository = "acme/app";
-    j.labels = {"self-hosted", "linux"};
+    j.labels = {"self-hosted", label};
     j.duration = duration;
     ids.push_back(sim.add_job(j));
   }

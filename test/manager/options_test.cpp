@@ -32,6 +32,7 @@ TEST(Options, DefaultsAreSafe) {
   EXPECT_TRUE(o.leader_elect);
   EXPECT_EQ(o.kube_qps, 50);
   EXPECT_EQ(o.kube_burst, 100);
+  EXPECT_EQ(o.github_workers, 2);
   EXPECT_EQ(o.webhook_port, 8080);
   EXPECT_TRUE(o.github_ca_file.empty());
 }
@@ -71,6 +72,7 @@ TEST(Options, PoliteAndTrustFlags) {
   EXPECT_EQ(o.kube_burst, 30);
   EXPECT_EQ(o.github_ca_file, "/etc/ghes/ca.pem");
   EXPECT_EQ(parsed({"--kube-qps=0"}).kube_qps, 0);  // no limit
+  EXPECT_EQ(parsed({"--github-workers", "6"}).github_workers, 6);
 }
 
 TEST(Options, EveryBadFlagGetsOneSentenceNamingIt) {
@@ -83,6 +85,7 @@ TEST(Options, EveryBadFlagGetsOneSentenceNamingIt) {
   EXPECT_EQ(error_of({"--health-port=8081x"}), "--health-port: '8081x' is not a number");
   EXPECT_EQ(error_of({"--webhook-port=70000"}), "--webhook-port: 70000 is out of range");
   EXPECT_EQ(error_of({"--kube-burst=0"}), "--kube-burst: 0 is too small (at least 1)");
+  EXPECT_EQ(error_of({"--github-workers=0"}), "--github-workers: 0 is too small (at least 1)");
   EXPECT_EQ(error_of({"--kube-qps=-1"}), "--kube-qps: -1 is too small (at least 0)");
   EXPECT_EQ(error_of({"--webhook-intake=maybe"}), "--webhook-intake: 'maybe' is not true or false");
   EXPECT_EQ(error_of({"--log-format=xml"}), "--log-format: 'xml' is not json or text");

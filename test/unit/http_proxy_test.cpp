@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -114,6 +115,64 @@ TEST_F(ProxyEnvironment, NoProxyHostsBypassIt) {
   auto r = c.perform({"GET", "http://github.octorun-test.invalid/", {}, {}, std::chrono::seconds(5)});
   EXPECT_FALSE(r) << "went direct, and .invalid does not resolve";
   EXPECT_TRUE(proxy_.seen().empty());
+}
+
+// The explicit reading the manager uses for GitHub (proxy.hpp).
+proxy_options from(std::map<std::string, std::string> env) {
+  return proxy_from_environment([env = std::move(env)](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(ProxyFromEnvironment, HonoursUpperCaseHttpProxyWhichLibcurlIgnores) {
+  auto p = from({{"HTTP_PROXY", "http://proxy.corp:3128"}, {"NO_PROXY", ".svc,10.0.0.0/8"}});
+  ASSERT_TRUE(p.http);
+  EXPECT_EQ(p.http->url, "http://proxy.corp:3128");
+  EXPECT_FALSE(p.https);
+  EXPECT_EQ(p.no_proxy, ".svc,10.0.0.0/8");
+  EXPECT_EQ(proxy_for(p, "http://ghes.corp/api/v3"), &*p.http);
+  EXPECT_EQ(proxy_for(p, "https://api.github.com"), nullptr);
+}
+
+TEST(ProxyFromEnvironment, LowerCaseWinsAsInLibcurl) {
+  auto p = from({{"https_proxy", "http://lower:1"},
+                 {"HTTPS_PROXY", "http://upper:2"},
+                 {"no_proxy", "a"},
+                 {"NO_PROXY", "b"}});
+  ASSERT_TRUE(p.https);
+  EXPECT_EQ(p.https->url, "http://lower:1");
+  EXPECT_EQ(p.no_proxy, "a");
+  EXPECT_EQ(from({{"https_proxy", ""}, {"HTTPS_PROXY", "http://upper:2"}}).https->url, "http://upper:2")
+      << "an empty variable counts as unset";
+}
+
+TEST(ProxyFromEnvironment, CredentialsLeaveTheUrlDecoded) {
+  auto p = from({{"HTTPS_PROXY", "http://svc%40corp:p%3Ass+w%25rd@proxy.corp:3128/"}});
+  ASSERT_TRUE(p.https);
+  EXPECT_EQ(p.https->url, "http://proxy.corp:3128/");
+  EXPECT_EQ(p.https->username, "svc@corp");
+  EXPECT_EQ(p.https->password, "p:ss+w%rd") << "'+' is literal in userinfo";
+  auto bare = from({{"HTTPS_PROXY", "proxy.corp:3128"}});
+  EXPECT_EQ(bare.https->url, "http://proxy.corp:3128") << "no scheme: http://, as libcurl and Go read it";
+  EXPECT_FALSE(from({}).http);
+}
+
+// An explicit choice overrides the environment: a client with proxy_options
+// and no proxy for the scheme goes direct even when https_proxy is set.
+TEST_F(ProxyEnvironment, AnExplicitChoiceIgnoresTheEnvironment) {
+  setenv("http_proxy", "http://127.0.0.1:1", 1);
+  client c;
+  proxy_options p;
+  p.http = proxy_endpoint{proxy_.url(), {}, {}};
+  c.set_proxy(p);
+  auto r = c.perform({"GET", "http://github.octorun-test.invalid/x", {}, {}, std::chrono::seconds(5)});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->body, "via proxy");
+  c.set_proxy(proxy_options{});
+  auto direct = c.perform({"GET", "http://github.octorun-test.invalid/x", {}, {}, std::chrono::seconds(5)});
+  EXPECT_FALSE(direct) << "went direct (no proxy for http), and .invalid does not resolve";
+  EXPECT_EQ(proxy_.seen().size(), 1u);
 }
 
 }  // namespace

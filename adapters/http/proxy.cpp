@@ -1,0 +1,56 @@
+#include "adapters/http/proxy.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "adapters/common/strings.hpp"
+
+namespace octorun::http {
+namespace {
+
+// A variable's value, the lower-case name first; empty when neither is set.
+std::string either(const std::function<const char*(const char*)>& getenv, const char* lower,
+                   const char* upper) {
+  for (const char* name : {lower, upper})
+    if (const char* v = getenv(name); v != nullptr && *v != '\0') return v;
+  return {};
+}
+
+// "user:pass@host:port" (with or without a scheme): the credentials taken
+// out, percent-decoded. No scheme means http://, as libcurl and Go read it.
+std::optional<proxy_endpoint> endpoint_of(std::string url) {
+  if (url.empty()) return std::nullopt;
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  proxy_endpoint e;
+  const auto authority = url.find("://") + 3;
+  const auto end = url.find('/', authority);
+  const auto at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at != std::string::npos && at >= authority) {
+    const std::string_view userinfo(url.data() + authority, at - authority);
+    const auto colon = userinfo.find(':');
+    e.username = percent_decode(userinfo.substr(0, colon));
+    if (colon != std::string_view::npos) e.password = percent_decode(userinfo.substr(colon + 1));
+    url.erase(authority, at + 1 - authority);
+  }
+  e.url = std::move(url);
+  return e;
+}
+
+}  // namespace
+
+proxy_options proxy_from_environment(const std::function<const char*(const char*)>& getenv) {
+  const std::function<const char*(const char*)> read =
+      getenv ? getenv : [](const char* name) -> const char* { return std::getenv(name); };
+  proxy_options p;
+  p.https = endpoint_of(either(read, "https_proxy", "HTTPS_PROXY"));
+  p.http = endpoint_of(either(read, "http_proxy", "HTTP_PROXY"));
+  p.no_proxy = either(read, "no_proxy", "NO_PROXY");
+  return p;
+}
+
+const proxy_endpoint* proxy_for(const proxy_options& proxy, const std::string& url) {
+  const auto& e = std::string_view(url).starts_with("https://") ? proxy.https : proxy.http;
+  return e ? &*e : nullptr;
+}
+
+}  // namespace octorun::http

@@ -1,0 +1,147 @@
+// The chart's namespaced RBAC mode (rbac.namespaced=true: a Role and
+// RoleBinding per watched namespace, no cluster-wide access to pods or
+// Secrets) with the octorun binary running on the manager's own
+// ServiceAccount token: it scales 0 -> N -> 0 in both of its namespaces,
+// and the same credentials are refused in a namespace it does not watch.
+// The chart's Deployment is pinned to a node that does not exist (the
+// binary runs here instead, with the release's RBAC).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "adapters/kube/config.hpp"
+#include "test/chart/helm.hpp"
+#include "test/manager/binary_harness.hpp"
+#include "test/simulator/simulator.hpp"
+#include "test/support/test_cluster.hpp"
+
+namespace octorun::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ChartRbac : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    install_crds(cluster());
+    ns_ = make_namespace(cluster(), "rbac");
+    a_ = make_namespace(cluster(), "rbac-a");
+    b_ = make_namespace(cluster(), "rbac-b");
+    other_ = make_namespace(cluster(), "rbac-other");
+    release_ = "rbac-" + std::to_string(getpid());
+    auto sim = sim::simulator::start({});
+    ASSERT_TRUE(sim) << sim.error();
+    sim_ = std::move(*sim);
+    sim_->add_organization("acme");
+  }
+  void TearDown() override {
+    if (manager_ && !HasFailure()) std::remove(manager_->log_path().c_str());
+    manager_.reset();
+    watches_.clear();
+    helm("uninstall " + release_ + " -n " + ns_ + kube() + " --ignore-not-found");
+    kubectl(cluster(), "delete namespace " + ns_ + " " + a_ + " " + b_ + " " + other_ +
+                           " --wait=false --ignore-not-found >/dev/null");
+    std::remove(kubeconfig_.c_str());
+  }
+
+  std::string kube() const { return " --kubeconfig " + shell_quote(cluster().kubeconfig); }
+
+  // A kubeconfig with the release's manager ServiceAccount token.
+  std::string manager_kubeconfig() {
+    const auto sa = release_ + "-octorun-manager";
+    auto token = kubectl(cluster(), "-n " + ns_ + " create token " + sa + " --duration=1h");
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    kubeconfig_ = "/tmp/octorun-rbac-" + ns_ + ".kubeconfig";
+    std::ofstream(kubeconfig_)
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << cluster().server
+        << "\n    certificate-authority: " << cluster().ca_file
+        << "\nusers:\n- name: u\n  user:\n    token: " << token
+        << "\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
+    return kubeconfig_;
+  }
+
+  // A Listener RunnerSet in `ns` for runner label `label`, with its credentials Secret.
+  void create_set(const std::string& ns, const std::string& label) {
+    kubectl(
+        cluster(),
+        "-n " + ns + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
+    kubectl(
+        cluster(),
+        "-n " + ns + " create -f - >/dev/null <<'EOF'\n" +
+            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" + label +
+            R"("},"spec":{"scopeURL":")" + sim_->ghes_url() +
+            R"(/acme","credentialsSecretName":"github","intake":"Listener","runnerLabels":[")" + label +
+            R"("],"minRunners":0,"maxRunners":3,"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
+            "\nEOF");
+  }
+
+  std::vector<std::int64_t> queue(const std::string& label, int n) {
+    return test::queue_jobs(*sim_, n, 500ms, label);
+  }
+
+  std::string ns_, a_, b_, other_, release_, kubeconfig_;
+  std::unique_ptr<sim::simulator> sim_;
+  std::vector<std::unique_ptr<namespace_watch>> watches_;
+  std::unique_ptr<octorun_process> manager_;
+};
+
+TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewhere) {
+  auto installed = helm("install " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
+                        " --timeout 2m --set watchNamespaces={" + a_ + "," + b_ +
+                        "} --set rbac.namespaced=true --set nodeSelector.octorun-chart-test=no-such-node"
+                        " --set githubWebhook.enabled=false --set admission.enabled=false");
+  ASSERT_EQ(installed.status, 0) << installed.all();
+  const auto config = manager_kubeconfig();
+  auto admin = kube::load_kubeconfig(cluster().kubeconfig);
+  ASSERT_TRUE(admin) << admin.error();
+  for (const auto& ns : {a_, b_}) watches_.push_back(std::make_unique<namespace_watch>(*admin, ns, *sim_));
+
+  const std::vector<std::string> args = {"--kubeconfig=" + config,
+                                         "--namespaces=" + a_ + "," + b_,
+                                         "--lease-namespace=" + ns_,
+                                         "--lease-name=" + release_ + "-octorun-manager",
+                                         "--identity=m",
+                                         "--webhook-intake=false",
+                                         "--health-bind=127.0.0.1",
+                                         "--health-port=0",
+                                         "--log-format=text",
+                                         "--scheduler.max-threads=2"};
+  manager_ =
+      std::make_unique<octorun_process>(OCTORUN_BINARY, args, "", "/tmp/octorun-manager-" + ns_ + ".log");
+  ASSERT_FALSE(manager_->wait_for_log(std::regex("(leading: no webhook intake)"), 60s).empty())
+      << manager_->log_tail();
+  create_set(a_, "rbac-a");
+  create_set(b_, "rbac-b");
+  auto jobs = queue("rbac-a", 3);
+  auto more = queue("rbac-b", 3);
+  jobs.insert(jobs.end(), more.begin(), more.end());
+  // 0 -> N: runners appear in both namespaces and run every job.
+  EXPECT_TRUE(all_completed(*sim_, jobs, 120s)) << sim_->state_json() << manager_->log_tail();
+  for (const auto& w : watches_) EXPECT_GE(w->runners_seen(), 1u);
+  // N -> 0: nothing left in either namespace, nor on GitHub.
+  for (const auto& w : watches_)
+    EXPECT_TRUE(w->wait([](const namespace_watch& n) { return n.runners() == 0 && n.pods() == 0; }, 60s))
+        << manager_->log_tail();
+  EXPECT_TRUE(sim_->wait_until(
+      [](const sim::simulator& s) { return s.state_json().find("\"runners\":[]") != std::string::npos; },
+      30s))
+      << sim_->state_json();
+  for (const auto& ns : {a_, b_})
+    EXPECT_EQ(kubectl(cluster(), "-n " + ns + " get secrets -l octorun.io/runner -o name"), "") << ns;
+  // The same token elsewhere: refused (no cluster-wide pods or Secrets).
+  const auto as_manager = shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(config);
+  for (const auto& call : {"get pods -n " + other_, "get secrets -n " + other_, std::string("get pods -A"),
+                           "get runnersets.octorun.io -n " + other_, "create secret generic x -n " + other_})
+    EXPECT_NE(run_shell(as_manager + " " + call + " 2>&1").output.find("forbidden"), std::string::npos)
+        << call;
+  EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
+  auto log = manager_->log();
+  for (const char* refused : {"forbidden", "Forbidden", " 403 "})
+    EXPECT_EQ(log.find(refused), std::string::npos) << refused << " in:\n" << manager_->log_tail();
+}
+
+}  // namespace
+}  // namespace octorun::test

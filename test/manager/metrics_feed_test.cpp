@@ -110,7 +110,8 @@ TEST(MetricsFeed, AStatusWithoutCountsYetCountsZero) {
   state_store store;
   feed(store, event(runnerset_json()));
   feed(store, event(runner_json("linux-ccccc", "Running", true)));
-  const auto& v = store.snapshot().runnersets.at({"ci", "linux"}).variants.at(0);
+  const auto snapshot = store.snapshot();  // kept: v refers into it
+  const auto& v = snapshot.runnersets.at({"ci", "linux"}).variants.at(0);
   EXPECT_EQ(v.running, 0);
   EXPECT_EQ(v.desired, 0);
 }

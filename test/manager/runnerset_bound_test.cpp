@@ -147,7 +147,10 @@ github::error not_here() {
 // GitHub: every idle runner the set removes is removed; the Runner actors'
 // JIT requests fail (the test plays their phases); the Listener intake's
 // scale set is registered.
-caf::behavior fake_github(caf::event_based_actor*) {
+// (Its scale set's id as an argument: CAF 0.17 dereferences an empty
+// argument tuple when it spawns a function actor without arguments, which
+// UBSan reports.)
+caf::behavior fake_github(caf::event_based_actor*, std::int64_t registered_id) {
   return {
       [](github::delete_runner_atom, std::int64_t) -> github::delete_reply {
         return github::delete_outcome::deleted;
@@ -164,8 +167,8 @@ caf::behavior fake_github(caf::event_based_actor*) {
       [](github::find_scale_set_atom, std::int64_t, std::string&) -> github::maybe_scale_set_reply {
         return std::optional<github::scale_set>{};
       },
-      [](github::create_scale_set_atom, github::scale_set& s) -> github::scale_set_reply {
-        s.id = scale_set_id;
+      [=](github::create_scale_set_atom, github::scale_set& s) -> github::scale_set_reply {
+        s.id = registered_id;
         return s;
       },
   };
@@ -190,7 +193,7 @@ class BoundRun {
   BoundRun(std::uint32_t seed, std::chrono::milliseconds window, bool listener)
       : rng_(seed), listener_(listener) {
     kube_ = t_.sys.spawn(fake_apiserver, w_, set_json(listener));
-    github_ = t_.sys.spawn(fake_github);
+    github_ = t_.sys.spawn(fake_github, scale_set_id);
     runnerset_actor_config cfg;
     cfg.ns = "ns";
     cfg.name = "linux";
@@ -202,8 +205,10 @@ class BoundRun {
     cfg.runner_defaults.resync = 1h;
     // The run plays the listener (statistics and job messages): a listener
     // that waits for its end stands in for it.
-    cfg.spawn_listener = [](caf::local_actor* parent, listener::listener_config) -> caf::actor {
-      return parent->spawn([](caf::event_based_actor*) -> caf::behavior { return {[](caf::unit_t) {}}; });
+    cfg.spawn_listener = [](caf::local_actor* parent, listener::listener_config c) -> caf::actor {
+      return parent->spawn(
+          [](caf::event_based_actor*, const std::string&) -> caf::behavior { return {[](caf::unit_t) {}}; },
+          c.variant);
     };
     set_ = caf::actor_cast<caf::actor>(spawn_runnerset(t_.sys, cfg));
     caf::anon_send(

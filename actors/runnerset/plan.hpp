@@ -135,6 +135,7 @@ struct observed_scale_set {
   bool reported = false;            // its session reported statistics since this manager started
   std::vector<std::string> labels;  // as registered
   int failures = 0;                 // consecutive failed registrations
+  std::string error;                // why the last one failed; empty after a success
   time_point retry_at{};            // not before, after a failure
   std::int64_t assigned_jobs = 0;   // its statistics' total assigned jobs
 };
@@ -203,6 +204,9 @@ struct set_plan {
   // The desired count of each declared variant, for its scale-down window
   // (the actor records it once the plan is made).
   std::vector<std::pair<std::string, std::int32_t>> desired;
+  // What the status counts (retired variants that still have runners
+  // included); empty while the credentials are not loaded.
+  variant_counts counts;
 };
 
 set_plan plan(const set_observation& o);

@@ -14,6 +14,7 @@
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/runnerset/set_events.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -69,6 +70,9 @@ struct set_state {
   bool removals_loaded = false;  // read back from the status after a (re)start
   bool status_stale = false;     // a newer status was planned while one was in flight
   bool dirty = false;            // a plan is due (one reconcile message is queued)
+  // What the last plan knew, for the Events of the next one's changes
+  // (set_events.hpp); read from the published status on the first plan.
+  std::optional<set_summary> summary;
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };

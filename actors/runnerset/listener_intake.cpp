@@ -196,6 +196,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
   self->request(admin, st.cfg.request_timeout, github::jit_config_atom::value, ss, req.name)
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
+            note_runner_registration(self, r ? nullptr : &r.error());
             if (!r) {
               note_github_error(self, r.error());
               if (r.error().kind == github::error_kind::not_found) {

@@ -153,6 +153,9 @@ struct set_observation {
   // The TLS or proxy problem of its GitHub clients' last call (a certificate
   // not trusted, a proxy's 407); empty once a call gets a response.
   std::string github_connection_problem;
+  // Why GitHub refused the last runner registration (JIT configuration);
+  // empty once one succeeds. For the set's Events only.
+  std::string runner_registration_error;
   // The manager serves the GitHub webhook intake (--webhook-intake).
   bool webhook_intake_enabled = true;
   bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)

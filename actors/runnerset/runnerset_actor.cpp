@@ -49,6 +49,14 @@ void mark_dirty(self_ptr self) {
   if (!std::exchange(self->state.dirty, true)) self->send(self, reconcile_atom::value);
 }
 
+void note_runner_registration(self_ptr self, const github::error* failed) {
+  auto why = failed ? failed->describe() : std::string();
+  auto& w = self->state.world;
+  if (why == w.runner_registration_error) return;
+  w.runner_registration_error = std::move(why);
+  mark_dirty(self);  // the next plan's Events say so
+}
+
 // Records the Events of what changed since the last plan (fire and forget;
 // the recorder spam-limits).
 void record_events(self_ptr self, const set_plan& p) {
@@ -283,6 +291,12 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   mark_dirty(self);
 }
 
+// What a reply tells of the set's runner registrations (JIT configurations).
+void note_reply(self_ptr self, const github::jit_reply& r) {
+  note_runner_registration(self, r ? nullptr : &r.error());
+}
+void note_reply(self_ptr, const github::delete_reply&) {}
+
 template <class Reply, class... Ts>
 caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
   auto& st = self->state;
@@ -298,6 +312,7 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
   self->request(target, st.cfg.request_timeout, std::move(xs)...)
       .then(
           [=](Reply& r) mutable {
+            note_reply(self, r);
             if (!r) note_github_error(self, r.error());
             rp.deliver(std::move(r));
           },

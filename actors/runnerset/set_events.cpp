@@ -56,6 +56,10 @@ void registration_events(const set_summary& before, const set_summary& after, st
       out.push_back(
           warning("RegistrationFailed", "RegisterScaleSet",
                   "The GitHub scale set" + of_variant(variant) + " could not be registered: " + why));
+  const auto& why = after.runner_registration_error;
+  if (!why.empty() && why != before.runner_registration_error)
+    out.push_back(warning("RunnerRegistrationFailed", "RegisterRunner",
+                          "GitHub refused a runner's registration (JIT configuration): " + why));
 }
 
 void drain_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
@@ -139,6 +143,7 @@ set_summary summarize(const set_summary& previous, const set_observation& o, con
         s.draining.insert(variant);
     }
   }
+  s.runner_registration_error = o.runner_registration_error;
   for (const auto& [variant, ss] : o.scale_sets) {
     if (ss.id != 0) s.scale_sets[variant] = ss.id;  // 0: not registered this run (yet)
     if (ss.error.empty())

@@ -36,6 +36,7 @@ struct set_summary {
   std::map<std::string, std::int32_t> outdated;            // runners made from an older template
   std::map<std::string, std::int64_t> scale_sets;          // registered scale set id (Listener intake)
   std::map<std::string, std::string> registration_errors;  // why the last registration failed
+  std::string runner_registration_error;                   // why GitHub refused the last JIT configuration
   std::set<std::string> draining;                          // variants no longer declared, with runners left
   bool operator==(const set_summary&) const = default;
 };

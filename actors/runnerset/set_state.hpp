@@ -176,6 +176,10 @@ void status_published(self_ptr self, const std::string& text);
 // After a (re)start: the removals the status lists are still to do.
 void load_deferred_removals(self_ptr self);
 
+// A JIT configuration GitHub gave (null) or refused (why): the set's runner
+// registrations work or fail (set_events.hpp records the change).
+void note_runner_registration(self_ptr self, const github::error* failed);
+
 // ---- execute.cpp ----
 void read_credentials(self_ptr self);
 bool has_set_finalizer(const model::runnerset& set);

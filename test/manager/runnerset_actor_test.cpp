@@ -440,8 +440,11 @@ TEST_F(RunnerSetEvents, AMissingSecretIsOneWarningNamingItAndAScaleUpANormalEven
       eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.replicas} "
                  "{.status.idleRunners} {.status.runningRunners}'",
                  "0 0 0 0"));
-  auto columns = get("runnerset linux --no-headers");
-  EXPECT_NE(columns.find("linux   0         0         0      0"), std::string::npos) << columns;
+  // The printer columns: NAME DESIRED CURRENT IDLE BUSY AGE.
+  std::istringstream columns(get("runnerset linux --no-headers"));
+  std::string name, desired, current, idle, busy;
+  columns >> name >> desired >> current >> idle >> busy;
+  EXPECT_EQ(name + " " + desired + " " + current + " " + idle + " " + busy, "linux 0 0 0 0");
   // Two spec changes, each planned with the Secret still missing (the status
   // says which generation it saw): still the one Warning, not counted again.
   for (int max : {6, 7}) {

@@ -30,6 +30,18 @@ set_plan scaled(std::int32_t desired, std::int32_t outdated = 0) {
   return p;
 }
 
+// A set whose credentials are loaded, and what was known of it before.
+set_observation loaded() {
+  set_observation o;
+  o.credentials_loaded = true;
+  return o;
+}
+set_summary ready() {
+  set_summary s;
+  s.credentials = credentials_state::ready;
+  return s;
+}
+
 std::vector<std::string> reasons(const std::vector<set_event>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) out.push_back(e.reason);
@@ -91,10 +103,8 @@ TEST(RunnerSetEvents, ARestartRepeatsNothingTheStatusSays) {
 }
 
 TEST(RunnerSetEvents, ScaleDecisionsThatChange) {
-  set_observation o;
-  o.credentials_loaded = true;
-  set_summary before;
-  before.credentials = credentials_state::ready;
+  auto o = loaded();
+  auto before = ready();
   auto up = summarize(before, o, scaled(3));
   auto events = set_events(before, up, "gh");
   ASSERT_EQ(reasons(events), std::vector<std::string>{"ScaledUp"});
@@ -111,10 +121,8 @@ TEST(RunnerSetEvents, ScaleDecisionsThatChange) {
 }
 
 TEST(RunnerSetEvents, VariantsAreNamed) {
-  set_observation o;
-  o.credentials_loaded = true;
-  set_summary before;
-  before.credentials = credentials_state::ready;
+  auto o = loaded();
+  auto before = ready();
   set_plan p;
   p.desired = {{"gpu", 2}, {"cpu", 0}};
   p.counts = {{"gpu", counts{}}, {"cpu", counts{}}};
@@ -124,10 +132,8 @@ TEST(RunnerSetEvents, VariantsAreNamed) {
 }
 
 TEST(RunnerSetEvents, ScaleSetRegistrationAndItsFailures) {
-  set_observation o;
-  o.credentials_loaded = true;
-  set_summary before;
-  before.credentials = credentials_state::ready;
+  auto o = loaded();
+  auto before = ready();
   o.scale_sets[""].failures = 1;
   o.scale_sets[""].error = "creating scale set linux: 403 Forbidden";
   auto failing = summarize(before, o, set_plan{});
@@ -156,11 +162,27 @@ TEST(RunnerSetEvents, ScaleSetRegistrationAndItsFailures) {
   EXPECT_TRUE(set_events(waiting, summarize(waiting, o, set_plan{}), "gh").empty());
 }
 
+TEST(RunnerSetEvents, ARunnerRegistrationGitHubRefusesIsOneWarningUntilOneSucceeds) {
+  auto o = loaded();
+  auto before = ready();
+  o.runner_registration_error = "403 Forbidden: Resource not accessible by integration";
+  auto failing = summarize(before, o, set_plan{});
+  auto events = set_events(before, failing, "gh");
+  ASSERT_EQ(reasons(events), std::vector<std::string>{"RunnerRegistrationFailed"});
+  EXPECT_TRUE(events[0].warning);
+  EXPECT_NE(events[0].note.find("403 Forbidden"), std::string::npos) << events[0].note;
+  EXPECT_TRUE(set_events(failing, summarize(failing, o, set_plan{}), "gh").empty()) << "the same refusal";
+  o.runner_registration_error.clear();  // one succeeded
+  auto working = summarize(failing, o, set_plan{});
+  EXPECT_TRUE(set_events(failing, working, "gh").empty());
+  o.runner_registration_error = "403 Forbidden: Resource not accessible by integration";
+  EXPECT_EQ(reasons(set_events(working, summarize(working, o, set_plan{}), "gh")),
+            std::vector<std::string>{"RunnerRegistrationFailed"});
+}
+
 TEST(RunnerSetEvents, ARetiredVariantDrainsThenIsDrained) {
-  set_observation o;
-  o.credentials_loaded = true;
-  set_summary before;
-  before.credentials = credentials_state::ready;
+  auto o = loaded();
+  auto before = ready();
   before.desired = {{"cpu", 1}, {"gpu", 1}};
   set_plan p;
   p.desired = {{"cpu", 1}};
@@ -177,10 +199,8 @@ TEST(RunnerSetEvents, ARetiredVariantDrainsThenIsDrained) {
 }
 
 TEST(RunnerSetEvents, ATemplateRolloutStartsAndCompletes) {
-  set_observation o;
-  o.credentials_loaded = true;
-  set_summary before;
-  before.credentials = credentials_state::ready;
+  auto o = loaded();
+  auto before = ready();
   before.desired = {{"", 3}};
   before.outdated = {{"", 0}};
   auto started = summarize(before, o, scaled(3, 3));

@@ -100,7 +100,7 @@ int run(caf::actor_system& sys, const manager::options& opts, manager::settings 
 }
 
 // CAF's settings are parsed together, and its error names no option: the
-// one it refuses alone is named (with CAF's reason), as every other bad flag is.
+// one it refuses alone is named, as every other bad flag is.
 std::string refused_caf_setting(const std::vector<std::string>& args, const caf::error& err,
                                 const std::vector<std::string>& remainder) {
   for (const auto& arg : args) {
@@ -110,8 +110,14 @@ std::string refused_caf_setting(const std::vector<std::string>& args, const caf:
     const auto eq = arg.find('=');
     const auto name = arg.substr(0, eq);
     const auto value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
-    return name + ": CAF does not take '" + value + "' (" +
-           (refused ? caf::to_string(refused) : "not understood") + ")";
+    if (refused.category() == caf::atom("parser")) {
+      const auto why = static_cast<caf::pec>(refused.code());
+      if (why == caf::pec::not_an_option)
+        return "unknown CAF setting " + name + " (octorun --help says which CAF settings pass through)";
+      return name + ": CAF does not take '" + value + "' (" + caf::to_string(why) + ")";
+    }
+    return name + ": CAF does not take '" + value + "'" +
+           (refused ? " (" + caf::to_string(refused) + ")" : "");
   }
   return "CAF setting: " + (err ? caf::to_string(err) : "not understood: " + remainder.front());
 }

@@ -226,14 +226,14 @@ void warn_about_missing_namespaces(const settings& s, const std::vector<std::str
     if (got.error().not_found())
       spdlog::warn(
           "--namespaces: namespace {} does not exist; its RunnerSets are served once it is created, the "
-          "other "
-          "namespaces are served now",
+          "other namespaces are served now",
           ns);
     else if (!got.error().forbidden())  // namespaced RBAC may not allow reading it: nothing to say
       spdlog::warn("--namespaces: cannot check that namespace {} exists: {}", ns,
                    kube::to_string(got.error()));
   }
 }
+}  // namespace
 
 expected<ok_t, std::string> manager::lead() {
   if (controller_) return ok;

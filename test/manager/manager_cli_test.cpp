@@ -62,6 +62,18 @@ TEST(ManagerCli, BadFlagsExitTwoWithOneSentence) {
   EXPECT_EQ(boolean.output, "octorun: --webhook-intake: 'perhaps' is not true or false\n");
 }
 
+TEST(ManagerCli, ABadCafSettingIsNamedAlone) {
+  auto value = run("--log-format text --scheduler.max-threads abc");
+  EXPECT_EQ(value.status, 2);
+  EXPECT_EQ(value.output,
+            "octorun: --scheduler.max-threads: CAF does not take 'abc' (unexpected_character)\n");
+  auto unknown = run("--scheduler.max-threads=2 --caf.no-such.setting=1");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(unknown.output,
+            "octorun: unknown CAF setting --caf.no-such.setting (octorun --help says which CAF settings pass "
+            "through)\n");
+}
+
 TEST(ManagerCli, TakesFlagSpaceValue) {
   // `--kubeconfig FILE` reaches the kubeconfig loader (no parser error).
   auto o = run("--kubeconfig /nonexistent/kubeconfig --log-format text");

@@ -413,10 +413,10 @@ class RunnerSetEvents : public RunnerSetActor {
   // The query of the set's Events of `type`: "reason|note|series count"
   // each, oldest first.
   static std::string events(const std::string& type) {
-    return std::string("events.events.k8s.io --field-selector regarding.kind=RunnerSet,regarding.name=linux,type=" +
-               type +
-               " --sort-by=.metadata.creationTimestamp -o "
-               "jsonpath='{range .items[*]}{.reason}|{.note}|{.series.count};{end}'";
+    return "events.events.k8s.io --field-selector regarding.kind=RunnerSet,regarding.name=linux,type=" +
+           type +
+           " --sort-by=.metadata.creationTimestamp -o "
+           "jsonpath='{range .items[*]}{.reason}|{.note}|{.series.count};{end}'";
   }
   caf::actor events_;
 };
@@ -430,7 +430,7 @@ TEST_F(RunnerSetEvents, AMissingSecretIsOneWarningNamingItAndAScaleUpANormalEven
   set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, cfg));
   watch();
   const std::string warning =
-      "CredentialsInvalid|The GitHub credentials of Secret github cannot be used: 404 Not Found: secrets "
+      "CredentialsInvalid|The GitHub credentials of Secret github cannot be used: 404 NotFound: secrets "
       "\"github\" not found|;";
   EXPECT_TRUE(eventually(
       R"(runnerset linux -o jsonpath='{.status.conditions[?(@.type=="CredentialsReady")].status}')",

@@ -9,6 +9,8 @@ std::string of_variant(const std::string& variant) {
   return variant.empty() ? std::string() : " (variant " + variant + ")";
 }
 
+std::string runners(std::int32_t n) { return std::to_string(n) + (n == 1 ? " runner" : " runners"); }
+
 template <class Map>
 auto value_or(const Map& m, const typename Map::key_type& key, typename Map::mapped_type fallback) {
   auto it = m.find(key);
@@ -42,7 +44,7 @@ void scale_events(const set_summary& before, const set_summary& after, std::vect
     const bool up = desired > was;
     out.push_back(normal(up ? "ScaledUp" : "ScaledDown", "Scale",
                          std::string(up ? "Scaled up" : "Scaled down") + " from " + std::to_string(was) +
-                             " to " + std::to_string(desired) + " runners" + of_variant(variant)));
+                             " to " + runners(desired) + of_variant(variant)));
   }
 }
 
@@ -79,8 +81,8 @@ void rollout_events(const set_summary& before, const set_summary& after, std::ve
     const auto was = value_or(before.outdated, variant, 0);
     if (was == 0 && outdated > 0)
       out.push_back(normal("RolloutStarted", "Rollout",
-                           std::to_string(outdated) + " runners" + of_variant(variant) +
-                               " were made from an older template: idle ones are replaced now, busy ones "
+                           runners(outdated) + of_variant(variant) + (outdated == 1 ? " was" : " were") +
+                               " made from an older template: idle ones are replaced now, busy ones "
                                "after their job"));
     else if (was > 0 && outdated == 0)
       out.push_back(normal("RolloutComplete", "Rollout",

@@ -461,11 +461,11 @@ TEST_F(RunnerSetEvents, AMissingSecretIsOneWarningNamingItAndAScaleUpANormalEven
       c_, "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
   EXPECT_TRUE(
       eventually(events("Normal"), "CredentialsLoaded|Loaded the GitHub credentials from Secret github|;"));
-  for (int id = 1; id <= 2; ++id) available(id);
+  available(1);  // (two jobs may come in one plan or two: the Event would say 0 to 2, or 0 to 1 and count)
   EXPECT_TRUE(eventually(
       events("Normal"),
-      "CredentialsLoaded|Loaded the GitHub credentials from Secret github|;ScaledUp|Scaled up from 0 to 2 "
-      "runners|;"));
+      "CredentialsLoaded|Loaded the GitHub credentials from Secret github|;ScaledUp|Scaled up from 0 to 1 "
+      "runner|;"));
   EXPECT_EQ(get(events("Warning")), warning);
 }
 

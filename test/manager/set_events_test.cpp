@@ -111,7 +111,7 @@ TEST(RunnerSetEvents, ScaleDecisionsThatChange) {
   EXPECT_EQ(events[0].note, "Scaled up from 0 to 3 runners");
   EXPECT_TRUE(set_events(up, summarize(up, o, scaled(3)), "gh").empty()) << "the same decision again";
   auto down = summarize(up, o, scaled(1));
-  EXPECT_EQ(set_events(up, down, "gh")[0].note, "Scaled down from 3 to 1 runners");
+  EXPECT_EQ(set_events(up, down, "gh")[0].note, "Scaled down from 3 to 1 runner");
   // Credentials lost: nothing is decided, so nothing about scale is said.
   o.credentials_loaded = false;
   o.credentials_error = "boom";

@@ -168,6 +168,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
                                            st.cfg.reporting_controller, st.cfg.reporting_instance);
   auto defaults = st.cfg.runnerset_defaults;
   defaults.kube = st.kube;
+  defaults.events = st.events;
   defaults.runner_defaults.events = st.events;
   defaults.job_router = self;  // its listeners' job messages come back here
   st.sets = supervision::spawn_supervisor(

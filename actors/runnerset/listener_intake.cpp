@@ -93,6 +93,7 @@ void register_scale_set(self_ptr self, const action& a) {
     e.id = s.id;
     e.labels = wanted.labels;
     e.failures = 0;
+    e.error.clear();
     spdlog::info("runnerset {}: {} scale set {} (id {})", id(self), how, s.name, s.id);
     mark_dirty(self);
   };
@@ -104,6 +105,7 @@ void register_scale_set(self_ptr self, const action& a) {
         exponential_backoff<std::chrono::seconds>{std::chrono::seconds(1), std::chrono::seconds(64)}.delay(
             e.failures++);
     e.retry_at = self->clock().now() + delay;
+    e.error = what + " scale set " + wanted.name + ": " + why;
     mark_dirty(self);
     spdlog::warn("runnerset {}: {} scale set {}: {}; again in {} s", id(self), what, wanted.name, why,
                  std::chrono::duration_cast<std::chrono::seconds>(delay).count());
@@ -194,6 +196,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
   self->request(admin, st.cfg.request_timeout, github::jit_config_atom::value, ss, req.name)
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
+            note_runner_registration(self, r ? nullptr : &r.error());
             if (!r) {
               note_github_error(self, r.error());
               if (r.error().kind == github::error_kind::not_found) {

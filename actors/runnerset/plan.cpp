@@ -73,7 +73,10 @@ class planner {
     pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
       if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
-      if (!o_.credentials_error.empty()) publish_status(nullptr, declared);
+      if (!o_.credentials_error.empty()) {
+        auto counted = counts_without_credentials();
+        publish_status(&counted, declared);
+      }
       return std::move(p_);
     }
     auto variants = model::effective_variants(set.spec);
@@ -91,6 +94,7 @@ class planner {
     // Planned again when a pause ends (it is logged, and what waited goes).
     if (paused(o_.budget, o_.now)) wake(std::string(budget_wake), o_.budget.paused_until);
     publish_status(&per_variant, declared);
+    p_.counts = std::move(per_variant);
     return std::move(p_);
   }
 
@@ -106,6 +110,34 @@ class planner {
     if (at <= o_.now) return true;
     wake(std::string(budget_wake), at);
     return false;
+  }
+
+  // The counts while nothing scales (no credentials): the runners as
+  // watched; what only a scaling plan knows (desired, outdated, assigned,
+  // scale set ids) as the status says, so a fresh set shows zeros rather
+  // than empty columns and a broken one its last decision.
+  variant_counts counts_without_credentials() const {
+    const auto& status = o_.set->status;
+    variant_counts out;
+    for (const auto& v : model::effective_variants(o_.set->spec)) {
+      counts c;
+      const model::runner_counts* was = o_.set->spec.variants.empty() ? &status.counts : nullptr;
+      if (was != nullptr) c.scale_set_id = status.scale_set_id;
+      for (const auto& vs : status.variants)
+        if (was == nullptr && vs.name == v.name) {
+          was = &vs.counts;
+          c.scale_set_id = vs.scale_set_id;
+        }
+      if (was != nullptr) {
+        c.desired = was->desired_replicas;
+        c.outdated = was->outdated_runners;
+        c.assigned = was->assigned_jobs;
+      }
+      for (const auto& [name, r] : o_.runners)
+        if (r.variant == v.name) c.add(r.view);
+      out.emplace_back(v.name, c);
+    }
+    return out;
   }
 
   void add(action a) { p_.actions.push_back(std::move(a)); }

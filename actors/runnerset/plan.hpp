@@ -135,6 +135,7 @@ struct observed_scale_set {
   bool reported = false;            // its session reported statistics since this manager started
   std::vector<std::string> labels;  // as registered
   int failures = 0;                 // consecutive failed registrations
+  std::string error;                // why the last one failed; empty after a success
   time_point retry_at{};            // not before, after a failure
   std::int64_t assigned_jobs = 0;   // its statistics' total assigned jobs
 };
@@ -152,6 +153,9 @@ struct set_observation {
   // The TLS or proxy problem of its GitHub clients' last call (a certificate
   // not trusted, a proxy's 407); empty once a call gets a response.
   std::string github_connection_problem;
+  // Why GitHub refused the last runner registration (JIT configuration);
+  // empty once one succeeds. For the set's Events only.
+  std::string runner_registration_error;
   // The manager serves the GitHub webhook intake (--webhook-intake).
   bool webhook_intake_enabled = true;
   bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)
@@ -203,6 +207,9 @@ struct set_plan {
   // The desired count of each declared variant, for its scale-down window
   // (the actor records it once the plan is made).
   std::vector<std::pair<std::string, std::int32_t>> desired;
+  // What the status counts (retired variants that still have runners
+  // included); empty while the credentials are not loaded.
+  variant_counts counts;
 };
 
 set_plan plan(const set_observation& o);

@@ -49,6 +49,35 @@ void mark_dirty(self_ptr self) {
   if (!std::exchange(self->state.dirty, true)) self->send(self, reconcile_atom::value);
 }
 
+void note_runner_registration(self_ptr self, const github::error* failed) {
+  auto why = failed ? failed->describe() : std::string();
+  auto& w = self->state.world;
+  if (why == w.runner_registration_error) return;
+  w.runner_registration_error = std::move(why);
+  mark_dirty(self);  // the next plan's Events say so
+}
+
+// Records the Events of what changed since the last plan (fire and forget;
+// the recorder spam-limits).
+void record_events(self_ptr self, const set_plan& p) {
+  auto& st = self->state;
+  if (!st.cfg.events) return;
+  const auto& set = *st.world.set;
+  if (!st.summary) st.summary = summary_from_status(set);
+  auto now = summarize(*st.summary, st.world, p);
+  for (auto& e : set_events(*st.summary, now, set.spec.credentials_secret_name)) {
+    kube::event_spec spec;
+    spec.regarding = {model::api_version, "RunnerSet", set.metadata.namespace_, set.metadata.name,
+                      set.metadata.uid};
+    spec.type = e.warning ? "Warning" : "Normal";
+    spec.reason = std::move(e.reason);
+    spec.action = std::move(e.action);
+    spec.note = std::move(e.note);
+    caf::anon_send(st.cfg.events, std::move(spec));
+  }
+  st.summary = std::move(now);
+}
+
 void reconcile(self_ptr self) {
   auto& st = self->state;
   auto& w = st.world;
@@ -64,6 +93,7 @@ void reconcile(self_ptr self) {
   for (const auto& [variant, desired] : p.desired)
     w.scale_down.try_emplace(variant, st.cfg.scale_down_window).first->second.floor(w.now, desired);
   for (const auto& a : p.actions) execute(self, a);
+  record_events(self, p);
 }
 
 // ---- observing -------------------------------------------------------------------
@@ -261,6 +291,12 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   mark_dirty(self);
 }
 
+// What a reply tells of the set's runner registrations (JIT configurations).
+void note_reply(self_ptr self, const github::jit_reply& r) {
+  note_runner_registration(self, r ? nullptr : &r.error());
+}
+void note_reply(self_ptr, const github::delete_reply&) {}
+
 template <class Reply, class... Ts>
 caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
   auto& st = self->state;
@@ -276,6 +312,7 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
   self->request(target, st.cfg.request_timeout, std::move(xs)...)
       .then(
           [=](Reply& r) mutable {
+            note_reply(self, r);
             if (!r) note_github_error(self, r.error());
             rp.deliver(std::move(r));
           },

@@ -63,6 +63,9 @@ struct runnerset_actor_config {
   // The proxy for GitHub calls of sets without spec.proxy (the manager's
   // environment, http/proxy.hpp); none: libcurl reads the environment.
   std::optional<http::proxy_options> github_proxy;
+  // kube::spawn_event_recorder: the set's Events (actors/runnerset/set_events.hpp);
+  // none: no Events.
+  caf::actor events;
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;
   // The manager's metrics (runners created and deleted, failed actions,

@@ -14,6 +14,7 @@
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/runnerset/set_events.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -69,6 +70,9 @@ struct set_state {
   bool removals_loaded = false;  // read back from the status after a (re)start
   bool status_stale = false;     // a newer status was planned while one was in flight
   bool dirty = false;            // a plan is due (one reconcile message is queued)
+  // What the last plan knew, for the Events of the next one's changes
+  // (set_events.hpp); read from the published status on the first plan.
+  std::optional<set_summary> summary;
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };
@@ -171,6 +175,10 @@ void remove_deferred(self_ptr self, std::int64_t runner_id);
 void status_published(self_ptr self, const std::string& text);
 // After a (re)start: the removals the status lists are still to do.
 void load_deferred_removals(self_ptr self);
+
+// A JIT configuration GitHub gave (null) or refused (why): the set's runner
+// registrations work or fail (set_events.hpp records the change).
+void note_runner_registration(self_ptr self, const github::error* failed);
 
 // ---- execute.cpp ----
 void read_credentials(self_ptr self);

@@ -211,8 +211,33 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
 
 void manager::set_leader_gauge(bool leading) { settings_.metrics->set_leader(leading); }
 
+// A listed namespace that does not exist is not an error: its watches list
+// it empty and serve its RunnerSets once it is created (controller-runtime's
+// multi-namespace cache does the same), and the other namespaces are served
+// meanwhile. It is logged by name, so that a typo does not go unnoticed
+// (README.md). One GET per namespace, on the main thread.
+namespace {
+void warn_about_missing_namespaces(const settings& s, const std::vector<std::string>& namespaces) {
+  if (namespaces.empty()) return;
+  kube::client api(s.kube, s.kube_options);
+  for (const auto& ns : namespaces) {
+    auto got = api.get(kube::namespaces(), "", ns);
+    if (got) continue;
+    if (got.error().not_found())
+      spdlog::warn(
+          "--namespaces: namespace {} does not exist; its RunnerSets are served once it is created, the "
+          "other namespaces are served now",
+          ns);
+    else if (!got.error().forbidden())  // namespaced RBAC may not allow reading it: nothing to say
+      spdlog::warn("--namespaces: cannot check that namespace {} exists: {}", ns,
+                   kube::to_string(got.error()));
+  }
+}
+}  // namespace
+
 expected<ok_t, std::string> manager::lead() {
   if (controller_) return ok;
+  warn_about_missing_namespaces(settings_, options_.namespaces);
   const std::string user_agent = std::string("octorun/") + version;
   controller::controller_config ccfg;
   ccfg.kube = settings_.kube;

@@ -89,8 +89,10 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       // Runner pods and JIT Secrets; credentials Secrets.
       "get pods", "list pods", "watch pods", "create pods", "delete pods", "get secrets", "list secrets",
       "watch secrets", "create secrets", "delete secrets",
-      // Events on Runner phase transitions.
+      // Events on Runner phase transitions and RunnerSet changes.
       "create events.events.k8s.io", "patch events.events.k8s.io",
+      // Each namespace of --namespaces looked up once (one that does not exist is logged).
+      "get namespaces",
       // A busy runner's pod labelled; each set's runner ServiceAccount, busy-runner
       // PodDisruptionBudget and containerMode kubernetes Role (server-side apply).
       "patch pods", "create serviceaccounts", "patch serviceaccounts", "delete serviceaccounts",
@@ -120,8 +122,8 @@ TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
         "escalate roles.rbac.authorization.k8s.io", "bind roles.rbac.authorization.k8s.io",
         // What the hooks' Role grants: only with rbac.containerModeKubernetes.
         "create pods --subresource=exec", "get pods --subresource=log", "create jobs.batch", "create events",
-        "delete events.events.k8s.io", "get nodes", "create leases.coordination.k8s.io",
-        "create deployments.apps"})
+        "delete events.events.k8s.io", "get nodes", "list namespaces", "delete namespaces",
+        "create leases.coordination.k8s.io", "create deployments.apps"})
     EXPECT_FALSE(can(call)) << call;
   EXPECT_FALSE(can("delete leases.coordination.k8s.io", "octorun-system"));
 }

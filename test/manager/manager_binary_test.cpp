@@ -199,6 +199,28 @@ TEST_F(ManagerBinary, ScalesFromZeroWithDemandAndBackThenStopsCleanly) {
       << "the Lease was not released";
 }
 
+// A listed namespace that does not exist (yet): the manager starts and says
+// so by name, serves the other namespaces, and serves it once it is created.
+TEST_F(ManagerBinary, ANamespaceThatDoesNotExistIsLoggedTheOthersServedAndItOnceCreated) {
+  const std::string later = ns_ + "-later";
+  start_manager({"--namespaces=" + ns_ + "," + later});
+  EXPECT_NE(manager_->wait_for_log(std::regex("(namespace " + later + " does not exist)"), 30s), "")
+      << log_tail();
+  apply_runnerset(2);
+  auto jobs = queue_jobs(1, 500ms);
+  EXPECT_TRUE(all_completed(jobs, 120s)) << log_tail();
+  test::kubectl(c_, "create namespace " + later + " >/dev/null");
+  test::create_runnerset(c_, later, sim_->ghes_url() + "/acme", 1, 2);
+  EXPECT_TRUE(bool(test::wait_for_value(
+      [&] {
+        return test::kubectl(c_, "-n " + later + " get runnerset linux -o jsonpath='{.status.replicas}'");
+      },
+      std::string("1"), 60s, "the RunnerSet in the namespace created later", [&] { return log_tail(); })));
+  EXPECT_EQ(manager_->log().find("cannot check"), std::string::npos) << log_tail();
+  stop(SIGKILL);  // its Runner's finalizer stays: the namespace goes with the test cluster
+  test::kubectl(c_, "delete namespace " + later + " --wait=false >/dev/null");
+}
+
 TEST_F(ManagerBinary, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
   start_manager();
   apply_runnerset(4);

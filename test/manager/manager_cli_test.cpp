@@ -46,20 +46,26 @@ TEST(ManagerCli, HelpListsTheFlags) {
     EXPECT_NE(o.output.find(flag), std::string::npos) << flag;
 }
 
+// `args` stop the binary with status 2 and the one sentence `sentence`.
+void expect_refused(const std::string& args, const std::string& sentence) {
+  auto o = run(args);
+  EXPECT_EQ(o.status, 2) << args;
+  EXPECT_EQ(o.output, "octorun: " + sentence + "\n") << args;
+}
+
 TEST(ManagerCli, BadFlagsExitTwoWithOneSentence) {
-  auto unknown = run("--bogus");
-  EXPECT_EQ(unknown.status, 2);
-  EXPECT_EQ(unknown.output, "octorun: unknown flag --bogus (octorun --help lists the flags)\n");
-  auto missing = run("--kubeconfig");
-  EXPECT_EQ(missing.status, 2);
-  EXPECT_EQ(missing.output,
-            "octorun: --kubeconfig needs a value (--kubeconfig=VALUE or --kubeconfig VALUE)\n");
-  auto number = run("--kube-burst many");
-  EXPECT_EQ(number.status, 2);
-  EXPECT_EQ(number.output, "octorun: --kube-burst: 'many' is not a number\n");
-  auto boolean = run("--webhook-intake=perhaps");
-  EXPECT_EQ(boolean.status, 2);
-  EXPECT_EQ(boolean.output, "octorun: --webhook-intake: 'perhaps' is not true or false\n");
+  expect_refused("--bogus", "unknown flag --bogus (octorun --help lists the flags)");
+  expect_refused("--kubeconfig", "--kubeconfig needs a value (--kubeconfig=VALUE or --kubeconfig VALUE)");
+  expect_refused("--kube-burst many", "--kube-burst: 'many' is not a number");
+  expect_refused("--webhook-intake=perhaps", "--webhook-intake: 'perhaps' is not true or false");
+}
+
+TEST(ManagerCli, ABadCafSettingIsNamedAlone) {
+  expect_refused("--log-format text --scheduler.max-threads abc",
+                 "--scheduler.max-threads: CAF does not take 'abc' (unexpected_character)");
+  expect_refused(
+      "--scheduler.max-threads=2 --caf.no-such.setting=1",
+      "unknown CAF setting --caf.no-such.setting (octorun --help says which CAF settings pass through)");
 }
 
 TEST(ManagerCli, TakesFlagSpaceValue) {

@@ -403,5 +403,82 @@ TEST_F(RunnerSetActor, AWrongCaBundleIsReportedByFieldUntilItIsFixed) {
       "True Applied"));
 }
 
+// Events on transitions, not per reconcile; zeros in the printer columns
+// while nothing is counted yet.
+class RunnerSetEvents : public RunnerSetActor {
+ protected:
+  ~RunnerSetEvents() override {
+    if (events_) caf::anon_send_exit(events_, caf::exit_reason::user_shutdown);
+  }
+  // The query of the set's Events of `type`: "reason|note|series count"
+  // each, oldest first.
+  static std::string events(const std::string& type) {
+    return "events.events.k8s.io --field-selector regarding.kind=RunnerSet,regarding.name=linux,type=" +
+           type +
+           " --sort-by=.metadata.creationTimestamp -o "
+           "jsonpath='{range .items[*]}{.reason}|{.note}|{.series.count};{end}'";
+  }
+  caf::actor events_;
+};
+
+TEST_F(RunnerSetEvents, AMissingSecretIsOneWarningNamingItAndAScaleUpANormalEvent) {
+  test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", 0, 5);
+  test::kubectl(c_, "-n " + ns_ + " delete secret github >/dev/null");
+  auto cfg = config(200ms);  // a resync every 200 ms: many reconciles while the Secret is missing
+  events_ = kube::spawn_event_recorder(sys_, kube_cfg_, {}, "octorun.io/manager", "test");
+  cfg.events = events_;
+  set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, cfg));
+  watch();
+  const std::string warning =
+      "CredentialsInvalid|The GitHub credentials of Secret github cannot be used: 404 NotFound: secrets "
+      "\"github\" not found|;";
+  EXPECT_TRUE(eventually(
+      R"(runnerset linux -o jsonpath='{.status.conditions[?(@.type=="CredentialsReady")].status}')",
+      "False"));
+  // `kubectl get rset` shows zeros, not empty columns.
+  EXPECT_TRUE(
+      eventually("runnerset linux -o jsonpath='{.status.desiredReplicas} {.status.replicas} "
+                 "{.status.idleRunners} {.status.runningRunners}'",
+                 "0 0 0 0"));
+  // The printer columns: NAME DESIRED CURRENT IDLE BUSY AGE.
+  std::istringstream columns(get("runnerset linux --no-headers"));
+  std::string name, desired, current, idle, busy;
+  columns >> name >> desired >> current >> idle >> busy;
+  EXPECT_EQ(name + " " + desired + " " + current + " " + idle + " " + busy, "linux 0 0 0 0");
+  // Two spec changes, each planned with the Secret still missing (the status
+  // says which generation it saw): still the one Warning, not counted again.
+  for (int max : {6, 7}) {
+    test::kubectl(c_, "-n " + ns_ + " patch runnerset linux --type=merge -p '{\"spec\":{\"maxRunners\":" +
+                          std::to_string(max) + "}}' >/dev/null");
+    EXPECT_TRUE(
+        eventually("runnerset linux -o jsonpath='{.status.observedGeneration}'", std::to_string(max - 4)));
+  }
+  EXPECT_TRUE(eventually(events("Warning"), warning));
+  EXPECT_EQ(get(events("Warning")), warning);
+
+  // The Secret appears: the credentials load (one Normal Event), and demand scales the set up.
+  test::kubectl(
+      c_, "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
+  EXPECT_TRUE(
+      eventually(events("Normal"), "CredentialsLoaded|Loaded the GitHub credentials from Secret github|;"));
+  available(1);  // (two jobs may come in one plan or two: the Event would say 0 to 2, or 0 to 1 and count)
+  EXPECT_TRUE(eventually(
+      events("Normal"),
+      "CredentialsLoaded|Loaded the GitHub credentials from Secret github|;ScaledUp|Scaled up from 0 to 1 "
+      "runner|;"));
+  EXPECT_EQ(get(events("Warning")), warning);
+}
+
+TEST_F(RunnerSetEvents, AnUnknownContainerModeIsRefusedNamingTheFieldAndTheSetStillServes) {
+  start(1, 5);
+  auto refused = test::kubectl(
+      c_, "-n " + ns_ +
+              " patch runnerset linux --type=merge -p '{\"spec\":{\"containerMode\":{\"type\":\"podman\"}}}' "
+              "2>&1 || true");
+  EXPECT_NE(refused.find("spec.containerMode.type"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("podman"), std::string::npos) << refused;
+  EXPECT_TRUE(eventually("runnerset linux -o jsonpath='{.status.replicas}'", "1"));
+}
+
 }  // namespace
 }  // namespace octorun::runnerset

@@ -123,7 +123,30 @@ TEST(RunnerSetPlan, BrokenCredentialsPublishOnlyTheCondition) {
   EXPECT_NE(status[0].text.find(R"("status":"False","reason":"Invalid","message":"key github_token: empty")"),
             std::string::npos)
       << status[0].text;
-  EXPECT_EQ(status[0].text.find("replicas"), std::string::npos) << "counts are unknown, not zero";
+  // Nothing scales, but the columns are not empty: the runners are counted
+  // as watched, the desired count is the status's (none yet: 0).
+  EXPECT_NE(
+      status[0].text.find(R"("desiredReplicas":0,"replicas":0,"pendingRunners":0,"idleRunners":0,)"
+                          R"("runningRunners":0,"failedRunners":0,"assignedJobs":0,"outdatedRunners":0)"),
+      std::string::npos)
+      << status[0].text;
+}
+
+TEST(RunnerSetPlan, BrokenCredentialsKeepTheLastDecisionAndCountTheRunners) {
+  auto o = ready_set();
+  o.credentials_loaded = false;
+  o.credentials_error = "secrets \"gh\" not found";
+  o.set->status.counts.desired_replicas = 3;
+  add_runner(o, "linux-a", runner::phase::pending, true);
+  add_runner(o, "linux-b", runner::phase::running, true);
+  auto status = of(plan(o), action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("desiredReplicas":3,"replicas":2,"pendingRunners":0,"idleRunners":1,)"
+                                R"("runningRunners":1)"),
+            std::string::npos)
+      << status[0].text;
+  o.published_status = status[0].text;
+  EXPECT_TRUE(of(plan(o), action_kind::publish_status).empty()) << "the same status is not written twice";
 }
 
 // ---- status -------------------------------------------------------------------------

@@ -57,8 +57,13 @@
   resources: [jobs]
   verbs: [get, list, create, delete]
 {{- end }}
-# An Event on each Runner phase transition (series updates are patches).
+# Events on Runner phase transitions and RunnerSet changes (series updates are patches).
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
+# Each namespace of --namespaces is looked up once on taking the lead: one
+# that does not exist is logged by name (a Role allows its own namespace).
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [get]
 {{- end }}

@@ -1,0 +1,171 @@
+#include "actors/runnerset/set_events.hpp"
+
+namespace octorun::runnerset {
+namespace {
+
+using credentials_state = set_summary::credentials_state;
+
+std::string of_variant(const std::string& variant) {
+  return variant.empty() ? std::string() : " (variant " + variant + ")";
+}
+
+std::string runners(std::int32_t n) { return std::to_string(n) + (n == 1 ? " runner" : " runners"); }
+
+template <class Map>
+auto value_or(const Map& m, const typename Map::key_type& key, typename Map::mapped_type fallback) {
+  auto it = m.find(key);
+  return it == m.end() ? fallback : it->second;
+}
+
+set_event normal(std::string reason, std::string action, std::string note) {
+  return {false, std::move(reason), std::move(action), std::move(note)};
+}
+set_event warning(std::string reason, std::string action, std::string note) {
+  return {true, std::move(reason), std::move(action), std::move(note)};
+}
+
+void credentials_events(const set_summary& before, const set_summary& after, const std::string& secret,
+                        std::vector<set_event>& out) {
+  if (after.credentials == before.credentials && after.credentials_problem == before.credentials_problem)
+    return;
+  if (after.credentials == credentials_state::ready)
+    out.push_back(normal("CredentialsLoaded", "LoadCredentials",
+                         "Loaded the GitHub credentials from Secret " + secret));
+  else if (after.credentials == credentials_state::problem)
+    out.push_back(warning(
+        "CredentialsInvalid", "LoadCredentials",
+        "The GitHub credentials of Secret " + secret + " cannot be used: " + after.credentials_problem));
+}
+
+void scale_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  for (const auto& [variant, desired] : after.desired) {
+    const auto was = value_or(before.desired, variant, 0);
+    if (desired == was) continue;
+    const bool up = desired > was;
+    out.push_back(normal(up ? "ScaledUp" : "ScaledDown", "Scale",
+                         std::string(up ? "Scaled up" : "Scaled down") + " from " + std::to_string(was) +
+                             " to " + runners(desired) + of_variant(variant)));
+  }
+}
+
+void registration_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  for (const auto& [variant, id] : after.scale_sets)
+    if (id != 0 && id != value_or(before.scale_sets, variant, 0))
+      out.push_back(normal("ScaleSetRegistered", "RegisterScaleSet",
+                           "Registered the GitHub scale set " + std::to_string(id) + of_variant(variant)));
+  for (const auto& [variant, why] : after.registration_errors)
+    if (!why.empty() && why != value_or(before.registration_errors, variant, std::string()))
+      out.push_back(
+          warning("RegistrationFailed", "RegisterScaleSet",
+                  "The GitHub scale set" + of_variant(variant) + " could not be registered: " + why));
+  const auto& why = after.runner_registration_error;
+  if (!why.empty() && why != before.runner_registration_error)
+    out.push_back(warning("RunnerRegistrationFailed", "RegisterRunner",
+                          "GitHub refused a runner's registration (JIT configuration): " + why));
+}
+
+void drain_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  for (const auto& variant : after.draining)
+    if (before.draining.count(variant) == 0)
+      out.push_back(
+          normal("DrainingVariant", "Drain",
+                 "Variant " + variant +
+                     " is no longer declared: its idle runners are removed, busy ones finish their job"));
+  for (const auto& variant : before.draining)
+    if (after.draining.count(variant) == 0 && after.desired.count(variant) == 0)
+      out.push_back(normal("VariantDrained", "Drain", "Variant " + variant + " has no runners left"));
+}
+
+void rollout_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  for (const auto& [variant, outdated] : after.outdated) {
+    const auto was = value_or(before.outdated, variant, 0);
+    if (was == 0 && outdated > 0)
+      out.push_back(normal("RolloutStarted", "Rollout",
+                           runners(outdated) + of_variant(variant) + (outdated == 1 ? " was" : " were") +
+                               " made from an older template: idle ones are replaced now, busy ones "
+                               "after their job"));
+    else if (was > 0 && outdated == 0)
+      out.push_back(normal("RolloutComplete", "Rollout",
+                           "Every runner" + of_variant(variant) + " is made from the current template"));
+  }
+}
+
+}  // namespace
+
+set_summary summary_from_status(const model::runnerset& set) {
+  set_summary s;
+  for (const auto& c : set.status.conditions) {
+    if (c.type != "CredentialsReady") continue;
+    if (c.status == "True") s.credentials = credentials_state::ready;
+    if (c.status == "False") {
+      s.credentials = credentials_state::problem;
+      s.credentials_problem = c.message;
+    }
+  }
+  std::set<std::string> declared;
+  for (const auto& v : model::effective_variants(set.spec)) declared.insert(v.name);
+  if (set.spec.variants.empty()) {
+    s.desired[""] = set.status.counts.desired_replicas;
+    s.outdated[""] = set.status.counts.outdated_runners;
+    if (set.status.scale_set_id != 0) s.scale_sets[""] = set.status.scale_set_id;
+  }
+  for (const auto& v : set.status.variants) {
+    if (declared.count(v.name) == 0) {
+      if (v.counts.replicas > 0 || v.counts.failed_runners > 0) s.draining.insert(v.name);
+      continue;
+    }
+    s.desired[v.name] = v.counts.desired_replicas;
+    s.outdated[v.name] = v.counts.outdated_runners;
+    if (v.scale_set_id != 0) s.scale_sets[v.name] = v.scale_set_id;
+  }
+  return s;
+}
+
+set_summary summarize(const set_summary& previous, const set_observation& o, const set_plan& p) {
+  set_summary s = previous;
+  // The same judgement as the CredentialsReady condition (plan.cpp).
+  const auto& why = o.credentials_error.empty() ? o.github_connection_problem : o.credentials_error;
+  if (!why.empty()) {
+    s.credentials = credentials_state::problem;
+    s.credentials_problem = why;
+  } else if (o.credentials_loaded) {
+    s.credentials = credentials_state::ready;
+    s.credentials_problem.clear();
+  }
+  // The counts are known only when the plan made them (credentials loaded).
+  if (!p.desired.empty()) {
+    s.desired.clear();
+    s.outdated.clear();
+    s.draining.clear();
+    for (const auto& [variant, desired] : p.desired) s.desired[variant] = desired;
+    for (const auto& [variant, c] : p.counts) {
+      if (s.desired.count(variant) > 0)
+        s.outdated[variant] = c.outdated;
+      else if (c.replicas > 0 || c.failed > 0)
+        s.draining.insert(variant);
+    }
+  }
+  s.runner_registration_error = o.runner_registration_error;
+  for (const auto& [variant, ss] : o.scale_sets) {
+    if (ss.id != 0) s.scale_sets[variant] = ss.id;  // 0: not registered this run (yet)
+    if (ss.error.empty())
+      s.registration_errors.erase(variant);
+    else
+      s.registration_errors[variant] = ss.error;
+  }
+  return s;
+}
+
+std::vector<set_event> set_events(const set_summary& before, const set_summary& after,
+                                  const std::string& secret) {
+  std::vector<set_event> out;
+  if (before == after) return out;
+  credentials_events(before, after, secret, out);
+  registration_events(before, after, out);
+  scale_events(before, after, out);
+  rollout_events(before, after, out);
+  drain_events(before, after, out);
+  return out;
+}
+
+}  // namespace octorun::runnerset

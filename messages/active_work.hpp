@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,11 +18,24 @@ struct workflow_job {
   std::string status;      // queued, in_progress, completed, waiting, …
   std::vector<std::string> labels;
   std::string runner_name;  // "" until a runner takes it
+  std::string conclusion;   // once completed: success, failure, cancelled, …
+};
+
+// What a sweep asks for besides the queued and running runs.
+struct sweep_request {
+  // Runs followed to their end (those of the jobs a set counts or its
+  // runners run), with their repository ("owner/repo"): once such a run is
+  // no longer queued or running, its jobs are listed (how each ended).
+  std::map<std::int64_t, std::string> followed_runs;
+  // Runs whose jobs were listed already: not listed again while they run.
+  std::set<std::int64_t> listed_runs;
 };
 
 struct active_work {
-  std::set<std::int64_t> runs;     // the workflow runs queued or in progress
-  std::vector<workflow_job> jobs;  // the jobs of those runs that were asked for
+  std::set<std::int64_t> runs;  // the workflow runs queued or in progress
+  // The jobs of the runs neither followed nor listed before, and of the
+  // followed runs that ended.
+  std::vector<workflow_job> jobs;
 };
 
 }  // namespace octorun::messages

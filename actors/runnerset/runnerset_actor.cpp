@@ -98,7 +98,7 @@ void add_demand(self_ptr self, const messages::job_info& job) {
   auto variants = model::effective_variants(st.world.set->spec);
   if (auto v = variant_for_job(variants, job.labels)) {
     st.world.active_jobs.emplace(job.job_id, variants[*v].name);
-    if (job.run_id != 0) st.job_runs.emplace(job.job_id, job.run_id);
+    st.job_runs.emplace(job.job_id, followed_job{job.run_id, job.repository});
   }
 }
 
@@ -189,9 +189,16 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
     st.early_children.erase(name);
+    st.runner_jobs.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
     observe_runner(w, *ev.obj);
+    // The job it runs, which the sweep follows to its end (a `completed`
+    // lost while no leader served would leave it running for ever).
+    if (const auto& job = ev.obj->status.job; job && job->id != 0 && ev.obj->status.phase == "Running")
+      st.runner_jobs[name] = {job->id, followed_job{job->run_id, job->repository}};
+    else
+      st.runner_jobs.erase(name);
     // Its Pod and Secret first, when they were watched before it: its actor
     // decides on its first Runner event, and without them would take a
     // running pod for a vanished one (and provision again).
@@ -235,7 +242,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
     auto runner = st.world.runners.find(m.runner_name);
     if (runner != st.world.runners.end()) {
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
-      if (m.job.run_id != 0) st.job_runs[m.job.job_id] = m.job.run_id;
+      st.job_runs[m.job.job_id] = followed_job{m.job.run_id, m.job.repository};
     } else
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
     if (st.cfg.metrics)

@@ -14,6 +14,7 @@
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/runnerset/webhook_sweep.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -37,9 +38,10 @@ struct set_state {
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
-  // Webhook intake: the run of each job counted (the sweep lists only the
-  // jobs of runs it does not know), and whether a sweep is in flight or due.
-  std::map<std::int64_t, std::int64_t> job_runs;
+  // Webhook intake: the run of each job counted, and the job each Runner
+  // runs (status.job): the sweep follows them to their end.
+  std::map<std::int64_t, followed_job> job_runs;
+  std::map<std::string, std::pair<std::int64_t, followed_job>> runner_jobs;
   // Runs whose jobs a sweep listed (most are other runners' work, e.g.
   // GitHub-hosted): not listed again until they end or turn stale.
   std::map<std::int64_t, time_point> listed_runs;

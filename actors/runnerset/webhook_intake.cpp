@@ -3,6 +3,8 @@
 // credentials load (on a new leader: at once) and every cfg.webhook_sweep.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/runnerset/webhook_sweep.hpp"
@@ -29,22 +31,21 @@ void schedule_sweep(self_ptr self) {
 constexpr auto relist_after = std::chrono::minutes(10);
 
 // The runs whose jobs this sweep listed are remembered; runs that ended are forgotten.
-void remember_listed_runs(self_ptr self, const std::vector<std::int64_t>& known,
+void remember_listed_runs(self_ptr self, const messages::sweep_request& ask,
                           const messages::active_work& listed, time_point at) {
   auto& runs = self->state.listed_runs;
   std::erase_if(runs, [&](const auto& kv) { return !listed.runs.contains(kv.first); });
-  const std::set<std::int64_t> skipped(known.begin(), known.end());
   for (auto run : listed.runs)
-    if (!skipped.contains(run)) runs.emplace(run, at);
+    if (!ask.followed_runs.contains(run) && !ask.listed_runs.contains(run)) runs.emplace(run, at);
 }
 
-void apply_sweep(self_ptr self, const std::map<std::int64_t, std::int64_t>& counted_at_start,
+void apply_sweep(self_ptr self, const std::map<std::int64_t, followed_job>& followed,
                  const messages::active_work& listed) {
   auto& st = self->state;
-  std::set<std::int64_t> counted_now, completed;
-  for (const auto& [job, variant] : st.world.active_jobs) counted_now.insert(job);
+  std::set<std::int64_t> counted, completed;
+  for (const auto& [job, variant] : st.world.active_jobs) counted.insert(job);
   for (const auto& [job, at] : st.completed_jobs) completed.insert(job);
-  auto changes = reconcile_demand(counted_at_start, counted_now, completed, listed);
+  auto changes = reconcile_demand(followed, counted, completed, listed);
   for (auto job : changes.ended) {
     st.world.active_jobs.erase(job);
     st.job_runs.erase(job);
@@ -55,18 +56,21 @@ void apply_sweep(self_ptr self, const std::map<std::int64_t, std::int64_t>& coun
   // this set's to report (no sweep counts a job as bad input again and again).
   const auto variants = model::effective_variants(st.world.set->spec);
   std::erase_if(changes.found, [&](const auto& job) { return !variant_for_job(variants, job.labels); });
-  for (const auto& job : changes.found) {
+  auto route = [&](const messages::workflow_job& job) {
     auto message = job_message_of(job);
     if (st.cfg.job_router)
       messages::send_job_message(st.cfg.job_router, std::move(message));
     else
       std::visit([&](auto& m) { self->send(self, std::move(m)); }, message);
-  }
-  if (!changes.ended.empty() || !changes.found.empty()) {
+  };
+  std::for_each(changes.finished.begin(), changes.finished.end(), route);
+  std::for_each(changes.found.begin(), changes.found.end(), route);
+  if (!changes.ended.empty() || !changes.found.empty() || !changes.finished.empty()) {
     spdlog::info(
         "runnerset {}: GitHub's queue ({} runs queued or running) has {} jobs no delivery brought; {} jobs "
-        "counted have ended unseen",
-        id(self), listed.runs.size(), changes.found.size(), changes.ended.size());
+        "followed have ended unseen ({} with their runner)",
+        id(self), listed.runs.size(), changes.found.size(), changes.ended.size() + changes.finished.size(),
+        changes.finished.size());
     mark_dirty(self);
   }
 }
@@ -78,18 +82,22 @@ void sweep(self_ptr self) {
     return;
   }
   if (held_back(self, github_call::cleanup)) return schedule_sweep(self);  // the budget is for new runners
-  auto counted_at_start = st.job_runs;
-  std::erase_if(counted_at_start, [&](const auto& kv) { return !st.world.active_jobs.contains(kv.first); });
+  // Followed: the jobs counted as demand and the jobs its Runners run.
+  std::map<std::int64_t, followed_job> followed;
+  for (const auto& [job, where] : st.job_runs)
+    if (st.world.active_jobs.contains(job)) followed.emplace(job, where);
+  for (const auto& [runner, job] : st.runner_jobs) followed.emplace(job.first, job.second);
   const auto now = self->clock().now();
   std::erase_if(st.listed_runs, [&](const auto& kv) { return kv.second + relist_after < now; });
-  auto known = known_runs(counted_at_start);
-  for (const auto& [run, at] : st.listed_runs) known.push_back(run);
-  self->request(st.github, st.cfg.request_timeout, github::active_work_atom::value, known)
+  std::set<std::int64_t> listed_runs;
+  for (const auto& [run, at] : st.listed_runs) listed_runs.insert(run);
+  auto ask = sweep_request_for(followed, listed_runs);
+  self->request(st.github, st.cfg.request_timeout, github::active_work_atom::value, ask)
       .then(
           [=](github::active_work_reply& reply) {
             if (reply) {
-              remember_listed_runs(self, known, *reply, now);
-              apply_sweep(self, counted_at_start, *reply);
+              remember_listed_runs(self, ask, *reply, now);
+              apply_sweep(self, followed, *reply);
             } else {
               spdlog::warn("runnerset {}: sweeping GitHub's queue: {}", id(self), reply.error().describe());
               note_github_error(self, reply.error());

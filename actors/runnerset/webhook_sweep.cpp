@@ -4,36 +4,36 @@
 
 namespace octorun::runnerset {
 
-demand_sweep reconcile_demand(const std::map<std::int64_t, std::int64_t>& counted_at_start,
-                              const std::set<std::int64_t>& counted_now,
-                              const std::set<std::int64_t>& completed, const messages::active_work& listed) {
+demand_sweep reconcile_demand(const std::map<std::int64_t, followed_job>& followed,
+                              const std::set<std::int64_t>& counted, const std::set<std::int64_t>& completed,
+                              const messages::active_work& listed) {
   demand_sweep out;
-  std::set<std::int64_t> listed_completed;
+  std::set<std::int64_t> seen;  // a job listed twice counts once
   for (const auto& job : listed.jobs) {
+    if (!seen.insert(job.id).second || completed.contains(job.id)) continue;
     if (job.status == "completed") {
-      listed_completed.insert(job.id);
+      if (followed.contains(job.id)) out.finished.push_back(job);
       continue;
     }
     // waiting (an environment's approval), requested, pending: no runner can take it yet.
     if (job.status != "queued" && job.status != "in_progress") continue;
-    if (counted_now.contains(job.id) || completed.contains(job.id)) continue;
-    if (std::any_of(out.found.begin(), out.found.end(), [&](const auto& f) { return f.id == job.id; }))
-      continue;
-    out.found.push_back(job);
+    if (!counted.contains(job.id) && !followed.contains(job.id)) out.found.push_back(job);
   }
-  for (const auto& [job, run] : counted_at_start) {
-    if (!counted_now.contains(job)) continue;  // ended meanwhile, by a delivery
-    const bool run_over = run != 0 && !listed.runs.contains(run);
-    if (run_over || listed_completed.contains(job)) out.ended.push_back(job);
+  for (const auto& [job, where] : followed) {
+    if (!counted.contains(job) || seen.contains(job)) continue;  // not demand now, or listed above
+    if (where.run_id != 0 && !listed.runs.contains(where.run_id)) out.ended.push_back(job);
   }
   return out;
 }
 
-std::vector<std::int64_t> known_runs(const std::map<std::int64_t, std::int64_t>& counted) {
-  std::set<std::int64_t> runs;
-  for (const auto& [job, run] : counted)
-    if (run != 0) runs.insert(run);
-  return {runs.begin(), runs.end()};
+messages::sweep_request sweep_request_for(const std::map<std::int64_t, followed_job>& followed,
+                                          const std::set<std::int64_t>& listed_runs) {
+  messages::sweep_request ask;
+  for (const auto& [job, where] : followed)
+    if (where.run_id != 0 && !where.repository.empty())
+      ask.followed_runs.emplace(where.run_id, where.repository);
+  ask.listed_runs = listed_runs;
+  return ask;
 }
 
 messages::job_message job_message_of(const messages::workflow_job& job) {
@@ -45,6 +45,8 @@ messages::job_message job_message_of(const messages::workflow_job& job) {
   info.run_id = job.run_id;
   info.labels = job.labels;
   info.swept = true;
+  if (job.status == "completed")
+    return messages::job_completed{std::move(info), job.runner_name, 0, job.conclusion};
   if (job.status == "in_progress" && !job.runner_name.empty())
     return messages::job_started{std::move(info), job.runner_name, 0};
   return messages::job_available{std::move(info)};

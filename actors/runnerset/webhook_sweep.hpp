@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "messages/active_work.hpp"
@@ -15,33 +16,40 @@
 
 namespace octorun::runnerset {
 
-struct demand_sweep {
-  // Jobs the set counted before the sweep began whose run GitHub no longer
-  // lists as queued or running (or which it lists as completed): their end
-  // did not reach us. They stop counting and are remembered as completed.
-  std::vector<std::int64_t> ended;
-  // Queued or running jobs the set neither counts nor saw complete: demand
-  // that no delivery brought. Each goes the route a delivery takes.
-  std::vector<messages::workflow_job> found;
+// A job the set follows to its end: one it counts as demand, or one its
+// Runners run (status.job), with the run it belongs to.
+struct followed_job {
+  std::int64_t run_id = 0;
+  std::string repository;  // "owner/repo"
 };
 
-// `counted_at_start`: the jobs the set counted (each with its run id) when
-// the sweep was asked for; `counted_now` and `completed`: what it counts and
-// has seen complete when the answer came; `listed`: GitHub's answer.
-demand_sweep reconcile_demand(const std::map<std::int64_t, std::int64_t>& counted_at_start,
-                              const std::set<std::int64_t>& counted_now,
-                              const std::set<std::int64_t>& completed, const messages::active_work& listed);
+struct demand_sweep {
+  // Queued or running jobs the set neither follows nor saw complete: demand
+  // no delivery brought. Each takes the route its delivery would.
+  std::vector<messages::workflow_job> found;
+  // Followed jobs GitHub lists as completed whose end did not reach the set:
+  // each ends as its `completed` delivery would end it (its runner too).
+  std::vector<messages::workflow_job> finished;
+  // Counted jobs whose run is over but whose end GitHub did not list (the
+  // run's jobs could not be listed): they stop counting.
+  std::vector<std::int64_t> ended;
+};
 
-// The runs whose jobs the sweep need not list: those of the jobs counted
-// (their jobs are known; a run's end shows in the run listing).
-std::vector<std::int64_t> known_runs(const std::map<std::int64_t, std::int64_t>& counted);
+// `followed`: the jobs followed when the sweep was asked for; `counted` and
+// `completed`: what the set counts and has seen complete when the answer
+// came; `listed`: GitHub's answer.
+demand_sweep reconcile_demand(const std::map<std::int64_t, followed_job>& followed,
+                              const std::set<std::int64_t>& counted, const std::set<std::int64_t>& completed,
+                              const messages::active_work& listed);
 
-// A job the sweep found, as the job message a delivery of it would be: a
-// running job (with its runner) starts, a queued one is demand. `swept` is set.
+// What the sweep asks GitHub: the runs of the followed jobs (to their end)
+// and the runs listed before (not listed again while they run).
+messages::sweep_request sweep_request_for(const std::map<std::int64_t, followed_job>& followed,
+                                          const std::set<std::int64_t>& listed_runs);
+
+// A job the sweep found or saw finish, as the job message its delivery would
+// be: completed ends it, running (with its runner) starts it, queued is
+// demand. `swept` is set.
 messages::job_message job_message_of(const messages::workflow_job& job);
-
-// The interval between sweeps: none (zero) turns periodic sweeps off (the
-// sweep when the set's actor starts still happens).
-inline constexpr std::chrono::seconds default_sweep_interval{60};
 
 }  // namespace octorun::runnerset

@@ -32,8 +32,7 @@ using get_runner_atom =
     caf::atom_constant<caf::atom("gh_get")>;  // (int64 id) -> runner_reply / reference_reply
 using delete_runner_atom = caf::atom_constant<caf::atom("gh_delete")>;  // (int64 id) -> delete_reply
 using runner_group_atom = caf::atom_constant<caf::atom("gh_group")>;    // (string name) -> group_reply
-using active_work_atom =
-    caf::atom_constant<caf::atom("gh_active")>;  // (vector<int64> known runs) -> active_work_reply
+using active_work_atom = caf::atom_constant<caf::atom("gh_active")>;  // (sweep_request) -> active_work_reply
 using rate_budget_atom = caf::atom_constant<caf::atom("gh_budget")>;  // () -> rate_limit_snapshot
 
 // Scale-set worker requests.
@@ -101,6 +100,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::runners_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::runner_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::delete_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::active_work_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::messages::sweep_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::group_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::maybe_scale_set_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::scale_set_reply)

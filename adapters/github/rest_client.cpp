@@ -40,6 +40,7 @@ workflow_job parse_workflow_job_item(const rapidjson::Value& v, const std::strin
   out.status = json::str(v, "status");
   out.labels = json::strings(v, "labels");
   out.runner_name = json::str(v, "runner_name");
+  out.conclusion = json::str(v, "conclusion");
   return out;
 }
 
@@ -158,7 +159,7 @@ result<ok_t> rest_client::each_page(const std::string& path, Take take) {
   return ok;
 }
 
-result<active_work> rest_client::list_active_work(const std::set<std::int64_t>& known_runs) {
+result<active_work> rest_client::list_active_work(const sweep_request& ask) {
   std::vector<std::string> repositories;
   if (options_.where.kind == scope_kind::repository) {
     repositories.push_back(options_.where.owner + "/" + options_.where.repository);
@@ -180,6 +181,21 @@ result<active_work> rest_client::list_active_work(const std::set<std::int64_t>& 
     const auto* list = json::member(d, key);
     return list != nullptr && list->IsArray() ? list : nullptr;
   };
+  // The jobs of `run` (a run that ended between two calls: none).
+  auto list_jobs = [&](const std::string& repository, std::int64_t run) -> result<ok_t> {
+    auto listed = each_page("/repos/" + repository + "/actions/runs/" + std::to_string(run) + "/jobs",
+                            [&](const rapidjson::Document& d) -> result<std::size_t> {
+                              const auto* jobs = member_list(d, "jobs");
+                              if (jobs == nullptr)
+                                return unexpected{error{error_kind::bad_response, 200, "no jobs"}};
+                              for (const auto& job : jobs->GetArray())
+                                if (job.IsObject())
+                                  out.jobs.push_back(parse_workflow_job_item(job, repository));
+                              return jobs->GetArray().Size();
+                            });
+    if (!listed && listed.error().status != 404) return unexpected{listed.error()};
+    return ok;
+  };
   for (const auto& repository : repositories) {
     std::vector<std::int64_t> unknown;
     for (const char* status : {"queued", "in_progress"}) {
@@ -190,28 +206,20 @@ result<active_work> rest_client::list_active_work(const std::set<std::int64_t>& 
                                   return unexpected{error{error_kind::bad_response, 200, "no workflow_runs"}};
                                 for (const auto& run : runs->GetArray()) {
                                   const auto id = json::i64(run, "id");
-                                  if (out.runs.insert(id).second && !known_runs.contains(id))
+                                  if (out.runs.insert(id).second && !ask.followed_runs.contains(id) &&
+                                      !ask.listed_runs.contains(id))
                                     unknown.push_back(id);
                                 }
                                 return runs->GetArray().Size();
                               });
       if (!listed) return unexpected{listed.error()};
     }
-    for (auto run : unknown) {
-      auto listed = each_page("/repos/" + repository + "/actions/runs/" + std::to_string(run) + "/jobs",
-                              [&](const rapidjson::Document& d) -> result<std::size_t> {
-                                const auto* jobs = member_list(d, "jobs");
-                                if (jobs == nullptr)
-                                  return unexpected{error{error_kind::bad_response, 200, "no jobs"}};
-                                for (const auto& job : jobs->GetArray())
-                                  if (job.IsObject())
-                                    out.jobs.push_back(parse_workflow_job_item(job, repository));
-                                return jobs->GetArray().Size();
-                              });
-      // A run that ended between the two calls: its jobs are not active.
-      if (!listed && listed.error().status != 404) return unexpected{listed.error()};
-    }
+    for (auto run : unknown)
+      if (auto listed = list_jobs(repository, run); !listed) return unexpected{listed.error()};
   }
+  for (const auto& [run, repository] : ask.followed_runs)
+    if (!out.runs.contains(run))
+      if (auto listed = list_jobs(repository, run); !listed) return unexpected{listed.error()};
   return out;
 }
 

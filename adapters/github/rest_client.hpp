@@ -56,6 +56,7 @@ struct runner_group {
 };
 
 using messages::active_work;
+using messages::sweep_request;
 using messages::workflow_job;
 
 struct rest_options {
@@ -81,9 +82,10 @@ class rest_client {
   result<runner_group> runner_group_by_name(std::string_view name);
 
   // The workflow runs queued or in progress in the scope's repositories (an
-  // organisation's from GET /orgs/{org}/repos; enterprises: unsupported), and
-  // the jobs of each such run not in `known_runs`. All pages.
-  result<active_work> list_active_work(const std::set<std::int64_t>& known_runs);
+  // organisation's from GET /orgs/{org}/repos; enterprises: unsupported), the
+  // jobs of each such run neither followed nor listed before, and the jobs of
+  // each followed run that is over. All pages.
+  result<active_work> list_active_work(const sweep_request& ask);
 
   // Any REST call on this client's credentials; `path` is appended to api_base.
   result<http::response> call(std::string method, std::string path, std::string body = {});

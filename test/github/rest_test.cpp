@@ -180,19 +180,37 @@ TEST_F(RestClient, ListsTheQueuedAndRunningWorkOfAnOrganisation) {
   EXPECT_EQ(sim->calls("rest.list_runs"), 4);  // two statuses, two repositories, one page each
   EXPECT_EQ(sim->calls("rest.run_jobs"), 119);
 
-  // Runs known already: their jobs are not listed again.
+  // Runs listed before: their jobs are not listed again while they run.
   sim->reset_counts();
-  auto again = c.list_active_work({work->runs.begin(), work->runs.end()});
+  messages::sweep_request listed_before;
+  listed_before.listed_runs = work->runs;
+  auto again = c.list_active_work(listed_before);
   ASSERT_TRUE(again) << again.error().describe();
   EXPECT_EQ(again->runs, work->runs);
   EXPECT_TRUE(again->jobs.empty());
   EXPECT_EQ(sim->calls("rest.run_jobs"), 0);
 
+  // A followed run that ended: its jobs are listed, with how they ended.
+  ASSERT_TRUE(sim->complete_job(ids[0], "failed"));
+  std::int64_t run = 0;
+  for (const auto& j : work->jobs)
+    if (j.id == ids[0]) run = j.run_id;
+  messages::sweep_request follow;
+  follow.followed_runs = {{run, "octo/app"}};
+  follow.listed_runs = work->runs;
+  auto ended = c.list_active_work(follow);
+  ASSERT_TRUE(ended) << ended.error().describe();
+  EXPECT_FALSE(ended->runs.contains(run));
+  ASSERT_EQ(ended->jobs.size(), 1u);
+  EXPECT_EQ(ended->jobs[0].status, "completed");
+  EXPECT_EQ(ended->jobs[0].conclusion, "failure");
+  EXPECT_EQ(ended->jobs[0].runner_name, "r-1");
+
   // A repository scope lists its own runs only; pages of 100.
   sim->reset_counts();
   auto repo = client({scope_kind::repository, "octo", "app"}).list_active_work({});
   ASSERT_TRUE(repo) << repo.error().describe();
-  EXPECT_EQ(repo->jobs.size(), 60u);
+  EXPECT_EQ(repo->jobs.size(), 59u);  // one of its 60 completed above
   EXPECT_EQ(sim->calls("rest.org_repos"), 0);
 }
 

@@ -73,7 +73,7 @@ class WebhookFailover : public test::binary_test_base {
     if (target.empty()) return {503, "text/plain", "no endpoints", {}};
     http::client client;
     std::vector<std::pair<std::string, std::string>> headers;
-    for (const char* h : {"Content-Type", "X-GitHub-Event", "X-GitHub-Delivery", "X-Hub-Signature-256"})
+    for (const char* h : {"content-type", "x-github-event", "x-github-delivery", "x-hub-signature-256"})
       headers.emplace_back(h, std::string(r.header_value(h)));
     auto answer = client.perform({"POST", target, headers, r.body, 10s});
     std::lock_guard l(mu_);

@@ -16,7 +16,7 @@
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
 #include "test/manager/binary_harness.hpp"
-#include "test/manager/binary_test_base.hpp"
+#include "test/manager/replicas_test_base.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
@@ -30,9 +30,9 @@ using namespace std::chrono_literals;
 constexpr auto lease_duration = 15s;
 constexpr auto retry_period = 2s;
 
-class WebhookFailover : public test::binary_test_base {
+class WebhookFailover : public test::replicas_test_base {
  protected:
-  WebhookFailover() : binary_test_base("mgrd", {}) {
+  WebhookFailover() : replicas_test_base("mgrd", {}) {
     auto server = http::server::start(
         {}, {{"/webhook", {"POST"}, [this](const http::server_request& r) { return on_delivery(r); }}});
     if (!server) ADD_FAILURE() << server.error();
@@ -40,20 +40,11 @@ class WebhookFailover : public test::binary_test_base {
     sim_->set_webhook(service_->base_url() + "/webhook", secret_);
   }
 
-  ~WebhookFailover() override {
-    for (auto& m : managers_)
-      if (!HasFailure()) std::remove(m->log_path().c_str());
-    managers_.clear();
-    service_.reset();
-  }
+  ~WebhookFailover() override { service_.reset(); }
 
   // A replica; the sweep runs every 10 s here (the default is 60 s).
-  test::octorun_process& start_manager(const std::string& identity) {
-    auto args = test::octorun_args(c_.kubeconfig, ns_, identity);
-    args.push_back("--webhook-sweep-seconds=10");
-    managers_.push_back(std::make_unique<test::octorun_process>(
-        OCTORUN_BINARY, args, secret_, "/tmp/octorun-manager-" + ns_ + "-" + identity + ".log"));
-    return *managers_.back();
+  test::octorun_process& start_replica(const std::string& identity) {
+    return start_manager(identity, {"--webhook-sweep-seconds=10"});
   }
 
   // The Service's endpoints: the intakes of the replicas that are ready.
@@ -115,24 +106,6 @@ class WebhookFailover : public test::binary_test_base {
     EXPECT_EQ(jobs_of_runner.size(), ids.size());
   }
 
-  // No Runner, Pod or JIT Secret left, and no runner left on GitHub.
-  void expect_nothing_left(const std::string& why) {
-    EXPECT_TRUE(watch_->wait([](const auto& w) { return w.runners() == 0 && w.pods() == 0; }, 90s))
-        << why << ": " << test::kubectl(c_, "-n " + ns_ + " get runners,pods") << log_tails();
-    auto secrets = test::kubectl(c_, "-n " + ns_ + " get secrets -l octorun.io/runner -o name | wc -l");
-    EXPECT_EQ(secrets.substr(0, secrets.find_first_of(" \n")), "0") << why;
-    EXPECT_EQ(sim_->state_json().find("\"ephemeral\":true"), std::string::npos)
-        << why << ": a GitHub runner leaked";
-  }
-
-  std::string log_tails() {
-    std::string out;
-    for (const auto& m : managers_) out += "\n--- " + m->log_path() + ":\n" + m->log_tail();
-    return out;
-  }
-
-  std::string secret_ = "It's a Secret to Everybody";
-  std::vector<std::unique_ptr<test::octorun_process>> managers_;
   std::unique_ptr<http::server> service_;
   std::mutex mu_;
   std::vector<std::string> endpoints_;
@@ -141,9 +114,9 @@ class WebhookFailover : public test::binary_test_base {
 };
 
 TEST_F(WebhookFailover, ABurstOf100JobsRunsOnceEachWhenTheLeaderIsKilledMidway) {
-  auto& first = start_manager("replica-0");
+  auto& first = start_replica("replica-0");
   ASSERT_FALSE(first.wait_leading(60s).empty()) << log_tails();
-  auto& second = start_manager("replica-1");
+  auto& second = start_replica("replica-1");
   const auto first_intake = first.wait_intake(10s), second_intake = second.wait_intake(60s);
   ASSERT_FALSE(first_intake.empty() || second_intake.empty()) << log_tails();
   // Both replicas are ready and both take deliveries.
@@ -197,7 +170,7 @@ TEST_F(WebhookFailover, ABurstOf100JobsRunsOnceEachWhenTheLeaderIsKilledMidway) 
 }
 
 TEST_F(WebhookFailover, JobsQueuedWhileTheOnlyManagerIsDownFor30SecondsAllRun) {
-  auto& manager = start_manager("m");
+  auto& manager = start_replica("m");
   auto intake = manager.wait_leading(60s);
   ASSERT_FALSE(intake.empty()) << log_tails();
   set_endpoints({intake});
@@ -216,7 +189,7 @@ TEST_F(WebhookFailover, JobsQueuedWhileTheOnlyManagerIsDownFor30SecondsAllRun) {
   std::this_thread::sleep_until(down + 30s);
   EXPECT_EQ(completed(ids), 0u);
 
-  auto& again = start_manager("m-again");
+  auto& again = start_replica("m-again");
   auto intake_again = again.wait_intake(60s);
   ASSERT_FALSE(intake_again.empty()) << log_tails();
   set_endpoints({intake_again});

@@ -43,6 +43,9 @@ struct job_info {
   std::int64_t queued_at = 0;
   std::int64_t started_at = 0;
   std::int64_t completed_at = 0;
+  // Found by the sweep of GitHub's queue (webhook intake), not delivered: a
+  // repeat of what a set counts already is no bad input.
+  bool swept = false;
 };
 
 // Demand: a job is waiting for a runner (JobAvailable / workflow_job queued).

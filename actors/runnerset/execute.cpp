@@ -427,6 +427,7 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   s.credentials_version = std::move(version);
   w.credentials_error.clear();
   spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), w.set->spec.scope_url);
+  start_sweeps(self);
   mark_dirty(self);
 }
 

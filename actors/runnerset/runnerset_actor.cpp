@@ -126,8 +126,10 @@ void add_demand(self_ptr self, const messages::job_info& job) {
     return;
   }
   auto variants = model::effective_variants(st.world.set->spec);
-  if (auto v = variant_for_job(variants, job.labels))
+  if (auto v = variant_for_job(variants, job.labels)) {
     st.world.active_jobs.emplace(job.job_id, variants[*v].name);
+    st.job_runs.emplace(job.job_id, followed_job{job.run_id, job.repository});
+  }
 }
 
 // Stops what this actor owns: its Runners' actors and its GitHub workers.
@@ -217,9 +219,16 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
     st.early_children.erase(name);
+    st.runner_jobs.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
     observe_runner(w, *ev.obj);
+    // The job it runs, which the sweep follows to its end (a `completed`
+    // lost while no leader served would leave it running for ever).
+    if (const auto& job = ev.obj->status.job; job && job->id != 0 && ev.obj->status.phase == "Running")
+      st.runner_jobs[name] = {job->id, followed_job{job->run_id, job->repository}};
+    else
+      st.runner_jobs.erase(name);
     // Its Pod and Secret first, when they were watched before it: its actor
     // decides on its first Runner event, and without them would take a
     // running pod for a vanished one (and provision again).
@@ -247,6 +256,7 @@ void on_demand(self_ptr self, const Job& m) {
   auto& st = self->state;
   if (auto stale = stale_demand(st.completed_jobs.count(m.job.job_id) > 0,
                                 st.world.active_jobs.count(m.job.job_id) > 0)) {
+    if (m.job.swept) return;  // the sweep found what a delivery brought: no bad input
     if (metrics::reject_input(messages::to_string(m.job.source), stale->reason, std::to_string(m.job.job_id)))
       spdlog::info("runnerset {}: job {} turned away: {}", id(self), m.job.job_id, stale->why);
     return;
@@ -260,9 +270,10 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
   if (other_intake(self, m.job)) return;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
-    if (runner != st.world.runners.end())
+    if (runner != st.world.runners.end()) {
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
-    else
+      st.job_runs[m.job.job_id] = followed_job{m.job.run_id, m.job.repository};
+    } else
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
     if (st.cfg.metrics)
       st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
@@ -276,6 +287,7 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
   if (other_intake(self, m.job)) return;
   st.world.active_jobs.erase(m.job.job_id);
+  st.job_runs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
   const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
   st.completed_jobs[m.job.job_id] = self->clock().now();
@@ -400,7 +412,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         self->delayed_send(self, s.cfg.resync, tick_atom::value);
       });
   return compose_behavior<runnerset_impl>(events_and_jobs, wake_handler(self), listener_handlers(self),
-                                          runner_github_behavior(self));
+                                          runner_github_behavior(self), sweep_handlers(self));
 }
 
 }  // namespace detail

@@ -58,6 +58,10 @@ struct runnerset_actor_config {
   // Off (--webhook-intake=false): no deliveries come, a Webhook set says so
   // in its IntakeReady condition (intake_condition.hpp).
   bool webhook_intake_enabled = true;
+  // Webhook intake: how often demand is reconciled from GitHub's queued and
+  // running jobs (webhook_sweep.hpp; also once when the actor starts). Zero:
+  // only at the start.
+  std::chrono::milliseconds webhook_sweep{60'000};
   // TLS for GitHub calls (--github-ca-file: the system CAs plus a private one).
   http::tls_options github_tls;
   // The proxy for GitHub calls of sets without spec.proxy (the manager's

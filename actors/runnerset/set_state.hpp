@@ -15,6 +15,7 @@
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/runnerset/set_events.hpp"
+#include "actors/runnerset/webhook_sweep.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -38,6 +39,14 @@ struct set_state {
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read
+  // Webhook intake: the run of each job counted, and the job each Runner
+  // runs (status.job): the sweep follows them to their end.
+  std::map<std::int64_t, followed_job> job_runs;
+  std::map<std::string, std::pair<std::int64_t, followed_job>> runner_jobs;
+  // Runs whose jobs a sweep listed (most are other runners' work, e.g.
+  // GitHub-hosted): not listed again until they end or turn stale.
+  std::map<std::int64_t, time_point> listed_runs;
+  bool sweeping = false;
   // Pod and Secret events of a Runner not seen yet (a new leader's informers
   // list in any order), the latest per kind: handed to it once its Runner is.
   std::map<std::string, early_child_events> early_children;
@@ -80,12 +89,14 @@ struct set_state {
 // Plans and executes once the messages already queued are handled: every
 // change marks the set dirty, and one plan covers them all.
 using reconcile_atom = caf::atom_constant<caf::atom("rsrecon")>;
-using tick_atom = caf::atom_constant<caf::atom("rstick")>;  // the resync timer
-using wake_atom = caf::atom_constant<caf::atom("rswake")>;  // plan()'s wake-ups, by key
+using tick_atom = caf::atom_constant<caf::atom("rstick")>;    // the resync timer
+using wake_atom = caf::atom_constant<caf::atom("rswake")>;    // plan()'s wake-ups, by key
+using sweep_atom = caf::atom_constant<caf::atom("rssweep")>;  // the webhook intake's sweep
 
 // The interface plus the actor's own timers.
-using runnerset_impl = runnerset_actor::extend<caf::reacts_to<reconcile_atom>, caf::reacts_to<tick_atom>,
-                                               caf::reacts_to<wake_atom, std::string>>;
+using runnerset_impl =
+    runnerset_actor::extend<caf::reacts_to<reconcile_atom>, caf::reacts_to<tick_atom>,
+                            caf::reacts_to<wake_atom, std::string>, caf::reacts_to<sweep_atom>>;
 using self_ptr = runnerset_impl::stateful_pointer<set_state>;
 void mark_dirty(self_ptr self);
 // Observes the clock, plans and executes every action.
@@ -205,5 +216,11 @@ caf::typed_behavior<
     caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
 listener_handlers(self_ptr self);
 void spawn_listener_supervisor(self_ptr self);
+
+// ---- Webhook intake (webhook_intake.cpp) ----
+// After the credentials load: sweeps GitHub's queue now and then every
+// cfg.webhook_sweep (webhook_sweep.hpp), while the set uses the Webhook intake.
+void start_sweeps(self_ptr self);
+caf::typed_behavior<caf::reacts_to<sweep_atom>> sweep_handlers(self_ptr self);
 
 }  // namespace octorun::runnerset::detail

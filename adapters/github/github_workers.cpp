@@ -20,6 +20,9 @@ caf::behavior rest_worker(caf::event_based_actor* self, rest_options options) {
       },
       [client](get_runner_atom, std::int64_t id) -> runner_reply { return client->get_runner(id); },
       [client](delete_runner_atom, std::int64_t id) -> delete_reply { return client->delete_runner(id); },
+      [client](active_work_atom, const sweep_request& ask) -> active_work_reply {
+        return client->list_active_work(ask);
+      },
       [client](runner_group_atom, const std::string& name) -> group_reply {
         return client->runner_group_by_name(name);
       },

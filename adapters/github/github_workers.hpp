@@ -32,7 +32,8 @@ using get_runner_atom =
     caf::atom_constant<caf::atom("gh_get")>;  // (int64 id) -> runner_reply / reference_reply
 using delete_runner_atom = caf::atom_constant<caf::atom("gh_delete")>;  // (int64 id) -> delete_reply
 using runner_group_atom = caf::atom_constant<caf::atom("gh_group")>;    // (string name) -> group_reply
-using rate_budget_atom = caf::atom_constant<caf::atom("gh_budget")>;    // () -> rate_limit_snapshot
+using active_work_atom = caf::atom_constant<caf::atom("gh_active")>;  // (sweep_request) -> active_work_reply
+using rate_budget_atom = caf::atom_constant<caf::atom("gh_budget")>;  // () -> rate_limit_snapshot
 
 // Scale-set worker requests.
 using find_scale_set_atom =
@@ -55,6 +56,7 @@ using jit_reply = result<jit_config>;
 using runners_reply = result<std::vector<runner>>;
 using runner_reply = result<runner>;
 using delete_reply = result<delete_outcome>;
+using active_work_reply = result<active_work>;
 using group_reply = result<runner_group>;
 using maybe_scale_set_reply = result<std::optional<scale_set>>;
 using scale_set_reply = result<scale_set>;
@@ -97,6 +99,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::jit_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::runners_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::runner_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::delete_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::active_work_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::messages::sweep_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::group_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::maybe_scale_set_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::scale_set_reply)

@@ -32,6 +32,18 @@ runner parse_runner(const rapidjson::Value& v) {
   return out;
 }
 
+workflow_job parse_workflow_job_item(const rapidjson::Value& v, const std::string& repository) {
+  workflow_job out;
+  out.id = json::i64(v, "id");
+  out.run_id = json::i64(v, "run_id");
+  out.repository = repository;
+  out.status = json::str(v, "status");
+  out.labels = json::strings(v, "labels");
+  out.runner_name = json::str(v, "runner_name");
+  out.conclusion = json::str(v, "conclusion");
+  return out;
+}
+
 rest_client::rest_client(rest_options options) : options_(std::move(options)), caller_(options_.call) {}
 
 result<rapidjson::Document> rest_client::answer(const result<http::response>& r, long success) const {
@@ -123,6 +135,91 @@ result<std::vector<runner>> rest_client::list_runners(std::string_view name) {
     auto total = json::i64(*d, "total_count", 0);
     if (list->GetArray().Empty() || static_cast<std::int64_t>(out.size()) >= total) break;
   }
+  return out;
+}
+
+// Every page of a listing (per_page=100): `take(page)` reads one page's items
+// and answers how many it held; a page shorter than 100 is the last.
+template <class Take>
+result<ok_t> rest_client::each_page(const std::string& path, Take take) {
+  const char* sep = path.find('?') == std::string::npos ? "?" : "&";
+  for (int page = 1; page <= 1000; ++page) {
+    auto r = call("GET", path + sep + "per_page=100&page=" + std::to_string(page));
+    if (!r) return unexpected{r.error()};
+    if (r->status != 200) return unexpected{fail(*r)};
+    // A list is an object holding an array, or (GET /orgs/{org}/repos) an array.
+    rapidjson::Document d;
+    d.Parse(r->body.data(), r->body.size());
+    if (d.HasParseError() || !(d.IsObject() || d.IsArray()))
+      return unexpected{error{error_kind::bad_response, r->status, "response is not a JSON list or object"}};
+    auto items = take(d);
+    if (!items) return unexpected{items.error()};
+    if (*items < 100) break;
+  }
+  return ok;
+}
+
+result<active_work> rest_client::list_active_work(const sweep_request& ask) {
+  std::vector<std::string> repositories;
+  if (options_.where.kind == scope_kind::repository) {
+    repositories.push_back(options_.where.owner + "/" + options_.where.repository);
+  } else if (options_.where.kind == scope_kind::organization) {
+    auto listed = each_page("/orgs/" + options_.where.owner + "/repos", [&](const rapidjson::Document& d) {
+      if (!d.IsArray())
+        return result<std::size_t>{unexpected{error{error_kind::bad_response, 200, "not a list"}}};
+      for (const auto& v : d.GetArray())
+        if (v.IsObject() && !json::str(v, "full_name").empty())
+          repositories.push_back(json::str(v, "full_name"));
+      return result<std::size_t>{d.GetArray().Size()};
+    });
+    if (!listed) return unexpected{listed.error()};
+  } else {
+    return unexpected{error{error_kind::rejected, 0, "an enterprise's repositories cannot be listed"}};
+  }
+  active_work out;
+  auto member_list = [](const rapidjson::Document& d, const char* key) -> const rapidjson::Value* {
+    const auto* list = json::member(d, key);
+    return list != nullptr && list->IsArray() ? list : nullptr;
+  };
+  // The jobs of `run` (a run that ended between two calls: none).
+  auto list_jobs = [&](const std::string& repository, std::int64_t run) -> result<ok_t> {
+    auto listed = each_page("/repos/" + repository + "/actions/runs/" + std::to_string(run) + "/jobs",
+                            [&](const rapidjson::Document& d) -> result<std::size_t> {
+                              const auto* jobs = member_list(d, "jobs");
+                              if (jobs == nullptr)
+                                return unexpected{error{error_kind::bad_response, 200, "no jobs"}};
+                              for (const auto& job : jobs->GetArray())
+                                if (job.IsObject())
+                                  out.jobs.push_back(parse_workflow_job_item(job, repository));
+                              return jobs->GetArray().Size();
+                            });
+    if (!listed && listed.error().status != 404) return unexpected{listed.error()};
+    return ok;
+  };
+  for (const auto& repository : repositories) {
+    std::vector<std::int64_t> unknown;
+    for (const char* status : {"queued", "in_progress"}) {
+      auto listed = each_page("/repos/" + repository + "/actions/runs?status=" + status,
+                              [&](const rapidjson::Document& d) -> result<std::size_t> {
+                                const auto* runs = member_list(d, "workflow_runs");
+                                if (runs == nullptr)
+                                  return unexpected{error{error_kind::bad_response, 200, "no workflow_runs"}};
+                                for (const auto& run : runs->GetArray()) {
+                                  const auto id = json::i64(run, "id");
+                                  if (out.runs.insert(id).second && !ask.followed_runs.contains(id) &&
+                                      !ask.listed_runs.contains(id))
+                                    unknown.push_back(id);
+                                }
+                                return runs->GetArray().Size();
+                              });
+      if (!listed) return unexpected{listed.error()};
+    }
+    for (auto run : unknown)
+      if (auto listed = list_jobs(repository, run); !listed) return unexpected{listed.error()};
+  }
+  for (const auto& [run, repository] : ask.followed_runs)
+    if (!out.runs.contains(run))
+      if (auto listed = list_jobs(repository, run); !listed) return unexpected{listed.error()};
   return out;
 }
 

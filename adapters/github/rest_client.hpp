@@ -14,6 +14,7 @@
 #include "adapters/github/auth.hpp"
 #include "adapters/github/caller.hpp"
 #include "adapters/github/scope.hpp"
+#include "messages/active_work.hpp"
 
 namespace octorun::github {
 
@@ -54,6 +55,10 @@ struct runner_group {
   bool is_default = false;
 };
 
+using messages::active_work;
+using messages::sweep_request;
+using messages::workflow_job;
+
 struct rest_options {
   std::string api_base;  // from parse_config_url
   scope where;
@@ -76,6 +81,12 @@ class rest_client {
   // "default" (or empty) finds the default group; repository scope only has the default group (id 1).
   result<runner_group> runner_group_by_name(std::string_view name);
 
+  // The workflow runs queued or in progress in the scope's repositories (an
+  // organisation's from GET /orgs/{org}/repos; enterprises: unsupported), the
+  // jobs of each such run neither followed nor listed before, and the jobs of
+  // each followed run that is over. All pages.
+  result<active_work> list_active_work(const sweep_request& ask);
+
   // Any REST call on this client's credentials; `path` is appended to api_base.
   result<http::response> call(std::string method, std::string path, std::string body = {});
 
@@ -88,6 +99,8 @@ class rest_client {
   result<auth_token> token_call(const char* suffix);
   result<jit_config> jit_once(const jit_request& req);
   error fail(const http::response& r) const;
+  template <class Take>
+  result<ok_t> each_page(const std::string& path, Take take);
   // The JSON object of a `success` answer, or the error.
   result<rapidjson::Document> answer(const result<http::response>& r, long success) const;
   rest_options options_;
@@ -96,5 +109,7 @@ class rest_client {
 
 // Pure: the runner object of the REST API (labels are objects with a name).
 runner parse_runner(const rapidjson::Value& v);
+// Pure: a job of GET …/actions/runs/{id}/jobs.
+workflow_job parse_workflow_job_item(const rapidjson::Value& v, const std::string& repository);
 
 }  // namespace octorun::github

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -155,6 +156,10 @@ expected<settings, std::string> resolve(const options& o) {
 
 struct manager::replica_parts {
   std::shared_ptr<std::atomic<bool>> leading = std::make_shared<std::atomic<bool>>(false);
+  // The leader's job router, once this replica leads: where the webhook
+  // intake hands deliveries (none: a follower's, left to the leader's sweep).
+  std::mutex router_mutex;
+  controller::job_router router;
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
   std::unique_ptr<http::server> health;
@@ -183,6 +188,10 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
     r.admission_upkeep = sys.spawn<caf::detached>(admission_maintenance, r.admission_server,
                                                   m->settings_.kube, opts.admission_inject_ca);
   }
+  if (opts.webhook_intake) {
+    auto started = m->start_webhook_intake();
+    if (!started) return unexpected<std::string>{"webhook intake: " + started.error()};
+  }
   auto leading = r.leading;
   auto scraped = m->settings_.metrics;
   auto health = http::server::start(
@@ -195,7 +204,10 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
        {"/readyz",
         {"GET"},
         [leading](const http::server_request&) {
-          // Followers are ready too: they serve health, admission and metrics, and wait for the Lease.
+          // Every port of a follower is ready too (docs/operations.md): health,
+          // metrics, admission, and the webhook intake, whose deliveries the
+          // leader's sweep of GitHub's queue serves. Its endpoints start before
+          // this one answers.
           return http::server_response{200, "text/plain", leading->load() ? "leading" : "standby", {}};
         }},
        {"/metrics", {"GET"}, [scraped](const http::server_request&) {
@@ -207,6 +219,42 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
   spdlog::info("health endpoints on {}", r.health->base_url());
   r.metrics_feed = metrics::spawn_metrics_feed(sys, m->settings_.metrics->state());
   return m;
+}
+
+expected<ok_t, std::string> manager::start_webhook_intake() {
+  github::intake_options iopts;
+  iopts.secret = settings_.webhook_secret;
+  iopts.allow_insecure = options_.insecure_webhook;
+  iopts.http.bind_address = options_.webhook_bind;
+  iopts.http.port = options_.webhook_port;
+  iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
+    // Unsigned requests are logged once in all (anyone can send them), the others once per delivery.
+    const bool unsigned_request = std::string_view(reason) == "bad_signature";
+    if (metrics::reject_input("webhook", reason, unsigned_request ? std::string() : delivery))
+      spdlog::info("webhook intake: delivery {} turned away: {} ({})", delivery.empty() ? "-" : delivery, why,
+                   reason);
+  };
+  iopts.counters = settings_.metrics->webhook_deliveries();
+  // On the leader each delivery goes to the job router as its own message
+  // type (checked against its interface); on a follower the job waits on
+  // GitHub's queue for the leader's sweep.
+  github::job_sink to_router = [parts = replica_.get()](messages::job_message m) {
+    controller::job_router router;
+    {
+      std::lock_guard lock(parts->router_mutex);
+      router = parts->router;
+    }
+    if (router)
+      messages::send_job_message(router, std::move(m));
+    else
+      spdlog::debug("webhook intake (standby): job {} is left to the leader's sweep of GitHub's queue",
+                    messages::job_of(m).job_id);
+  };
+  auto intake = github::webhook_intake::start(iopts, std::move(to_router));
+  if (!intake) return unexpected<std::string>{intake.error()};
+  intake_ = std::move(*intake);
+  spdlog::info("webhook intake serving {} (standby until this replica leads)", intake_->url());
+  return ok;
 }
 
 void manager::set_leader_gauge(bool leading) { settings_.metrics->set_leader(leading); }
@@ -245,6 +293,7 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.namespaces = options_.namespaces;
   ccfg.kube_workers = static_cast<std::size_t>(std::max(1, options_.kube_workers));
   ccfg.runnerset_defaults.resync = std::chrono::seconds(std::max(1, options_.resync_seconds));
+  ccfg.runnerset_defaults.webhook_sweep = std::chrono::seconds(std::max(0, options_.webhook_sweep_seconds));
   ccfg.runnerset_defaults.user_agent = user_agent;
   ccfg.runnerset_defaults.runner_defaults.user_agent = user_agent;
   ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;
@@ -262,31 +311,14 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.reporting_instance = settings_.identity;
   auto router = controller::spawn_controller(sys_, ccfg);
   controller_ = caf::actor_cast<caf::actor>(router);
-  if (options_.webhook_intake) {
-    github::intake_options iopts;
-    iopts.secret = settings_.webhook_secret;
-    iopts.allow_insecure = options_.insecure_webhook;
-    iopts.http.bind_address = options_.webhook_bind;
-    iopts.http.port = options_.webhook_port;
-    iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
-      // Unsigned requests are logged once in all (anyone can send them), the others once per delivery.
-      const bool unsigned_request = std::string_view(reason) == "bad_signature";
-      if (metrics::reject_input("webhook", reason, unsigned_request ? std::string() : delivery))
-        spdlog::info("webhook intake: delivery {} turned away: {} ({})", delivery.empty() ? "-" : delivery,
-                     why, reason);
-    };
-    iopts.counters = settings_.metrics->webhook_deliveries();
-    // Each delivery to the job router as its own message type (checked against its interface).
-    github::job_sink to_router = [router = controller::job_router{router}](messages::job_message m) {
-      messages::send_job_message(router, std::move(m));
-    };
-    auto intake = github::webhook_intake::start(iopts, std::move(to_router));
-    if (!intake) return unexpected<std::string>{"webhook intake: " + intake.error()};
-    intake_ = std::move(*intake);
-    spdlog::info("leading: webhook intake listening on {}", intake_->url());
-  } else {
-    spdlog::info("leading: no webhook intake (--webhook-intake=false)");
+  {
+    std::lock_guard lock(replica_->router_mutex);
+    replica_->router = controller::job_router{router};
   }
+  if (intake_)
+    spdlog::info("leading: webhook intake listening on {}", intake_->url());
+  else
+    spdlog::info("leading: no webhook intake (--webhook-intake=false)");
   replica_->leading->store(true);
   return ok;
 }

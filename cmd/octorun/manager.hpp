@@ -51,8 +51,9 @@ class manager {
   manager(const manager&) = delete;
   manager& operator=(const manager&) = delete;
 
-  // Leadership gained: starts the controller and, unless --webhook-intake=false,
-  // the GitHub webhook intake. Blocking; at most once.
+  // Leadership gained: starts the controller, and the webhook intake (every
+  // replica serves it, unless --webhook-intake=false) hands deliveries to it.
+  // Blocking; at most once.
   expected<ok_t, std::string> lead();
   bool leading() const { return static_cast<bool>(controller_); }
   // Whether this replica leads, for the metrics.
@@ -65,12 +66,15 @@ class manager {
  private:
   struct replica_parts;
   manager(caf::actor_system& sys, options o, settings s);
+  expected<ok_t, std::string> start_webhook_intake();
   caf::actor_system& sys_;
   options options_;
   settings settings_;
   std::unique_ptr<replica_parts> replica_;
   caf::actor controller_;
-  std::unique_ptr<github::webhook_intake> intake_;  // while leading, unless --webhook-intake=false
+  // Every replica, unless --webhook-intake=false: a follower answers 202 and
+  // leaves the job to the leader's sweep of GitHub's queue (docs/intakes.md).
+  std::unique_ptr<github::webhook_intake> intake_;
 };
 
 }  // namespace octorun::manager

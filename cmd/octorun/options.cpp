@@ -34,7 +34,8 @@ const std::vector<flag>& flags() {
       {"log-level", &options::log_level, "trace, debug, info, warn, error"},
       {"log-format", &options::log_format, "json or text"},
       {"webhook-intake", &options::webhook_intake,
-       "serve the GitHub webhook intake on the leader; false: no webhook server and no secret needed "
+       "serve the GitHub webhook intake (every replica; the leader acts on deliveries); false: no webhook "
+       "server and no secret needed "
        "(RunnerSets with intake Webhook get IntakeReady=False)"},
       {"webhook-bind", &options::webhook_bind, "address of the GitHub webhook intake"},
       {"webhook-port", &options::webhook_port,
@@ -51,6 +52,10 @@ const std::vector<flag>& flags() {
       {"lease-name", &options::lease_name, "name of the leader-election Lease"},
       {"identity", &options::identity, "this replica's identity (default: hostname + random)"},
       {"resync-seconds", &options::resync_seconds, "how often each RunnerSet reconciles from scratch", 1},
+      {"webhook-sweep-seconds", &options::webhook_sweep_seconds,
+       "how often a Webhook RunnerSet reconciles its demand from GitHub's queued and running jobs (0: only "
+       "when it starts)",
+       0},
       {"kube-workers", &options::kube_workers, "threads making Kubernetes requests", 1},
       {"kube-qps", &options::kube_qps,
        "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit", 0},

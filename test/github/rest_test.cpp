@@ -143,6 +143,84 @@ TEST_F(RestClient, ListsEveryPage) {
   EXPECT_EQ(sim->calls("rest.list_runners"), 2);
 }
 
+// The webhook intake's sweep: an organisation's repositories (every page),
+// each one's queued and running runs (every page), and the jobs of the runs
+// not known already; a completed run is not listed.
+TEST_F(RestClient, ListsTheQueuedAndRunningWorkOfAnOrganisation) {
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 120; ++i) {
+    sim::job_spec j;
+    j.repository = i % 2 == 0 ? "octo/app" : "octo/lib";
+    j.labels = {"self-hosted", "linux"};
+    j.duration = std::chrono::milliseconds(-1);
+    ids.push_back(sim->add_job(j));
+  }
+  auto c = client({scope_kind::organization, "octo", {}});
+  auto jit = c.generate_jit_config({"r-1", 1, {"self-hosted", "linux"}, ""});
+  ASSERT_TRUE(jit) << jit.error().describe();
+  ASSERT_TRUE(sim->runner_online("r-1"));  // takes the first job: in progress
+  ASSERT_TRUE(sim->cancel_job(ids[1]));    // completed: its run is listed no more
+  sim->reset_counts();
+  auto work = c.list_active_work({});
+  ASSERT_TRUE(work) << work.error().describe();
+  EXPECT_EQ(work->runs.size(), 119u);
+  ASSERT_EQ(work->jobs.size(), 119u);
+  std::map<std::string, int> by_status;
+  for (const auto& j : work->jobs) {
+    ++by_status[j.status];
+    EXPECT_NE(j.id, ids[1]);
+    EXPECT_EQ(j.labels, (std::vector<std::string>{"self-hosted", "linux"}));
+    if (j.status == "in_progress") {
+      EXPECT_EQ(j.runner_name, "r-1");
+    }
+  }
+  EXPECT_EQ(by_status["in_progress"], 1);
+  EXPECT_EQ(by_status["queued"], 118);
+  EXPECT_EQ(sim->calls("rest.org_repos"), 1);
+  EXPECT_EQ(sim->calls("rest.list_runs"), 4);  // two statuses, two repositories, one page each
+  EXPECT_EQ(sim->calls("rest.run_jobs"), 119);
+
+  // Runs listed before: their jobs are not listed again while they run.
+  sim->reset_counts();
+  messages::sweep_request listed_before;
+  listed_before.listed_runs = work->runs;
+  auto again = c.list_active_work(listed_before);
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(again->runs, work->runs);
+  EXPECT_TRUE(again->jobs.empty());
+  EXPECT_EQ(sim->calls("rest.run_jobs"), 0);
+
+  // A followed run that ended: its jobs are listed, with how they ended.
+  ASSERT_TRUE(sim->complete_job(ids[0], "failed"));
+  std::int64_t run = 0;
+  for (const auto& j : work->jobs)
+    if (j.id == ids[0]) run = j.run_id;
+  messages::sweep_request follow;
+  follow.followed_runs = {{run, "octo/app"}};
+  follow.listed_runs = work->runs;
+  auto ended = c.list_active_work(follow);
+  ASSERT_TRUE(ended) << ended.error().describe();
+  EXPECT_FALSE(ended->runs.contains(run));
+  ASSERT_EQ(ended->jobs.size(), 1u);
+  EXPECT_EQ(ended->jobs[0].status, "completed");
+  EXPECT_EQ(ended->jobs[0].conclusion, "failure");
+  EXPECT_EQ(ended->jobs[0].runner_name, "r-1");
+
+  // A repository scope lists its own runs only; pages of 100.
+  sim->reset_counts();
+  auto repo = client({scope_kind::repository, "octo", "app"}).list_active_work({});
+  ASSERT_TRUE(repo) << repo.error().describe();
+  EXPECT_EQ(repo->jobs.size(), 59u);  // one of its 60 completed above
+  EXPECT_EQ(sim->calls("rest.org_repos"), 0);
+}
+
+TEST_F(RestClient, AnEnterpriseCannotBeSweptAndAnUnknownOrganisationIsNotFound) {
+  EXPECT_FALSE(client({scope_kind::enterprise, "e", {}}).list_active_work({}));
+  auto unknown = client({scope_kind::organization, "nobody", {}}).list_active_work({});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().status, 404);
+}
+
 TEST_F(RestClient, RunnerGroupLookup) {
   auto org = client({scope_kind::organization, "octo", {}});
   auto g = org.runner_group_by_name("default");

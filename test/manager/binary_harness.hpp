@@ -141,6 +141,10 @@ class octorun_process {
   std::string wait_leading(std::chrono::milliseconds within) const {
     return wait_for_log(std::regex(R"(webhook intake listening on (http://[0-9.:]+/webhook))"), within);
   }
+  // The URL of this replica's webhook intake once it serves (every replica).
+  std::string wait_intake(std::chrono::milliseconds within) const {
+    return wait_for_log(std::regex(R"(webhook intake serving (http://[0-9.:]+/webhook))"), within);
+  }
   // The base URL of /healthz and /readyz once they serve.
   std::string wait_health(std::chrono::milliseconds within) const {
     return wait_for_log(std::regex(R"(health endpoints on (http://[0-9.:]+))"), within);

@@ -15,7 +15,7 @@
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
 #include "test/manager/binary_harness.hpp"
-#include "test/manager/binary_test_base.hpp"
+#include "test/manager/replicas_test_base.hpp"
 #include "test/manager/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
@@ -35,28 +35,16 @@ struct delivery {
   std::int64_t job = 0;
 };
 
-class ManagerBinaryFaults : public test::binary_test_base {
+class ManagerBinaryFaults : public test::replicas_test_base {
  protected:
-  ManagerBinaryFaults() : binary_test_base("mgrf", {}) {
+  ManagerBinaryFaults() : replicas_test_base("mgrf", {}) {
     auto server = http::server::start(
         {}, {{"/hook", {"POST"}, [this](const http::server_request& r) { return on_delivery(r); }}});
     if (!server) ADD_FAILURE() << server.error();
     relay_ = std::move(*server);
   }
 
-  ~ManagerBinaryFaults() override {
-    for (auto& m : managers_)
-      if (!HasFailure()) std::remove(m->log_path().c_str());
-    managers_.clear();
-    relay_.reset();
-  }
-
-  test::octorun_process& start_manager(const std::string& identity) {
-    managers_.push_back(std::make_unique<test::octorun_process>(
-        OCTORUN_BINARY, test::octorun_args(c_.kubeconfig, ns_, identity), secret_,
-        "/tmp/octorun-manager-" + ns_ + "-" + identity + ".log"));
-    return *managers_.back();
-  }
+  ~ManagerBinaryFaults() override { relay_.reset(); }
 
   // The simulator delivers to the relay, which forwards to `intake` according
   // to `forward_times` (0: hold everything for the test to forward).
@@ -161,32 +149,10 @@ class ManagerBinaryFaults : public test::binary_test_base {
 
   std::int64_t jit_calls() { return sim_->calls("rest.generate_jitconfig"); }
 
-  std::string kubectl_count(const std::string& kind) {
-    auto out = test::kubectl(c_, "-n " + ns_ + " get " + kind + " -o name | wc -l");
-    return out.substr(0, out.find_first_of(" \n"));
-  }
-
-  // No Runner, pod or JIT Secret left, and no runner left on GitHub.
-  void expect_nothing_left(const std::string& why) {
-    EXPECT_TRUE(watch_->wait([](const auto& w) { return w.runners() == 0 && w.pods() == 0; }, 120s))
-        << why << ": " << test::kubectl(c_, "-n " + ns_ + " get runners,pods") << log_tails();
-    EXPECT_EQ(kubectl_count("secrets -l octorun.io/runner"), "0") << why;
-    EXPECT_EQ(sim_->state_json().find("\"ephemeral\":true"), std::string::npos)
-        << why << ": a GitHub runner leaked";
-  }
-
-  std::string log_tails() {
-    std::string out;
-    for (const auto& m : managers_) out += "\n--- " + m->log_path() + ":\n" + m->log_tail();
-    return out;
-  }
-
   std::string lease_holder() {
     return test::kubectl(c_, "-n " + ns_ + " get lease octorun-manager -o jsonpath='{.spec.holderIdentity}'");
   }
 
-  std::string secret_ = "It's a Secret to Everybody";
-  std::vector<std::unique_ptr<test::octorun_process>> managers_;
   std::unique_ptr<http::server> relay_;
   std::mutex mu_;
   std::condition_variable received_cv_;

@@ -114,6 +114,7 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     return json_response(200, "{\"url\":" + json::quote(tenant_url(tenant.id)) + ",\"token\":" +
                                   json::quote(token) + ",\"token_schema\":\"OAuthAccessToken\"}");
   }
+  if (auto actions = actions_rest(r, seg, lock)) return std::move(*actions);
   // Scoped runner endpoints.
   size_t scope_len = 0;
   if (seg.size() >= 3 && seg[0] == "repos")
@@ -195,24 +196,16 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
   }
   if (endpoint == "rest.list_runners") {
     auto name = r.query_param("name");
-    auto per_page = std::clamp<long long>(
-        r.query_param("per_page").empty() ? 30 : std::atoll(r.query_param("per_page").c_str()), 1, 100);
-    auto page =
-        std::max<long long>(1, r.query_param("page").empty() ? 1 : std::atoll(r.query_param("page").c_str()));
     std::vector<const sim_runner*> found;
     for (const auto& [id, rn] : runners)
       if (rn.scope_key == scope_key && rn.scale_set_id == 0 && (name.empty() || rn.name == name))
         found.push_back(&rn);
+    const auto w = paginate(r, found.size(), base + "/" + scope_key + "/actions/runners");
     std::string list = "[";
-    size_t from = static_cast<size_t>((page - 1) * per_page);
-    for (size_t i = from; i < found.size() && i < from + static_cast<size_t>(per_page); ++i)
-      list += (i > from ? "," : "") + runner_json(*found[i]);
+    for (auto i = w.from; i < w.to; ++i) list += (i > w.from ? "," : "") + runner_json(*found[i]);
     auto resp = rest_json(
         200, "{\"total_count\":" + std::to_string(found.size()) + ",\"runners\":" + list + "]}", token);
-    if (from + static_cast<size_t>(per_page) < found.size())
-      resp.headers.emplace_back("Link", "<" + base + "/" + scope_key +
-                                            "/actions/runners?per_page=" + std::to_string(per_page) +
-                                            "&page=" + std::to_string(page + 1) + ">; rel=\"next\"");
+    if (!w.link.empty()) resp.headers.emplace_back("Link", w.link);
     return resp;
   }
   if (endpoint == "rest.get_runner" || endpoint == "rest.delete_runner") {

@@ -374,21 +374,15 @@ void simulator::impl::offer_jobs(std::int64_t ssid) {
   }
 }
 
-void simulator::impl::webhook_job(const char* action, const sim_job& j) {
-  if (options.webhook_url.empty()) return;
-  auto slash = j.spec.repository.find('/');
-  std::string owner = j.spec.repository.substr(0, slash);
-  std::string action_s = action;
-  std::string status = action_s == "queued"        ? "queued"
-                       : action_s == "in_progress" ? "in_progress"
-                                                   : "completed";
+std::string simulator::impl::job_json(const sim_job& j, const std::string& status) {
+  const bool completed = status == "completed";
   std::string conclusion = "null";
-  if (action_s == "completed")
+  if (completed)
     conclusion = json::quote(j.result == "succeeded"  ? "success"
                              : j.result == "failed"   ? "failure"
                              : j.result == "canceled" ? "cancelled"
                                                       : j.result);
-  bool has_runner = action_s != "queued" && j.runner_id != 0;  // a job cancelled before it ran has none
+  bool has_runner = status != "queued" && j.runner_id != 0;  // a job cancelled before it ran has none
   std::int64_t group_id = 1;
   std::string group_name = "Default";
   if (auto r = runners.find(j.runner_id); r != runners.end() && r->second.scale_set_id == 0)
@@ -399,23 +393,41 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
   auto at = [](const std::optional<wall_clock::time_point>& t) {
     return t ? "\"" + format_rfc3339(wall_clock::to_time_t(*t)) + "\"" : std::string("null");
   };
+  return "{\"id\":" + std::to_string(j.id) + ",\"run_id\":" + std::to_string(j.run_id) +
+         ",\"run_attempt\":1,\"node_id\":\"WJ_" + std::to_string(j.id) +
+         "\",\"head_sha\":\"0000000000000000000000000000000000000000\",\"head_branch\":\"main\",\"url\":" +
+         json::quote(base + "/api/v3/repos/" + j.spec.repository + "/actions/jobs/" + std::to_string(j.id)) +
+         ",\"html_url\":" +
+         json::quote("https://github.com/" + j.spec.repository + "/actions/runs/" +
+                     std::to_string(j.run_id)) +
+         ",\"status\":\"" + status + "\",\"conclusion\":" + conclusion +
+         ",\"created_at\":" + at(j.queued_at) +
+         ",\"started_at\":" + (has_runner ? at(j.runner_assigned_at) : "null") +
+         ",\"completed_at\":" + (completed ? at(j.finished_at) : "null") +
+         ",\"name\":" + json::quote(j.spec.name) + ",\"steps\":[],\"labels\":" + strings_json(j.spec.labels) +
+         ",\"runner_id\":" + (has_runner ? std::to_string(j.runner_id) : "null") +
+         ",\"runner_name\":" + (has_runner ? json::quote(j.runner_name) : "null") +
+         ",\"runner_group_id\":" + (has_runner ? std::to_string(group_id) : "null") +
+         ",\"runner_group_name\":" + (has_runner ? json::quote(group_name) : "null") +
+         ",\"workflow_name\":" + json::quote(j.spec.workflow) + "}";
+}
+
+std::string simulator::impl::job_status(const sim_job& j) {
+  if (j.state == "completed") return "completed";
+  return j.state == "running" ? "in_progress" : "queued";  // assigned to a scale set: still queued
+}
+
+void simulator::impl::webhook_job(const char* action, const sim_job& j) {
+  if (options.webhook_url.empty()) return;
+  auto slash = j.spec.repository.find('/');
+  std::string owner = j.spec.repository.substr(0, slash);
+  std::string action_s = action;
+  std::string status = action_s == "queued"        ? "queued"
+                       : action_s == "in_progress" ? "in_progress"
+                                                   : "completed";
   std::string body =
-      "{\"action\":\"" + action_s + "\",\"workflow_job\":{\"id\":" + std::to_string(j.id) +
-      ",\"run_id\":" + std::to_string(j.run_id) + ",\"run_attempt\":1,\"node_id\":\"WJ_" +
-      std::to_string(j.id) +
-      "\",\"head_sha\":\"0000000000000000000000000000000000000000\",\"head_branch\":\"main\",\"url\":" +
-      json::quote(base + "/api/v3/repos/" + j.spec.repository + "/actions/jobs/" + std::to_string(j.id)) +
-      ",\"html_url\":" +
-      json::quote("https://github.com/" + j.spec.repository + "/actions/runs/" + std::to_string(j.run_id)) +
-      ",\"status\":\"" + status + "\",\"conclusion\":" + conclusion + ",\"created_at\":" + at(j.queued_at) +
-      ",\"started_at\":" + (has_runner ? at(j.runner_assigned_at) : "null") +
-      ",\"completed_at\":" + (action_s == "completed" ? at(j.finished_at) : "null") +
-      ",\"name\":" + json::quote(j.spec.name) + ",\"steps\":[],\"labels\":" + strings_json(j.spec.labels) +
-      ",\"runner_id\":" + (has_runner ? std::to_string(j.runner_id) : "null") +
-      ",\"runner_name\":" + (has_runner ? json::quote(j.runner_name) : "null") +
-      ",\"runner_group_id\":" + (has_runner ? std::to_string(group_id) : "null") +
-      ",\"runner_group_name\":" + (has_runner ? json::quote(group_name) : "null") +
-      ",\"workflow_name\":" + json::quote(j.spec.workflow) + "},\"repository\":{\"id\":1,\"name\":" +
+      "{\"action\":\"" + action_s + "\",\"workflow_job\":" + job_json(j, status) +
+      ",\"repository\":{\"id\":1,\"name\":" +
       json::quote(slash == std::string::npos ? j.spec.repository : j.spec.repository.substr(slash + 1)) +
       ",\"full_name\":" + json::quote(j.spec.repository) + ",\"owner\":{\"login\":" + json::quote(owner) +
       "}},\"organization\":{\"login\":" + json::quote(owner) + "},\"sender\":{\"login\":\"octocat\"}}";
@@ -594,10 +606,14 @@ void simulator::impl::run_sender() {
                    {"X-GitHub-Hook-Installation-Target-ID", "1"}};
     if (!secret.empty())
       req.headers.emplace_back("X-Hub-Signature-256", github::webhook_signature(secret, d.body));
-    (void)client.perform(req);  // GitHub does not retry failed deliveries
+    // GitHub does not retry a failed delivery (no answer within its deadline,
+    // or not 2xx); it records it (calls: webhook.failed).
+    auto answer = client.perform(req);
+    const bool failed = !answer || answer->status < 200 || answer->status > 299;
     ++sent;
     std::lock_guard g(mu);
     count("webhook." + d.event);
+    if (failed) count("webhook.failed");
   }
 }
 

@@ -162,6 +162,13 @@ struct simulator::impl {
   server_response handle(const server_request& r);  // any civetweb thread; takes mu
   server_response control(const server_request& r, const std::vector<std::string>& seg);
   server_response rest(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  // GET /orgs/{o}/repos, /repos/{o}/{r}/actions/runs, …/runs/{id}/jobs (sim_actions.cpp);
+  // nullopt: not one of them.
+  std::optional<server_response> actions_rest(const server_request& r, const std::vector<std::string>& seg,
+                                              lock_type& lock);
+  // A job as the REST API and the workflow_job payload show it, with `status`.
+  std::string job_json(const sim_job& j, const std::string& status);
+  static std::string job_status(const sim_job& j);  // queued, in_progress, completed
   server_response service(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
   server_response queue(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
   server_response create_scale_set(std::int64_t tenant_id, const rapidjson::Document& body);
@@ -217,6 +224,14 @@ struct simulator::impl {
 };
 
 server_response json_response(int status, std::string body);
+// The slice [from, to) of `total` items a request's page and per_page (at
+// most 100, default 30) ask for, and the Link header to the next page ("" on
+// the last); `url` is the listing's URL without page parameters.
+struct page_window {
+  std::size_t from = 0, to = 0;
+  std::string link;
+};
+page_window paginate(const server_request& r, std::size_t total, const std::string& url);
 server_response rest_error(int status, const std::string& message);
 server_response service_error(int status, const std::string& type_name, const std::string& message);
 std::vector<std::string> split_path(const std::string& path);

@@ -51,6 +51,9 @@ const std::vector<flag>& flags() {
       {"lease-name", &options::lease_name, "name of the leader-election Lease"},
       {"identity", &options::identity, "this replica's identity (default: hostname + random)"},
       {"resync-seconds", &options::resync_seconds, "how often each RunnerSet reconciles from scratch", 1},
+      {"runner-phase-events", &options::runner_phase_events,
+       "record a Normal Event on each Runner for Pending, Running and Succeeded (three writes per job); "
+       "false: only Warnings (Failed, Outdated, pod failures)"},
       {"kube-workers", &options::kube_workers, "threads making Kubernetes requests", 1},
       {"kube-qps", &options::kube_qps,
        "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit", 0},

@@ -31,6 +31,7 @@ struct options {
   std::string lease_name = "octorun-manager";
   std::string identity;
   int32_t resync_seconds = 30;
+  bool runner_phase_events = true;
   int32_t kube_workers = 4;
   int32_t github_workers = 2;
   double kube_qps = 50;

@@ -55,9 +55,10 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
     status.AddMember("reason", "JobCompleted", a);
     status.AddMember("message", json::string_value(detail, a), a);
   } else {
-    // Running says the runner is up (it took a job): its readiness,
-    // conditions and registration ride along, so no patch of their own.
-    add_readiness(self, status, read, true, a);
+    // Its readiness (as the actor saw the pod: status.podReady also says
+    // the pod existed, observe.cpp), conditions and registration ride along,
+    // so no patch of their own.
+    add_readiness(self, status, read, st.pod && st.pod->ready, a);
   }
   d.AddMember("status", status, a);
   self->request(st.cfg.kube, st.cfg.request_timeout,

@@ -79,10 +79,13 @@ step next_step(const observation& o, const limits& l) {
   // The runner container exited: said at once.
   if (publish && *publish != phase::pending) return step{step_kind::publish_status, publish, o.pod.ready, {}};
   // Running says the runner is up: the job path wrote its readiness (and
-  // registration) with the phase; only a registration it could not know is left.
+  // registration) with the phase; only what it could not know yet is left
+  // (a pod seen ready after the job came, a registration). A busy pod
+  // going unready is not news: its exit is.
   if (o.current == phase::running)
-    return o.status_registration_stale ? step{step_kind::publish_status, std::nullopt, o.pod.ready, {}}
-                                       : make(step_kind::none);
+    return o.status_registration_stale || (o.pod.ready && !o.status_pod_ready)
+               ? step{step_kind::publish_status, std::nullopt, o.pod.ready, {}}
+               : make(step_kind::none);
   if (!publish && !o.status_registration_stale && o.pod.ready == o.status_pod_ready)
     return make(step_kind::none);
   // A runner without a job: Pending and its readiness wait until its pod

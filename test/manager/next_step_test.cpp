@@ -97,9 +97,17 @@ TEST(NextStep, ReadinessWaitsForARunningWriteThatSaysIt) {
   o.pod.marked_busy = true;
   o.status_pod_ready = true;
   EXPECT_EQ(next_step(o, l).kind, step_kind::none);
-  // Running says the runner is up: no readiness patch even if status lags.
-  o.status_pod_ready = false;
+  // Running says the runner is up: its pod going unready is no patch...
+  o.pod.ready = false;
   EXPECT_EQ(next_step(o, l).kind, step_kind::none);
+  // ... but a pod first seen ready after the job came is (status.podReady
+  // also says the pod existed).
+  o.pod.ready = true;
+  o.status_pod_ready = false;
+  auto s2 = next_step(o, l);
+  EXPECT_EQ(s2.kind, step_kind::publish_status);
+  EXPECT_EQ(s2.phase_to_publish, std::nullopt);
+  EXPECT_TRUE(s2.pod_ready);
 }
 
 TEST(NextStep, ExitZeroSucceedsAndExitSevenIsOutdated) {

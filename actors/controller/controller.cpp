@@ -113,7 +113,6 @@ void on_demand(self_ptr self, const Demand& m) {
   for (const auto& key : keys) route(self, key, m);
   if (!keys.empty() || !m.job.runner_set.empty()) return;
   reject_demand(m.job, why_unrouted(self->state.routes.sets, m.job));
-  if (auto& metrics = self->state.cfg.runnerset_defaults.metrics) metrics->job_unmatched();
 }
 
 // A typed informer of one kind (watched.hpp) in `ns` ("": all namespaces),

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <set>
 
+#include "actors/metrics/declared.hpp"
+
 namespace octorun::metrics {
 namespace {
 
@@ -16,28 +18,38 @@ struct families {
   prometheus::Family<prometheus::Gauge>& deferred;
 };
 
-families& get() {
-  auto& r = event_registry();
-  static families f{
-      prometheus::BuildCounter()
-          .Name("octorun_rejected_input_total")
-          .Help("Job deliveries and scale-set messages turned away (nothing else changed), by source and "
-                "reason.")
-          .Register(r),
-      prometheus::BuildGauge()
-          .Name("octorun_github_rate_limited")
-          .Help("1 while the RunnerSet's GitHub calls are paused on a spent rate limit, else 0.")
-          .Register(r),
-      prometheus::BuildCounter()
-          .Name("octorun_github_rate_limit_pauses_total")
-          .Help("Pauses of the RunnerSet's GitHub calls on a spent rate limit.")
-          .Register(r),
-      prometheus::BuildGauge()
-          .Name("octorun_github_deferred_removals")
-          .Help(
-              "GitHub runners the RunnerSet removes once its GitHub budget allows (status.pendingRemovals).")
-          .Register(r),
+// The table of event families: name, help, type.
+const std::vector<prometheus::MetricFamily>& declared() {
+  using prometheus::MetricType;
+  static const std::vector<prometheus::MetricFamily> table{
+      {"octorun_rejected_input_total",
+       "Job deliveries and scale-set messages turned away (nothing else changed), by source and reason.",
+       MetricType::Counter,
+       {}},
+      {"octorun_github_rate_limited",
+       "1 while the RunnerSet's GitHub calls are paused on a spent rate limit, else 0.",
+       MetricType::Gauge,
+       {}},
+      {"octorun_github_rate_limit_pauses_total",
+       "Pauses of the RunnerSet's GitHub calls on a spent rate limit.",
+       MetricType::Counter,
+       {}},
+      {"octorun_github_deferred_removals",
+       "GitHub runners the RunnerSet removes once its GitHub budget allows (status.pendingRemovals).",
+       MetricType::Gauge,
+       {}},
   };
+  return table;
+}
+
+template <class Builder>
+auto& build(Builder builder, std::size_t i) {
+  return builder.Name(declared()[i].name).Help(declared()[i].help).Register(event_registry());
+}
+
+families& get() {
+  static families f{build(prometheus::BuildCounter(), 0), build(prometheus::BuildGauge(), 1),
+                    build(prometheus::BuildCounter(), 2), build(prometheus::BuildGauge(), 3)};
   return f;
 }
 
@@ -50,6 +62,11 @@ prometheus::Labels set_labels(const std::string& ns, const std::string& runnerse
 prometheus::Registry& event_registry() {
   static prometheus::Registry registry;
   return registry;
+}
+
+std::vector<prometheus::MetricFamily> collect_event_metrics() {
+  get();
+  return complete(event_registry().Collect(), declared());
 }
 
 bool reject_input(const std::string& source, const std::string& reason, const std::string& key) {

@@ -5,14 +5,18 @@
 // (or adapter thread) records into it directly.
 #pragma once
 
+#include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace octorun::metrics {
 
 prometheus::Registry& event_registry();
+// Every event family, also those without samples yet (declared.hpp).
+std::vector<prometheus::MetricFamily> collect_event_metrics();
 
 // Input turned away with nothing else changed: a delivery for a repository
 // no RunnerSet serves, a job whose labels no variant carries, an unknown or

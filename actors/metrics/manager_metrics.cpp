@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "actors/metrics/declared.hpp"
 #include "actors/metrics/event_metrics.hpp"
 
 namespace octorun::metrics {
@@ -147,8 +148,7 @@ std::shared_ptr<manager_metrics> manager_metrics::make(const manager_identity& i
 }
 
 manager_metrics::manager_metrics(const manager_identity& id) {
-  // Every family is declared, so a scrape shows it (HELP and TYPE) before
-  // its first sample: dashboards and alerts see the names from the start.
+  // Every family is declared (declared.hpp).
   auto& r = *registry_;
   auto declare = [&](auto builder, const char* name, const char* help, prometheus::MetricType type) -> auto& {
     declared_.push_back({name, help, type, {}});
@@ -221,24 +221,13 @@ manager_metrics::manager_metrics(const manager_identity& id) {
                       "Time from a job starting on a runner of the set to its end, by variant (GitHub's "
                       "timestamps).",
                       prometheus::MetricType::Histogram);
-  jobs_unmatched_ =
-      &counter("octorun_jobs_unmatched_total",
-               "Queued jobs (webhook deliveries) no RunnerSet serves: no set's scope covers the "
-               "repository, or no variant carries the job's labels.")
-           .Add({});
 }
 
 std::string manager_metrics::scrape() const {
-  auto collected = registry_->Collect();  // the families with samples
-  std::vector<prometheus::MetricFamily> families;
-  for (const auto& d : declared_) {
-    auto it = std::find_if(collected.begin(), collected.end(),
-                           [&](const prometheus::MetricFamily& f) { return f.name == d.name; });
-    families.push_back(it != collected.end() ? std::move(*it) : d);
-  }
+  auto families = complete(registry_->Collect(), declared_);
   families.push_back(deliveries_family(*deliveries_));
   for (auto& f : state_->Collect()) families.push_back(std::move(f));
-  for (auto& f : event_registry().Collect()) families.push_back(std::move(f));
+  for (auto& f : collect_event_metrics()) families.push_back(std::move(f));
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
   return out.str();
@@ -302,8 +291,6 @@ void manager_metrics::job_completed(std::string_view ns, std::string_view set, s
   l.emplace("result", result_label(result));
   jobs_completed_->Add(l).Increment();
 }
-
-void manager_metrics::job_unmatched() { jobs_unmatched_->Increment(); }
 
 std::shared_ptr<github::request_observer> manager_metrics::github_observer(std::string_view ns,
                                                                            std::string_view set) {

@@ -69,7 +69,6 @@ class manager_metrics : public recorder,
                    const messages::job_info& job) override;
   void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
                      std::string_view result, const messages::job_info& job) override;
-  void job_unmatched() override;
   std::shared_ptr<github::request_observer> github_observer(std::string_view ns,
                                                             std::string_view set) override;
 
@@ -108,7 +107,6 @@ class manager_metrics : public recorder,
   prometheus::Family<prometheus::Counter>* jobs_completed_ = nullptr;
   prometheus::Family<prometheus::Histogram>* job_queue_ = nullptr;
   prometheus::Family<prometheus::Histogram>* job_run_ = nullptr;
-  prometheus::Counter* jobs_unmatched_ = nullptr;
   std::mutex listener_mutex_;  // a session series is set and removed by different threads
   std::mutex budgets_mutex_;
   std::map<std::pair<std::string, std::string>, set_budget> budgets_;  // by (namespace, set)

@@ -50,9 +50,6 @@ class recorder {
   virtual void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
                              std::string_view result, const messages::job_info& job) = 0;
 
-  // A queued job (a webhook delivery) that no RunnerSet serves.
-  virtual void job_unmatched() = 0;
-
   // The observer for the GitHub calls made on one RunnerSet's credentials:
   // requests by endpoint, and that credential's rate-limit budget (its series
   // go when the last holder drops it).

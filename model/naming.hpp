@@ -22,6 +22,9 @@ inline constexpr const char* label_runner = "octorun.io/runner";
 // "true" on the pod of a runner that has a job: the set's PodDisruptionBudget
 // selects these pods, so a drain cannot evict a busy runner.
 inline constexpr const char* label_busy = "octorun.io/busy";
+// The Runner's finalizer: in its create body (the RunnerSet's), released by
+// its Runner actor once GitHub no longer holds the runner.
+inline constexpr const char* runner_finalizer = "octorun.io/runner";
 // cluster-autoscaler's per-pod veto on removing its node.
 inline constexpr const char* annotation_safe_to_evict = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 

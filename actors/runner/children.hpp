@@ -10,6 +10,7 @@
 
 #include "adapters/common/expected.hpp"
 #include "model/children.hpp"
+#include "model/naming.hpp"
 #include "model/parse.hpp"
 #include "model/types.hpp"
 
@@ -22,7 +23,7 @@ using model::runner_container;
 
 // The environment variable the actions runner reads its JIT configuration from.
 inline constexpr const char* jit_config_env = "ACTIONS_RUNNER_INPUT_JITCONFIG";
-inline constexpr const char* finalizer = "octorun.io/runner";
+inline constexpr const char* finalizer = model::runner_finalizer;
 
 // The Secret holding the JIT configuration; owned by the Runner.
 std::string jit_secret_json(const model::runner& r, const jit_config& jit);

@@ -1,7 +1,7 @@
 // The Runner actor's job path: JobStarted / workflow_job in_progress writes
 // Running, JobCompleted / completed writes Succeeded, each decided by
-// runner/phase.hpp on the Runner as just read and locked on its
-// resourceVersion (a conflict reads again and decides again).
+// runner/phase.hpp on the Runner as the actor holds it and locked on its
+// resourceVersion (a conflict reads it from the server and decides again).
 #include <spdlog/spdlog.h>
 
 #include "actors/kinds.hpp"
@@ -17,21 +17,26 @@ namespace {
 
 void job_done(self_ptr self) {
   self->state.job_in_flight = false;
+  self->state.job_read_fresh = false;
   self->state.jobs.pop_front();
   process_jobs(self);
 }
 
+// Decides again on the Runner as the server has it (a conflict, or a verdict
+// the held copy cannot be trusted with).
 void retry_job(self_ptr self, std::chrono::milliseconds after) {
   self->state.job_in_flight = false;
+  self->state.job_read_fresh = true;
   if (after.count() == 0) return process_jobs(self);  // a conflict: read again at once
   self->delayed_send(self, after, wake_atom::value, std::uint64_t{0});
 }
 
 // Writes the job path's decision: Running with the job (started) or
 // Succeeded (completed), locked to the resourceVersion that was read.
-void write_job_phase(self_ptr self, std::string rv, const messages::job_info& job, phase from, phase target,
-                     const std::string& detail) {
+void write_job_phase(self_ptr self, const model::runner& read, const messages::job_info& job, phase from,
+                     phase target, const std::string& detail) {
   auto& st = self->state;
+  std::string rv = read.metadata.resource_version;
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   rapidjson::Value meta(rapidjson::kObjectType);
@@ -49,6 +54,11 @@ void write_job_phase(self_ptr self, std::string rv, const messages::job_info& jo
   if (target == phase::succeeded) {
     status.AddMember("reason", "JobCompleted", a);
     status.AddMember("message", json::string_value(detail, a), a);
+  } else {
+    // Its readiness (as the actor saw the pod: status.podReady also says
+    // the pod existed, observe.cpp), conditions and registration ride along,
+    // so no patch of their own.
+    add_readiness(self, status, read, st.pod && st.pod->ready, a);
   }
   d.AddMember("status", status, a);
   self->request(st.cfg.kube, st.cfg.request_timeout,
@@ -86,11 +96,10 @@ void stale(const messages::job_info& job) {
 void decide_job(self_ptr self, const model::runner& fresh, const job_event& event) {
   job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
                 fresh.status.job ? std::optional<std::int64_t>(fresh.status.job->id) : std::nullopt};
-  const auto& rv = fresh.metadata.resource_version;
   if (const auto* started = std::get_if<messages::job_started>(&event)) {
     switch (on_job_started(view, started->job.job_id)) {
       case job_started_verdict::promote:
-        return write_job_phase(self, rv, started->job, view.current, phase::running, {});
+        return write_job_phase(self, fresh, started->job, view.current, phase::running, {});
       case job_started_verdict::already_running:
         return job_done(self);
       // Said by the verdict, not by the deletion mark: a finished runner is
@@ -109,10 +118,15 @@ void decide_job(self_ptr self, const model::runner& fresh, const job_event& even
     }
   }
   const auto& completed = std::get<messages::job_completed>(event);
-  switch (on_job_completed(view, completed.job.job_id)) {
+  const auto verdict = on_job_completed(view, completed.job.job_id);
+  // Which job a runner recorded can change (a second start), so a held copy
+  // naming another job is checked against the server before the completion is dropped.
+  if (verdict == job_completed_verdict::skip_other_job && !self->state.job_read_fresh)
+    return retry_job(self, std::chrono::milliseconds(0));
+  switch (verdict) {
     case job_completed_verdict::finish:
       return write_job_phase(
-          self, rv, completed.job, view.current, phase::succeeded,
+          self, fresh, completed.job, view.current, phase::succeeded,
           "job " + std::to_string(completed.job.job_id) + " completed: " + completed.result);
     case job_completed_verdict::already_finished:
     case job_completed_verdict::skip_deleting:
@@ -129,9 +143,17 @@ void decide_job(self_ptr self, const model::runner& fresh, const job_event& even
 
 void process_jobs(self_ptr self) {
   auto& st = self->state;
-  if (st.job_in_flight || st.jobs.empty()) return;
+  // One Runner write at a time: a job write beside a step's status write
+  // would only make one of them conflict.
+  if (st.job_in_flight || st.jobs.empty() || st.step_in_flight) return;
   st.job_in_flight = true;
   auto job = st.jobs.front();
+  // Decided on the Runner as this actor holds it (the watch's or its own
+  // last write's): the write is locked on its resourceVersion, so a stale
+  // copy costs a conflict and a read, never a wrong phase; and what it
+  // declines on a held copy (terminal, being deleted, already running this
+  // job) stays so. Read from the server only when it holds none or after a conflict.
+  if (st.runner && !st.job_read_fresh) return decide_job(self, *st.runner, job);
   self->request(st.cfg.kube, st.cfg.request_timeout,
                 kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
       .then(

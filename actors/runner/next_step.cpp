@@ -1,5 +1,7 @@
 #include "actors/runner/next_step.hpp"
 
+#include <algorithm>
+
 namespace octorun::runner {
 namespace {
 
@@ -26,8 +28,9 @@ step on_deletion(const observation& o) {
     return make(step_kind::remove_from_github);
   }
   // GitHub no longer knows the runner: no job can be lost by stopping it.
-  if (o.pod.exists && !o.pod.deleting) return make(step_kind::delete_pod);
-  if (o.secret_exists) return make(step_kind::delete_secret);
+  // Its Pod and Secret go with the Runner (their ownerReferences name it:
+  // the garbage collector deletes them), so releasing the finalizer is the
+  // one write left.
   return make(step_kind::remove_finalizer);
 }
 
@@ -73,9 +76,26 @@ step next_step(const observation& o, const limits& l) {
   if (o.has_job && !o.pod.marked_busy && !o.pod.runner_exited) return make(step_kind::mark_pod_busy);
 
   auto publish = controller_phase({o.current, o.deleting, o.has_job}, o.pod);
-  if (publish || o.pod.ready != o.status_pod_ready || o.status_registration_stale)
-    return step{step_kind::publish_status, publish, o.pod.ready, {}};
-  return make(step_kind::none);
+  // The runner container exited: said at once.
+  if (publish && *publish != phase::pending) return step{step_kind::publish_status, publish, o.pod.ready, {}};
+  // Running says the runner is up: the job path wrote its readiness (and
+  // registration) with the phase; only what it could not know yet is left
+  // (a pod seen ready after the job came, a registration). A busy pod
+  // going unready is not news: its exit is.
+  if (o.current == phase::running)
+    return o.status_registration_stale || (o.pod.ready && !o.status_pod_ready)
+               ? step{step_kind::publish_status, std::nullopt, o.pod.ready, {}}
+               : make(step_kind::none);
+  if (!publish && !o.status_registration_stale && o.pod.ready == o.status_pod_ready)
+    return make(step_kind::none);
+  // A runner without a job: Pending and its readiness wait until its pod
+  // has been there (and ready, when it is) for the settle window. A runner
+  // handed a job by then says all of it in its Running write: one status
+  // patch instead of two or three.
+  auto settled = o.pod_seen_since + l.status_settle;
+  if (o.pod.ready) settled = std::max(settled, o.pod_ready_since + l.status_settle);
+  if (o.now < settled) return wait(settled);
+  return step{step_kind::publish_status, publish, o.pod.ready, {}};
 }
 
 }  // namespace octorun::runner

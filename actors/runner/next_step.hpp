@@ -5,8 +5,9 @@
 // Running it twice on the same observation yields the same step, so a
 // restarted actor simply picks up where the world is.
 //
-// Busy runners are never killed: a Runner being deleted keeps its pod until
-// GitHub confirms the runner is removed (GitHub refuses while a job runs).
+// Busy runners are never killed: a Runner being deleted keeps its finalizer,
+// and so its pod, until GitHub confirms the runner is removed (GitHub
+// refuses while a job runs).
 #pragma once
 
 #include <chrono>
@@ -55,10 +56,17 @@ struct observation {
   github_removal removal = github_removal::not_tried;
   std::chrono::steady_clock::time_point now{};
   std::chrono::steady_clock::time_point retry_not_before{};  // pod recreation / busy re-check
+  // Since when the actor has seen a pod of this Runner, and its pod ready (unset: not ready).
+  std::chrono::steady_clock::time_point pod_seen_since{};
+  std::chrono::steady_clock::time_point pod_ready_since{};
 };
 
 struct limits {
   int max_pod_failures = 5;
+  // A runner without a job publishes Pending, and its readiness, once its
+  // pod has been there (and ready) this long: a runner handed a job
+  // meanwhile says it all in its Running write instead (docs/runner-phases.md).
+  std::chrono::milliseconds status_settle{3000};
 };
 
 enum class step_kind {
@@ -70,16 +78,15 @@ enum class step_kind {
   create_pod,
   mark_pod_busy,   // label (and annotate) the pod of a runner with a job: no eviction, no scale-down of its
                    // node
-  publish_status,  // phase (resourceVersion-locked), readiness and/or the GitHub registration
+  publish_status,  // phase (resourceVersion-locked), readiness, conditions and/or the GitHub registration
   record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after
                        // backoff)
   mark_failed,         // phase Failed, resourceVersion-locked (retries spent, or the job's pod died)
   remove_from_github,  // DELETE the runner on GitHub; busy -> keep everything
   defer_removal,       // GitHub's budget is spent and the runner can run no job: the RunnerSet
                        // removes it from GitHub after the reset, the Runner goes now
-  delete_pod,
-  delete_secret,
-  remove_finalizer,
+  delete_pod,          // a failed pod, to be recreated (a deleted Runner's children go by garbage collection)
+  remove_finalizer,    // GitHub no longer holds the runner: the Runner, its Pod and Secret may go
 };
 
 struct step {

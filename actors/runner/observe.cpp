@@ -60,6 +60,8 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
   o.removal = memory.removal;
   o.retry_not_before = memory.retry_not_before;
   o.pod_seen = memory.pod_seen || o.status_pod_ready;
+  o.pod_seen_since = memory.pod_seen_since;
+  o.pod_ready_since = memory.pod_ready_since;
   o.now = now;
   return o;
 }

@@ -19,7 +19,9 @@ struct actor_memory {
   // The JIT configuration GitHub generated, until its Secret is seen.
   std::optional<jit_config> unstored_jit;
   std::chrono::steady_clock::time_point retry_not_before{};
-  bool pod_seen = false;  // a pod of this Runner was watched or created
+  bool pod_seen = false;                                    // a pod of this Runner was watched or created
+  std::chrono::steady_clock::time_point pod_seen_since{};   // a pod of this Runner was first seen or made
+  std::chrono::steady_clock::time_point pod_ready_since{};  // unset: its pod is not ready (or none)
 };
 
 // What the Pod says about the runner container (`pod` null: no pod).

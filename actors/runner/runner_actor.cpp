@@ -10,6 +10,7 @@
 
 #include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
+#include "actors/runner/conditions.hpp"
 #include "actors/runner/events.hpp"
 #include "actors/runner/jit_conflict.hpp"
 #include "actors/runner/observe.hpp"
@@ -90,6 +91,7 @@ void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
 void record_event(self_ptr self, const runner_event& e, const model::runner& runner) {
   auto& st = self->state;
   if (!st.cfg.events) return;
+  if (!e.warning && !st.cfg.phase_events) return;  // --runner-phase-events=false: Warnings only
   kube::event_spec spec;
   spec.regarding = {model::api_version, "Runner", runner.metadata.namespace_, runner.metadata.name,
                     runner.metadata.uid};
@@ -178,16 +180,30 @@ void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapi
   write(self, what, runner_patch(self, d, "status"), &runner_state::runner, std::move(event));
 }
 
+void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner& runner, bool pod_ready,
+                   json::allocator& a) {
+  const auto& secret = self->state.secret;
+  runner_condition_facts facts;
+  facts.registered = runner.status.runner_id != 0 || (secret && secret->registration);
+  facts.pod_ready = pod_ready;
+  const auto pod = observe_pod(self->state.pod.get());
+  facts.pod_failed = pod.runner_exited && pod.exit_code != 0;
+  auto conditions = runner_conditions(runner.status.conditions, facts, format_rfc3339(std::time(nullptr)),
+                                      runner.metadata.generation);
+  status.AddMember("podReady", pod_ready, a);
+  status.AddMember("conditions", conditions_json(conditions, a), a);
+  if (secret && secret->registration) {
+    status.AddMember("runnerId", secret->registration->runner_id, a);
+    status.AddMember("runnerName", json::string_value(secret->registration->runner_name, a), a);
+  }
+}
+
 void publish_status(self_ptr self, const step& s, const observation& o) {
   auto d = locked_patch(self);
   auto& a = d.GetAllocator();
   rapidjson::Value status(rapidjson::kObjectType);
   if (s.phase_to_publish) status.AddMember("phase", json::string_value(to_string(*s.phase_to_publish), a), a);
-  status.AddMember("podReady", s.pod_ready, a);
-  if (const auto& secret = self->state.secret; secret && secret->registration) {
-    status.AddMember("runnerId", secret->registration->runner_id, a);
-    status.AddMember("runnerName", json::string_value(secret->registration->runner_name, a), a);
-  }
+  add_readiness(self, status, *self->state.runner, s.pod_ready, a);
   std::optional<runner_event> event;
   if (s.phase_to_publish) {
     transition_detail detail;
@@ -208,6 +224,7 @@ void mark_failed(self_ptr self, const observation& o) {
   if (o.pod.runner_exited) message += " (last exit code " + std::to_string(o.pod.exit_code) + ")";
   status.AddMember("reason", json::string_value(reason, a), a);
   status.AddMember("message", json::string_value(message, a), a);
+  add_readiness(self, status, *self->state.runner, o.pod.ready, a);
   spdlog::warn("runner {}: Failed: {}", id(self), message);
   transition_detail detail;
   detail.message = message;
@@ -241,6 +258,7 @@ void record_pod_failure(self_ptr self, const observation& o) {
   failures.PushBack(failure_json(now, a), a);
   rapidjson::Value s(rapidjson::kObjectType);
   s.AddMember("failures", failures, a);
+  add_readiness(self, s, *st.runner, false, a);
   const auto delay = pod_retry_delay_seconds(o.failures + 1);
   st.memory.retry_not_before = clock::now() + std::chrono::seconds(delay);
   spdlog::info("runner {}: pod failed (exit {}), recreating it after backoff", id(self), o.pod.exit_code);
@@ -266,11 +284,38 @@ void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seco
   wake_at(self, clock::now() + wait);
 }
 
-// A JIT request failed; a name conflict is decided by on_jit_name_conflict.
+void decide_name_conflict(self_ptr self, const github::error& e);
+
+// A JIT request failed. GitHub refusing the name may mean this Runner is
+// registered already, its Secret written but not yet in the cache: the
+// server is asked for the Secret first, and one found is used as it is
+// (a second registration would strand the first).
 void on_jit_failed(self_ptr self, const github::error& e) {
   auto& st = self->state;
   if (e.kind != github::error_kind::conflict)
     return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
+      .then(
+          [=](kube::object_result& existing) {
+            auto& s = self->state;
+            if (existing) {
+              s.step_in_flight = false;
+              s.jit_conflict_retried = false;
+              s.secret = watched::read_secret(*existing);
+              return reconcile(self);
+            }
+            if (!existing.error().not_found())
+              return on_api_error(self, "reading the JIT Secret", existing.error());
+            decide_name_conflict(self, e);
+          },
+          [=](caf::error& err) { on_actor_error(self, "reading the JIT Secret", err); });
+}
+
+// GitHub refused the name and no Secret holds a registration: decided by
+// on_jit_name_conflict (jit_conflict.hpp).
+void decide_name_conflict(self_ptr self, const github::error& e) {
+  auto& st = self->state;
   const jit_conflict_view conflict{e.holder.has_value(), e.holder && e.holder->busy,
                                    e.holder && e.holder->other_scale_set, st.jit_conflict_retried};
   switch (on_jit_name_conflict(conflict)) {
@@ -298,53 +343,36 @@ void on_jit_failed(self_ptr self, const github::error& e) {
           [=](caf::error& err) { on_actor_error(self, "freeing the runner name on GitHub", err); });
 }
 
+// Asks GitHub for a JIT configuration. The Secret informer listed before
+// the Runners were watched (controller.cpp), so a JIT Secret from an earlier
+// incarnation is in the cache; one the cache missed (written moments ago by
+// an actor before this one) makes GitHub refuse the name, and that path
+// reads the Secret from the server before anything else (on_jit_failed).
 void provision(self_ptr self) {
   auto& st = self->state;
   st.step_in_flight = true;
-  // Ask the server, not the cache: a JIT Secret from an earlier incarnation
-  // must be found before GitHub is asked to register the name again.
-  self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
+  // Remembered before anything else: a failed Secret create retries with
+  // it, and a deletion removes it from GitHub (store_secret).
+  auto store = [=](const jit_config& jit) {
+    auto& s2 = self->state;
+    spdlog::debug("runner {}: registered on GitHub as runner {}", id(self), jit.runner_id);
+    s2.step_in_flight = false;
+    s2.consecutive_errors = 0;
+    s2.jit_conflict_retried = false;
+    s2.memory.unstored_jit = jit;
+    reconcile(self);
+  };
+  github::jit_request req;
+  req.name = st.cfg.name;
+  req.runner_group_id = st.cfg.runner_group_id;
+  req.labels = st.runner->spec.runner_labels;
+  self->request(st.cfg.github, st.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
       .then(
-          [=](kube::object_result& existing) {
-            auto& s = self->state;
-            if (existing) {
-              s.step_in_flight = false;
-              s.secret = watched::read_secret(*existing);
-              return reconcile(self);
-            }
-            if (!existing.error().not_found())
-              return on_api_error(self, "reading the JIT Secret", existing.error());
-            // Deleted while the Secret was read: a registration now would only be removed again.
-            if (s.runner->metadata.deleting) {
-              s.step_in_flight = false;
-              return reconcile(self);
-            }
-            // Remembered before anything else: a failed Secret create retries
-            // with it, and a deletion removes it from GitHub (store_secret).
-            auto store = [=](const jit_config& jit) {
-              auto& s2 = self->state;
-              spdlog::debug("runner {}: registered on GitHub as runner {}", id(self), jit.runner_id);
-              s2.step_in_flight = false;
-              s2.consecutive_errors = 0;
-              s2.jit_conflict_retried = false;
-              s2.memory.unstored_jit = jit;
-              reconcile(self);
-            };
-            auto failed = [=](const github::error& e) { on_jit_failed(self, e); };
-            github::jit_request req;
-            req.name = s.cfg.name;
-            req.runner_group_id = s.cfg.runner_group_id;
-            req.labels = s.runner->spec.runner_labels;
-            self->request(s.cfg.github, s.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
-                .then(
-                    [=](github::jit_reply& r) {
-                      if (!r) return failed(r.error());
-                      store({r->encoded_jit_config, r->registered.id, r->registered.name});
-                    },
-                    [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
+          [=](github::jit_reply& r) {
+            if (!r) return on_jit_failed(self, r.error());
+            store({r->encoded_jit_config, r->registered.id, r->registered.name});
           },
-          [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+          [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
 }
 
 // Stores the JIT configuration GitHub generated in the Runner's Secret.
@@ -498,19 +526,22 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return write(self, "deleting the pod",
                    kube::delete_request{kinds::pods(), st.cfg.ns, model::pod_name(st.cfg.name), {}},
                    &runner_state::pod);
-    case step_kind::delete_secret:
-      return write(self, "deleting the JIT Secret",
-                   kube::delete_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), {}},
-                   &runner_state::secret);
   }
 }
 
 void reconcile(self_ptr self) {
   auto& st = self->state;
-  if (st.step_in_flight || !st.runner) return;
+  process_jobs(self);  // first: a job's write waits for no step, and a step for no job's write
+  if (st.step_in_flight || st.job_in_flight || !st.runner) return;
   if (st.secret) st.memory.unstored_jit.reset();  // stored
+  const auto now = clock::now();
+  if (st.pod && !st.memory.pod_seen) st.memory.pod_seen_since = now;
   if (st.pod) st.memory.pod_seen = true;
-  auto o = observe(*st.runner, st.pod.get(), st.secret.get(), st.memory, clock::now());
+  if (!st.pod || !st.pod->ready)
+    st.memory.pod_ready_since = {};
+  else if (st.memory.pod_ready_since == clock::time_point{})
+    st.memory.pod_ready_since = now;
+  auto o = observe(*st.runner, st.pod.get(), st.secret.get(), st.memory, now);
   execute(self, next_step(o, st.cfg.lim), o);
 }
 

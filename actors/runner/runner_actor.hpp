@@ -5,9 +5,9 @@
 //
 // The job path (job_started / job_completed from the listener or the webhook
 // intake) is the only way to Running, and ends the runner (Succeeded) when
-// its one job completes: read the Runner fresh, decide with
-// on_job_started() / on_job_completed(), and merge-patch status with the
-// resourceVersion that was read; on a conflict read again and re-decide, so
+// its one job completes: decide with on_job_started() / on_job_completed()
+// on the Runner as the actor holds it, and merge-patch status with its
+// resourceVersion; on a conflict read it from the server and re-decide, so
 // a terminal phase written in between is never undone.
 #pragma once
 
@@ -33,6 +33,9 @@ struct runner_actor_config {
   // kube::spawn_event_recorder: an Event for each phase the actor writes and
   // each pod failure it retries (actors/runner/events.hpp). None: no Events.
   caf::actor events;
+  // Normal Events for Pending, Running and Succeeded too (three per job);
+  // false: Warnings only (Failed, Outdated, a pod failure retried).
+  bool phase_events = true;
   // JIT configurations with this runner group and the Runner's labels (the
   // RunnerSet asks its scale set instead under the Listener intake).
   std::int64_t runner_group_id = 1;

@@ -14,6 +14,7 @@
 #include "actors/runner/observe.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/watched.hpp"
+#include "adapters/common/json.hpp"
 #include "messages/jobs.hpp"
 #include "model/types.hpp"
 
@@ -37,6 +38,7 @@ struct runner_state {
   bool step_in_flight = false;
   std::deque<job_event> jobs;  // the job path, one at a time
   bool job_in_flight = false;
+  bool job_read_fresh = false;  // the job at the front is decided on a server read (after a conflict)
   int consecutive_errors = 0;
   bool jit_conflict_retried = false;  // the pending JIT request follows a delete-and-retry
   std::uint64_t wake_generation = 0;
@@ -54,6 +56,11 @@ std::chrono::milliseconds backoff(self_ptr self);
 // Keeps `runner` (a write's reply, decoded) unless it is null.
 void set_runner(self_ptr self, watched::runner_ptr runner);
 void record_event(self_ptr self, const runner_event& e, const model::runner& runner);
+// Adds podReady, the Registered and PodReady conditions (conditions.hpp) and
+// the GitHub registration (runnerId, runnerName: the JIT Secret's) to a
+// status patch of `runner`.
+void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner& runner, bool pod_ready,
+                   json::allocator& a);
 
 // ---- the job path (job_path.cpp): one job message at a time, decided on the
 // Runner as just read, written resourceVersion-locked.

@@ -30,6 +30,12 @@ std::string runner_json(const model::runnerset& set, const model::effective_vari
   labels.AddMember(Value(model::label_runnerset, a), str(set.metadata.name, a), a);
   labels.AddMember(Value(model::label_variant, a), str(variant.name, a), a);
   meta.AddMember("labels", labels, a);
+  // Held from the start (no patch to add it): the Runner actor releases it
+  // once GitHub no longer holds the runner; its Secret and Pod then go with
+  // it (their ownerReferences, the garbage collector).
+  Value finalizers(rapidjson::kArrayType);
+  finalizers.PushBack(Value(model::runner_finalizer, a), a);
+  meta.AddMember("finalizers", finalizers, a);
   meta.AddMember(
       "ownerReferences",
       json::controller_reference(model::api_version, "RunnerSet", set.metadata.name, set.metadata.uid, a), a);

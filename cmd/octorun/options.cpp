@@ -56,6 +56,9 @@ const std::vector<flag>& flags() {
        "how often a Webhook RunnerSet reconciles its demand from GitHub's queued and running jobs (0: only "
        "when it starts)",
        0},
+      {"runner-phase-events", &options::runner_phase_events,
+       "record a Normal Event on each Runner for Pending, Running and Succeeded (three writes per job); "
+       "false: only Warnings (Failed, Outdated, pod failures)"},
       {"kube-workers", &options::kube_workers, "threads making Kubernetes requests", 1},
       {"kube-qps", &options::kube_qps,
        "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit", 0},

@@ -32,6 +32,7 @@ struct options {
   std::string identity;
   int32_t resync_seconds = 30;
   int32_t webhook_sweep_seconds = 60;
+  bool runner_phase_events = true;
   int32_t kube_workers = 4;
   int32_t github_workers = 2;
   double kube_qps = 50;

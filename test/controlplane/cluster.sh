@@ -253,6 +253,14 @@ start)
   controllers+=,horizontal-pod-autoscaler-controller
   # Pod GC: pods bound to a node that is gone are deleted (bench/chaos deletes the node).
   controllers+=,pod-garbage-collector-controller
+  # Octorun's CRDs before the controller manager: its garbage collector
+  # follows the resources discovery shows when it starts (one added later
+  # only after its 30 s discovery resync), and a deleted Runner's Pod and
+  # JIT Secret go by garbage collection. As on a real cluster, where the
+  # CRDs are installed long before any Runner is deleted.
+  wait_for 60 "the CRDs (apply)" "$bin/kubectl" --kubeconfig="$dir/kubeconfig" apply -f "$here/../../crds"
+  wait_for 60 "the CRDs (Established)" "$bin/kubectl" --kubeconfig="$dir/kubeconfig" \
+    wait --for=condition=Established crd/runners.octorun.io crd/runnersets.octorun.io --timeout=5s
   launch kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig="$dir/kubeconfig" --leader-elect=false --secure-port=0 \
     --controllers="$controllers" --horizontal-pod-autoscaler-sync-period=1s

@@ -204,6 +204,8 @@ TEST_F(ManagerRateLimit, ASpentBudgetPausesOnceFinishedRunnersGoAndRemovalsWaitF
       },
       30s, "two Runners Running");
   auto busy = get("runners", running);
+  // (An idle runner publishes Pending once its pod has been there 3 s: the settle window.)
+  test::wait_for([&] { return !runner_in_phase("Pending").empty(); }, 30s, "the idle Runner Pending");
   auto idle = runner_in_phase("Pending");
   ASSERT_FALSE(idle.empty()) << test::kubectl(c_, "-n " + ns_ + " get runners");
   std::cout << "[ timeline ] " << t() << ": 3 runners, 2 running held jobs, " << idle << " idle; "

@@ -58,18 +58,56 @@ TEST(NextStep, NewRunnerGetsAFinalizerThenItsJitConfigThenItsPod) {
   EXPECT_EQ(next_step(o).kind, step_kind::none);
 }
 
+// An idle runner's readiness (Running says it for a busy one: below).
 TEST(NextStep, ReadinessIsPublishedWithoutTouchingThePhase) {
   auto o = provisioned();
-  o.current = phase::running;
-  o.has_job = true;
+  o.current = phase::pending;
   o.pod = pod(true);
-  o.pod.marked_busy = true;
   auto s = next_step(o);
   EXPECT_EQ(s.kind, step_kind::publish_status);
   EXPECT_EQ(s.phase_to_publish, std::nullopt);
   EXPECT_TRUE(s.pod_ready);
   o.status_pod_ready = true;
   EXPECT_EQ(next_step(o).kind, step_kind::none);
+  // Not ready any more: said at once.
+  o.pod = pod(false);
+  s = next_step(o);
+  EXPECT_EQ(s.kind, step_kind::publish_status);
+  EXPECT_FALSE(s.pod_ready);
+}
+
+// A pod that just became ready waits the settle window before its readiness
+// is published: a job handed to the runner meanwhile writes Running, which
+// carries the readiness, so there is no patch of its own.
+TEST(NextStep, ReadinessWaitsForARunningWriteThatSaysIt) {
+  auto o = provisioned();
+  o.current = phase::pending;
+  o.pod = pod(true);
+  o.pod_ready_since = t0;
+  const limits l{5, 2000ms};
+  auto s = next_step(o, l);
+  EXPECT_EQ(s.kind, step_kind::wait_until);
+  EXPECT_EQ(s.at, t0 + 2s);
+  // Idle all along: published after the window.
+  o.now = t0 + 2s;
+  EXPECT_EQ(next_step(o, l).kind, step_kind::publish_status);
+  // The job path wrote Running (with podReady) meanwhile: nothing left to say.
+  o.current = phase::running;
+  o.has_job = true;
+  o.pod.marked_busy = true;
+  o.status_pod_ready = true;
+  EXPECT_EQ(next_step(o, l).kind, step_kind::none);
+  // Running says the runner is up: its pod going unready is no patch...
+  o.pod.ready = false;
+  EXPECT_EQ(next_step(o, l).kind, step_kind::none);
+  // ... but a pod first seen ready after the job came is (status.podReady
+  // also says the pod existed).
+  o.pod.ready = true;
+  o.status_pod_ready = false;
+  auto s2 = next_step(o, l);
+  EXPECT_EQ(s2.kind, step_kind::publish_status);
+  EXPECT_EQ(s2.phase_to_publish, std::nullopt);
+  EXPECT_TRUE(s2.pod_ready);
 }
 
 TEST(NextStep, ExitZeroSucceedsAndExitSevenIsOutdated) {
@@ -150,11 +188,9 @@ TEST(NextStep, DeletionRemovesFromGitHubBeforeThePodIsTouched) {
   o.current = phase::pending;
   o.pod = pod(true);
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
+  // Then the finalizer goes; the Pod and Secret go with the Runner (the
+  // garbage collector follows their ownerReferences).
   o.removal = github_removal::removed;
-  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
-  o.pod.deleting = true;
-  EXPECT_EQ(next_step(o).kind, step_kind::delete_secret);
-  o.secret_exists = false;
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
 }
 
@@ -166,10 +202,12 @@ TEST(NextStep, ABusyRunnerBeingDeletedKeepsItsPodAndIsAskedAgainLater) {
   EXPECT_EQ(s.kind, step_kind::wait_until);
   o.now = t0 + 30s;
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
-  // Whatever happens, while GitHub has not confirmed, the pod stays.
+  // Whatever happens, while GitHub has not confirmed, the pod stays: it is
+  // not deleted, and the finalizer that keeps the garbage collector off it stays.
   for (auto removal : {github_removal::not_tried, github_removal::busy}) {
     o.removal = removal;
     EXPECT_NE(next_step(o).kind, step_kind::delete_pod);
+    EXPECT_NE(next_step(o).kind, step_kind::remove_finalizer);
   }
 }
 
@@ -214,7 +252,7 @@ TEST(NextStep, ARunnerDeletedBeforeItsJitConfigWasStoredIsRemovedFromGitHub) {
 // removed first.
 TEST(NextStep, ARunnerThatRanItsJobIsNotRemovedFromGitHubAgain) {
   auto o = being_deleted(phase::succeeded, true);
-  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
   for (auto p : {phase::unset, phase::pending, phase::running, phase::failed, phase::outdated}) {
     o.current = p;
     EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github) << to_string(p);
@@ -237,10 +275,6 @@ TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
   o.retry_not_before = t0 + 30min;
   EXPECT_EQ(next_step(o).kind, step_kind::defer_removal);
   o.removal = github_removal::deferred;
-  EXPECT_EQ(next_step(o).kind, step_kind::delete_pod);
-  o.pod = {};
-  EXPECT_EQ(next_step(o).kind, step_kind::delete_secret);
-  o.secret_exists = false;
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
   // Idle and online: it may take a job at any moment, so it waits.
   o = being_deleted(phase::pending, false);

@@ -83,7 +83,7 @@ TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIn
     EXPECT_TRUE(has(args, a)) << a;
   // Unset values leave the manager's own defaults.
   for (const char* a : {"--namespaces", "--kube-qps", "--kube-burst", "--github-workers", "--github-ca-file",
-                        "--webhook-secret-file"})
+                        "--webhook-secret-file", "--webhook-sweep-seconds", "--runner-phase-events"})
     EXPECT_FALSE(has_prefix(args, a)) << a;
   for (const auto& kind_name :
        std::vector<std::pair<std::string, std::string>>{{"ServiceAccount", "octorun-manager"},
@@ -169,6 +169,7 @@ TEST(ChartRender, AWebhookSecretFromAValueIsCreatedMountedAndRollsThePodsWhenItC
   EXPECT_FALSE(has(args, "--webhook-intake=false"));
   // The file the manager reads is the Secret's key, where the volume is mounted.
   EXPECT_TRUE(has(args, "--webhook-secret-file=" + mount_path(c, "github-webhook") + "/secret"));
+  EXPECT_FALSE(has_prefix(args, "--webhook-sweep-seconds"));  // the manager's default
   auto v = volume(pod_spec(r), "github-webhook");
   EXPECT_EQ(str(v["secret"]["secretName"]), "octorun-github-webhook");
   EXPECT_EQ(str(v["secret"]["items"][0]["key"]), "secret");
@@ -182,6 +183,17 @@ TEST(ChartRender, AWebhookSecretFromAValueIsCreatedMountedAndRollsThePodsWhenItC
   EXPECT_NE(str(deployment(
                 changed)["spec"]["template"]["metadata"]["annotations"]["checksum/github-webhook-secret"]),
             checksum);
+}
+
+TEST(ChartRender, TheSweepIntervalAndRunnerPhaseEventsBecomeArguments) {
+  auto args = args_of(manager_container(deployment(
+      ok("--set githubWebhook.enabled=true --set githubWebhook.secret=s --set githubWebhook.sweepSeconds=0 "
+         "--set runnerPhaseEvents=false"))));
+  EXPECT_TRUE(has(args, "--webhook-sweep-seconds=0"));  // 0 is a value: sweep only on taking the lead
+  EXPECT_TRUE(has(args, "--runner-phase-events=false"));
+  // Without the intake there is nothing to sweep.
+  EXPECT_FALSE(has_prefix(args_of(manager_container(deployment(ok("--set githubWebhook.sweepSeconds=300")))),
+                          "--webhook-sweep-seconds"));
 }
 
 TEST(ChartRender, AnExistingWebhookSecretIsMountedNotCreated) {

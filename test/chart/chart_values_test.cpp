@@ -89,6 +89,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_values{"--set-string kubeClient.burst=lots", {"/kubeClient/burst"}},
         bad_values{"--set image.pullPolicy=Sometimes", {"/image/pullPolicy"}},
         bad_values{"--set githubWebhook.port=70000", {"/githubWebhook/port"}},
+        bad_values{"--set githubWebhook.sweepSeconds=-1", {"/githubWebhook/sweepSeconds"}},
+        bad_values{"--set-string runnerPhaseEvents=no", {"/runnerPhaseEvents", "want boolean"}},
         bad_values{"--set-string hostNetwork=yes", {"/hostNetwork", "want boolean"}},
         bad_values{"--set admission.certManager.issuerRef.kind=Vault",
                    {"/admission/certManager/issuerRef/kind"}},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "actors/controller/job_routing.hpp"
@@ -30,6 +31,13 @@ struct controller_state {
   // The Pod and Secret informers of each watched namespace, until both have
   // listed (then its Runner informer starts): informer -> namespace.
   std::map<caf::actor_addr, std::string> children_listing;
+  // The Runner informer of each watched namespace, until it has listed.
+  std::map<caf::actor_addr, std::string> runners_listing;
+  // Watched namespaces ("": all) whose Runners have listed.
+  std::set<std::string> runners_listed;
+  // RunnerSet events held until their namespace's Runners have listed, the
+  // latest per set ("ns/name").
+  std::map<std::string, watched::runnerset_event> held_sets;
   static constexpr const char* name = "controller";
 };
 
@@ -41,15 +49,30 @@ void route(self_ptr self, const std::string& set_key, Ts&&... xs) {
   supervision::route_to<runnerset::runnerset_actor>(self->state.sets, set_key, std::forward<Ts>(xs)...);
 }
 
+bool runners_listed(const controller_state& st, const std::string& ns) {
+  return st.runners_listed.count("") > 0 || st.runners_listed.count(ns) > 0;
+}
+
+// A set plans from its Runners: one that planned before they were listed
+// (a new leader) would count none and create more than maxRunners, or a
+// second runner for a job the sweep found running. So its RunnerSet reaches
+// it once its namespace's Runners have listed; Runner, Pod and Secret events
+// and job messages that come first wait in its actor, which acts on none of
+// them before it has read its RunnerSet.
 void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto& st = self->state;
   if (st.cfg.observer) self->send(st.cfg.observer, ev);
   const auto& meta = ev.obj->metadata;
   auto key = meta.namespace_ + "/" + meta.name;
   if (ev.type == kube::event_type::deleted) {
-    if (st.routes.sets.erase(key) == 0) return;  // never started: nothing to stop
+    const bool held = st.held_sets.erase(key) > 0;
+    if (st.routes.sets.erase(key) == 0 && !held) return;  // never started: nothing to stop
   } else {
     st.routes.sets[key] = ev.obj;
+    if (!runners_listed(st, meta.namespace_)) {
+      st.held_sets.insert_or_assign(key, std::move(ev));
+      return;
+    }
   }
   route(self, key, std::move(ev));
 }
@@ -146,17 +169,41 @@ void start_watches(self_ptr self) {
   }
 }
 
-// An informer listed: once a namespace's Pods and Secrets have, its Runners are watched.
+// A namespace's Runners listed: its RunnerSets held until now reach their actors.
+void release_held_sets(self_ptr self, const std::string& ns) {
+  auto& st = self->state;
+  st.runners_listed.insert(ns);
+  for (auto it = st.held_sets.begin(); it != st.held_sets.end();) {
+    if (!runners_listed(st, it->second.obj->metadata.namespace_)) {
+      ++it;
+      continue;
+    }
+    route(self, it->first, std::move(it->second));
+    it = st.held_sets.erase(it);
+  }
+}
+
+// An informer listed: once a namespace's Pods and Secrets have, its Runners
+// are watched; once its Runners have, its RunnerSets are served.
 void on_synced(self_ptr self, const kube::informer_synced& s) {
   spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
-  auto& listing = self->state.children_listing;
-  auto it = listing.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  auto& st = self->state;
+  const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (auto runners = st.runners_listing.find(sender); runners != st.runners_listing.end()) {
+    const auto ns = runners->second;
+    st.runners_listing.erase(runners);
+    return release_held_sets(self, ns);
+  }
+  auto& listing = st.children_listing;
+  auto it = listing.find(sender);
   if (it == listing.end()) return;
   const auto ns = it->second;
   listing.erase(it);
   const bool children_listed =
       std::none_of(listing.begin(), listing.end(), [&](const auto& l) { return l.second == ns; });
-  if (children_listed) watch(self, watched::watch_runners, ns, std::string(model::label_runnerset));
+  if (children_listed)
+    st.runners_listing[watch(self, watched::watch_runners, ns, std::string(model::label_runnerset))
+                           .address()] = ns;
 }
 
 controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {

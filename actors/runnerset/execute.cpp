@@ -211,18 +211,17 @@ void confirm_no_runners(self_ptr self) {
       failed, kube::list_request{kinds::runners(), st.cfg.ns, only_ours});
 }
 
+// One write at a time: plan() plans none while one is in flight, and says
+// so (status_after_write); its answer then plans again.
 void publish_status(self_ptr self, const std::string& text) {
   auto& st = self->state;
-  if (st.world.in_flight.contains(action_kind::publish_status)) {
-    st.status_stale = true;  // published once the write in flight returns
-    return;
-  }
   request_in_flight<kube::object_result>(
       self, {action_kind::publish_status, ""}, st.cfg.kube,
       [=](kube::object_result& r) {
         auto& s = self->state;
         if (r) {
           s.world.published_status = text;
+          s.world.status_written_at = self->clock().now();
           status_published(self, text);
         } else if (!r.error().not_found())
           spdlog::warn("runnerset {}: publishing status: {}", id(self), kube::to_string(r.error()));

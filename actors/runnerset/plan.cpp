@@ -529,9 +529,12 @@ class planner {
     const bool loaded = why.empty() && o_.credentials_loaded;
     auto text = status_json(*o_.set, per_variant, declared, loaded, why, o_.webhook_intake_enabled,
                             &o_.deferred_removals, pod_condition_);
-    // (One write at a time: the actor writes one that comes while another
-    // is in flight once that one returns.)
-    if (text == o_.published_status) return;
+    const auto due =
+        status_write_due(text, o_.published_status, o_.in_flight.contains(action_kind::publish_status),
+                         o_.status_written_at, o_.status_hold, o_.now);
+    if (due.when == status_write::later) wake(std::string(status_wake), due.at);
+    p_.status_after_write = due.when == status_write::after_write;
+    if (due.when != status_write::now) return;
     auto a = act(action_kind::publish_status);
     a.text = std::move(text);
     add(std::move(a));

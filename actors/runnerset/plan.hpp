@@ -165,8 +165,13 @@ struct set_observation {
   std::map<std::int64_t, std::string> active_jobs;                // webhook demand: job id -> variant
   std::map<std::string, observed_scale_set> scale_sets;           // by variant
   std::set<std::int64_t> deleted_scale_sets;                      // until the status stops recording them
-  bool no_runners_confirmed = false;                    // a LIST found none since a Runner was last seen
-  std::string published_status;                         // the status text last written
+  bool no_runners_confirmed = false;  // a LIST found none since a Runner was last seen
+  std::string published_status;       // the status text last written
+  // When the apiserver accepted the last status write, and how long the
+  // next one waits after it (status_write_due in set_status.hpp): the
+  // changes of that time go out together, in one write of the latest status.
+  std::optional<time_point> status_written_at;
+  std::chrono::steady_clock::duration status_hold{};
   std::map<std::string, scale_down_window> scale_down;  // by variant
   in_flight_registry in_flight;
   github_budget budget;  // of its credentials (github_budget.hpp)
@@ -210,6 +215,9 @@ struct set_plan {
   // What the status counts (retired variants that still have runners
   // included); empty while the credentials are not loaded.
   variant_counts counts;
+  // A changed status waits for the write in flight: the actor plans again
+  // on its answer.
+  bool status_after_write = false;
 };
 
 set_plan plan(const set_observation& o);
@@ -230,6 +238,7 @@ std::string variant_of(const set_observation& o, const std::string& runner);
 // Wake keys.
 std::string scale_down_wake(const std::string& variant);          // one per variant: each has its window
 inline constexpr std::string_view budget_wake = "github-budget";  // a pause ends, cleanup may go
+inline constexpr std::string_view status_wake = "status";         // a status write's hold ends
 std::string retry_wake(const std::string& variant);
 
 }  // namespace octorun::runnerset

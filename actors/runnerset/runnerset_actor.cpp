@@ -90,6 +90,7 @@ void reconcile(self_ptr self) {
   github_unreachable(self);
   observe_github_budget(self);
   auto p = plan(w);
+  st.status_stale |= p.status_after_write;
   for (const auto& [variant, desired] : p.desired)
     w.scale_down.try_emplace(variant, st.cfg.scale_down_window).first->second.floor(w.now, desired);
   for (const auto& a : p.actions) execute(self, a);
@@ -357,6 +358,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
   st.world.scale_down_period = st.cfg.scale_down_window;
+  st.world.status_hold = st.cfg.status_hold;
   st.world.reference_recheck = st.cfg.resync;
   auto runner_defaults = st.cfg.runner_defaults;
   auto kube = st.cfg.kube;

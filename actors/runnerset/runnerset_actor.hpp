@@ -55,6 +55,10 @@ struct runnerset_actor_config {
   // window (actors/runnerset/stabilization.hpp); scale-up is immediate.
   std::chrono::milliseconds scale_down_window{10'000};
   std::chrono::milliseconds request_timeout{90'000};
+  // After the apiserver accepted a status write, the next waits this long
+  // (status_write_due, set_status.hpp); zero: written as soon as the one
+  // before it returns. The manager uses default_status_hold.
+  std::chrono::milliseconds status_hold{0};
   // Off (--webhook-intake=false): no deliveries come, a Webhook set says so
   // in its IntakeReady condition (intake_condition.hpp).
   bool webhook_intake_enabled = true;
@@ -76,6 +80,13 @@ struct runnerset_actor_config {
   // listener sessions, GitHub requests); none: nothing is recorded.
   std::shared_ptr<metrics::recorder> metrics;
 };
+
+// The manager's status hold: a busy set writes its status at most every 2 s
+// (as often as the leader renews its Lease), and a reader sees counts at
+// most ~2 s old: well inside the HPA's 15 s sync of the scale subresource
+// (status.replicas) and any Prometheus scrape interval. A burst's status
+// writes become one per hold instead of one per Runner event.
+inline constexpr std::chrono::milliseconds default_status_hold{2'000};
 
 using runnerset_actor =
     runner_github_api::extend_with<listener::listener_setup_api, controller::job_router>::extend<

@@ -77,7 +77,7 @@ struct set_state {
   std::set<std::int64_t> durable_removals;
   std::multimap<std::int64_t, caf::response_promise> awaiting_durable;
   bool removals_loaded = false;  // read back from the status after a (re)start
-  bool status_stale = false;     // a newer status was planned while one was in flight
+  bool status_stale = false;     // a changed status waits for the write in flight
   bool dirty = false;            // a plan is due (one reconcile message is queued)
   // What the last plan knew, for the Events of the next one's changes
   // (set_events.hpp); read from the published status on the first plan.

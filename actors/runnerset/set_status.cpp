@@ -96,6 +96,15 @@ std::string status_json(const model::runnerset& set, const variant_counts* count
   return json::write(status);
 }
 
+status_write status_write_due(const std::string& text, const std::string& published, bool in_flight,
+                              std::optional<time_point> written_at, std::chrono::steady_clock::duration hold,
+                              time_point now) {
+  if (text == published) return {};
+  if (in_flight) return {status_write::after_write, {}};
+  if (written_at && *written_at + hold > now) return {status_write::later, *written_at + hold};
+  return {status_write::now, {}};
+}
+
 std::set<std::int64_t> pending_removal_ids(const std::string& status_text) {
   std::set<std::int64_t> ids;
   rapidjson::Document d;

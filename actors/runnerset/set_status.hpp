@@ -28,4 +28,27 @@ std::string status_json(const model::runnerset& set, const variant_counts* per_v
 // The ids in the pendingRemovals of a status status_json() wrote.
 std::set<std::int64_t> pending_removal_ids(const std::string& status_text);
 
+// When the status plan() computed is written. The status is a level: each
+// plan computes it whole from the set's state, so a write carries every
+// change made before it. One write is in flight at a time (what changes
+// meanwhile is planned again on its answer), and after the apiserver accepted
+// one the next waits `hold`: the changes of a burst (a count per Runner
+// event) go out together, in one write of the latest status, instead of one
+// write each. A status the server already has (the last accepted write) is
+// not written; a failed write holds nothing back (the next plan writes again).
+struct status_write {
+  enum when_kind {
+    never,        // the server has it
+    now,          //
+    after_write,  // one is in flight: plan again on its answer
+    later,        // the hold: plan again `at`
+  };
+  when_kind when = never;
+  time_point at{};
+};
+// `written_at`: when the last write was accepted (none yet: no hold).
+status_write status_write_due(const std::string& text, const std::string& published, bool in_flight,
+                              std::optional<time_point> written_at, std::chrono::steady_clock::duration hold,
+                              time_point now);
+
 }  // namespace octorun::runnerset

@@ -295,6 +295,7 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.resync = std::chrono::seconds(std::max(1, options_.resync_seconds));
   ccfg.runnerset_defaults.webhook_sweep = std::chrono::seconds(std::max(0, options_.webhook_sweep_seconds));
   ccfg.runnerset_defaults.user_agent = user_agent;
+  ccfg.runnerset_defaults.status_hold = runnerset::default_status_hold;
   ccfg.runnerset_defaults.runner_defaults.user_agent = user_agent;
   ccfg.runnerset_defaults.runner_defaults.phase_events = options_.runner_phase_events;
   ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;

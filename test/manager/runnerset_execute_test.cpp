@@ -430,6 +430,25 @@ TEST_F(RunnerSetExecute, AStatusComputedWhileOneIsInFlightIsWrittenAfterIt) {
   EXPECT_EQ(s_->status_patches, 2);
 }
 
+// With a hold (the manager's), the changes made after an accepted write go
+// out together once the hold ends, in one write of the latest status.
+TEST_F(RunnerSetExecute, StatusChangesWithinTheHoldAreWrittenOnceWhenItEnds) {
+  cfg_.status_hold = 2s;
+  start();
+  ASSERT_EQ(s_->status_patches, 1) << "the first status waits for nothing";
+  demand(1);
+  demand(2);
+  poke();
+  EXPECT_EQ(s_->status_patches, 1) << "written within the hold";
+  t_.advance(1s);
+  EXPECT_EQ(s_->status_patches, 1) << "written within the hold";
+  t_.advance(1s);
+  ASSERT_EQ(s_->status_patches, 2) << "not written when the hold ended";
+  EXPECT_NE(s_->statuses.back().find(R"("desiredReplicas":2)"), std::string::npos) << s_->statuses.back();
+  t_.advance(10s);
+  EXPECT_EQ(s_->status_patches, 2) << "written again with nothing changed";
+}
+
 // ---- GitHub's budget -------------------------------------------------------------------
 
 // A metric of the set's in the event registry (-1: none).

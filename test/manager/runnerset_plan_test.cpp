@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "actors/runnerset/plan.hpp"
+#include "actors/runnerset/set_status.hpp"
 #include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
@@ -166,6 +167,79 @@ TEST(RunnerSetPlan, StatusIsWrittenWhenItChanges) {
   EXPECT_NE(text.find(R"("status":"True","reason":"Loaded")"), std::string::npos) << text;
   o.published_status = text;
   EXPECT_FALSE(has(plan(o), action_kind::publish_status)) << "the same status written again";
+}
+
+std::optional<action> status_wake_of(const set_plan& p) {
+  for (const auto& a : of(p, action_kind::wake))
+    if (a.subject == status_wake) return a;
+  return std::nullopt;
+}
+
+// A burst changes the counts at every Runner event; after an accepted write
+// the next waits for the hold, and then carries the latest status whole.
+TEST(RunnerSetPlan, StatusChangesWithinTheHoldGoOutInOneWriteAfterIt) {
+  auto o = ready_set();
+  o.status_hold = 2s;
+  add_runner(o, "linux-a", runner::phase::pending, true);
+  demand(o, 1);
+  auto first = of(plan(o), action_kind::publish_status);
+  ASSERT_EQ(first.size(), 1u) << "the first write waits for nothing";
+  o.published_status = first[0].text;
+  o.status_written_at = o.now;
+  demand(o, 1);  // a second job: new counts within the hold
+  add_runner(o, "linux-b", runner::phase::pending, false);
+  o.now += 500ms;
+  auto p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::publish_status)) << "written within the hold";
+  auto wake = status_wake_of(p);
+  ASSERT_TRUE(wake) << "nothing plans again when the hold ends";
+  EXPECT_EQ(wake->at, t0 + 2s);
+  o.now = t0 + 2s;  // the wake-up
+  auto status = of(plan(o), action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("desiredReplicas":2,"replicas":2,"pendingRunners":1,"idleRunners":1,)"),
+            std::string::npos)
+      << "the latest counts: " << status[0].text;
+}
+
+TEST(RunnerSetPlan, StatusIsNotWrittenWhileAWriteIsInFlight) {
+  auto o = ready_set();
+  demand(o, 1);
+  o.in_flight.insert({action_kind::publish_status, ""});
+  auto p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::publish_status));
+  EXPECT_FALSE(status_wake_of(p)) << "its answer plans again";
+  EXPECT_TRUE(p.status_after_write);
+}
+
+TEST(RunnerSetPlan, AStatusTheServerHasIsNotWrittenAfterTheHold) {
+  auto o = ready_set();
+  o.status_hold = 2s;
+  demand(o, 1);
+  auto status = of(plan(o), action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  o.published_status = status[0].text;
+  o.status_written_at = o.now;
+  o.now += 1s;
+  auto p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::publish_status));
+  EXPECT_FALSE(status_wake_of(p)) << "a wake-up for a status that did not change";
+}
+
+TEST(RunnerSetStatusWrite, DueNowLaterOrNever) {
+  const auto hold = 2s;
+  EXPECT_EQ(status_write_due("b", "a", false, {}, hold, t0).when, status_write::now) << "never written";
+  EXPECT_EQ(status_write_due("a", "a", false, {}, hold, t0).when, status_write::never) << "the server has it";
+  EXPECT_EQ(status_write_due("b", "a", true, {}, hold, t0).when, status_write::after_write)
+      << "one in flight";
+  EXPECT_EQ(status_write_due("a", "a", true, {}, hold, t0).when, status_write::never)
+      << "in flight, unchanged";
+  auto held = status_write_due("b", "a", false, t0 - 500ms, hold, t0);
+  EXPECT_EQ(held.when, status_write::later);
+  EXPECT_EQ(held.at, t0 + 1500ms);
+  EXPECT_EQ(status_write_due("b", "a", false, t0 - 2s, hold, t0).when, status_write::now)
+      << "the hold is over";
+  EXPECT_EQ(status_write_due("b", "a", false, t0, 0s, t0).when, status_write::now) << "no hold";
 }
 
 // ---- scaling (webhook) --------------------------------------------------------------

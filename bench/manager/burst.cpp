@@ -6,6 +6,7 @@
 #include <set>
 
 #include "adapters/kube/client.hpp"
+#include "test/support/poll.hpp"
 
 #ifndef OCTORUN_BINARY
 #error "OCTORUN_BINARY must name the octorun binary"
@@ -91,6 +92,32 @@ std::int64_t github_calls(const sim::simulator& s) {
   return n;
 }
 
+namespace {
+// Waits until the manager's writes (its Lease renewals aside) have not
+// changed for `quiet`, at most `within`.
+void await_settled_writes(const test::cluster_info& c, std::chrono::seconds quiet,
+                          std::chrono::seconds within) {
+  auto writes = [&] {
+    auto counts = manager_requests(c);
+    std::erase_if(counts, [](const auto& kv) { return kv.first.find("lease") != std::string::npos; });
+    return counts;
+  };
+  auto last = writes();
+  auto changed = std::chrono::steady_clock::now();
+  auto unchanged_for = [&] {
+    if (auto now = writes(); now != last) {
+      last = std::move(now);
+      changed = std::chrono::steady_clock::now();
+    }
+    return std::chrono::steady_clock::now() - changed;
+  };
+  if (!test::poll(
+          unchanged_for, [&](auto d) { return d >= quiet; }, within))
+    std::fprintf(stderr, "warning: the manager's writes were still changing after %llds\n",
+                 static_cast<long long>(within.count()));
+}
+}  // namespace
+
 burst_result run_burst(const bench_cluster& b, const burst_options& o) {
   const auto& c = b.cluster;
   manager_setup s(c, b.manager_kubeconfig, o, o.max_runners);
@@ -116,6 +143,11 @@ burst_result run_burst(const bench_cluster& b, const burst_options& o) {
   // Pods go too before the counts are read (their deletion is part of each job).
   if (!w.wait([](const lifecycle_watch& x) { return x.counts().pods == 0; }, 300s))
     fail("pods were not removed");
+  // The Event recorder writes one Event at a time, behind the jobs: its
+  // backlog is part of their writes, so the counts are read once the
+  // manager's writes (Lease renewals aside: they never stop) have not
+  // changed for 2 s.
+  await_settled_writes(c, 2s, 60s);
   auto after = manager_requests(c);
   auto latency_after = read_request_latencies(admin);
 

@@ -340,8 +340,17 @@ expected<T, field_errors> parse_text(std::string_view json, Fn&& fn) {
   return fn(d);
 }
 
+// The labels of its own objects the manager reads: which set (routing),
+// which Runner (the set hands the event to it) and busy (a pod's drain
+// protection). The others (the variant's, the template's) are not kept: the
+// informers cache a Pod and a Secret per Runner, and each label is a map
+// node with two strings.
+bool label_read(std::string_view key) {
+  return key == label_runnerset || key == label_runner || key == label_busy;
+}
+
 // The metadata of an object a Runner owns: identity, deletion, and only the
-// labels the manager sets and reads (octorun.io/...), never the template's.
+// labels the manager reads (label_read).
 object_meta owned_meta(const Value& obj) {
   object_meta m;
   const Value* meta = json::find_value(obj, "metadata");
@@ -354,7 +363,7 @@ object_meta owned_meta(const Value& obj) {
   if (const Value* labels = json::find_value(*meta, "labels"); labels != nullptr && labels->IsObject())
     for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
       std::string_view key(it->name.GetString(), it->name.GetStringLength());
-      if (key.starts_with(label_prefix) && it->value.IsString())
+      if (label_read(key) && it->value.IsString())
         m.labels.emplace(key, std::string(it->value.GetString(), it->value.GetStringLength()));
     }
   return m;

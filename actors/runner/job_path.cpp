@@ -18,7 +18,9 @@ namespace {
 void job_done(self_ptr self) {
   self->state.job_in_flight = false;
   self->state.job_read_fresh = false;
-  self->state.jobs.pop_front();
+  auto& jobs = self->state.jobs;
+  jobs.erase(jobs.begin());
+  if (jobs.empty()) jobs.shrink_to_fit();  // most Runners run one job: keep nothing after it
   process_jobs(self);
 }
 

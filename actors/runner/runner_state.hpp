@@ -5,10 +5,10 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "actors/runner/events.hpp"
 #include "actors/runner/observe.hpp"
@@ -36,7 +36,9 @@ struct runner_state {
   watched::secret_ptr secret;
   actor_memory memory;
   bool step_in_flight = false;
-  std::deque<job_event> jobs;  // the job path, one at a time
+  // The job path, one at a time, in order (a vector: an empty std::deque
+  // allocates ~0.6 KiB, in every Runner's actor).
+  std::vector<job_event> jobs;
   bool job_in_flight = false;
   bool job_read_fresh = false;  // the job at the front is decided on a server read (after a conflict)
   int consecutive_errors = 0;

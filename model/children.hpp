@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,23 @@ struct container_state {
   std::int32_t exit_code = 0;  // its exitCode (1 when the kubelet gave none)
 };
 
-// A Runner's Pod: metadata (only the octorun.io labels), phase, readiness
-// and container states.
+// The metadata the manager reads of an object a Runner owns: identity,
+// deletion, and the labels it reads (octorun.io/runnerset, runner, busy;
+// model/parse.cpp). Leaner than object_meta: the informers cache a Pod and a
+// Secret per Runner.
+struct owned_object_meta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  std::map<std::string, std::string> labels;
+  bool deleting = false;  // deletionTimestamp is set
+};
+
+// A Runner's Pod: metadata (owned_object_meta), phase, readiness and
+// container states.
 struct runner_pod {
-  object_meta metadata;
+  owned_object_meta metadata;
   std::string phase;   // status.phase
   bool ready = false;  // the Ready condition is True
   std::vector<container_state> containers;
@@ -54,7 +68,7 @@ struct jit_registration {
 // A Runner's JIT Secret without its data: only the registration it holds,
 // nullopt when it is not a JIT Secret of ours or is damaged.
 struct jit_secret {
-  object_meta metadata;
+  owned_object_meta metadata;
   std::optional<jit_registration> registration;
 };
 

@@ -133,7 +133,6 @@ void read_meta(reader& r, const Value& obj, object_meta& m) {
   r.string(*meta, "resourceVersion", "metadata.resourceVersion", m.resource_version);
   r.int64(*meta, "generation", "metadata.generation", m.generation);
   r.string_map(*meta, "labels", "metadata.labels", m.labels);
-  r.string_map(*meta, "annotations", "metadata.annotations", m.annotations);
   r.string_list(*meta, "finalizers", "metadata.finalizers", m.finalizers);
   r.string(*meta, "creationTimestamp", "metadata.creationTimestamp", m.creation_timestamp);
   m.deleting = r.find(*meta, "deletionTimestamp") != nullptr;
@@ -351,8 +350,8 @@ bool label_read(std::string_view key) {
 
 // The metadata of an object a Runner owns: identity, deletion, and only the
 // labels the manager reads (label_read).
-object_meta owned_meta(const Value& obj) {
-  object_meta m;
+owned_object_meta owned_meta(const Value& obj) {
+  owned_object_meta m;
   const Value* meta = json::find_value(obj, "metadata");
   if (meta == nullptr || !meta->IsObject()) return m;
   m.name = json::str(*meta, "name");

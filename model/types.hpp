@@ -31,7 +31,8 @@ struct object_meta {
   std::string resource_version;
   std::int64_t generation = 0;
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
+  // No annotations: the manager reads none of its objects' (the informers
+  // cache a Runner per runner; a kubectl- or Helm-applied object's can be large).
   std::vector<std::string> finalizers;
   std::string creation_timestamp;  // RFC 3339, as the apiserver wrote it
   bool deleting = false;           // deletionTimestamp is set

@@ -79,7 +79,8 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
 
 // The "namespace/set" an object made by a RunnerSet belongs to (its label),
 // or nothing when no RunnerSet made it.
-std::optional<std::string> owning_set(const model::object_meta& meta) {
+template <class Meta>  // model::object_meta (a Runner) or model::owned_object_meta (a Pod, a Secret)
+std::optional<std::string> owning_set(const Meta& meta) {
   auto label = meta.labels.find(model::label_runnerset);
   if (label == meta.labels.end() || label->second.empty()) return std::nullopt;
   return meta.namespace_ + "/" + label->second;

@@ -183,9 +183,7 @@ TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {
 
   // The informer reaches the apiserver through a proxy the test can cut.
   tcp_proxy proxy(port_of(c.server));
-  auto via_proxy = admin;
-  via_proxy.server = "https://127.0.0.1:" + std::to_string(proxy.port());
-  auto inf = informer_for(via_proxy, ns);
+  auto inf = informer_for(through(proxy, admin), ns);
   self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(self));
   mirror m;
   ASSERT_TRUE(m.run_until(
@@ -226,9 +224,7 @@ TEST_F(Informer, AWatchHeldOpenButSilentIsWatchedAgainWithinItsSilenceLimit) {
   auto ns = make_namespace(c, "kube-silent");
   create_configmaps(admin, ns, "cm", 3);
   tcp_proxy proxy(port_of(c.server));
-  auto via_proxy = admin;
-  via_proxy.server = "https://127.0.0.1:" + std::to_string(proxy.port());
-  auto inf = informer_for(via_proxy, ns, {}, 3s);
+  auto inf = informer_for(through(proxy, admin), ns, {}, 3s);
   self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(self));
   mirror m;
   ASSERT_TRUE(m.run_until(

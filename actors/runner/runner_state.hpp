@@ -1,5 +1,5 @@
-// Internal to the Runner actor (runner_actor.cpp and job_path.cpp): its
-// state and the steps both files use.
+// Internal to the Runner actor (runner_actor.cpp, job_path.cpp and
+// runner_github.cpp): its state and the steps these files share.
 #pragma once
 
 #include <caf/all.hpp>
@@ -15,6 +15,7 @@
 #include "actors/runner/runner_actor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/common/json.hpp"
+#include "adapters/kube/api.hpp"
 #include "messages/jobs.hpp"
 #include "model/types.hpp"
 
@@ -63,6 +64,19 @@ void record_event(self_ptr self, const runner_event& e, const model::runner& run
 // status patch of `runner`.
 void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner& runner, bool pod_ready,
                    json::allocator& a);
+// Wakes reconcile at `at`; a later wake replaces an earlier one.
+void wake_at(self_ptr self, clock::time_point at);
+// A step's Kubernetes request failed (a conflict reads the Runner again) or
+// got no answer: backs off and reconciles again.
+void on_api_error(self_ptr self, const char* what, const kube::api_error& e);
+void on_actor_error(self_ptr self, const char* what, const caf::error& e);
+
+// ---- the GitHub side (runner_github.cpp), the steps execute() takes for
+// next_step's provision, store_secret, remove_from_github and defer_removal.
+void provision(self_ptr self);
+void store_secret(self_ptr self);
+void remove_from_github(self_ptr self, std::int64_t runner_id);
+void defer_removal(self_ptr self, std::int64_t runner_id);
 
 // ---- the job path (job_path.cpp): one job message at a time, decided on the
 // Runner as just read, written resourceVersion-locked.

@@ -29,10 +29,14 @@ struct transfer {
   const chunk_sink* sink = nullptr;
   bool sink_stopped = false;
   const std::atomic<bool>* cancel = nullptr;
+  std::chrono::milliseconds idle_timeout{0};
+  std::chrono::steady_clock::time_point last_byte = std::chrono::steady_clock::now();
+  bool went_silent = false;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<transfer*>(user);
+  t->last_byte = std::chrono::steady_clock::now();
   std::string_view line(data, size * n);
   if (line.starts_with("HTTP/")) {
     t->resp.headers.clear();  // a new response (redirect or 100-continue) starts over
@@ -47,6 +51,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<transfer*>(user);
+  t->last_byte = std::chrono::steady_clock::now();
   std::string_view chunk(data, size * n);
   if (t->sink == nullptr) {
     t->resp.body.append(chunk);
@@ -66,9 +71,15 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   return chunk.size();
 }
 
+// libcurl calls this about once a second even while nothing arrives.
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* t = static_cast<transfer*>(user);
-  return (t->cancel != nullptr && t->cancel->load(std::memory_order_relaxed)) ? 1 : 0;
+  if (t->cancel != nullptr && t->cancel->load(std::memory_order_relaxed)) return 1;
+  if (t->idle_timeout.count() > 0 && std::chrono::steady_clock::now() - t->last_byte > t->idle_timeout) {
+    t->went_silent = true;
+    return 1;
+  }
+  return 0;
 }
 
 void set_blob(CURL* h, CURLoption opt, const std::string& pem) {
@@ -144,6 +155,7 @@ expected<response, transport_error> client::run(const request& req, const chunk_
   t.handle = h;
   t.sink = sink;
   t.cancel = cancel_;
+  t.idle_timeout = req.idle_timeout;
 
   // Headers first: on_body needs the status before the first chunk.
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
@@ -221,10 +233,16 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     if (connect_code >= 300)
       err.message += " (the proxy answered the tunnel request with HTTP " + std::to_string(connect_code) +
                      (connect_code == 407 ? ": its credentials are missing or wrong)" : ")");
-    err.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-    err.aborted = rc == CURLE_ABORTED_BY_CALLBACK;
-    if (rc == CURLE_OPERATION_TIMEDOUT && sink != nullptr && t.resp.status > 0 && t.resp.status < 300)
-      return std::move(t.resp);  // a stream that ran to its deadline ended normally
+    err.timed_out = rc == CURLE_OPERATION_TIMEDOUT || t.went_silent;
+    err.aborted = rc == CURLE_ABORTED_BY_CALLBACK && !t.went_silent;
+    if (t.went_silent)
+      err.message =
+          "no byte for " + std::to_string(req.idle_timeout.count()) + " ms: the connection went silent";
+    bool streamed_ok = sink != nullptr && t.resp.status > 0 && t.resp.status < 300;
+    if (streamed_ok && (rc == CURLE_OPERATION_TIMEDOUT || t.went_silent)) {
+      t.resp.went_silent = t.went_silent;
+      return std::move(t.resp);  // a stream that ran to its deadline (or went silent) ended normally
+    }
     return unexpected{std::move(err)};
   }
   return std::move(t.resp);

@@ -37,12 +37,17 @@ struct request {
   std::vector<header> headers;
   std::string body;
   std::chrono::milliseconds timeout{30'000};  // whole transfer; 0 = none (watches)
+  // A streamed body that brings no byte for this long is ended as if it had
+  // reached its deadline (0 = never): a connection that went silent (a
+  // proxy or load balancer holding it half-open) is not waited on.
+  std::chrono::milliseconds idle_timeout{0};
 };
 
 struct response {
   long status = 0;
   std::vector<header> headers;  // names lower-cased
   std::string body;
+  bool went_silent = false;  // a stream ended by request::idle_timeout
 
   // First value of a header, by lower-case name; empty when absent.
   std::string_view header_value(std::string_view lower_name) const;

@@ -42,7 +42,8 @@ void client::set_cancel_flag(const std::atomic<bool>* flag) {
 expected<http::response, api_error> client::send(std::string_view method, std::string path_and_query,
                                                  std::string_view body, std::string_view content_type,
                                                  const http::chunk_sink* sink,
-                                                 std::chrono::milliseconds stream_limit) {
+                                                 std::chrono::milliseconds stream_limit,
+                                                 std::chrono::milliseconds stream_idle) {
   bool reauthenticated = false;
   // Benchmarks' request timings (request_trace.hpp); watches are not traced.
   const bool traced = sink == nullptr && request_trace::enabled();
@@ -76,6 +77,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
     req.url = cfg_.server + path_and_query;
     req.body = std::string(body);
     req.timeout = sink != nullptr ? stream_limit : opts_.timeout;
+    if (sink != nullptr) req.idle_timeout = stream_idle;
     req.headers.push_back({"Accept", "application/json"});
     req.headers.push_back({"User-Agent", opts_.user_agent});
     if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
@@ -214,8 +216,10 @@ expected<object_list, api_error> client::list(const resource& r, std::string_vie
   }
 }
 
-expected<ok_t, api_error> client::watch(const resource& r, std::string_view ns, list_options options,
-                                        const std::function<bool(watch_event&)>& on_event) {
+expected<client::watch_end, api_error> client::watch(const resource& r, std::string_view ns,
+                                                     list_options options,
+                                                     const std::function<bool(watch_event&)>& on_event,
+                                                     std::chrono::milliseconds silence_limit) {
   options.watch = true;
   options.limit = 0;
   options.continue_token.clear();
@@ -236,21 +240,21 @@ expected<ok_t, api_error> client::watch(const resource& r, std::string_view ns, 
     if (!ok) decode_error = decoder.error();
     return ok;
   };
-  // The server ends the stream after timeoutSeconds; one that stays silent
-  // well beyond that is a dead connection: end it here (a clean end).
+  // The server ends the stream after timeoutSeconds; one still open well
+  // beyond that is a dead connection: end it here (a clean end).
   std::chrono::milliseconds limit{0};
   if (options.timeout_seconds > 0) limit = std::chrono::seconds(options.timeout_seconds + 30);
-  auto resp =
-      send("GET", r.collection_path(ns) + query_string(options), {}, "application/json", &sink, limit);
+  auto resp = send("GET", r.collection_path(ns) + query_string(options), {}, "application/json", &sink, limit,
+                   silence_limit);
   if (server_error) return unexpected{*server_error};
   if (!decode_error.empty()) return unexpected{malformed(decode_error)};
   if (!resp) {
-    if (resp.error().reason == "Cancelled") return ok;  // stopped on purpose
+    if (resp.error().reason == "Cancelled") return watch_end::closed;  // stopped on purpose
     return unexpected{resp.error()};
   }
   if (resp->status >= 300)
     return unexpected{parse_status(resp->status, resp->body, resp->header_value("retry-after"))};
-  return ok;
+  return resp->went_silent ? watch_end::silent : watch_end::closed;
 }
 
 }  // namespace octorun::kube

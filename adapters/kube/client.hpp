@@ -68,11 +68,19 @@ class client {
   expected<object, api_error> remove(const resource& r, std::string_view ns, std::string_view name,
                                      const delete_options& options = {});
 
+  // How a watch ended without an error.
+  enum class watch_end {
+    closed,  // the server ended it (timeoutSeconds, EOF), or on_event stopped it
+    silent,  // no byte (no event, no bookmark) within the silence limit
+  };
   // Streams a watch (options.watch is forced on). `on_event` returns false to
-  // stop early. Returns ok on a clean end (server timeout, EOF, stopped); an
-  // ERROR event, an HTTP error or a transport failure comes back as the error.
-  expected<ok_t, api_error> watch(const resource& r, std::string_view ns, list_options options,
-                                  const std::function<bool(watch_event&)>& on_event);
+  // stop early. A positive `silence_limit` ends a watch that brings nothing
+  // for that long (kube-apiserver sends a bookmark about once a minute to a
+  // watch that allows them). An ERROR event, an HTTP error or a transport
+  // failure comes back as the error.
+  expected<watch_end, api_error> watch(const resource& r, std::string_view ns, list_options options,
+                                       const std::function<bool(watch_event&)>& on_event,
+                                       std::chrono::milliseconds silence_limit = {});
 
   // Any path (e.g. "/version"): the raw body of a 2xx answer.
   expected<std::string, api_error> call(std::string_view method, std::string_view path_and_query,
@@ -87,12 +95,13 @@ class client {
   const config& cfg() const { return cfg_; }
 
  private:
-  // `stream_limit`: for a streamed body, when to give up on a silent stream
-  // (0 = never).
+  // For a streamed body: `stream_limit`, when to end it whatever it brings;
+  // `stream_idle`, how long it may bring nothing (0 = never, both).
   expected<http::response, api_error> send(std::string_view method, std::string path_and_query,
                                            std::string_view body, std::string_view content_type,
                                            const http::chunk_sink* sink,
-                                           std::chrono::milliseconds stream_limit = {});
+                                           std::chrono::milliseconds stream_limit = {},
+                                           std::chrono::milliseconds stream_idle = {});
   expected<object, api_error> object_call(std::string_view method, std::string path, std::string_view body,
                                           std::string_view content_type);
   bool cancelled() const { return cancel_ != nullptr && cancel_->load(); }

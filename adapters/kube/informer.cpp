@@ -177,15 +177,22 @@ void run_reflector(client& c, const informer_options& o, const std::atomic<bool>
     wo.timeout_seconds = timeout(rng);
     auto started = std::chrono::steady_clock::now();
     bool progressed = false;
-    auto watched = c.watch(o.res, o.ns, wo, [&](watch_event& ev) {
-      if (stop.load()) return false;
-      if (!ev.obj.resource_version.empty()) rv = std::string(ev.obj.resource_version);
-      progressed = true;
-      if (ev.type != event_type::bookmark && cb.event) cb.event(std::move(ev));
-      return true;
-    });
+    auto watched = c.watch(
+        o.res, o.ns, wo,
+        [&](watch_event& ev) {
+          if (stop.load()) return false;
+          if (!ev.obj.resource_version.empty()) rv = std::string(ev.obj.resource_version);
+          progressed = true;
+          if (ev.type != event_type::bookmark && cb.event) cb.event(std::move(ev));
+          return true;
+        },
+        o.watch_silence_limit);
     if (stop.load()) break;
     if (progressed) retry.reset();
+    if (watched && *watched == client::watch_end::silent) {
+      if (cb.silent) cb.silent();
+      continue;  // at once: the limit already waited
+    }
     if (watched) {
       // A clean end (timeoutSeconds): watch again from the last version. One
       // that ends at once without events is a server shutting down: back off.

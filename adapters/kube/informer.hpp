@@ -30,6 +30,14 @@ struct informer_options {
   std::chrono::milliseconds backoff_max{30'000};
   int64_t watch_timeout_min = 300;  // seconds; each watch picks one in [min, max]
   int64_t watch_timeout_max = 600;
+  // A watch that brings no event and no bookmark for this long is ended and
+  // watched again from its last resourceVersion (0 = never): something
+  // between us and the apiserver (a proxy, a load balancer, a restart) may
+  // hold a connection open that will never carry anything, and HTTP/1.1 has
+  // no ping to tell. kube-apiserver (v1.36, measured) sends a watch that
+  // allows bookmarks its first one within 60-120 s and then one every 60 s,
+  // so 150 s of silence is never a healthy watch.
+  std::chrono::milliseconds watch_silence_limit{150'000};
   bool keep_managed_fields = false;  // cached objects leave out metadata.managedFields
 };
 
@@ -41,12 +49,13 @@ struct reflector_callbacks {
   std::function<void(object_list)> replaced;                         // a complete (re)list
   std::function<void(watch_event)> event;                            // ADDED / MODIFIED / DELETED
   std::function<void(const api_error&, const char* during)> failed;  // list/watch failure, retried
+  std::function<void()> silent;  // a watch ended by watch_silence_limit, watched again
 };
 
 // The blocking list-then-watch loop, until `stop` is set: LIST (paged), WATCH
 // from its resourceVersion with bookmarks, re-WATCH from the last seen
-// resourceVersion on a clean end, re-LIST on 410 Gone, capped jittered
-// backoff on failures. Runs on the calling thread.
+// resourceVersion on a clean end or after a silence, re-LIST on 410 Gone,
+// capped jittered backoff on failures. Runs on the calling thread.
 void run_reflector(client& c, const informer_options& o, const std::atomic<bool>& stop,
                    const reflector_callbacks& cb);
 

@@ -88,6 +88,11 @@ void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_opt
   cb.failed = [&](const api_error& e, const char* during) {
     spdlog::warn("kube informer {}: {} failed: {}; retrying", source, during, to_string(e));
   };
+  cb.silent = [&] {
+    spdlog::info("kube informer {}: watch brought no event and no bookmark for {} s; watching again", source,
+                 std::chrono::duration_cast<std::chrono::seconds>(io.watch_silence_limit).count());
+    caf::anon_send(informer, silent_atom::value);
+  };
   run_reflector(api, io, *stop, cb);
 }
 
@@ -132,6 +137,7 @@ caf::behavior informer(informer_actor<Handle>* self, config cfg, client_options 
         ++st.stats.events;
         publish(self, change->type, change->obj);
       },
+      [=](silent_atom) { ++self->state.stats.silent_watches; },
       [=](subscribe_atom, caf::actor who) {
         auto& st = self->state;
         if (std::find(st.subscribers.begin(), st.subscribers.end(), who) != st.subscribers.end()) return;

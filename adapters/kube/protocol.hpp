@@ -38,6 +38,7 @@ using subscribe_atom = caf::atom_constant<caf::atom("ksubscribe")>;
 using unsubscribe_atom = caf::atom_constant<caf::atom("kunsub")>;
 using snapshot_atom = caf::atom_constant<caf::atom("ksnapshot")>;
 using stats_atom = caf::atom_constant<caf::atom("kstats")>;
+using silent_atom = caf::atom_constant<caf::atom("ksilent")>;  // reflector -> informer: a watch went silent
 
 using object_result = expected<object, api_error>;
 using list_result = expected<object_list, api_error>;
@@ -102,10 +103,11 @@ using informer_snapshot = snapshot_of<object>;
 
 // Reply to stats_atom: what an informer has done so far.
 struct informer_stats {
-  uint64_t lists = 0;         // complete lists: 1 + relists (after 410 Gone)
-  uint64_t watch_errors = 0;  // watches that ended in an error (retried)
-  uint64_t events = 0;        // changes applied to the cache
-  size_t size = 0;            // objects cached
+  uint64_t lists = 0;           // complete lists: 1 + relists (after 410 Gone)
+  uint64_t watch_errors = 0;    // watches that ended in an error (retried)
+  uint64_t silent_watches = 0;  // watches ended for bringing nothing within the silence limit
+  uint64_t events = 0;          // changes applied to the cache
+  size_t size = 0;              // objects cached
 };
 
 }  // namespace octorun::kube

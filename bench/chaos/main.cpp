@@ -268,26 +268,32 @@ int run(const options& o) {
   env e(c, *admin, sim, managers, observer, tl, proxy, prof, sim.ghes_url() + "/acme", pat, key->private_key);
 
   // GitHub delivers to a relay that plays the Service in front of the
-  // replicas: it forwards to the one that leads. GitHub does not redeliver.
+  // replicas: each delivery goes to the next running replica's intake in
+  // turn (the leader's or a follower's, which leaves the job to the
+  // leader's sweep of GitHub's queue), once. GitHub does not redeliver: a
+  // delivery the chosen replica does not accept is lost, and the job must
+  // still run (the sweep).
+  std::atomic<std::size_t> next_endpoint{0};
   auto relay = http::server::start(
       {.bind_address = "127.0.0.1", .port = 0, .tls_pem_file = {}, .threads = 4},
       {{"/hook", {"POST"}, [&](const http::server_request& r) {
-          auto leader = managers.leader();
-          std::string failure = "no leader was serving";
-          if (!leader.intake.empty()) {
+          auto endpoints = managers.serving();
+          std::string failure = "no replica was serving";
+          if (!endpoints.empty()) {
+            const auto& to = endpoints[next_endpoint++ % endpoints.size()];
             http::client client;
-            http::request req{"POST", leader.intake, {}, r.body};
+            http::request req{"POST", to.intake, {}, r.body};
             for (const auto& h : r.headers)
               if (h.first.starts_with("x-") || h.first == "content-type" || h.first == "user-agent")
                 req.headers.push_back(h);
             req.timeout = 10s;
             auto a = client.perform(req);
             if (a && a->status / 100 == 2) {
-              observer.delivery(r.body, leader.log, "");
+              observer.delivery(r.body, to.log, "");
               return http::server_response{static_cast<int>(a->status), "text/plain", a->body, {}};
             }
-            failure = a ? "the leader answered " + std::to_string(a->status)
-                        : "the leader did not answer: " + a.error().message;
+            failure = a ? to.log + " answered " + std::to_string(a->status)
+                        : to.log + " did not answer: " + a.error().message;
           }
           observer.delivery(r.body, "", failure);
           return http::server_response{502, "text/plain", failure, {}};

@@ -39,6 +39,7 @@ void replicas::spawn(slot& s) {
   s.log_path = o_.log_dir + "/" + s.identity + "." + std::to_string(s.incarnation++) + ".log";
   s.log_offset = 0;
   s.intake.clear();
+  s.serving.clear();
   s.harness_killed = false;
   s.restart_at.reset();
   std::vector<std::string> args = {"--kubeconfig=" + o_.kubeconfig,
@@ -61,11 +62,14 @@ void replicas::scan_log(slot& s) {
   std::ifstream in(s.log_path);
   in.seekg(static_cast<std::streamoff>(s.log_offset));
   static const std::regex intake(R"(webhook intake listening on (http://[0-9.:]+/webhook))");
+  static const std::regex serving(R"(webhook intake serving (http://[0-9.:]+/webhook))");
   for (std::string line; std::getline(in, line);) {
     if (in.eof()) break;  // a partial last line: read it whole next time
     s.log_offset += line.size() + 1;
     std::smatch m;
-    if (std::regex_search(line, m, intake)) {
+    if (std::regex_search(line, m, serving)) {
+      s.serving = m[1].str();
+    } else if (std::regex_search(line, m, intake)) {
       s.intake = m[1].str();
       tl_.add("manager", s.identity + " leads: webhook intake " + s.intake);
     } else if (line.find("lost leadership") != std::string::npos ||
@@ -115,6 +119,17 @@ replicas::leader_info replicas::leader() const {
   for (const auto& s : slots_)
     if (s.proc && s.proc->running() && !s.intake.empty()) return {s.intake, s.log_path};
   return {};
+}
+
+std::vector<replicas::leader_info> replicas::serving() const {
+  std::lock_guard l(mu_);
+  std::vector<leader_info> out;
+  auto add = [&](const slot& s) {
+    if (s.proc && s.proc->running() && !s.serving.empty()) out.push_back({s.serving, s.log_path});
+  };
+  if (retiring_) add(*retiring_);  // until its SIGTERM takes its process
+  for (const auto& s : slots_) add(s);
+  return out;
 }
 
 int replicas::leader_slot() const {

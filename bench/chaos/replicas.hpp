@@ -48,6 +48,10 @@ class replicas {
     std::string intake, log;
   };
   leader_info leader() const;
+  // Every running replica's webhook intake (each serves one, the followers
+  // in standby), as a Service's endpoints: the relay spreads deliveries
+  // over them.
+  std::vector<leader_info> serving() const;
   int leader_slot() const;  // -1: none; 2: the replica a rollout is replacing
   bool wait_leader(std::chrono::seconds within) const;
 
@@ -79,7 +83,8 @@ class replicas {
     std::string identity;
     std::string log_path;
     std::size_t log_offset = 0;
-    std::string intake;  // once it logged one
+    std::string intake;   // once it logged that it leads
+    std::string serving;  // once it logged its (standby) intake
     bool harness_killed = false;
     std::optional<std::chrono::steady_clock::time_point> restart_at;
   };

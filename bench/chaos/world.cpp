@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr double stuck_calm_seconds = 120;  // fault-free time without progress
+constexpr double stuck_calm_seconds = 180;  // fault-free time without progress (a silent watch takes 150 s)
 constexpr double stuck_wall_seconds = 600;  // wall time without progress, whatever the faults
 
 int rank(const std::string& phase) {

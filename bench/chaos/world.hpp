@@ -12,7 +12,7 @@
 //   phase-order   "" < Pending < Running < terminal; nothing leaves a terminal phase
 //   phase-truth   a Runner is not marked Failed while GitHub runs its job, nor
 //                 when GitHub says its job succeeded (unless a fault took its pod)
-//   stuck         every Runner serves (online on GitHub) or ends within 120 s
+//   stuck         every Runner serves (online on GitHub) or ends within 180 s
 //                 of fault-free time (600 s of wall time at most) after its
 //                 last progress
 //

@@ -100,18 +100,9 @@ std::string world::lost_cause(const job_record& j) const {
     if (auto d = ns_deleted_at_.find(p->second.ns); d != ns_deleted_at_.end() && d->second >= j.queued_at)
       return "its RunnerSet's namespace was deleted by the harness";
   }
-  if (!j.webhook) return {};
-  // Webhook demand lives in the leader's memory (docs/intakes.md): a
-  // `queued` that reached no leader, or reached one that stopped before the
-  // job started, is lost. A known gap until deliveries are durable.
-  if (j.accepted_by.empty()) {
-    std::string why = j.queued_deliveries.empty() ? "never delivered" : j.queued_deliveries.front();
-    for (const auto& d : j.queued_deliveries)
-      if (d.find("simulator dropped") != std::string::npos) why = d;
-    return "known gap: its queued delivery reached no leader (" + why + ")";
-  }
-  if (auto e = incarnation_end_.find(j.accepted_by); e != incarnation_end_.end())
-    return "known gap: its demand was held by a leader that stopped (" + j.accepted_by + ")";
+  // Nothing else excuses a job: a webhook delivery that reached no replica,
+  // or one taken by a replica that stopped, is found again by the leader's
+  // sweep of GitHub's queue (docs/intakes.md), like the listener's jobs.
   return {};
 }
 

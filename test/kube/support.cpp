@@ -113,6 +113,11 @@ std::map<std::string, std::string> truth(client& api, const resource& r, const s
 
 int port_of(const std::string& url) { return std::stoi(url.substr(url.rfind(':') + 1)); }
 
+config through(const tcp_proxy& proxy, config cfg) {
+  cfg.server = "https://127.0.0.1:" + std::to_string(proxy.port());
+  return cfg;
+}
+
 void restart_apiserver(const test::cluster_info& c) {
   try {
     test::cluster_control(c, "restart-apiserver");

@@ -61,4 +61,8 @@ void restart_apiserver(const test::cluster_info& c);
 
 int port_of(const std::string& url);
 
+// `cfg` reaching its apiserver through `proxy` (one made with
+// tcp_proxy(port_of(cfg.server))).
+config through(const tcp_proxy& proxy, config cfg);
+
 }  // namespace octorun::kube::testing

@@ -74,16 +74,21 @@ void tcp_proxy::accept_loop() {
     }
     open_fds_.push_back(in);
     open_fds_.push_back(out);
-    threads_.emplace_back([this, in, out] { pump(in, out); });
+    threads_.emplace_back([this, in, out, id = next_id_++] { pump(in, out, id); });
   }
 }
 
-void tcp_proxy::pump(int a, int b) {
+void tcp_proxy::pump(int a, int b, uint64_t id) {
   char buf[16384];
   pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
   bool open = true;
   while (open && !stop_) {
+    if (id < frozen_below_) {  // held open, carrying nothing
+      ::poll(nullptr, 0, 50);
+      continue;
+    }
     if (::poll(fds, 2, 50) <= 0) continue;
+    if (id < frozen_below_) continue;  // frozen while polling: what came stays unread
     for (int i = 0; i < 2 && open; ++i) {
       if (fds[i].revents == 0) continue;
       ssize_t n = ::read(fds[i].fd, buf, sizeof buf);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,12 +28,16 @@ class tcp_proxy {
   // Drops every open connection and refuses new ones until resume().
   void cut();
   void resume();
+  // Every connection open now stays open but carries nothing more, either
+  // way, as one a load balancer holds half-open; new connections work.
+  void freeze_open_connections() { frozen_below_ = next_id_.load(); }
 
  private:
   void accept_loop();
-  void pump(int a, int b);
+  void pump(int a, int b, uint64_t id);
   int listen_fd_ = -1, port_ = 0, target_port_;
   std::atomic<bool> stop_{false}, cut_{false};
+  std::atomic<uint64_t> next_id_{0}, frozen_below_{0};  // connection ids
   std::mutex mu_;
   std::vector<int> open_fds_;
   std::vector<std::thread> threads_;

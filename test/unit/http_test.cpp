@@ -1,10 +1,15 @@
 // The shared HTTP pieces: our libcurl client against our civetweb server,
 // plain and over TLS with in-process certificates.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
@@ -106,6 +111,75 @@ TEST(HttpClient, StreamsAndStopsWhenTheSinkSaysSo) {
   EXPECT_GE(seen, 4096u);
   EXPECT_LT(seen, 1u << 20);
   EXPECT_TRUE(resp->body.empty());
+}
+
+// A loopback server that answers one connection with `reply` and then holds
+// it open, saying nothing more, until destroyed: what a proxy holding a
+// dead watch looks like from the client.
+class silent_server {
+ public:
+  explicit silent_server(std::string reply) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd_, 1) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      std::abort();
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::jthread([this, reply = std::move(reply)](std::stop_token stop) {
+      int conn = ::accept(fd_, nullptr, nullptr);
+      if (conn < 0) return;
+      char buf[4096];
+      (void)::recv(conn, buf, sizeof buf, 0);  // the request
+      (void)::send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
+      while (!stop.stop_requested()) ::usleep(20'000);  // held open, silent
+      ::close(conn);
+    });
+  }
+  ~silent_server() {
+    ::shutdown(fd_, SHUT_RDWR);  // unblocks an accept still waiting
+    thread_.request_stop();
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/watch"; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::jthread thread_;
+};
+
+TEST(HttpClient, EndsAStreamThatWentSilentAsIfItReachedItsDeadline) {
+  silent_server srv("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+  client c;
+  request req{"GET", srv.url(), {}, ""};
+  req.timeout = std::chrono::seconds(60);
+  req.idle_timeout = std::chrono::milliseconds(1500);
+  std::string got;
+  auto resp = c.stream(req, [&](std::string_view chunk) {
+    got += chunk;
+    return true;
+  });
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_TRUE(resp->went_silent);
+  EXPECT_EQ(got, "hello");
+}
+
+TEST(HttpClient, AServerSilentBeforeItsStatusLineIsATimeout) {
+  silent_server srv("");
+  client c;
+  request req{"GET", srv.url(), {}, ""};
+  req.timeout = std::chrono::seconds(60);
+  req.idle_timeout = std::chrono::milliseconds(1500);
+  auto resp = c.stream(req, [](std::string_view) { return true; });
+  ASSERT_FALSE(resp);
+  EXPECT_TRUE(resp.error().timed_out);
+  EXPECT_FALSE(resp.error().aborted);
+  EXPECT_NE(resp.error().message.find("went silent"), std::string::npos) << resp.error().message;
 }
 
 TEST(HttpClient, ReportsConnectionFailuresAsValues) {

@@ -1,0 +1,236 @@
+// The Runner actor's GitHub side: its JIT configuration (and a name GitHub
+// says is taken), the JIT Secret that stores it, and the removal of its GitHub
+// runner (or its hand-over to the RunnerSet while GitHub's budget is spent).
+// next_step() decides each; runner_actor.cpp's execute() calls these.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "actors/kinds.hpp"
+#include "actors/runner/children.hpp"
+#include "actors/runner/jit_conflict.hpp"
+#include "actors/runner/runner_state.hpp"
+#include "adapters/github/github_workers.hpp"
+#include "adapters/kube/protocol.hpp"
+#include "model/naming.hpp"
+
+namespace octorun::runner::detail {
+
+// A spent GitHub budget is logged once per pause, by the RunnerSet; each
+// runner waiting on it says so only at debug level.
+spdlog::level::level_enum github_failure_level(const github::error& e) {
+  return e.kind == github::error_kind::rate_limited ? spdlog::level::debug : spdlog::level::warn;
+}
+
+void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seconds retry_after,
+                        spdlog::level::level_enum level = spdlog::level::warn) {
+  auto& st = self->state;
+  st.step_in_flight = false;
+  st.jit_conflict_retried = false;
+  ++st.consecutive_errors;
+  auto wait = std::max<std::chrono::milliseconds>(backoff(self), retry_after);
+  spdlog::log(level, "runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self), why,
+              wait.count());
+  wake_at(self, clock::now() + wait);
+}
+
+void decide_name_conflict(self_ptr self, const github::error& e);
+
+// A JIT request failed. GitHub refusing the name may mean this Runner is
+// registered already, its Secret written but not yet in the cache: the
+// server is asked for the Secret first, and one found is used as it is
+// (a second registration would strand the first).
+void on_jit_failed(self_ptr self, const github::error& e) {
+  auto& st = self->state;
+  if (e.kind != github::error_kind::conflict)
+    return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
+      .then(
+          [=](kube::object_result& existing) {
+            auto& s = self->state;
+            if (existing) {
+              s.step_in_flight = false;
+              s.jit_conflict_retried = false;
+              s.secret = watched::read_secret(*existing);
+              return reconcile(self);
+            }
+            if (!existing.error().not_found())
+              return on_api_error(self, "reading the JIT Secret", existing.error());
+            decide_name_conflict(self, e);
+          },
+          [=](caf::error& err) { on_actor_error(self, "reading the JIT Secret", err); });
+}
+
+// GitHub refused the name and no Secret holds a registration: decided by
+// on_jit_name_conflict (jit_conflict.hpp).
+void decide_name_conflict(self_ptr self, const github::error& e) {
+  auto& st = self->state;
+  const jit_conflict_view conflict{e.holder.has_value(), e.holder && e.holder->busy,
+                                   e.holder && e.holder->other_scale_set, st.jit_conflict_retried};
+  switch (on_jit_name_conflict(conflict)) {
+    case jit_conflict_action::back_off:
+      return jit_failed_backoff(self, e.describe(), e.retry_after);
+    case jit_conflict_action::retry_now:
+      st.jit_conflict_retried = true;
+      st.step_in_flight = false;
+      return reconcile(self);
+    case jit_conflict_action::delete_holder_and_retry:
+      break;
+  }
+  st.jit_conflict_retried = true;
+  const auto holder = e.holder->runner_id;
+  spdlog::info("runner {}: GitHub runner {} holds the name; removing it to register again", id(self), holder);
+  self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, holder)
+      .then(
+          [=](github::delete_reply& r) {
+            if (!r) return jit_failed_backoff(self, r.error().describe(), r.error().retry_after);
+            if (*r == github::delete_outcome::busy)
+              return jit_failed_backoff(self, "runner " + self->state.cfg.name + " exists and is busy", {});
+            self->state.step_in_flight = false;
+            reconcile(self);
+          },
+          [=](caf::error& err) { on_actor_error(self, "freeing the runner name on GitHub", err); });
+}
+
+// Asks GitHub for a JIT configuration. The Secret informer listed before
+// the Runners were watched (controller.cpp), so a JIT Secret from an earlier
+// incarnation is in the cache; one the cache missed (written moments ago by
+// an actor before this one) makes GitHub refuse the name, and that path
+// reads the Secret from the server before anything else (on_jit_failed).
+void provision(self_ptr self) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  // Remembered before anything else: a failed Secret create retries with
+  // it, and a deletion removes it from GitHub (store_secret).
+  auto store = [=](const jit_config& jit) {
+    auto& s2 = self->state;
+    spdlog::debug("runner {}: registered on GitHub as runner {}", id(self), jit.runner_id);
+    s2.step_in_flight = false;
+    s2.consecutive_errors = 0;
+    s2.jit_conflict_retried = false;
+    s2.memory.unstored_jit = jit;
+    reconcile(self);
+  };
+  github::jit_request req;
+  req.name = st.cfg.name;
+  req.runner_group_id = st.cfg.runner_group_id;
+  req.labels = st.runner->spec.runner_labels;
+  self->request(st.cfg.github, st.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
+      .then(
+          [=](github::jit_reply& r) {
+            if (!r) return on_jit_failed(self, r.error());
+            store({r->encoded_jit_config, r->registered.id, r->registered.name});
+          },
+          [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
+}
+
+// Stores the JIT configuration GitHub generated in the Runner's Secret.
+void store_secret(self_ptr self) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  auto secret_name = model::jit_secret_name(st.cfg.name);
+  auto stored = [=](const kube::object& found) {
+    auto& s = self->state;
+    s.step_in_flight = false;
+    s.consecutive_errors = 0;
+    if (!s.secret) s.secret = watched::read_secret(found);  // unless the watch brought it already
+    s.memory.unstored_jit.reset();
+    reconcile(self);
+  };
+  self->request(st.cfg.kube, st.cfg.request_timeout,
+                kube::create_request{kinds::secrets(), st.cfg.ns,
+                                     jit_secret_json(*st.runner, *st.memory.unstored_jit)})
+      .then(
+          [=](kube::object_result& r) {
+            if (r) return stored(*r);
+            if (!r.error().already_exists()) return on_api_error(self, "creating the JIT Secret", r.error());
+            // Created by an attempt whose answer was lost: read it back.
+            self->request(self->state.cfg.kube, self->state.cfg.request_timeout,
+                          kube::get_request{kinds::secrets(), self->state.cfg.ns, secret_name, ""})
+                .then(
+                    [=](kube::object_result& found) {
+                      if (!found) return on_api_error(self, "reading the JIT Secret", found.error());
+                      stored(*found);
+                    },
+                    [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+          },
+          [=](caf::error& e) { on_actor_error(self, "creating the JIT Secret", e); });
+}
+
+// The GitHub runner id to remove: the observed one, else its JIT Secret's; 0: never registered.
+std::int64_t registered_id(self_ptr self, std::int64_t runner_id) {
+  auto& st = self->state;
+  if (runner_id == 0 && st.secret && st.secret->registration) runner_id = st.secret->registration->runner_id;
+  return runner_id;
+}
+
+void remove_from_github(self_ptr self, std::int64_t runner_id) {
+  auto& st = self->state;
+  runner_id = registered_id(self, runner_id);
+  if (runner_id == 0) {  // never registered: nothing to remove
+    st.memory.removal = github_removal::removed;
+    return reconcile(self);
+  }
+  st.step_in_flight = true;
+  self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, runner_id)
+      .then(
+          [=](github::delete_reply& r) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            if (!r && r.error().kind == github::error_kind::rate_limited) {
+              // Not before the budget resets (next_step: wait, or hand it to the set).
+              s.memory.removal = github_removal::rate_limited;
+              s.memory.retry_not_before =
+                  clock::now() + std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
+              spdlog::debug("runner {}: removing GitHub runner {}: {}", id(self), runner_id,
+                            r.error().describe());
+              return reconcile(self);
+            }
+            if (!r) {
+              ++s.consecutive_errors;
+              auto wait = std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
+              spdlog::warn("runner {}: removing GitHub runner {} failed: {}; retrying in {} ms", id(self),
+                           runner_id, r.error().describe(), wait.count());
+              return wake_at(self, clock::now() + wait);
+            }
+            s.consecutive_errors = 0;
+            if (*r == github::delete_outcome::busy) {
+              // A job is running on it: keep everything, ask again later.
+              s.memory.removal = github_removal::busy;
+              s.memory.retry_not_before = clock::now() + s.cfg.busy_recheck;
+              spdlog::info("runner {}: GitHub runner {} is busy; keeping it until its job ends", id(self),
+                           runner_id);
+            } else {
+              s.memory.removal = github_removal::removed;
+            }
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, "removing the GitHub runner", e); });
+}
+
+// GitHub's budget is spent and the runner can run no job: the RunnerSet
+// records that it will remove the GitHub runner after the reset, and the
+// Runner's objects go now.
+void defer_removal(self_ptr self, std::int64_t runner_id) {
+  auto& st = self->state;
+  runner_id = registered_id(self, runner_id);
+  st.step_in_flight = true;
+  self->request(st.cfg.github, st.cfg.request_timeout, runnerset::defer_removal_atom::value, runner_id,
+                st.cfg.name)
+      .then(
+          [=](bool) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            s.memory.removal = github_removal::deferred;
+            spdlog::info("runner {}: GitHub's budget is spent; its RunnerSet removes GitHub runner {} later",
+                         id(self), runner_id);
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, "deferring the GitHub removal", e); });
+}
+
+}  // namespace octorun::runner::detail

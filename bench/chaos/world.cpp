@@ -225,15 +225,21 @@ void world::on_runner(const kube::object& o, bool deleted) {
 
 void world::check_failed(const std::string& key, const std::string& name, std::int64_t job) {
   // Failed says the job was lost with the runner: GitHub must agree, unless
-  // a fault of the harness took the pod after the job ended.
+  // a fault of the harness took the pod. Such a pod can be over for
+  // Kubernetes before GitHub knows: pod GC ends the pods of a deleted node
+  // (phase Failed, containers terminated) before it deletes them, and the
+  // played runner process dies only with the deletion.
   bool fault = evicted_.count(key) || node_gone_ || ns_deleting_.count(key.substr(0, key.find('/')));
   act([this, key, name, job, fault] {
     auto s = read_sim(sim_);
     auto j = s.jobs.find(job);
     if (j == s.jobs.end() || j->second.runner != name) return;
-    if (j->second.state == "running")
+    if (j->second.state == "running" && fault)
+      tl_.add("kube", "Runner " + key + " marked Failed while GitHub still runs its job " +
+                          std::to_string(job) + ": a fault of the harness took its pod");
+    else if (j->second.state == "running")
       add_violation("phase-truth", "Runner " + key + " was marked Failed while GitHub runs its job " +
-                                       std::to_string(job) + " (its pod is alive)");
+                                       std::to_string(job) + " (no fault of the harness took its pod)");
     else if (j->second.state == "completed" && j->second.result == "succeeded" && !fault)
       add_violation("phase-truth", "Runner " + key + " was marked Failed though its job " +
                                        std::to_string(job) +

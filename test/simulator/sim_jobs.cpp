@@ -1,0 +1,242 @@
+// Jobs as the simulator moves them: queued, handed to the first scale set
+// whose scope and labels fit (JobAvailable, within its X-ScaleSetMaxCapacity),
+// acquired, started on a runner, completed after duration_ms (the timer
+// thread) or by hand, cancelled or failed with a lost runner. Each transition
+// posts its scale-set message and its workflow_job webhook (sim_webhooks.cpp).
+#include "adapters/common/rfc3339.hpp"
+#include "test/simulator/simulator_impl.hpp"
+
+namespace octorun::sim {
+
+namespace json = octorun::json;
+
+std::string simulator::impl::statistics_json(std::int64_t ssid) const {
+  std::int64_t available = 0, acquired = 0, assigned = 0, running = 0, registered = 0, busy = 0;
+  for (const auto& [id, j] : jobs) {
+    if (j.scale_set_id != ssid) continue;
+    if (j.state == "queued" && j.offered) ++available;
+    if (j.state == "assigned") ++acquired;
+    if (j.state == "assigned" || j.state == "running") ++assigned;
+    if (j.state == "running") ++running;
+  }
+  for (const auto& [id, r] : runners) {
+    if (r.scale_set_id != ssid || ssid == 0) continue;
+    ++registered;
+    if (r.busy) ++busy;
+  }
+  return "{\"totalAvailableJobs\":" + std::to_string(available) +
+         ",\"totalAcquiredJobs\":" + std::to_string(acquired) +
+         ",\"totalAssignedJobs\":" + std::to_string(assigned) +
+         ",\"totalRunningJobs\":" + std::to_string(running) +
+         ",\"totalRegisteredRunners\":" + std::to_string(registered) +
+         ",\"totalBusyRunners\":" + std::to_string(busy) +
+         ",\"totalIdleRunners\":" + std::to_string(registered - busy) + "}";
+}
+
+// A job message carries the times of the events that have happened to the
+// job so far; the others are left out (the clients read absent as zero).
+std::string simulator::impl::job_message_json(const char* type, const sim_job& j) const {
+  auto slash = j.spec.repository.find('/');
+  std::string owner = j.spec.repository.substr(0, slash);
+  std::string repo = slash == std::string::npos ? j.spec.repository : j.spec.repository.substr(slash + 1);
+  auto time = [](const char* key, const std::optional<wall_clock::time_point>& t) {
+    return t ? std::string(",\"") + key + "\":\"" + format_rfc3339_micros(*t) + "\"" : std::string();
+  };
+  std::string out =
+      std::string("{\"messageType\":\"") + type + "\",\"runnerRequestId\":" + std::to_string(j.id) +
+      ",\"repositoryName\":" + json::quote(repo) + ",\"ownerName\":" + json::quote(owner) +
+      ",\"jobId\":" + json::quote(j.guid) + ",\"jobWorkflowRef\":" +
+      json::quote(j.spec.repository + "/.github/workflows/" + j.spec.workflow + "@refs/heads/main") +
+      ",\"jobDisplayName\":" + json::quote(j.spec.name) +
+      ",\"eventName\":\"push\",\"workflowRunId\":" + std::to_string(j.run_id) +
+      ",\"requestLabels\":" + strings_json(j.spec.labels) + time("queueTime", j.queued_at) +
+      time("scaleSetAssignTime", j.scale_set_assigned_at) + time("runnerAssignTime", j.runner_assigned_at) +
+      time("finishTime", j.finished_at);
+  std::string t = type;
+  if (t == "JobAvailable")
+    out += ",\"acquireJobUrl\":" +
+           json::quote(tenant_url(scale_sets.at(j.scale_set_id).tenant_id) +
+                       "_apis/runtime/runnerscalesets/" + std::to_string(j.scale_set_id) + "/acquirejobs");
+  if (t == "JobStarted" || t == "JobCompleted")
+    out += ",\"runnerId\":" + std::to_string(j.runner_id) + ",\"runnerName\":" + json::quote(j.runner_name);
+  if (t == "JobCompleted") out += ",\"result\":" + json::quote(j.result);
+  return out + "}";
+}
+
+void simulator::impl::post_message(std::int64_t ssid, std::string job_json) {
+  auto& q = queues[ssid];
+  if (!q.empty() && !q.back().delivered && q.back().jobs.size() < 50) {
+    q.back().jobs.push_back(std::move(job_json));
+  } else {
+    q.push_back(sim_message{next_message_id++, {std::move(job_json)}, false});
+  }
+  queue_cv.notify_all();
+}
+
+// X-ScaleSetMaxCapacity: the service does not hand a scale set more jobs than
+// its listener says it can run. GitHub's exact rule is not public; here the
+// jobs handed out and not finished (offered, acquired or running) stay within
+// the capacity of the latest poll, the rest wait in queue order.
+void simulator::impl::offer_jobs(std::int64_t ssid) {
+  auto ss = scale_sets.find(ssid);
+  if (ss == scale_sets.end()) return;
+  std::int64_t out = 0;
+  for (const auto& [id, j] : jobs)
+    if (j.scale_set_id == ssid && j.offered && j.state != "completed") ++out;
+  for (auto& [id, j] : jobs) {
+    if (ss->second.max_capacity && out >= *ss->second.max_capacity) break;
+    if (j.scale_set_id != ssid || j.offered || j.state != "queued") continue;
+    j.offered = true;
+    ++out;
+    post_message(ssid, job_message_json("JobAvailable", j));
+  }
+}
+
+std::string simulator::impl::job_json(const sim_job& j, const std::string& status) {
+  const bool completed = status == "completed";
+  std::string conclusion = "null";
+  if (completed)
+    conclusion = json::quote(j.result == "succeeded"  ? "success"
+                             : j.result == "failed"   ? "failure"
+                             : j.result == "canceled" ? "cancelled"
+                                                      : j.result);
+  bool has_runner = status != "queued" && j.runner_id != 0;  // a job cancelled before it ran has none
+  std::int64_t group_id = 1;
+  std::string group_name = "Default";
+  if (auto r = runners.find(j.runner_id); r != runners.end() && r->second.scale_set_id == 0)
+    if (auto g = runner_group(r->second.scope_key, r->second.group_id)) {
+      group_id = g->id;
+      group_name = g->name;
+    }
+  auto at = [](const std::optional<wall_clock::time_point>& t) {
+    return t ? "\"" + format_rfc3339(wall_clock::to_time_t(*t)) + "\"" : std::string("null");
+  };
+  return "{\"id\":" + std::to_string(j.id) + ",\"run_id\":" + std::to_string(j.run_id) +
+         ",\"run_attempt\":1,\"node_id\":\"WJ_" + std::to_string(j.id) +
+         "\",\"head_sha\":\"0000000000000000000000000000000000000000\",\"head_branch\":\"main\",\"url\":" +
+         json::quote(base + "/api/v3/repos/" + j.spec.repository + "/actions/jobs/" + std::to_string(j.id)) +
+         ",\"html_url\":" +
+         json::quote("https://github.com/" + j.spec.repository + "/actions/runs/" +
+                     std::to_string(j.run_id)) +
+         ",\"status\":\"" + status + "\",\"conclusion\":" + conclusion +
+         ",\"created_at\":" + at(j.queued_at) +
+         ",\"started_at\":" + (has_runner ? at(j.runner_assigned_at) : "null") +
+         ",\"completed_at\":" + (completed ? at(j.finished_at) : "null") +
+         ",\"name\":" + json::quote(j.spec.name) + ",\"steps\":[],\"labels\":" + strings_json(j.spec.labels) +
+         ",\"runner_id\":" + (has_runner ? std::to_string(j.runner_id) : "null") +
+         ",\"runner_name\":" + (has_runner ? json::quote(j.runner_name) : "null") +
+         ",\"runner_group_id\":" + (has_runner ? std::to_string(group_id) : "null") +
+         ",\"runner_group_name\":" + (has_runner ? json::quote(group_name) : "null") +
+         ",\"workflow_name\":" + json::quote(j.spec.workflow) + "}";
+}
+
+std::string simulator::impl::job_status(const sim_job& j) {
+  if (j.state == "completed") return "completed";
+  return j.state == "running" ? "in_progress" : "queued";  // assigned to a scale set: still queued
+}
+std::int64_t simulator::impl::new_job(const job_spec& spec) {
+  sim_job j;
+  j.id = next_job_id++;
+  j.run_id = j.id + 3'000'000'000;
+  j.guid = new_uuid();
+  j.spec = spec;
+  j.queued_at = wall_clock::now();
+  for (const auto& [id, s] : scale_sets) {
+    const auto* t = tenant_by_id(s.tenant_id);
+    if (t != nullptr && scope_covers(t->scope_key, spec.repository) && labels_match(spec.labels, s.labels)) {
+      j.scale_set_id = id;
+      break;
+    }
+  }
+  auto& stored = jobs[j.id] = j;
+  if (stored.scale_set_id != 0) offer_jobs(stored.scale_set_id);
+  webhook_job("queued", stored);
+  dispatch();
+  changed();
+  return stored.id;
+}
+
+void simulator::impl::start_job(sim_job& j, sim_runner& r) {
+  j.state = "running";
+  j.runner_name = r.name;
+  j.runner_id = r.id;
+  j.runner_assigned_at = wall_clock::now();
+  r.busy = true;
+  r.job_id = j.id;
+  if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobStarted", j));
+  webhook_job("in_progress", j);
+  if (j.spec.duration.count() >= 0) {
+    j.due = clock_type::now() + j.spec.duration;
+    timer_cv.notify_all();
+  }
+}
+
+void simulator::impl::finish_job(sim_job& j, const std::string& result) {
+  j.state = "completed";
+  j.result = result;
+  j.finished_at = wall_clock::now();
+  j.due.reset();
+  if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobCompleted", j));
+  webhook_job("completed", j);
+  // JIT runners are ephemeral: GitHub unregisters them after their one job.
+  if (auto r = runners.find(j.runner_id); r != runners.end()) {
+    if (r->second.scale_set_id != 0) removed_after_job[r->first] = r->second.tenant_id;
+    runners.erase(r);
+  }
+  if (j.scale_set_id != 0) offer_jobs(j.scale_set_id);
+  changed();
+}
+
+void simulator::impl::cancel(sim_job& j) {
+  finish_job(j, "canceled");
+  dispatch();
+}
+
+void simulator::impl::lose(sim_runner& r) {
+  r.online = false;
+  auto j = jobs.find(r.job_id);
+  if (r.busy && j != jobs.end() && j->second.state == "running")
+    finish_job(j->second, "failed");  // erases the runner
+  changed();
+}
+
+void simulator::impl::dispatch() {
+  for (auto& [rid, r] : runners) {
+    if (!r.online || r.busy) continue;
+    for (auto& [jid, j] : jobs) {
+      bool fits = false;
+      if (r.scale_set_id != 0) {
+        fits = j.scale_set_id == r.scale_set_id && j.state == "assigned";
+      } else if (j.scale_set_id == 0 && j.state == "queued" && labels_match(j.spec.labels, r.labels)) {
+        fits = scope_covers(r.scope_key, j.spec.repository);
+      }
+      if (fits) {
+        start_job(j, r);
+        break;
+      }
+    }
+  }
+}
+
+void simulator::impl::run_timer() {
+  lock_type lock(mu);
+  while (!stopping) {
+    std::optional<clock_type::time_point> next;
+    auto now_tp = clock_type::now();
+    for (auto& [id, j] : jobs) {
+      if (j.state != "running" || !j.due) continue;
+      if (*j.due <= now_tp) {
+        finish_job(j, j.spec.result);
+        dispatch();
+      } else if (!next || *j.due < *next) {
+        next = j.due;
+      }
+    }
+    if (next)
+      timer_cv.wait_until(lock, *next);
+    else
+      timer_cv.wait(lock);
+  }
+}
+
+}  // namespace octorun::sim

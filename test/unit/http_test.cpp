@@ -144,7 +144,13 @@ class silent_server {
     thread_.join();
     ::close(fd_);
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/watch"; }
+  // A long stream from it that may bring nothing for 1.5 s.
+  request watch() const {
+    request req{"GET", "http://127.0.0.1:" + std::to_string(port_) + "/watch", {}, ""};
+    req.timeout = std::chrono::seconds(60);
+    req.idle_timeout = std::chrono::milliseconds(1500);
+    return req;
+  }
 
  private:
   int fd_ = -1;
@@ -155,11 +161,8 @@ class silent_server {
 TEST(HttpClient, EndsAStreamThatWentSilentAsIfItReachedItsDeadline) {
   silent_server srv("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
   client c;
-  request req{"GET", srv.url(), {}, ""};
-  req.timeout = std::chrono::seconds(60);
-  req.idle_timeout = std::chrono::milliseconds(1500);
   std::string got;
-  auto resp = c.stream(req, [&](std::string_view chunk) {
+  auto resp = c.stream(srv.watch(), [&](std::string_view chunk) {
     got += chunk;
     return true;
   });
@@ -172,10 +175,7 @@ TEST(HttpClient, EndsAStreamThatWentSilentAsIfItReachedItsDeadline) {
 TEST(HttpClient, AServerSilentBeforeItsStatusLineIsATimeout) {
   silent_server srv("");
   client c;
-  request req{"GET", srv.url(), {}, ""};
-  req.timeout = std::chrono::seconds(60);
-  req.idle_timeout = std::chrono::milliseconds(1500);
-  auto resp = c.stream(req, [](std::string_view) { return true; });
+  auto resp = c.stream(srv.watch(), [](std::string_view) { return true; });
   ASSERT_FALSE(resp);
   EXPECT_TRUE(resp.error().timed_out);
   EXPECT_FALSE(resp.error().aborted);

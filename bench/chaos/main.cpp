@@ -256,14 +256,13 @@ int run(const options& o) {
   sim.add_pat(pat);
 
   world observer(*admin, sim, tl, pools());
-  replica_options ro{OCTORUN_BINARY,
-                     manager_kubeconfig,
-                     std::string("chaos-a,") + doomed_namespace,
-                     "chaos-system",
-                     webhook_secret,
-                     o.run_dir,
-                     o.log_level,
-                     [&](const std::string& log) { observer.incarnation_ended(log, tl.now()); }};
+  replica_options ro{.binary = OCTORUN_BINARY,
+                     .kubeconfig = manager_kubeconfig,
+                     .namespaces = std::string("chaos-a,") + doomed_namespace,
+                     .lease_namespace = "chaos-system",
+                     .webhook_secret = webhook_secret,
+                     .log_dir = o.run_dir,
+                     .log_level = o.log_level};
   replicas managers(ro, tl);
   env e(c, *admin, sim, managers, observer, tl, proxy, prof, sim.ghes_url() + "/acme", pat, key->private_key);
 

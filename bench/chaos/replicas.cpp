@@ -90,7 +90,6 @@ void replicas::supervise() {
           scan_log(s);
           if (auto status = s.proc->exited()) {
             scan_log(s);
-            if (o_.ended) o_.ended(s.log_path);
             std::string how = WIFSIGNALED(*status) ? "signal " + std::to_string(WTERMSIG(*status))
                                                    : "status " + std::to_string(WEXITSTATUS(*status));
             if (WIFSIGNALED(*status) && !s.harness_killed) {
@@ -152,7 +151,6 @@ bool replicas::kill_leader(std::chrono::seconds restart_after) {
     tl_.add("fault", "kill -9 " + s.identity + " (the leader); restart in " +
                          std::to_string(restart_after.count()) + " s");
     s.proc->stop(SIGKILL);
-    if (o_.ended) o_.ended(s.log_path);
     s.intake.clear();
     s.restart_at = std::chrono::steady_clock::now() + restart_after;
     return true;
@@ -166,7 +164,6 @@ void replicas::kill_all(std::chrono::seconds restart_after) {
     if (s.proc && s.proc->running()) {
       s.harness_killed = true;
       s.proc->stop(SIGKILL);
-      if (o_.ended) o_.ended(s.log_path);
     }
     s.intake.clear();
     s.restart_at = std::chrono::steady_clock::now() + restart_after;
@@ -174,11 +171,9 @@ void replicas::kill_all(std::chrono::seconds restart_after) {
   tl_.add("fault", "kill -9 both replicas; restart in " + std::to_string(restart_after.count()) + " s");
 }
 
-bool replicas::terminate(std::unique_ptr<test::octorun_process>& p, const std::string& who,
-                         const std::string& log) {
+bool replicas::terminate(std::unique_ptr<test::octorun_process>& p, const std::string& who) {
   if (!p || !p->running()) return true;
   ::kill(p->pid(), SIGTERM);
-  if (o_.ended) o_.ended(log);  // it stops serving at once
   auto exited =
       test::poll([&] { return p->exited(); }, [](const std::optional<int>& s) { return s.has_value(); }, 30s);
   if (!exited.met) {
@@ -219,15 +214,14 @@ void replicas::rollout() {
         },
         [](bool up) { return up; }, 30s);
     std::unique_ptr<test::octorun_process> old;
-    std::string who, log;
+    std::string who;
     {
       std::lock_guard l(mu_);
       old = std::move(retiring_->proc);
       who = retiring_->identity;
-      log = retiring_->log_path;
     }
     tl_.add("fault", "rollout: SIGTERM " + who);
-    terminate(old, who, log);
+    terminate(old, who);
     std::lock_guard l(mu_);
     retiring_.reset();
   }
@@ -238,7 +232,7 @@ bool replicas::stop_all() {
   if (supervisor_.joinable()) supervisor_.join();
   bool clean = true;
   std::lock_guard l(mu_);
-  for (auto& s : slots_) clean = terminate(s.proc, s.identity, s.log_path) && clean;
+  for (auto& s : slots_) clean = terminate(s.proc, s.identity) && clean;
   return clean;
 }
 

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,8 +29,6 @@ struct replica_options {
   std::string webhook_secret;
   std::string log_dir;
   std::string log_level = "info";
-  // Told when a replica process ends (killed, stopped or exited), by its log path.
-  std::function<void(const std::string& log_path)> ended;
 };
 
 class replicas {
@@ -91,7 +88,7 @@ class replicas {
   void spawn(slot& s);  // mu_ held
   void supervise();
   void scan_log(slot& s);  // mu_ held
-  bool terminate(std::unique_ptr<test::octorun_process>& p, const std::string& who, const std::string& log);
+  bool terminate(std::unique_ptr<test::octorun_process>& p, const std::string& who);
 
   replica_options o_;
   timeline& tl_;

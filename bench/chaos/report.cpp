@@ -92,7 +92,7 @@ std::string render(const report& r, const timeline& tl) {
   std::string causes;
   for (const auto& [c, n] : j.lost_by_cause)
     causes += (causes.empty() ? "" : "; ") + c + ": " + std::to_string(n);
-  out += "| jobs lost to a fault (known, by cause) | " + std::to_string(j.lost_known_gap) +
+  out += "| jobs lost to a fault (known, by cause) | " + std::to_string(j.lost_known_cause) +
          (causes.empty() ? "" : " (" + causes + ")") + " |\n";
   out += "| jobs lost without a cause | " + std::to_string(j.lost_unexplained) + " |\n";
   out += "| queue time p50 / p99, all | " + quantiles(j.queue_all) + " |\n";

@@ -58,7 +58,6 @@ struct job_record {
   bool cancel_requested = false;
   std::string state = "queued", result, runner;
   std::vector<std::string> queued_deliveries;  // outcome of each `queued` delivery
-  std::string accepted_by;                     // the replica log (incarnation) that took `queued`
 };
 
 struct violation {
@@ -81,7 +80,6 @@ class world {
   void cancel_requested(std::int64_t id);
   // A delivery the relay handled: `accepted_by` the replica's log path, or empty with `failure`.
   void delivery(const std::string& body, const std::string& accepted_by, const std::string& failure);
-  void incarnation_ended(const std::string& log_path, double t);
   void evicting(const std::string& ns, const std::string& pod);
   void node_gone(bool gone);
   void namespace_deleting(const std::string& ns, bool deleting);
@@ -99,7 +97,7 @@ class world {
 
   // End of run: every job's outcome; violations for jobs lost without a cause.
   struct jobs_summary {
-    std::size_t queued = 0, succeeded = 0, canceled = 0, failed_by_fault = 0, lost_known_gap = 0,
+    std::size_t queued = 0, succeeded = 0, canceled = 0, failed_by_fault = 0, lost_known_cause = 0,
                 lost_unexplained = 0;
     std::vector<double> queue_all, queue_under_fault, queue_calm;  // seconds, started jobs
     std::map<std::string, std::size_t> lost_by_cause;
@@ -154,9 +152,8 @@ class world {
   std::map<std::int64_t, job_record> jobs_;
   std::map<std::int64_t, std::set<std::string>> claims_;  // job -> Runners whose status names it
   std::map<std::string, int> over_max_;                   // pool -> the count last reported over max
-  std::map<std::string, double> incarnation_end_;
-  std::set<std::string> evicted_;      // ns/name
-  std::set<std::string> ns_deleting_;  // namespaces being (or once) deleted by a fault
+  std::set<std::string> evicted_;                         // ns/name
+  std::set<std::string> ns_deleting_;                     // namespaces being (or once) deleted by a fault
   std::map<std::string, double> ns_deleted_at_;
   bool node_gone_ = false;
   std::atomic<int> faults_active_{0};

@@ -36,14 +36,8 @@ void world::delivery(const std::string& body, const std::string& accepted_by, co
   j.id = id;
   if (action == "queued") {
     j.queued_deliveries.push_back(accepted_by.empty() ? failure : "accepted by " + accepted_by);
-    if (!accepted_by.empty()) j.accepted_by = accepted_by;
   }
   if (!failure.empty()) tl_.add("relay", action + " of job " + std::to_string(id) + " lost: " + failure);
-}
-
-void world::incarnation_ended(const std::string& log_path, double t) {
-  std::lock_guard l(mu_);
-  incarnation_end_.try_emplace(log_path, t);
 }
 
 void world::evicting(const std::string& ns, const std::string& pod) {
@@ -146,7 +140,7 @@ world::jobs_summary world::account_jobs() {
     }
     auto cause = j.started_at >= 0 ? std::string{} : lost_cause(j);
     if (!cause.empty()) {
-      ++s.lost_known_gap;
+      ++s.lost_known_cause;
       ++s.lost_by_cause[cause.substr(0, cause.find(" ("))];
       tl_.add("job", std::to_string(id) + " (" + j.pool + ") lost: " + cause);
       continue;

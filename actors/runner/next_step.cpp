@@ -27,6 +27,13 @@ step on_deletion(const observation& o) {
     }
     return make(step_kind::remove_from_github);
   }
+  if (!registered && o.registration_unknown && !gone_from_github) {
+    // Nothing records a registration, yet GitHub may hold one: asked once
+    // (a spent budget: after its reset), so no GitHub runner outlives its Runner.
+    if (o.removal == github_removal::rate_limited && o.now < o.retry_not_before)
+      return wait(o.retry_not_before);
+    return make(step_kind::find_on_github);
+  }
   // GitHub no longer knows the runner: no job can be lost by stopping it.
   // Its Pod and Secret go with the Runner (their ownerReferences name it:
   // the garbage collector deletes them), so releasing the finalizer is the

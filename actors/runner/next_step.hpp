@@ -48,6 +48,10 @@ struct observation {
   // GitHub generated a JIT configuration (github_runner_id holds its runner
   // id) that is not stored in the Secret yet: store it, never ask again.
   bool jit_unstored = false;
+  // GitHub may hold a runner of this name that nothing here records: a JIT
+  // request whose answer never came (GitHub may have done the work), or an
+  // earlier actor's (this one started on a Runner that had its finalizer).
+  bool registration_unknown = false;
   pod_observation pod;
   // status.failures already holds an entry for this pod (by uid): the
   // failure was recorded and only the pod's deletion is left.
@@ -82,6 +86,7 @@ enum class step_kind {
   record_pod_failure,  // append this pod's failure to status.failures (then delete_pod; recreate after
                        // backoff)
   mark_failed,         // phase Failed, resourceVersion-locked (retries spent, or the job's pod died)
+  find_on_github,      // look the Runner's name up on GitHub (registration_unknown), before it may go
   remove_from_github,  // DELETE the runner on GitHub; busy -> keep everything
   defer_removal,       // GitHub's budget is spent and the runner can run no job: the RunnerSet
                        // removes it from GitHub after the reset, the Runner goes now

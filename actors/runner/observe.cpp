@@ -51,6 +51,8 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
     o.jit_unstored = true;
     o.github_runner_id = memory.unstored_jit->runner_id;
   }
+  if (o.github_runner_id == 0) o.github_runner_id = memory.found_runner_id;
+  o.registration_unknown = memory.earlier_registration_possible || memory.jit_answer_lost;
   if (secret != nullptr && secret->registration) {
     o.github_runner_id = secret->registration->runner_id;
     o.status_registration_stale = runner.status.runner_id != secret->registration->runner_id;

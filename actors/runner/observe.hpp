@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -18,6 +19,12 @@ struct actor_memory {
   github_removal removal = github_removal::not_tried;
   // The JIT configuration GitHub generated, until its Secret is seen.
   std::optional<jit_config> unstored_jit;
+  // GitHub may hold a registration this actor does not know of
+  // (observation::registration_unknown): an earlier actor's, this one's
+  // whose answer was lost; found_runner_id: what looking it up found.
+  bool earlier_registration_possible = true;  // until the set says it made the Runner
+  bool jit_answer_lost = false;
+  std::int64_t found_runner_id = 0;
   std::chrono::steady_clock::time_point retry_not_before{};
   bool pod_seen = false;                                    // a pod of this Runner was watched or created
   std::chrono::steady_clock::time_point pod_seen_since{};   // a pod of this Runner was first seen or made

@@ -302,6 +302,8 @@ void execute(self_ptr self, const step& s, const observation& o) {
       return record_pod_failure(self, o);
     case step_kind::mark_failed:
       return mark_failed(self, o);
+    case step_kind::find_on_github:
+      return find_on_github(self);
     case step_kind::remove_from_github:
       return remove_from_github(self, o.github_runner_id);
     case step_kind::defer_removal:
@@ -359,6 +361,7 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
         self->state.jobs.push_back(std::move(job));
         process_jobs(self);
       },
+      [=](made_here_atom) { self->state.memory.earlier_registration_possible = false; },
       [=](removed_from_github_atom) {
         self->state.memory.removal = github_removal::removed;
         reconcile(self);

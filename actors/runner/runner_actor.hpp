@@ -54,15 +54,22 @@ struct runner_actor_config {
 // (scale-down), so the Runner's finalizer need not ask GitHub again.
 using removed_from_github_atom = caf::atom_constant<caf::atom("rgone")>;
 
+// Sent by the RunnerSet before the first event of a Runner it created
+// itself: no earlier actor can have registered it on GitHub, so a deletion
+// before its own registration needs no lookup by name.
+using made_here_atom = caf::atom_constant<caf::atom("rmadehere")>;
+
 // The Runner actor's inbound protocol (its RunnerSet sends all of it,
 // through the supervisor of its Runners: supervision::route_to checks it):
 // the watch events of its Runner, Pod and Secret; the job path's start and
-// completion; the set's scale-down having removed it from GitHub. It quits
+// completion; the set's scale-down having removed it from GitHub; that the
+// set made the Runner. It quits
 // when the Runner is gone.
 using runner_actor =
     caf::typed_actor<caf::reacts_to<watched::runner_event>, caf::reacts_to<watched::pod_event>,
                      caf::reacts_to<watched::secret_event>, caf::reacts_to<messages::job_started>,
-                     caf::reacts_to<messages::job_completed>, caf::reacts_to<removed_from_github_atom>>;
+                     caf::reacts_to<messages::job_completed>, caf::reacts_to<removed_from_github_atom>,
+                     caf::reacts_to<made_here_atom>>;
 
 runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg);
 runner_actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg);

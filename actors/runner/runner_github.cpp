@@ -96,6 +96,29 @@ void decide_name_conflict(self_ptr self, const github::error& e) {
           [=](caf::error& err) { on_actor_error(self, "freeing the runner name on GitHub", err); });
 }
 
+namespace {
+
+// GitHub answered a request with a refusal: it did not do it. A 5xx, no
+// answer, or a 2xx we cannot read leave open whether it did.
+bool refused(const github::error& e) {
+  switch (e.kind) {
+    case github::error_kind::busy:
+    case github::error_kind::conflict:
+    case github::error_kind::unauthorized:
+    case github::error_kind::rate_limited:
+    case github::error_kind::not_found:
+    case github::error_kind::rejected:
+      return true;
+    case github::error_kind::server_error:
+    case github::error_kind::transport:
+    case github::error_kind::bad_response:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
 // Asks GitHub for a JIT configuration. The Secret informer listed before
 // the Runners were watched (controller.cpp), so a JIT Secret from an earlier
 // incarnation is in the cache; one the cache missed (written moments ago by
@@ -113,8 +136,13 @@ void provision(self_ptr self) {
     s2.consecutive_errors = 0;
     s2.jit_conflict_retried = false;
     s2.memory.unstored_jit = jit;
+    // Known now; an earlier registration of the name would have been refused.
+    s2.memory.jit_answer_lost = false;
+    s2.memory.earlier_registration_possible = false;
     reconcile(self);
   };
+  // Until GitHub answers, it may have registered the runner.
+  st.memory.jit_answer_lost = true;
   github::jit_request req;
   req.name = st.cfg.name;
   req.runner_group_id = st.cfg.runner_group_id;
@@ -122,7 +150,10 @@ void provision(self_ptr self) {
   self->request(st.cfg.github, st.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
       .then(
           [=](github::jit_reply& r) {
-            if (!r) return on_jit_failed(self, r.error());
+            if (!r) {
+              self->state.memory.jit_answer_lost = !refused(r.error());
+              return on_jit_failed(self, r.error());
+            }
             store({r->encoded_jit_config, r->registered.id, r->registered.name});
           },
           [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
@@ -166,6 +197,45 @@ std::int64_t registered_id(self_ptr self, std::int64_t runner_id) {
   auto& st = self->state;
   if (runner_id == 0 && st.secret && st.secret->registration) runner_id = st.secret->registration->runner_id;
   return runner_id;
+}
+
+// Looks the Runner's name up on GitHub: a runner found is removed next
+// (remove_from_github), none found lets the Runner go.
+void find_on_github(self_ptr self) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  self->request(st.cfg.github, st.cfg.request_timeout, github::find_runner_atom::value, st.cfg.name)
+      .then(
+          [=](github::maybe_reference_reply& r) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            if (!r && r.error().kind == github::error_kind::rate_limited) {
+              s.memory.removal = github_removal::rate_limited;
+              s.memory.retry_not_before =
+                  clock::now() + std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
+              return reconcile(self);
+            }
+            if (!r) {
+              ++s.consecutive_errors;
+              auto wait = std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
+              spdlog::warn("runner {}: looking its name up on GitHub failed: {}; retrying in {} ms", id(self),
+                           r.error().describe(), wait.count());
+              return wake_at(self, clock::now() + wait);
+            }
+            s.consecutive_errors = 0;
+            s.memory.removal = github_removal::not_tried;
+            s.memory.earlier_registration_possible = false;
+            s.memory.jit_answer_lost = false;
+            if (*r) {
+              s.memory.found_runner_id = (*r)->id;
+              spdlog::info(
+                  "runner {}: GitHub holds runner {} under its name, a registration nothing here recorded "
+                  "(its answer was lost, or an earlier leader's); removing it",
+                  id(self), (*r)->id);
+            }
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, "looking the runner up on GitHub", e); });
 }
 
 void remove_from_github(self_ptr self, std::int64_t runner_id) {

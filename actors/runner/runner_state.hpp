@@ -72,9 +72,11 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e);
 void on_actor_error(self_ptr self, const char* what, const caf::error& e);
 
 // ---- the GitHub side (runner_github.cpp), the steps execute() takes for
-// next_step's provision, store_secret, remove_from_github and defer_removal.
+// next_step's provision, store_secret, find_on_github, remove_from_github and
+// defer_removal.
 void provision(self_ptr self);
 void store_secret(self_ptr self);
+void find_on_github(self_ptr self);
 void remove_from_github(self_ptr self, std::int64_t runner_id);
 void defer_removal(self_ptr self, std::int64_t runner_id);
 

@@ -215,6 +215,8 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
   const auto name = ev.obj->metadata.name;
+  const bool made_here =
+      w.in_flight.contains(action_kind::create_runners, name) || w.unconfirmed_creates.count(name) > 0;
   w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
   w.unconfirmed_creates.erase(name);
   if (ev.type == kube::event_type::deleted) {
@@ -223,6 +225,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     st.runner_jobs.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
+    if (made_here && w.runners.count(name) == 0) route_to_runner(self, name, runner::made_here_atom::value);
     observe_runner(w, *ev.obj);
     // The job it runs, which the sweep follows to its end (a `completed`
     // lost while no leader served would leave it running for ever).
@@ -309,9 +312,12 @@ void note_reply(self_ptr self, const github::jit_reply& r) {
   note_runner_registration(self, r ? nullptr : &r.error());
 }
 void note_reply(self_ptr, const github::delete_reply&) {}
+void note_reply(self_ptr, const github::maybe_reference_reply&) {}
 
-template <class Reply, class... Ts>
-caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
+// Asks GitHub (the REST pool, or the scale-set pool under the Listener
+// intake) on a Runner's behalf; `finish` may amend the reply it delivers.
+template <class Reply, class Finish, class... Ts>
+caf::result<Reply> forward_to_github_then(self_ptr self, Finish finish, Ts... xs) {
   auto& st = self->state;
   auto target = runner_github(self);
   if (!target)
@@ -327,10 +333,30 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
           [=](Reply& r) mutable {
             note_reply(self, r);
             if (!r) note_github_error(self, r.error());
+            finish(r);
             rp.deliver(std::move(r));
           },
           [=](caf::error& e) mutable { rp.deliver(e); });
   return rp;
+}
+
+template <class Reply, class... Ts>
+caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
+  return forward_to_github_then<Reply>(
+      self, [](Reply&) {}, std::move(xs)...);
+}
+
+// The runner GitHub holds under a Runner's name. Under the Listener intake
+// the service lists the runners of every scale set: one registered in
+// another scale set than the Runner's variant's is not this Runner's.
+caf::result<github::maybe_reference_reply> find_runner(self_ptr self, github::find_runner_atom a,
+                                                       std::string name) {
+  auto& st = self->state;
+  const auto ours = listening(st) ? scale_set_id(st.world, variant_of(st.world, name)) : 0;
+  auto not_ours = [ours](github::maybe_reference_reply& r) {
+    if (r && *r && ours != 0 && (*r)->scale_set_id != ours) r->reset();
+  };
+  return forward_to_github_then<github::maybe_reference_reply>(self, not_ours, a, std::move(name));
 }
 
 // The RunnerSet's runner-facing API (runner_github_api), checked against its
@@ -341,6 +367,13 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
         if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
         if (listening(self->state)) return scale_set_jit(self, req);
         return forward_to_github<github::jit_reply>(self, a, std::move(req));
+      },
+      [=](github::find_runner_atom a, std::string& name) -> caf::result<github::maybe_reference_reply> {
+        using found = std::optional<github::runner_reference>;
+        if (github_unreachable(self)) return github::maybe_reference_reply{found{}};
+        if (auto wait = held_back(self, github_call::cleanup))
+          return github::maybe_reference_reply{unexpected{*wait}};
+        return find_runner(self, a, std::move(name));
       },
       [=](github::delete_runner_atom a, std::int64_t runner_id) -> caf::result<github::delete_reply> {
         if (github_unreachable(self)) return github::delete_reply{github::delete_outcome::not_found};

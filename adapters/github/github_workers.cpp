@@ -20,6 +20,12 @@ caf::behavior rest_worker(caf::event_based_actor* self, rest_options options) {
       },
       [client](get_runner_atom, std::int64_t id) -> runner_reply { return client->get_runner(id); },
       [client](delete_runner_atom, std::int64_t id) -> delete_reply { return client->delete_runner(id); },
+      [client](find_runner_atom, const std::string& name) -> maybe_reference_reply {
+        auto found = client->runner_by_name(name);
+        if (!found) return unexpected{found.error()};
+        if (!*found) return std::optional<runner_reference>{};
+        return std::optional<runner_reference>{runner_reference{(*found)->id, (*found)->name, 0}};
+      },
       [client](active_work_atom, const sweep_request& ask) -> active_work_reply {
         return client->list_active_work(ask);
       },
@@ -72,6 +78,9 @@ caf::behavior scaleset_worker(caf::event_based_actor*, std::shared_ptr<scaleset_
       },
       [c](get_runner_atom, std::int64_t id) -> reference_reply { return c->get_runner(id); },
       [c](delete_runner_atom, std::int64_t id) -> delete_reply { return c->remove_runner(id); },
+      [c](find_runner_atom, const std::string& name) -> maybe_reference_reply {
+        return c->runner_by_name(name);
+      },
   };
 }
 

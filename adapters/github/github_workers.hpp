@@ -31,7 +31,8 @@ using list_runners_atom =
 using get_runner_atom =
     caf::atom_constant<caf::atom("gh_get")>;  // (int64 id) -> runner_reply / reference_reply
 using delete_runner_atom = caf::atom_constant<caf::atom("gh_delete")>;  // (int64 id) -> delete_reply
-using runner_group_atom = caf::atom_constant<caf::atom("gh_group")>;    // (string name) -> group_reply
+using find_runner_atom = caf::atom_constant<caf::atom("gh_find")>;  // (string name) -> maybe_reference_reply
+using runner_group_atom = caf::atom_constant<caf::atom("gh_group")>;  // (string name) -> group_reply
 using active_work_atom = caf::atom_constant<caf::atom("gh_active")>;  // (sweep_request) -> active_work_reply
 using rate_budget_atom = caf::atom_constant<caf::atom("gh_budget")>;  // () -> rate_limit_snapshot
 
@@ -66,6 +67,7 @@ using message_reply = result<std::optional<queue_message>>;
 using ids_reply = result<std::vector<std::int64_t>>;
 using scaleset_jit_reply = result<scaleset_jit>;
 using reference_reply = result<runner_reference>;
+using maybe_reference_reply = result<std::optional<runner_reference>>;
 
 struct rate_limit_snapshot {
   std::int64_t limit = -1;
@@ -110,3 +112,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::message_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::ids_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::scaleset_jit_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::reference_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::maybe_reference_reply)

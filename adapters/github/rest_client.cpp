@@ -108,15 +108,19 @@ result<jit_config> rest_client::generate_jit_config(const jit_request& req) {
   auto first = jit_once(req);
   if (first || first.error().kind != error_kind::conflict) return first;
   // 409: a runner with this name exists (often our own earlier attempt): say which.
-  auto existing = list_runners(req.name);
+  auto existing = runner_by_name(req.name);
   if (!existing) return unexpected{existing.error()};
   auto conflict = first.error();
-  for (const auto& r : *existing)
-    if (same_name(r.name, req.name)) {
-      conflict.holder = name_holder{r.id, r.busy, false};
-      break;
-    }
+  if (*existing) conflict.holder = name_holder{(*existing)->id, (*existing)->busy, false};
   return unexpected{conflict};
+}
+
+result<std::optional<runner>> rest_client::runner_by_name(std::string_view name) {
+  auto listed = list_runners(name);
+  if (!listed) return unexpected{listed.error()};
+  for (auto& r : *listed)
+    if (same_name(r.name, name)) return std::optional<runner>{std::move(r)};
+  return std::optional<runner>{};
 }
 
 result<std::vector<runner>> rest_client::list_runners(std::string_view name) {

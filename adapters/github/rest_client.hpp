@@ -76,6 +76,8 @@ class rest_client {
   // conflict names the runner holding the name (error::holder), if any.
   result<jit_config> generate_jit_config(const jit_request& req);
   result<std::vector<runner>> list_runners(std::string_view name = {});  // all pages
+  // The runner of exactly this name (GitHub compares names case-insensitively), if any.
+  result<std::optional<runner>> runner_by_name(std::string_view name);
   result<runner> get_runner(std::int64_t id);
   result<delete_outcome> delete_runner(std::int64_t id);
   // "default" (or empty) finds the default group; repository scope only has the default group (id 1).

@@ -219,6 +219,44 @@ TEST(NextStep, AnUnregisteredRunnerIsDeletedWithoutAskingGitHub) {
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
 }
 
+// A JIT request whose answer never came (a 5xx after GitHub did the work, a
+// timeout), or an earlier leader's: nothing records a registration, yet
+// GitHub may hold one under the Runner's name. The name is looked up once
+// before the Runner goes, and what is found is removed first.
+TEST(NextStep, ARunnerWhoseRegistrationIsUnknownIsLookedUpOnGitHubBeforeItGoes) {
+  observation o;
+  o.now = t0;
+  o.has_finalizer = true;
+  o.deleting = true;
+  o.registration_unknown = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::find_on_github);
+  // Found: removed like any registered runner, then the finalizer goes.
+  auto found = o;
+  found.registration_unknown = false;
+  found.github_runner_id = 12;
+  EXPECT_EQ(next_step(found).kind, step_kind::remove_from_github);
+  found.removal = github_removal::removed;
+  EXPECT_EQ(next_step(found).kind, step_kind::remove_finalizer);
+  // None found: nothing to remove.
+  auto none = o;
+  none.registration_unknown = false;
+  EXPECT_EQ(next_step(none).kind, step_kind::remove_finalizer);
+  // A spent budget: asked again once it resets, never let go unasked.
+  auto spent = o;
+  spent.removal = github_removal::rate_limited;
+  spent.retry_not_before = t0 + 30s;
+  expect_waits_until(spent, t0 + 30s, step_kind::find_on_github);
+}
+
+TEST(NextStep, AnUnknownRegistrationIsNoReasonToLookUpARunnerThatIsNotBeingDeleted) {
+  observation o;
+  o.now = t0;
+  o.has_finalizer = true;
+  o.registration_unknown = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::provision)
+      << "a JIT request for a name GitHub holds is refused with the holder named (jit_conflict.hpp)";
+}
+
 // GitHub generated a JIT configuration but its Secret was not created (the
 // create failed, or the Runner was deleted meanwhile): the configuration is
 // stored, never generated again (a second registration of the name), and a

@@ -183,6 +183,35 @@ TEST_F(RunnerActor, ABusyRunnerIsNotKilledWhenDeleted) {
   EXPECT_TRUE(gone("pod/" + name_));
 }
 
+// GitHub registers the runner but every answer is lost on its way back (a
+// 503 after the work was done): the Runner, deleted before it ever knew its
+// registration, looks its name up on GitHub and removes what it finds
+// before it lets go.
+TEST_F(RunnerActor, ARunnerWhoseRegistrationAnswerWasLostLeavesNoGitHubRunner) {
+  sim::fault lost;
+  lost.endpoint = "rest.generate_jitconfig";
+  lost.status = 503;
+  lost.count = -1;
+  lost.after_handling = true;
+  sim_->add_fault(lost);
+  start();
+  auto registered = [&](const sim::simulator& s) {
+    auto names = s.runner_names();
+    return std::find(names.begin(), names.end(), name_) != names.end();
+  };
+  ASSERT_TRUE(sim_->wait_until(registered, 30s)) << sim_->state_json();
+  ASSERT_TRUE(
+      sim_->wait_until([](const sim::simulator& s) { return s.calls("rest.generate_jitconfig") >= 2; }, 30s));
+  const std::string runner = "runner/" + name_;
+  EXPECT_EQ(get(runner + " -o jsonpath='{.status.runnerId}'"), "") << "its registration is unknown here";
+
+  test::kubectl(c_, "-n " + ns_ + " delete " + runner + " --wait=false >/dev/null");
+  EXPECT_TRUE(gone(runner));
+  EXPECT_FALSE(registered(*sim_)) << sim_->state_json();
+  EXPECT_GE(sim_->calls("rest.list_runners"), 1);
+  EXPECT_EQ(sim_->calls("rest.delete_runner"), 1);
+}
+
 TEST_F(RunnerActor, AFailedPodIsRecordedAndRecreated) {
   start();
   const std::string runner = "runner/" + name_;

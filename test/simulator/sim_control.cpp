@@ -108,6 +108,7 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     f.latency = std::chrono::milliseconds(json::i64(d, "latency_ms", 0));
     f.type_name = json::str(d, "type_name");
     f.message = json::str(d, "message");
+    f.after_handling = json::boolean(d, "after_handling");
     faults.push_back(f);
     return ok();
   }

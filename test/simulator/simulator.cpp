@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <random>
+#include <utility>
 
 #include "test/simulator/simulator_impl.hpp"
 
@@ -208,6 +209,14 @@ std::optional<server_response> simulator::impl::enter(const std::string& endpoin
     lock.lock();
   }
   if (f.status == 0) return std::nullopt;
+  if (f.after_handling) {
+    lost_answer = fault_answer(f, service_style);
+    return std::nullopt;
+  }
+  return fault_answer(f, service_style);
+}
+
+server_response simulator::impl::fault_answer(const fault& f, bool service_style) {
   std::string message = f.message;
   if (message.empty()) {
     if (f.status == 401)
@@ -267,6 +276,7 @@ server_response simulator::impl::handle(const server_request& r) {
     if (seg.size() >= 2 && seg[0] == "api" && seg[1] == "v3") seg.erase(seg.begin(), seg.begin() + 2);
     out = rest(r, seg, lock);
   }
+  if (lost_answer) out = *std::exchange(lost_answer, std::nullopt);
   if (actions_service)
     out.headers.emplace_back("ActivityId", new_uuid());
   else
@@ -451,6 +461,13 @@ std::string simulator::job_state(std::int64_t job_id) const {
   std::lock_guard l(impl_->mu);
   auto it = impl_->jobs.find(job_id);
   return it == impl_->jobs.end() ? std::string{} : it->second.state;
+}
+
+std::vector<std::string> simulator::runner_names() const {
+  std::lock_guard l(impl_->mu);
+  std::vector<std::string> out;
+  for (const auto& [id, r] : impl_->runners) out.push_back(r.name);
+  return out;
 }
 
 std::string simulator::state_json() const {

@@ -61,6 +61,9 @@ struct fault {
   std::chrono::milliseconds latency{0};
   std::string type_name;  // scale-set error typeName
   std::string message;
+  // The request takes effect and the fault replaces its answer: an answer
+  // lost on its way back (a proxy's 502 or 503 after GitHub did the work).
+  bool after_handling = false;
 };
 
 // Webhook delivery faults.
@@ -139,6 +142,7 @@ class simulator {
   std::int64_t deliveries_sent() const;
   std::vector<delivery_record> dropped_deliveries() const;  // lost by delivery_fault::drop
   std::string job_state(std::int64_t job_id) const;         // queued/assigned/running/completed or ""
+  std::vector<std::string> runner_names() const;            // every registered runner's
   std::string state_json() const;
 
   // Blocks until `pred` holds (checked after every call and state change) or the deadline passes.

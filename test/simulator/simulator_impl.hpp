@@ -129,6 +129,9 @@ struct simulator::impl {
   std::map<std::int64_t, sim_session> sessions;  // by scale set id
   std::map<std::int64_t, std::deque<sim_message>> queues;
   std::deque<fault> faults;
+  // An after_handling fault that matched the request being handled: its
+  // answer replaces the real one (handle()).
+  std::optional<server_response> lost_answer;
   std::map<std::string, std::int64_t> counts;
   std::int64_t next_runner_id = 100;
   std::int64_t next_job_id = 5'000'000'001;
@@ -173,8 +176,10 @@ struct simulator::impl {
   server_response queue(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
   server_response create_scale_set(std::int64_t tenant_id, const rapidjson::Document& body);
   server_response agent(const std::string& endpoint, std::int64_t tenant_id, std::int64_t runner_id);
-  // Counts the call and serves an injected fault, if one matches (may unlock for latency).
+  // Counts the call and serves an injected fault, if one matches (may unlock
+  // for latency); an after_handling fault is kept in lost_answer instead.
   std::optional<server_response> enter(const std::string& endpoint, bool service_style, lock_type& lock);
+  server_response fault_answer(const fault& f, bool service_style);
   void count(const std::string& endpoint);
 
   std::int64_t now() const;

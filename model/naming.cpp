@@ -48,6 +48,8 @@ std::string pod_name(std::string_view runner) { return std::string(runner); }
 
 std::string jit_secret_name(std::string_view runner) { return std::string(runner) + "-jit"; }
 
+std::string credentials_finalizer(std::string_view set) { return "runnerset.octorun.io/" + std::string(set); }
+
 std::string runner_service_account_name(std::string_view set) { return "octorun-runner-" + std::string(set); }
 
 std::string busy_runners_pdb_name(std::string_view set) { return "octorun-busy-" + std::string(set); }

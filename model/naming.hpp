@@ -25,6 +25,10 @@ inline constexpr const char* label_busy = "octorun.io/busy";
 // The Runner's finalizer: in its create body (the RunnerSet's), released by
 // its Runner actor once GitHub no longer holds the runner.
 inline constexpr const char* runner_finalizer = "octorun.io/runner";
+// A RunnerSet's finalizer on its credentials Secret, one per set (sets may
+// share a Secret): "runnerset.octorun.io/<set>". A set's name fits the
+// 63-character name part (its Runners' names are longer).
+std::string credentials_finalizer(std::string_view set);
 // cluster-autoscaler's per-pod veto on removing its node.
 inline constexpr const char* annotation_safe_to_evict = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 

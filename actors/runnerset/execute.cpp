@@ -232,6 +232,8 @@ void publish_status(self_ptr self, const std::string& text) {
                           R"({"status":)" + text + "}", "status"});
 }
 
+}  // namespace
+
 // ---- the per-set objects of the runner pods (pod_resources.hpp) -------------------
 
 kube::resource resource_of(std::string_view key) {
@@ -244,6 +246,8 @@ kube::resource resource_of(std::string_view key) {
   if (kind == "Secret") return kinds::secrets();
   std::abort();  // plan() names only these kinds
 }
+
+namespace {
 
 // An apply or delete of `key` failed: said in PodConfigReady, tried again
 // after reference_recheck.
@@ -329,137 +333,6 @@ void check_reference(self_ptr self, const reference& ref) {
 
 }  // namespace
 
-// ---- credentials -------------------------------------------------------------
-
-namespace {
-
-// The objects spec.caBundle and the proxy credentials name, by key; a key
-// that is absent was not found.
-using referenced_objects = std::map<std::string, kube::object>;
-
-// Reads `refs` from `next` on, one after another under the read_credentials
-// key (so it stays in flight), then `done(objects)`; `fail` on an error.
-void read_references(self_ptr self, std::shared_ptr<const std::vector<reference>> refs, std::size_t next,
-                     std::shared_ptr<referenced_objects> got,
-                     std::function<void(const referenced_objects&)> done,
-                     std::function<void(std::string)> fail) {
-  if (next == refs->size()) return done(*got);
-  const auto& ref = (*refs)[next];
-  request_in_flight<kube::object_result>(
-      self, {action_kind::read_credentials, ""}, self->state.cfg.kube,
-      [=](kube::object_result& r) {
-        if (!r && !r.error().not_found())
-          return fail((*refs)[next].field + ": " + kube::to_string(r.error()));
-        if (r) got->emplace((*refs)[next].key, std::move(*r));
-        read_references(self, refs, next + 1, got, done, fail);
-      },
-      [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
-      kube::get_request{resource_of(ref.key), self->state.cfg.ns, std::string(key_name(ref.key)), ""});
-}
-
-// The GitHub clients on the credentials Secret and the set's network
-// settings (github_connection.hpp), unless these are what they run on.
-void load_github_clients(self_ptr self, const kube::object& secret, const referenced_objects& objects,
-                         const std::function<void(std::string)>& fail) {
-  auto& s = self->state;
-  auto& w = s.world;
-  std::string version(secret.resource_version);
-  for (const auto& [key, object] : objects) version += " " + key + "@" + std::string(object.resource_version);
-  if (s.github && version == s.credentials_version) {
-    // A read that failed before (a blip) must not leave the condition False.
-    if (!w.credentials_error.empty()) {
-      w.credentials_error.clear();
-      mark_dirty(self);
-    }
-    return;
-  }
-  auto creds = runnerset::read_credentials(*secret.doc);
-  if (!creds) return fail(creds.error());
-  auto target = github::parse_config_url(w.set->spec.scope_url);
-  if (!target) return fail("spec.scopeURL: " + target.error());
-  auto network = set_network_of(
-      w.set->spec.pod, s.cfg.github_proxy,
-      [&](const reference& ref) -> const rapidjson::Value* {
-        auto it = objects.find(ref.key);
-        return it == objects.end() ? nullptr : it->second.doc.get();
-      },
-      s.cfg.ns);
-  if (!network) return fail(network.error());
-  github::rest_options opts;
-  opts.api_base = target->api_base;
-  opts.where = target->where;
-  opts.call.user_agent = s.cfg.user_agent;
-  opts.call.tls = s.cfg.github_tls;
-  if (!network->ca_pem.empty()) {
-    // Trusted beside the manager's CAs (--github-ca-file, else the system's).
-    const auto& manager_trust = s.cfg.github_tls.ca_pem;
-    auto trust = tls::trust_bundle_with_pem(network->ca_pem,
-                                            manager_trust.empty() ? tls::system_ca_bundle_path() : "");
-    if (!trust) return fail("spec.caBundle: " + trust.error());  // checked already: not expected
-    opts.call.tls.ca_pem = manager_trust.empty() ? std::move(*trust) : manager_trust + "\n" + *trust;
-  }
-  opts.call.proxy = network->proxy;
-  opts.call.health = s.health;  // read by observe_github_budget
-  opts.call.budget = s.budget;  // read by observe_github_budget
-  if (s.cfg.metrics) opts.call.observer = s.cfg.metrics->github_observer(s.cfg.ns, s.cfg.name);
-  if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
-    opts.auth = github::pat_auth(pat->token);
-  } else {
-    const auto& app = std::get<app_credentials>(*creds);
-    opts.auth = github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target->api_base});
-  }
-  if (s.github && s.github != s.cfg.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
-  // Under the Listener intake the runners' calls go to the scale set:
-  // one REST worker (credential checks) is enough.
-  if (s.cfg.github)
-    s.github = s.cfg.github;
-  else
-    s.github = s.owned->rest =
-        github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
-  w.credentials_loaded = true;
-  s.health->record_response();          // the new settings have not failed yet
-  github::scaleset_options scale_sets;  // its client is spawned when first needed
-  scale_sets.config_url = w.set->spec.scope_url;
-  scale_sets.auth = opts.auth;
-  scale_sets.call = opts.call;
-  start_scale_set_admin(self, std::move(scale_sets));
-  s.credentials_version = std::move(version);
-  w.credentials_error.clear();
-  spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), w.set->spec.scope_url);
-  start_sweeps(self);
-  mark_dirty(self);
-}
-
-}  // namespace
-
-void read_credentials(self_ptr self) {
-  auto& st = self->state;
-  const auto secret = st.world.set->spec.credentials_secret_name;
-  auto fail = [=](std::string why) {
-    auto& w = self->state.world;
-    if (why != w.credentials_error)
-      spdlog::error("runnerset {}: credentials Secret {}: {}", id(self), secret, why);
-    w.credentials_error = std::move(why);
-    mark_dirty(self);
-  };
-  request_in_flight<kube::object_result>(
-      self, {action_kind::read_credentials, ""}, st.cfg.kube,
-      [=](kube::object_result& r) {
-        auto& w = self->state.world;
-        w.credentials_gone = !r && r.error().not_found();
-        if (!r) return fail(kube::to_string(r.error()));
-        auto refs = std::make_shared<const std::vector<reference>>(pod_references(w.set->spec.pod));
-        read_references(
-            self, refs, 0, std::make_shared<referenced_objects>(),
-            [=, secret_object = std::move(*r)](const referenced_objects& objects) {
-              load_github_clients(self, secret_object, objects, fail);
-            },
-            fail);
-      },
-      [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
-      kube::get_request{kinds::secrets(), st.cfg.ns, secret, ""});
-}
-
 // ---- one action ----------------------------------------------------------------
 
 void execute(self_ptr self, const action& a) {
@@ -470,6 +343,8 @@ void execute(self_ptr self, const action& a) {
     case action_kind::patch_finalizer:
       if (!a.on) spdlog::info("runnerset {}: every runner is gone; releasing the RunnerSet", id(self));
       return patch_finalizer(self, a.on);
+    case action_kind::patch_credentials_finalizer:
+      return patch_credentials_finalizer(self, a.subject, a.on);
     case action_kind::create_runners:
       for (std::int32_t i = 0; i < a.count; ++i) create_runner(self, *a.variant);
       return;
@@ -522,6 +397,8 @@ std::string_view action_name(action_kind kind) {
       return "read_credentials";
     case action_kind::patch_finalizer:
       return "patch_finalizer";
+    case action_kind::patch_credentials_finalizer:
+      return "patch_credentials_finalizer";
     case action_kind::create_runners:
       return "create_runner";
     case action_kind::delete_runner:

@@ -90,6 +90,7 @@ class planner {
       per_variant.emplace_back(variants[i].name, scale(variants[i], demands[i]));
     }
     drain_retired_variants(variants, per_variant);
+    hold_credentials(!o_.credentials_secret || !o_.credentials_secret->deleting || github_may_hold_any());
     remove_deferred();
     // Planned again when a pause ends (it is logged, and what waited goes).
     if (paused(o_.budget, o_.now)) wake(std::string(budget_wake), o_.budget.paused_until);
@@ -145,6 +146,33 @@ class planner {
   void add_once(action a) {
     for (const auto& b : p_.actions)
       if (b.kind == a.kind && b.subject == a.subject) return;
+    add(std::move(a));
+  }
+
+  // GitHub may hold a runner or a scale set of this set: removing them
+  // needs the credentials.
+  bool github_may_hold_any() const {
+    return !o_.runners.empty() || !o_.in_flight.of(action_kind::create_runners).empty() ||
+           !o_.unconfirmed_creates.empty() || !o_.deferred_removals.empty() || !known_scale_sets().empty();
+  }
+
+  // The set's finalizer on its credentials Secret (credentials_secret_view):
+  // held while `needed`, released on Secrets the set named before. True
+  // once nothing holds it any more.
+  bool hold_credentials(bool needed) {
+    for (const auto& former : o_.former_credentials) patch_credentials_finalizer(former, false);
+    const auto& secret = o_.credentials_secret;
+    if (secret && needed && !secret->held && !secret->deleting)
+      patch_credentials_finalizer(secret->name, true);
+    if (secret && !needed && secret->held) patch_credentials_finalizer(secret->name, false);
+    return o_.former_credentials.empty() && !(secret && secret->held);
+  }
+
+  void patch_credentials_finalizer(const std::string& secret, bool on) {
+    if (o_.in_flight.contains(action_kind::patch_credentials_finalizer, secret)) return;
+    auto a = act(action_kind::patch_credentials_finalizer);
+    a.subject = secret;
+    a.on = on;
     add(std::move(a));
   }
 
@@ -519,7 +547,10 @@ class planner {
       objects_gone = false;
       object_action(action_kind::delete_object, key);
     }
-    if (scale_sets_gone && objects_gone && o_.has_finalizer) patch_finalizer(false);
+    if (!scale_sets_gone || !objects_gone) return;
+    // GitHub holds nothing of the set's any more: its credentials Secret
+    // may go, and then the set.
+    if (hold_credentials(false) && o_.has_finalizer) patch_finalizer(false);
   }
 
   void publish_status(const variant_counts* per_variant, bool declared) {

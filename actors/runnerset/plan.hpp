@@ -31,20 +31,21 @@ namespace octorun::runnerset {
 using time_point = std::chrono::steady_clock::time_point;
 
 enum class action_kind {
-  read_credentials,      // GET the credentials Secret (loads the GitHub clients)
-  patch_finalizer,       // `on`: add ours, else remove it
-  create_runners,        // `count` Runners of `variant`
-  delete_runner,         // DELETE the Runner `subject` (finished, or removed from GitHub)
-  remove_idle_runner,    // GitHub first (runner `id`; 0: never registered), then DELETE; busy: keep it
-  remove_deferred,       // remove GitHub runner `id`, whose removal waited for the budget
-  resolve_runner_group,  // look up spec.runnerGroup's id on GitHub
-  register_scale_set,    // find `scale_set_name`, then create or update it with `labels`
-  delete_scale_set,      // DELETE scale set `id` of variant `subject` on GitHub
-  start_listener,        // for variant `subject`
-  stop_listener,         // for variant `subject`
-  confirm_no_runners,    // a LIST of the set's Runners, before its scale sets and finalizer go
-  publish_status,        // merge-patch status with `text`
-  wake,                  // plan again at `at` (key `subject`)
+  read_credentials,             // GET the credentials Secret (loads the GitHub clients)
+  patch_finalizer,              // `on`: add ours, else remove it
+  patch_credentials_finalizer,  // `on`: hold the set's finalizer on the Secret `subject`, else release it
+  create_runners,               // `count` Runners of `variant`
+  delete_runner,                // DELETE the Runner `subject` (finished, or removed from GitHub)
+  remove_idle_runner,           // GitHub first (runner `id`; 0: never registered), then DELETE; busy: keep it
+  remove_deferred,              // remove GitHub runner `id`, whose removal waited for the budget
+  resolve_runner_group,         // look up spec.runnerGroup's id on GitHub
+  register_scale_set,           // find `scale_set_name`, then create or update it with `labels`
+  delete_scale_set,             // DELETE scale set `id` of variant `subject` on GitHub
+  start_listener,               // for variant `subject`
+  stop_listener,                // for variant `subject`
+  confirm_no_runners,           // a LIST of the set's Runners, before its scale sets and finalizer go
+  publish_status,               // merge-patch status with `text`
+  wake,                         // plan again at `at` (key `subject`)
   apply_object,     // server-side apply `text`, the per-set object `subject` ("Kind/name", pod_resources.hpp)
   delete_object,    // DELETE the per-set object `subject`
   check_reference,  // GET the object `ref` names and judge it (reference_problem)
@@ -140,6 +141,17 @@ struct observed_scale_set {
   std::int64_t assigned_jobs = 0;   // its statistics' total assigned jobs
 };
 
+// The set's credentials Secret as it was read. The set holds a finalizer
+// on it (model::credentials_finalizer) while GitHub may hold the set's
+// runners or scale sets: deleting the Secret, e.g. with its namespace,
+// waits until they are removed, which needs the credentials (a leader that
+// starts meanwhile has nothing else to remove them with).
+struct credentials_secret_view {
+  std::string name;
+  bool deleting = false;  // no finalizer may be added any more
+  bool held = false;      // it lists the set's finalizer
+};
+
 struct set_observation {
   time_point now{};
   std::chrono::steady_clock::duration scale_down_period{};  // the stabilization window
@@ -150,6 +162,11 @@ struct set_observation {
   bool credentials_loaded = false;
   std::string credentials_error;
   bool credentials_gone = false;
+  // The credentials Secret as last read (none: not read, or not found), and
+  // Secrets the set named before that may still hold its finalizer
+  // (credentials_finalizer): released first.
+  std::optional<credentials_secret_view> credentials_secret;
+  std::set<std::string> former_credentials;
   // The TLS or proxy problem of its GitHub clients' last call (a certificate
   // not trusted, a proxy's 407); empty once a call gets a response.
   std::string github_connection_problem;

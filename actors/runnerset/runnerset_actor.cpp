@@ -154,6 +154,12 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
       !w.set || w.set->spec.credentials_secret_name != set.spec.credentials_secret_name ||
       w.set->spec.scope_url != set.spec.scope_url || w.set->spec.intake != set.spec.intake ||
       w.set->spec.pod.proxy != set.spec.pod.proxy || w.set->spec.pod.ca_bundle != set.spec.pod.ca_bundle;
+  if (w.set && w.set->spec.credentials_secret_name != set.spec.credentials_secret_name) {
+    // Another Secret now: the set's finalizer on the one before goes.
+    if (w.credentials_secret && w.credentials_secret->held)
+      w.former_credentials.insert(w.credentials_secret->name);
+    w.credentials_secret.reset();
+  }
   w.set = set;
   st.set_object = std::move(ev.obj);
   load_deferred_removals(self);

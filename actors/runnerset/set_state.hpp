@@ -52,6 +52,10 @@ struct set_state {
   std::map<std::string, early_child_events> early_children;
   caf::actor github;  // REST pool on the current credentials
   std::string credentials_version;
+  // The credentials Secret's finalizers and resourceVersion as last read:
+  // what a change of the set's finalizer on it is locked on.
+  std::vector<std::string> credentials_finalizers;
+  std::string credentials_resource_version;
   bool github_abandoned = false;  // github_unreachable_for_deletion() was logged
   caf::actor runners_supervisor;
   // What this actor spawned and must stop however it ends (an attached
@@ -192,8 +196,16 @@ void load_deferred_removals(self_ptr self);
 void note_runner_registration(self_ptr self, const github::error* failed);
 
 // ---- execute.cpp ----
-void read_credentials(self_ptr self);
 bool has_set_finalizer(const model::runnerset& set);
+// The API resource of a per-set object's or reference's key ("Kind/name").
+kube::resource resource_of(std::string_view key);
+
+// ---- credentials_secret.cpp ----
+// GETs the credentials Secret (and what the pod configuration refers to) and
+// loads the GitHub clients on it.
+void read_credentials(self_ptr self);
+// Adds (`hold`) or removes the set's finalizer on the Secret `secret`.
+void patch_credentials_finalizer(self_ptr self, const std::string& secret, bool hold);
 
 // ---- Listener intake (listener_intake.cpp) ----
 // The scale-set worker pool, (re)spawned on first use after the credentials

@@ -322,5 +322,50 @@ TEST_F(ManagerBinaryFaults, OneOfTwoReplicasLeadsAndTheOtherTakesOverWhenItIsKil
   EXPECT_EQ(lease_holder(), "") << "the Lease was not released";
 }
 
+// Everything of a set deleted at once while no leader serves it, its
+// credentials Secret too (what a namespace deletion does): the next leader
+// still removes the set's runners from GitHub, because the set's finalizer
+// keeps the Secret until GitHub holds none of them (issue 17, finding 5e).
+TEST_F(ManagerBinaryFaults, ASetDeletedWithItsSecretWhileNoLeaderServesLeavesNoGitHubRunner) {
+  auto& first = start_manager("replica-0");
+  ASSERT_FALSE(first.wait_leading(60s).empty()) << log_tails();
+  test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", 2, 4);
+  ASSERT_TRUE(sim_->wait_until(
+      [](const sim::simulator& s) {
+        auto state = s.state_json();
+        std::size_t n = 0;
+        for (auto at = state.find("\"ephemeral\":true"); at != std::string::npos;
+             at = state.find("\"ephemeral\":true", at + 1))
+          ++n;
+        return n == 2;
+      },
+      60s))
+      << sim_->state_json() << log_tails();
+  const std::string secret_finalizers =
+      "-n " + ns_ + " get secret/github -o jsonpath='{.metadata.finalizers[*]}' 2>/dev/null || true";
+  EXPECT_TRUE(test::wait_for_value([&] { return kubectl(c_, secret_finalizers); },
+                                   std::string("runnerset.octorun.io/linux"), 30s,
+                                   "the Secret's finalizers"));
+
+  EXPECT_TRUE(WIFSIGNALED(first.stop(SIGKILL)));
+  kubectl(c_, "-n " + ns_ + " delete runnerset/linux secret/github --wait=false >/dev/null");
+  kubectl(c_, "-n " + ns_ + " delete runners --all --wait=false >/dev/null");
+  EXPECT_EQ(
+      kubectl(c_, "-n " + ns_ + " get secret/github -o jsonpath='{.metadata.deletionTimestamp}'").empty(),
+      false)
+      << "the Secret waits for the set's finalizer";
+
+  auto& second = start_manager("replica-1");
+  ASSERT_FALSE(second.wait_leading(lease_duration + retry_period + 30s).empty()) << log_tails();
+  auto gone = [&](const std::string& what, std::chrono::seconds within) {
+    return kubectl(c_, "-n " + ns_ + " wait --for=delete " + what +
+                           " --timeout=" + std::to_string(within.count()) +
+                           "s >/dev/null 2>&1 && echo gone || echo present") == "gone\n";
+  };
+  EXPECT_TRUE(gone("runnerset/linux", 120s)) << log_tails();
+  EXPECT_TRUE(gone("secret/github", 30s)) << log_tails();
+  expect_nothing_left("a set deleted with its Secret while no leader served it");
+}
+
 }  // namespace
 }  // namespace octorun

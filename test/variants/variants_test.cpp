@@ -344,14 +344,33 @@ TEST_F(Variants, ARestartedSetKeepsItsIdleRunnersUntilItKnowsTheDemand) {
   EXPECT_EQ(sim_->calls("scaleset.generate_jitconfig"), 1);
 }
 
+// As in `kubectl delete namespace` while the manager restarts: the Secret is
+// deleted with the set, and the set's finalizer on it keeps it until the
+// set's runners and scale sets are removed from GitHub with it.
+TEST_F(Variants, ADeletionWithItsSecretRemovesEverythingFromGitHubFirst) {
+  start({variant_small, variant_large});
+  ASSERT_FALSE(eventually_runner("large", "Pending").empty());
+  ASSERT_TRUE(eventually("secret github -o jsonpath='{.metadata.finalizers[*]}'", "runnerset.octorun.io/ci"));
+  stop_actor();
+  test::kubectl(c_, "-n " + ns_ + " delete secret github --wait=false >/dev/null");
+  test::kubectl(c_, "-n " + ns_ + " delete runnerset ci --wait=false >/dev/null");
+  start_actor();
+  EXPECT_TRUE(eventually("runnersets,runners,pods,secrets -o name", ""));
+  EXPECT_EQ(scale_sets(), "") << "its scale sets are deleted on GitHub";
+  EXPECT_EQ(sim_->runner_names(), std::vector<std::string>{}) << "its runners are removed from GitHub";
+}
+
+// The same with the Secret gone for good (its finalizer removed by hand):
+// GitHub cannot be reached for the set any more; the set and its runners
+// still go (GitHub drops the offline runners itself).
 TEST_F(Variants, ADeletionWhoseCredentialsAreGoneDoesNotHang) {
-  // As in `kubectl delete namespace` while the manager restarts: the Secret
-  // goes with the set, so GitHub cannot be reached for it any more; the set
-  // and its runners still go (GitHub drops the offline runners itself).
   start({variant_small, variant_large});
   ASSERT_FALSE(eventually_runner("large", "Pending").empty());
   stop_actor();
-  test::kubectl(c_, "-n " + ns_ + " delete secret github >/dev/null");
+  test::kubectl(c_, "-n " + ns_ + " delete secret github --wait=false >/dev/null");
+  test::kubectl(
+      c_,
+      "-n " + ns_ + " patch secret github --type=merge -p '{\"metadata\":{\"finalizers\":null}}' >/dev/null");
   test::kubectl(c_, "-n " + ns_ + " delete runnerset ci --wait=false >/dev/null");
   start_actor();
   EXPECT_TRUE(eventually("runnersets,runners,pods -o name", ""));

@@ -19,13 +19,11 @@
   resources: [runnersets/finalizers, runners/finalizers]
   verbs: [update]
 # Runner pods and their JIT configuration Secrets; the credentials Secrets
-# named by RunnerSets are read. A busy runner's pod is labelled (patch).
+# named by RunnerSets are read, and hold their RunnerSet's finalizer while
+# GitHub holds its runners (patch). A busy runner's pod is labelled (patch).
 - apiGroups: [""]
   resources: [pods, secrets]
-  verbs: [get, list, watch, create, delete]
-- apiGroups: [""]
-  resources: [pods]
-  verbs: [patch]
+  verbs: [get, list, watch, create, delete, patch]
 # Each RunnerSet's ServiceAccount for its runner pods and the
 # PodDisruptionBudget over its busy runners (server-side apply: patch, and
 # create for the first apply).

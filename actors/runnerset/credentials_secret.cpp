@@ -1,0 +1,239 @@
+// The RunnerSet actor and its credentials Secret: reading it (and the
+// objects its pod configuration refers to) into the GitHub clients, and the
+// set's finalizer on it (credentials_secret_view in plan.hpp says why).
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/kinds.hpp"
+#include "actors/runnerset/credentials.hpp"
+#include "actors/runnerset/github_connection.hpp"
+#include "actors/runnerset/set_state.hpp"
+#include "adapters/common/json.hpp"
+#include "adapters/github/auth.hpp"
+#include "adapters/github/scope.hpp"
+#include "adapters/kube/finalizers.hpp"
+#include "adapters/kube/protocol.hpp"
+#include "adapters/tls/ca_bundle.hpp"
+#include "model/naming.hpp"
+
+namespace octorun::runnerset::detail {
+
+namespace {
+
+// What the set observes of its credentials Secret, and what a finalizer
+// patch is locked on.
+void remember_secret(self_ptr self, const kube::object& secret) {
+  auto& st = self->state;
+  const auto* meta = json::member(*secret.doc, "metadata");
+  st.world.credentials_secret = credentials_secret_view{
+      std::string(secret.name), meta != nullptr && json::member(*meta, "deletionTimestamp") != nullptr,
+      kube::has_finalizer(secret, model::credentials_finalizer(st.cfg.name))};
+  st.credentials_finalizers.clear();
+  if (const auto* list = meta != nullptr ? json::member(*meta, "finalizers") : nullptr;
+      list && list->IsArray())
+    for (const auto& f : list->GetArray())
+      if (f.IsString()) st.credentials_finalizers.emplace_back(f.GetString(), f.GetStringLength());
+  st.credentials_resource_version = std::string(secret.resource_version);
+}
+
+// The objects spec.caBundle and the proxy credentials name, by key; a key
+// that is absent was not found.
+using referenced_objects = std::map<std::string, kube::object>;
+
+// Reads `refs` from `next` on, one after another under the read_credentials
+// key (so it stays in flight), then `done(objects)`; `fail` on an error.
+void read_references(self_ptr self, std::shared_ptr<const std::vector<reference>> refs, std::size_t next,
+                     std::shared_ptr<referenced_objects> got,
+                     std::function<void(const referenced_objects&)> done,
+                     std::function<void(std::string)> fail) {
+  if (next == refs->size()) return done(*got);
+  const auto& ref = (*refs)[next];
+  request_in_flight<kube::object_result>(
+      self, {action_kind::read_credentials, ""}, self->state.cfg.kube,
+      [=](kube::object_result& r) {
+        if (!r && !r.error().not_found())
+          return fail((*refs)[next].field + ": " + kube::to_string(r.error()));
+        if (r) got->emplace((*refs)[next].key, std::move(*r));
+        read_references(self, refs, next + 1, got, done, fail);
+      },
+      [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
+      kube::get_request{resource_of(ref.key), self->state.cfg.ns, std::string(key_name(ref.key)), ""});
+}
+
+// The GitHub clients on the credentials Secret and the set's network
+// settings (github_connection.hpp), unless these are what they run on.
+void load_github_clients(self_ptr self, const kube::object& secret, const referenced_objects& objects,
+                         const std::function<void(std::string)>& fail) {
+  auto& s = self->state;
+  auto& w = s.world;
+  std::string version(secret.resource_version);
+  for (const auto& [key, object] : objects) version += " " + key + "@" + std::string(object.resource_version);
+  if (s.github && version == s.credentials_version) {
+    // A read that failed before (a blip) must not leave the condition False.
+    if (!w.credentials_error.empty()) {
+      w.credentials_error.clear();
+      mark_dirty(self);
+    }
+    return;
+  }
+  auto creds = runnerset::read_credentials(*secret.doc);
+  if (!creds) return fail(creds.error());
+  auto target = github::parse_config_url(w.set->spec.scope_url);
+  if (!target) return fail("spec.scopeURL: " + target.error());
+  auto network = set_network_of(
+      w.set->spec.pod, s.cfg.github_proxy,
+      [&](const reference& ref) -> const rapidjson::Value* {
+        auto it = objects.find(ref.key);
+        return it == objects.end() ? nullptr : it->second.doc.get();
+      },
+      s.cfg.ns);
+  if (!network) return fail(network.error());
+  github::rest_options opts;
+  opts.api_base = target->api_base;
+  opts.where = target->where;
+  opts.call.user_agent = s.cfg.user_agent;
+  opts.call.tls = s.cfg.github_tls;
+  if (!network->ca_pem.empty()) {
+    // Trusted beside the manager's CAs (--github-ca-file, else the system's).
+    const auto& manager_trust = s.cfg.github_tls.ca_pem;
+    auto trust = tls::trust_bundle_with_pem(network->ca_pem,
+                                            manager_trust.empty() ? tls::system_ca_bundle_path() : "");
+    if (!trust) return fail("spec.caBundle: " + trust.error());  // checked already: not expected
+    opts.call.tls.ca_pem = manager_trust.empty() ? std::move(*trust) : manager_trust + "\n" + *trust;
+  }
+  opts.call.proxy = network->proxy;
+  opts.call.health = s.health;  // read by observe_github_budget
+  opts.call.budget = s.budget;  // read by observe_github_budget
+  if (s.cfg.metrics) opts.call.observer = s.cfg.metrics->github_observer(s.cfg.ns, s.cfg.name);
+  if (auto* pat = std::get_if<pat_credentials>(&*creds)) {
+    opts.auth = github::pat_auth(pat->token);
+  } else {
+    const auto& app = std::get<app_credentials>(*creds);
+    opts.auth = github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target->api_base});
+  }
+  if (s.github && s.github != s.cfg.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
+  // Under the Listener intake the runners' calls go to the scale set:
+  // one REST worker (credential checks) is enough.
+  if (s.cfg.github)
+    s.github = s.cfg.github;
+  else
+    s.github = s.owned->rest =
+        github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
+  w.credentials_loaded = true;
+  s.health->record_response();          // the new settings have not failed yet
+  github::scaleset_options scale_sets;  // its client is spawned when first needed
+  scale_sets.config_url = w.set->spec.scope_url;
+  scale_sets.auth = opts.auth;
+  scale_sets.call = opts.call;
+  start_scale_set_admin(self, std::move(scale_sets));
+  s.credentials_version = std::move(version);
+  w.credentials_error.clear();
+  spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), w.set->spec.scope_url);
+  start_sweeps(self);
+  mark_dirty(self);
+}
+
+}  // namespace
+
+void read_credentials(self_ptr self) {
+  auto& st = self->state;
+  const auto secret = st.world.set->spec.credentials_secret_name;
+  auto fail = [=](std::string why) {
+    auto& w = self->state.world;
+    if (why != w.credentials_error)
+      spdlog::error("runnerset {}: credentials Secret {}: {}", id(self), secret, why);
+    w.credentials_error = std::move(why);
+    mark_dirty(self);
+  };
+  request_in_flight<kube::object_result>(
+      self, {action_kind::read_credentials, ""}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        auto& w = self->state.world;
+        if (w.set->spec.credentials_secret_name != secret) return;  // renamed meanwhile: read again
+        w.credentials_gone = !r && r.error().not_found();
+        if (w.credentials_gone) w.credentials_secret.reset();
+        if (!r) return fail(kube::to_string(r.error()));
+        remember_secret(self, *r);
+        auto refs = std::make_shared<const std::vector<reference>>(pod_references(w.set->spec.pod));
+        read_references(
+            self, refs, 0, std::make_shared<referenced_objects>(),
+            [=, secret_object = std::move(*r)](const referenced_objects& objects) {
+              load_github_clients(self, secret_object, objects, fail);
+            },
+            fail);
+      },
+      [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
+      kube::get_request{kinds::secrets(), st.cfg.ns, secret, ""});
+}
+
+// Adds or removes the set's finalizer on `secret`: the current credentials
+// Secret's patch is locked on the version last read (a conflict reads it
+// again); one the set named before is read first. A failure waits for the
+// next read of the Secret (a tick) rather than for the next event, and a
+// Secret not found holds nothing.
+void patch_credentials_finalizer(self_ptr self, const std::string& secret, bool hold) {
+  auto& st = self->state;
+  const auto finalizer = model::credentials_finalizer(st.cfg.name);
+  const bool current = st.world.set && st.world.set->spec.credentials_secret_name == secret;
+  auto settled = [=](const kube::object* now) {
+    auto& w = self->state.world;
+    if (now == nullptr || !kube::has_finalizer(*now, finalizer)) w.former_credentials.erase(secret);
+    if (w.set && w.set->spec.credentials_secret_name == secret) {
+      if (now == nullptr)
+        w.credentials_secret.reset();
+      else
+        remember_secret(self, *now);
+    }
+    mark_dirty(self);
+  };
+  auto failed = [=](const std::string& why) {
+    spdlog::warn("runnerset {}: {} its finalizer on the credentials Secret {}: {}", id(self),
+                 hold ? "adding" : "removing", secret, why);
+    if (current) self->state.world.credentials_secret.reset();  // planned again once read again
+  };
+  // `body` is locked on `version`.
+  auto patch = [=](std::string body, const std::string& version) {
+    request_in_flight<kube::object_result>(
+        self, {action_kind::patch_credentials_finalizer, secret}, self->state.cfg.kube,
+        [=](kube::object_result& patched) {
+          if (!patched && patched.error().not_found()) return settled(nullptr);
+          if (!patched && patched.error().conflict() && current) {
+            self->state.world.credentials_secret.reset();
+            if (!self->state.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
+            return;
+          }
+          if (!patched) return failed(kube::to_string(patched.error()));
+          spdlog::info("runnerset {}: {} its finalizer on the credentials Secret {}", id(self),
+                       hold ? "holds" : "released", secret);
+          // Only its metadata changed: the clients loaded from the version
+          // read stay (no reload for a finalizer).
+          auto& loaded = self->state.credentials_version;
+          if (loaded.substr(0, loaded.find(' ')) == version)
+            loaded.replace(0, version.size(), patched->resource_version);
+          settled(&*patched);
+        },
+        failed,
+        kube::patch_request{kinds::secrets(), self->state.cfg.ns, secret, kube::patch_type::merge,
+                            std::move(body), ""});
+  };
+  if (current && !st.credentials_resource_version.empty())
+    return patch(
+        kube::finalizer_patch(st.credentials_finalizers, st.credentials_resource_version, finalizer, hold),
+        st.credentials_resource_version);
+  request_in_flight<kube::object_result>(
+      self, {action_kind::patch_credentials_finalizer, secret}, st.cfg.kube,
+      [=](kube::object_result& r) {
+        if (!r && r.error().not_found()) return settled(nullptr);
+        if (!r) return failed(kube::to_string(r.error()));
+        if (kube::has_finalizer(*r, finalizer) == hold) return settled(&*r);
+        patch(kube::finalizer_patch(*r, finalizer, hold), std::string(r->resource_version));
+      },
+      failed, kube::get_request{kinds::secrets(), st.cfg.ns, secret, ""});
+}
+
+}  // namespace octorun::runnerset::detail

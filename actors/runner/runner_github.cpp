@@ -199,6 +199,28 @@ std::int64_t registered_id(self_ptr self, std::int64_t runner_id) {
   return runner_id;
 }
 
+namespace {
+
+// A GitHub call on the way to the Runner's removal failed: a spent budget
+// waits for its reset (next_step: wait, or hand the removal to the set),
+// anything else is tried again after a backoff.
+void removal_call_failed(self_ptr self, const std::string& what, const github::error& e) {
+  auto& s = self->state;
+  if (e.kind == github::error_kind::rate_limited) {
+    s.memory.removal = github_removal::rate_limited;
+    s.memory.retry_not_before =
+        clock::now() + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
+    spdlog::debug("runner {}: {}: {}", id(self), what, e.describe());
+    return reconcile(self);
+  }
+  ++s.consecutive_errors;
+  auto wait = std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
+  spdlog::warn("runner {}: {} failed: {}; retrying in {} ms", id(self), what, e.describe(), wait.count());
+  wake_at(self, clock::now() + wait);
+}
+
+}  // namespace
+
 // Looks the Runner's name up on GitHub: a runner found is removed next
 // (remove_from_github), none found lets the Runner go.
 void find_on_github(self_ptr self) {
@@ -209,19 +231,7 @@ void find_on_github(self_ptr self) {
           [=](github::maybe_reference_reply& r) {
             auto& s = self->state;
             s.step_in_flight = false;
-            if (!r && r.error().kind == github::error_kind::rate_limited) {
-              s.memory.removal = github_removal::rate_limited;
-              s.memory.retry_not_before =
-                  clock::now() + std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
-              return reconcile(self);
-            }
-            if (!r) {
-              ++s.consecutive_errors;
-              auto wait = std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
-              spdlog::warn("runner {}: looking its name up on GitHub failed: {}; retrying in {} ms", id(self),
-                           r.error().describe(), wait.count());
-              return wake_at(self, clock::now() + wait);
-            }
+            if (!r) return removal_call_failed(self, "looking its name up on GitHub", r.error());
             s.consecutive_errors = 0;
             s.memory.removal = github_removal::not_tried;
             s.memory.earlier_registration_possible = false;
@@ -251,22 +261,9 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
           [=](github::delete_reply& r) {
             auto& s = self->state;
             s.step_in_flight = false;
-            if (!r && r.error().kind == github::error_kind::rate_limited) {
-              // Not before the budget resets (next_step: wait, or hand it to the set).
-              s.memory.removal = github_removal::rate_limited;
-              s.memory.retry_not_before =
-                  clock::now() + std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
-              spdlog::debug("runner {}: removing GitHub runner {}: {}", id(self), runner_id,
-                            r.error().describe());
-              return reconcile(self);
-            }
-            if (!r) {
-              ++s.consecutive_errors;
-              auto wait = std::max<std::chrono::milliseconds>(backoff(self), r.error().retry_after);
-              spdlog::warn("runner {}: removing GitHub runner {} failed: {}; retrying in {} ms", id(self),
-                           runner_id, r.error().describe(), wait.count());
-              return wake_at(self, clock::now() + wait);
-            }
+            if (!r)
+              return removal_call_failed(self, "removing GitHub runner " + std::to_string(runner_id),
+                                         r.error());
             s.consecutive_errors = 0;
             if (*r == github::delete_outcome::busy) {
               // A job is running on it: keep everything, ask again later.

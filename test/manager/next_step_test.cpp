@@ -211,11 +211,17 @@ TEST(NextStep, ABusyRunnerBeingDeletedKeepsItsPodAndIsAskedAgainLater) {
   }
 }
 
-TEST(NextStep, AnUnregisteredRunnerIsDeletedWithoutAskingGitHub) {
+// A Runner being deleted that holds its finalizer and nothing else.
+observation deleted_bare() {
   observation o;
   o.now = t0;
   o.has_finalizer = true;
   o.deleting = true;
+  return o;
+}
+
+TEST(NextStep, AnUnregisteredRunnerIsDeletedWithoutAskingGitHub) {
+  auto o = deleted_bare();
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
 }
 
@@ -224,10 +230,7 @@ TEST(NextStep, AnUnregisteredRunnerIsDeletedWithoutAskingGitHub) {
 // GitHub may hold one under the Runner's name. The name is looked up once
 // before the Runner goes, and what is found is removed first.
 TEST(NextStep, ARunnerWhoseRegistrationIsUnknownIsLookedUpOnGitHubBeforeItGoes) {
-  observation o;
-  o.now = t0;
-  o.has_finalizer = true;
-  o.deleting = true;
+  auto o = deleted_bare();
   o.registration_unknown = true;
   EXPECT_EQ(next_step(o).kind, step_kind::find_on_github);
   // Found: removed like any registered runner, then the finalizer goes.
@@ -273,10 +276,7 @@ TEST(NextStep, AGeneratedJitConfigIsStoredNotGeneratedAgain) {
 }
 
 TEST(NextStep, ARunnerDeletedBeforeItsJitConfigWasStoredIsRemovedFromGitHub) {
-  observation o;
-  o.now = t0;
-  o.has_finalizer = true;
-  o.deleting = true;
+  auto o = deleted_bare();
   o.jit_unstored = true;
   o.github_runner_id = 9;
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);

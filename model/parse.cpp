@@ -252,6 +252,9 @@ void read_pod_config(reader& r, const Value& spec, pod_config& c) {
   r.boolean(spec, "manageSafeToEvict", "spec.manageSafeToEvict", c.manage_safe_to_evict);
 }
 
+void keep_template(pod_template& to, pod_template t) { to = std::move(t); }
+void keep_template(shared_pod_template& to, pod_template t) { to = shared_template(std::move(t)); }
+
 // The fields a Runner copies from its RunnerSet: same names in both specs.
 template <class Spec>
 void read_registration(reader& r, const Value& spec, Spec& s) {
@@ -259,7 +262,7 @@ void read_registration(reader& r, const Value& spec, Spec& s) {
   r.string(spec, "credentialsSecretName", "spec.credentialsSecretName", s.credentials_secret_name);
   r.string(spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
   r.string_list(spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
-  if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
+  if (auto t = read_template(r, spec, "spec")) keep_template(s.template_, std::move(*t));
   read_pod_config(r, spec, s.pod);
 }
 

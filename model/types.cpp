@@ -1,6 +1,8 @@
 #include "model/types.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 namespace octorun::model {
 
@@ -11,6 +13,23 @@ bool has_finalizer(const object_meta& m, std::string_view name) {
 bool pod_template::has_container(const std::string& name) const {
   return std::any_of(containers.begin(), containers.end(),
                      [&](const container_view& c) { return c.name == name; });
+}
+
+shared_pod_template shared_template(pod_template t) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::weak_ptr<const pod_template>> known;  // by its JSON
+  static std::size_t made_since_sweep = 0;
+  std::lock_guard l(mu);
+  auto& slot = known[t.json];
+  if (auto held = slot.lock()) return held;
+  auto made = std::make_shared<const pod_template>(std::move(t));
+  slot = made;
+  // Now and then, forget the templates no Runner holds any more.
+  if (++made_since_sweep == 64) {
+    made_since_sweep = 0;
+    std::erase_if(known, [](const auto& entry) { return entry.second.expired(); });
+  }
+  return made;
 }
 
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {

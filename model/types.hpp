@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -190,6 +191,13 @@ struct runnerset {
   runnerset_status status;
 };
 
+// The Runners of a variant carry the same template: decoded Runners share
+// one copy of each distinct template (shared_template), so a pool of
+// thousands holds a handful in the informer's cache, not one per Runner.
+using shared_pod_template = std::shared_ptr<const pod_template>;
+// One copy per distinct template (its JSON) while any holder lives; thread-safe.
+shared_pod_template shared_template(pod_template t);
+
 struct runner_spec {
   std::string scope_url;
   std::string credentials_secret_name;
@@ -197,8 +205,8 @@ struct runner_spec {
   std::vector<std::string> runner_labels;
   std::string runner_set_name;
   std::string variant;
-  pod_template template_;
-  pod_config pod;  // the set's (variant's) at creation
+  shared_pod_template template_ = shared_template({});  // never null
+  pod_config pod;                                       // the set's (variant's) at creation
 };
 
 struct job_ref {

@@ -196,7 +196,7 @@ field_errors validate_runner(const runner& r) {
   check_runner_labels("spec.runnerLabels", r.spec.runner_labels, out);
   if (!r.spec.variant.empty() && !is_dns_label(r.spec.variant))
     out.push_back({"spec.variant", quoted(r.spec.variant) + " is not a DNS label"});
-  check_pod_template("spec.template", r.spec.template_, out);
+  check_pod_template("spec.template", *r.spec.template_, out);
   check_pod_config("spec", r.spec.pod, out);
   return out;
 }

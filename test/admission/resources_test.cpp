@@ -87,6 +87,25 @@ TEST(ParseRunner, ReadsSpecAndStatus) {
   ASSERT_EQ(r->status.failures.size(), 1u);
 }
 
+// The Runners of a variant carry the same template: decoded, they share one
+// copy (a pool of thousands caches a handful), and a different template is
+// its own.
+TEST(ParseRunner, RunnersWithTheSameTemplateShareOneCopy) {
+  auto a = parse_runner(doc(test::valid_runner_json()));
+  auto b = parse_runner(doc(test::valid_runner_json()));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->spec.template_.get(), b->spec.template_.get());
+  EXPECT_FALSE(a->spec.template_->containers.empty());
+  auto d = doc(test::valid_runner_json());
+  test::set(d, "/spec/template/spec/containers/0/image", std::string("other"));
+  auto c = parse_runner(d);
+  ASSERT_TRUE(c);
+  EXPECT_NE(c->spec.template_.get(), a->spec.template_.get());
+  EXPECT_EQ(c->spec.template_->containers[0].image, "other");
+  EXPECT_EQ(a->spec.template_->containers[0].image, b->spec.template_->containers[0].image);
+  EXPECT_NE(runner{}.spec.template_, nullptr) << "never null";
+}
+
 TEST(Naming, DerivesNamesFromTheSetAndVariant) {
   EXPECT_EQ(runner_name_prefix("ci", ""), "ci-");
   EXPECT_EQ(runner_name_prefix("ci", "small"), "ci-small-");

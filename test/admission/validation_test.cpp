@@ -187,7 +187,9 @@ TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {
   ASSERT_TRUE(r);
   EXPECT_TRUE(validate_runner(*r).empty());
   r->spec.scope_url = "https://github.com";
-  r->spec.template_.containers[0].name = "x";
+  auto renamed = *r->spec.template_;
+  renamed.containers[0].name = "x";
+  r->spec.template_ = std::make_shared<const model::pod_template>(renamed);
   auto errors = validate_runner(*r);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].field, "spec.scopeURL");

@@ -24,7 +24,9 @@ model::runner sample_runner(const std::string& template_json) {
   r.metadata.uid = "uid-1";
   r.spec.runner_set_name = "linux";
   r.spec.variant = "large";
-  r.spec.template_.json = template_json;
+  model::pod_template t;
+  t.json = template_json;
+  r.spec.template_ = model::shared_template(std::move(t));
   return r;
 }
 
@@ -236,7 +238,9 @@ TEST(RunnerPod, SafeToEvictIsTrueWhileIdleWhenManagedAndTheTemplateWins) {
   EXPECT_EQ(
       runner::busy_pod_patch(r),
       R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{"cluster-autoscaler.kubernetes.io/safe-to-evict":"false"}}})");
-  r.spec.template_.annotations[model::annotation_safe_to_evict] = "true";
+  auto annotated = *r.spec.template_;
+  annotated.annotations[model::annotation_safe_to_evict] = "true";
+  r.spec.template_ = std::make_shared<const model::pod_template>(annotated);
   EXPECT_EQ(runner::busy_pod_patch(r), R"({"metadata":{"labels":{"octorun.io/busy":"true"}}})");
 }
 
@@ -250,7 +254,7 @@ TEST(RunnerObject, CarriesThePodConfigurationOnlyWhenTheSetHasOne) {
   auto back = model::parse_runner(runnerset::runner_json(*set, v[0], "x7k2p"));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->spec.pod, v[0].pod) << "a Runner reads back what its variant declared";
-  EXPECT_EQ(model::pod_fingerprint(back->spec.template_, back->spec.pod),
+  EXPECT_EQ(model::pod_fingerprint(*back->spec.template_, back->spec.pod),
             model::pod_fingerprint(*v[0].template_, v[0].pod));
 }
 

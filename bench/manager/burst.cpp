@@ -25,6 +25,7 @@ namespace {
 
 sim::simulator_options simulator_for(const burst_options& o) {
   sim::simulator_options so;
+  so.rate_limit = o.rate_limit;
   if (o.intake == "Listener") so.long_poll = 20s;
   return so;
 }

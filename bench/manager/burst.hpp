@@ -23,6 +23,9 @@ struct burst_options {
   std::string intake = "Webhook";         // or Listener
   std::vector<std::string> manager_args;  // added to test::octorun_args (e.g. --kube-qps=0)
   bool trace_requests = false;            // OCTORUN_KUBE_TRACE: the manager's own request timings
+  // The simulator's REST budget per token and hour: 5,000 is a PAT's; an App
+  // installation's is more (GitHub documents 15,000 on Enterprise Cloud).
+  std::int64_t rate_limit = 5000;
 };
 
 // One namespace, simulator and manager process with a RunnerSet "linux"

@@ -4,8 +4,10 @@
 //
 //   manager_bench [--jobs 100] [--max-runners 20] [--job-ms 0] [--reps 5] [--scale 1000] [--scale-reps 1]
 //                 [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]
+//                 [--rate-limit 5000]
 // Uses the cluster in $OCTORUN_TEST_CLUSTER, or starts a private one.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -28,6 +30,7 @@ struct options {
   std::string intake = "Webhook";
   std::vector<std::string> manager_args;
   bool breakdown = false;
+  std::int64_t rate_limit = 5000;
 };
 
 burst_options burst_of(const options& o) {
@@ -38,6 +41,7 @@ burst_options burst_of(const options& o) {
   b.intake = o.intake;
   b.manager_args = o.manager_args;
   b.trace_requests = o.breakdown;
+  b.rate_limit = o.rate_limit;
   return b;
 }
 
@@ -96,6 +100,8 @@ options parse(int argc, char** argv) {
       o.intake = value;
     else if (flag == "--manager-arg")
       o.manager_args.push_back(value);
+    else if (flag == "--rate-limit" && std::atoll(value.c_str()) > 0)
+      o.rate_limit = std::atoll(value.c_str());
     else if (flag == "--breakdown")
       o.breakdown = value == "1" || value == "true";
     else

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
@@ -141,8 +142,9 @@ void provision(self_ptr self) {
     s2.memory.earlier_registration_possible = false;
     reconcile(self);
   };
-  // Until GitHub answers, it may have registered the runner.
-  st.memory.jit_answer_lost = true;
+  // Until GitHub answers, it may have registered the runner; a refusal
+  // leaves what was known before (an earlier answer may have been lost).
+  const bool lost_before = std::exchange(st.memory.jit_answer_lost, true);
   github::jit_request req;
   req.name = st.cfg.name;
   req.runner_group_id = st.cfg.runner_group_id;
@@ -151,7 +153,7 @@ void provision(self_ptr self) {
       .then(
           [=](github::jit_reply& r) {
             if (!r) {
-              self->state.memory.jit_answer_lost = !refused(r.error());
+              if (refused(r.error())) self->state.memory.jit_answer_lost = lost_before;
               return on_jit_failed(self, r.error());
             }
             store({r->encoded_jit_config, r->registered.id, r->registered.name});

@@ -29,16 +29,10 @@ namespace {
 // patch is locked on.
 void remember_secret(self_ptr self, const kube::object& secret) {
   auto& st = self->state;
-  const auto* meta = json::member(*secret.doc, "metadata");
-  st.world.credentials_secret = credentials_secret_view{
-      std::string(secret.name), meta != nullptr && json::member(*meta, "deletionTimestamp") != nullptr,
-      kube::has_finalizer(secret, model::credentials_finalizer(st.cfg.name))};
-  st.credentials_finalizers.clear();
-  if (const auto* list = meta != nullptr ? json::member(*meta, "finalizers") : nullptr;
-      list && list->IsArray())
-    for (const auto& f : list->GetArray())
-      if (f.IsString()) st.credentials_finalizers.emplace_back(f.GetString(), f.GetStringLength());
-  st.credentials_resource_version = std::string(secret.resource_version);
+  st.world.credentials_secret =
+      credentials_secret_view{std::string(secret.name), !secret.deletion_timestamp.empty(),
+                              kube::has_finalizer(secret, model::credentials_finalizer(st.cfg.name))};
+  st.credentials_object = secret;
 }
 
 // The objects spec.caBundle and the proxy credentials name, by key; a key
@@ -221,10 +215,9 @@ void patch_credentials_finalizer(self_ptr self, const std::string& secret, bool 
         kube::patch_request{kinds::secrets(), self->state.cfg.ns, secret, kube::patch_type::merge,
                             std::move(body), ""});
   };
-  if (current && !st.credentials_resource_version.empty())
-    return patch(
-        kube::finalizer_patch(st.credentials_finalizers, st.credentials_resource_version, finalizer, hold),
-        st.credentials_resource_version);
+  if (current && st.credentials_object)
+    return patch(kube::finalizer_patch(st.credentials_object, finalizer, hold),
+                 std::string(st.credentials_object.resource_version));
   request_in_flight<kube::object_result>(
       self, {action_kind::patch_credentials_finalizer, secret}, st.cfg.kube,
       [=](kube::object_result& r) {

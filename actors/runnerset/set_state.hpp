@@ -52,10 +52,9 @@ struct set_state {
   std::map<std::string, early_child_events> early_children;
   caf::actor github;  // REST pool on the current credentials
   std::string credentials_version;
-  // The credentials Secret's finalizers and resourceVersion as last read:
-  // what a change of the set's finalizer on it is locked on.
-  std::vector<std::string> credentials_finalizers;
-  std::string credentials_resource_version;
+  // The credentials Secret as last read: what a change of the set's
+  // finalizer on it is locked on.
+  kube::object credentials_object;
   bool github_abandoned = false;  // github_unreachable_for_deletion() was logged
   caf::actor runners_supervisor;
   // What this actor spawned and must stop however it ends (an attached

@@ -61,7 +61,9 @@ const std::vector<flag>& flags() {
        "false: only Warnings (Failed, Outdated, pod failures)"},
       {"kube-workers", &options::kube_workers, "threads making Kubernetes requests", 1},
       {"kube-qps", &options::kube_qps,
-       "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit", 0},
+       "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit, the "
+       "apiserver's API Priority and Fairness alone",
+       0},
       {"kube-burst", &options::kube_burst, "Kubernetes requests allowed at once above --kube-qps", 1},
       {"github-workers", &options::github_workers,
        "threads each RunnerSet calls GitHub on: its REST workers (Webhook intake) or scale-set workers "

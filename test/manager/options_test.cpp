@@ -30,7 +30,7 @@ TEST(Options, DefaultsAreSafe) {
   EXPECT_TRUE(o.namespaces.empty());
   EXPECT_TRUE(o.webhook_intake);
   EXPECT_TRUE(o.leader_elect);
-  EXPECT_EQ(o.kube_qps, 50);
+  EXPECT_EQ(o.kube_qps, 0);  // no client-side limit: the apiserver's APF
   EXPECT_EQ(o.kube_burst, 100);
   EXPECT_EQ(o.github_workers, 2);
   EXPECT_EQ(o.webhook_port, 8080);
@@ -105,7 +105,7 @@ TEST(Options, HelpAndVersion) {
   EXPECT_TRUE(parsed({"--version"}).version);
   const auto help = help_text();
   for (const char* flag :
-       {"--namespaces", "--namespace", "--webhook-intake (default: true)", "--kube-qps (default: 50)",
+       {"--namespaces", "--namespace", "--webhook-intake (default: true)", "--kube-qps (default: 0)",
         "--kube-burst (default: 100)", "--github-ca-file", "--version"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
 }

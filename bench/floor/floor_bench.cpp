@@ -48,7 +48,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+constexpr const char* usage =
+    "floor_bench [--sizes 100/20,200/50] [--reps 3] [--connections 2,4,8,16,32] [--sweep-reps 2]\n"
+    "            [--intake Webhook|Listener] [--manager-arg --flag=value]... [--variant-arg "
+    "--flag=value]...\n"
+    "            [--breakdown 1]\n"
+    "See bench/floor/README.md.\n";
+
 options parse(int argc, char** argv) {
+  check_flag_pairs(argc, argv, usage);
   options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];

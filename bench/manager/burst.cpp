@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <string_view>
 
 #include "adapters/kube/client.hpp"
 #include "test/support/poll.hpp"
@@ -19,6 +20,16 @@ using namespace std::chrono_literals;
 void fail(const std::string& why) {
   std::fprintf(stderr, "bench: %s\n", why.c_str());
   std::exit(1);
+}
+
+void check_flag_pairs(int argc, char** argv, const char* usage) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+  if (argc % 2 == 0)
+    fail(std::string(argv[argc - 1]) + " has no value (every option is --flag value; --help)");
 }
 
 namespace {

@@ -66,5 +66,8 @@ void print_breakdown(const std::vector<burst_result>& runs);
 std::int64_t github_calls(const sim::simulator& s);  // REST calls, webhook deliveries excluded
 
 [[noreturn]] void fail(const std::string& why);
+// Every option of the benches is `--flag value`: prints `usage` and exits 0
+// for --help or -h; fails on a flag without a value, before anything starts.
+void check_flag_pairs(int argc, char** argv, const char* usage);
 
 }  // namespace octorun::bench

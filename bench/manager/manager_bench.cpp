@@ -79,7 +79,14 @@ scale_result run_scale(const bench_cluster& b, const options& o) {
   return r;
 }
 
+constexpr const char* usage =
+    "manager_bench [--jobs 100] [--max-runners 20] [--job-ms 0] [--reps 5] [--scale 1000] [--scale-reps 1]\n"
+    "              [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]\n"
+    "              [--rate-limit 5000]\n"
+    "See bench/manager/README.md.\n";
+
 options parse(int argc, char** argv) {
+  check_flag_pairs(argc, argv, usage);
   options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];

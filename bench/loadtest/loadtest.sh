@@ -10,10 +10,14 @@ build=${OCTORUN_BUILD_DIR:-$root/build}
 for tool in cmake ninja; do
   command -v "$tool" >/dev/null || { echo "loadtest.sh: $tool is missing: run scripts/install-deps.sh" >&2; exit 2; }
 done
-if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# A tree configured already is used as it is, whatever its generator.
+if [[ ! -f "$build/CMakeCache.txt" ]] &&
+  ! out=$(cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo 2>&1); then
+  echo "$out" >&2
+  echo "loadtest.sh: configuring $build failed (scripts/install-deps.sh installs what the build needs)" >&2
+  exit 2
 fi
-if ! out=$(cmake --build "$build" --target octorun-loadtest -- -j"$(nproc)" 2>&1); then
+if ! out=$(cmake --build "$build" --target octorun-loadtest -j"$(nproc)" 2>&1); then
   echo "$out" >&2
   echo "loadtest.sh: building octorun-loadtest failed (scripts/install-deps.sh installs what the build needs)" >&2
   exit 2

@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,54 @@ struct watched {
   std::string field_selector;
 };
 
-inline caf::behavior forward_to(caf::event_based_actor*, caf::actor target) {
+// Forwards every event to `target` in the order the controller guarantees:
+// a Runner's events once the Pods and Secrets have listed (its actor would
+// otherwise take a Runner whose JIT Secret it has not seen for one without),
+// a RunnerSet's once the Runners have listed (a set that planned before
+// would count none of its Runners). An informer not given: nothing waits
+// for it.
+struct forward_state {
+  std::set<caf::actor_addr> children;  // Pods and Secrets informers not listed yet
+  caf::actor_addr runners;             // the Runners informer, until it has listed
+  std::vector<::octorun::watched::runner_event> held_runners;
+  std::vector<::octorun::watched::runnerset_event> held_sets;
+  bool children_listed() const { return children.empty(); }
+  bool runners_listed() const { return children_listed() && !runners; }
+};
+
+inline caf::behavior forward_to(caf::stateful_actor<forward_state>* self, caf::actor target,
+                                std::set<caf::actor_addr> children, caf::actor_addr runners) {
+  self->state.children = std::move(children);
+  self->state.runners = std::move(runners);
   return {
-      [=](::octorun::watched::runnerset_event& ev) { caf::anon_send(target, std::move(ev)); },
-      [=](::octorun::watched::runner_event& ev) { caf::anon_send(target, std::move(ev)); },
+      [=](::octorun::watched::runnerset_event& ev) {
+        if (self->state.runners_listed())
+          caf::anon_send(target, std::move(ev));
+        else
+          self->state.held_sets.push_back(std::move(ev));
+      },
+      [=](::octorun::watched::runner_event& ev) {
+        if (self->state.children_listed())
+          caf::anon_send(target, std::move(ev));
+        else
+          self->state.held_runners.push_back(std::move(ev));
+      },
       [=](::octorun::watched::pod_event& ev) { caf::anon_send(target, std::move(ev)); },
       [=](::octorun::watched::secret_event& ev) { caf::anon_send(target, std::move(ev)); },
-      [](kube::informer_synced&) {},
+      [=](kube::informer_synced&) {
+        auto& st = self->state;
+        const auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+        st.children.erase(from);
+        if (from == st.runners) st.runners = nullptr;
+        if (st.children_listed()) {
+          for (auto& ev : st.held_runners) caf::anon_send(target, std::move(ev));
+          st.held_runners.clear();
+        }
+        if (st.runners_listed()) {
+          for (auto& ev : st.held_sets) caf::anon_send(target, std::move(ev));
+          st.held_sets.clear();
+        }
+      },
   };
 }
 
@@ -68,23 +110,26 @@ inline void send_as_watched(const caf::actor& target, const kube::resource& res,
 }
 
 // One typed informer per entry (as the controller spawns them), in `ns`,
-// forwarding to `target`. Stop the returned
+// forwarding to `target` in the controller's order (forward_to). Stop the returned
 // actors with anon_send_exit when done.
 inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const kube::config& cfg,
                                                  const std::string& ns, const std::vector<watched>& what,
                                                  caf::actor target) {
-  auto fwd = sys.spawn(forward_to, target);
   std::vector<caf::actor> out;
+  std::set<caf::actor_addr> children;
+  caf::actor_addr runners;
   for (const auto& w : what) {
     kube::informer_options io;
     io.res = w.res;
     io.ns = ns;
     io.label_selector = w.label_selector;
     io.field_selector = w.field_selector;
-    auto inf = spawn_watch(sys, cfg, io);
-    caf::anon_send(inf, kube::subscribe_atom::value, fwd);
-    out.push_back(inf);
+    out.push_back(spawn_watch(sys, cfg, io));
+    if (w.res.plural == "runners") runners = out.back().address();
+    if (w.res.plural == "pods" || w.res.plural == "secrets") children.insert(out.back().address());
   }
+  auto fwd = sys.spawn(forward_to, target, std::move(children), runners);
+  for (const auto& inf : out) caf::anon_send(inf, kube::subscribe_atom::value, fwd);
   return out;
 }
 

@@ -252,9 +252,6 @@ void read_pod_config(reader& r, const Value& spec, pod_config& c) {
   r.boolean(spec, "manageSafeToEvict", "spec.manageSafeToEvict", c.manage_safe_to_evict);
 }
 
-void keep_template(pod_template& to, pod_template t) { to = std::move(t); }
-void keep_template(shared_pod_template& to, pod_template t) { to = shared_template(std::move(t)); }
-
 // The fields a Runner copies from its RunnerSet: same names in both specs.
 template <class Spec>
 void read_registration(reader& r, const Value& spec, Spec& s) {
@@ -262,7 +259,7 @@ void read_registration(reader& r, const Value& spec, Spec& s) {
   r.string(spec, "credentialsSecretName", "spec.credentialsSecretName", s.credentials_secret_name);
   r.string(spec, "runnerGroup", "spec.runnerGroup", s.runner_group);
   r.string_list(spec, "runnerLabels", "spec.runnerLabels", s.runner_labels);
-  if (auto t = read_template(r, spec, "spec")) keep_template(s.template_, std::move(*t));
+  if (auto t = read_template(r, spec, "spec")) s.template_ = std::move(*t);
   read_pod_config(r, spec, s.pod);
 }
 
@@ -446,9 +443,19 @@ expected<runner, field_errors> parse_runner(const rapidjson::Value& object) {
   runner out;
   read_meta(r, object, out.metadata);
   if (const Value* spec = r.object(object, "spec", "spec")) {
-    read_registration(r, *spec, out.spec);
-    r.string(*spec, "runnerSetName", "spec.runnerSetName", out.spec.runner_set_name);
-    r.string(*spec, "variant", "spec.variant", out.spec.variant);
+    // A spec seen before (every Runner of a variant has the same) is not
+    // decoded again: it was decoded without errors, and is shared.
+    const auto key = json::write(*spec);
+    if (auto known = shared_runner_spec_for(key)) {
+      out.spec = std::move(known);
+    } else {
+      runner_spec s;
+      const auto errors_before = r.errors.size();
+      read_registration(r, *spec, s);
+      r.string(*spec, "runnerSetName", "spec.runnerSetName", s.runner_set_name);
+      r.string(*spec, "variant", "spec.variant", s.variant);
+      if (r.errors.size() == errors_before) out.spec = share_runner_spec(std::move(s), key);
+    }
   }
   if (const Value* status = r.object(object, "status", "status")) read_runner_status(r, *status, out.status);
   if (!r.errors.empty()) return unexpected<field_errors>{std::move(r.errors)};

@@ -15,21 +15,46 @@ bool pod_template::has_container(const std::string& name) const {
                      [&](const container_view& c) { return c.name == name; });
 }
 
-shared_pod_template shared_template(pod_template t) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::weak_ptr<const pod_template>> known;  // by its JSON
-  static std::size_t made_since_sweep = 0;
-  std::lock_guard l(mu);
-  auto& slot = known[t.json];
+namespace {
+
+struct runner_spec_pool {
+  std::mutex mu;
+  std::unordered_map<std::string, std::weak_ptr<const runner_spec>> known;  // by the spec's JSON
+  std::size_t made_since_sweep = 0;
+};
+
+runner_spec_pool& spec_pool() {
+  static runner_spec_pool pool;
+  return pool;
+}
+
+}  // namespace
+
+shared_runner_spec shared_runner_spec_for(const std::string& key) {
+  auto& pool = spec_pool();
+  std::lock_guard l(pool.mu);
+  auto it = pool.known.find(key);
+  return it == pool.known.end() ? nullptr : it->second.lock();
+}
+
+shared_runner_spec share_runner_spec(runner_spec spec, const std::string& key) {
+  auto& pool = spec_pool();
+  std::lock_guard l(pool.mu);
+  auto& slot = pool.known[key];
   if (auto held = slot.lock()) return held;
-  auto made = std::make_shared<const pod_template>(std::move(t));
+  auto made = std::make_shared<const runner_spec>(std::move(spec));
   slot = made;
-  // Now and then, forget the templates no Runner holds any more.
-  if (++made_since_sweep == 64) {
-    made_since_sweep = 0;
-    std::erase_if(known, [](const auto& entry) { return entry.second.expired(); });
+  // Now and then, forget the specs no Runner holds any more.
+  if (++pool.made_since_sweep == 64) {
+    pool.made_since_sweep = 0;
+    std::erase_if(pool.known, [](const auto& entry) { return entry.second.expired(); });
   }
   return made;
+}
+
+const shared_runner_spec& empty_runner_spec() {
+  static const shared_runner_spec empty = std::make_shared<const runner_spec>();
+  return empty;
 }
 
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {

@@ -191,13 +191,6 @@ struct runnerset {
   runnerset_status status;
 };
 
-// The Runners of a variant carry the same template: decoded Runners share
-// one copy of each distinct template (shared_template), so a pool of
-// thousands holds a handful in the informer's cache, not one per Runner.
-using shared_pod_template = std::shared_ptr<const pod_template>;
-// One copy per distinct template (its JSON) while any holder lives; thread-safe.
-shared_pod_template shared_template(pod_template t);
-
 struct runner_spec {
   std::string scope_url;
   std::string credentials_secret_name;
@@ -205,9 +198,23 @@ struct runner_spec {
   std::vector<std::string> runner_labels;
   std::string runner_set_name;
   std::string variant;
-  shared_pod_template template_ = shared_template({});  // never null
-  pod_config pod;                                       // the set's (variant's) at creation
+  pod_template template_;
+  pod_config pod;  // the set's (variant's) at creation
 };
+
+// The Runners of a variant carry the same spec (their set's values at their
+// creation): decoded Runners share one copy of each distinct spec, so a pool
+// of thousands holds a handful in the informers' caches, not one per Runner
+// (its template alone is often several KiB).
+using shared_runner_spec = std::shared_ptr<const runner_spec>;
+// The copy held for `key` (a spec's compact JSON), or null when no Runner
+// holds one. Thread-safe, as share_runner_spec.
+shared_runner_spec shared_runner_spec_for(const std::string& key);
+// One copy per distinct key while any holder lives; the copy already held
+// when there is one.
+shared_runner_spec share_runner_spec(runner_spec spec, const std::string& key);
+// The empty spec, shared.
+const shared_runner_spec& empty_runner_spec();
 
 struct job_ref {
   std::int64_t id = 0;
@@ -240,7 +247,7 @@ struct runner_status {
 
 struct runner {
   object_meta metadata;
-  runner_spec spec;
+  shared_runner_spec spec = empty_runner_spec();  // never null; shared: replace it, never change it
   runner_status status;
 };
 

@@ -10,11 +10,11 @@ runner_record runner_record_of(const model::runner& r) {
   runner_record out;
   out.ns = r.metadata.namespace_;
   out.name = r.metadata.name;
-  out.runnerset = r.spec.runner_set_name;
+  out.runnerset = r.spec->runner_set_name;
   if (out.runnerset.empty())
     if (auto it = r.metadata.labels.find(model::label_runnerset); it != r.metadata.labels.end())
       out.runnerset = it->second;
-  out.variant = r.spec.variant;
+  out.variant = r.spec->variant;
   // A phase we do not publish (nullopt) shows as not published.
   out.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
   out.pod_ready = r.status.pod_ready;

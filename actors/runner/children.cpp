@@ -23,8 +23,8 @@ Value owner_reference(const model::runner& r, allocator& a) {
 
 // The labels every child of a Runner carries (so informers can select them).
 void add_owner_labels(Value& labels, const model::runner& r, allocator& a) {
-  set_member(labels, model::label_runnerset, str(r.spec.runner_set_name, a), a);
-  set_member(labels, model::label_variant, str(r.spec.variant, a), a);
+  set_member(labels, model::label_runnerset, str(r.spec->runner_set_name, a), a);
+  set_member(labels, model::label_variant, str(r.spec->variant, a), a);
   set_member(labels, model::label_runner, str(r.metadata.name, a), a);
 }
 
@@ -55,7 +55,7 @@ std::string jit_secret_json(const model::runner& r, const jit_config& jit) {
 
 expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent) {
   rapidjson::Document tmpl;
-  tmpl.Parse(r.spec.template_->json.c_str(), r.spec.template_->json.size());
+  tmpl.Parse(r.spec->template_.json.c_str(), r.spec->template_.json.size());
   if (tmpl.HasParseError() || !tmpl.IsObject())
     return unexpected{std::string("spec.template is not a JSON object")};
 
@@ -77,8 +77,8 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
   add_owner_labels(labels, r, a);
   meta.AddMember("labels", labels, a);
   // An idle runner may go with its node; busy_pod_patch says "false" once it has a job.
-  if (r.spec.pod.manage_safe_to_evict &&
-      !r.spec.template_->annotations.count(model::annotation_safe_to_evict))
+  if (r.spec->pod.manage_safe_to_evict &&
+      !r.spec->template_.annotations.count(model::annotation_safe_to_evict))
     set_member(annotations, model::annotation_safe_to_evict, Value("true", a), a);
   if (annotations.MemberCount() > 0) meta.AddMember("annotations", annotations, a);
   meta.AddMember("ownerReferences", owner_reference(r, a), a);
@@ -135,7 +135,7 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
 std::string busy_pod_patch(const model::runner& r) {
   json::writer w;
   w.open().open("metadata").open("labels").field(model::label_busy, "true").close();
-  if (!r.spec.template_->annotations.count(model::annotation_safe_to_evict))
+  if (!r.spec->template_.annotations.count(model::annotation_safe_to_evict))
     w.open("annotations").field(model::annotation_safe_to_evict, "false").close();
   return w.close().close().str();
 }

@@ -292,12 +292,12 @@ void add_pod_features(Value& spec, rapidjson::SizeType runner_index, const model
   }
   // The set's own ServiceAccount, which mounts no token, rather than the
   // namespace's default.
-  if (!r.spec.runner_set_name.empty() && json::find_value(spec, "serviceAccountName") == nullptr &&
+  if (!r.spec->runner_set_name.empty() && json::find_value(spec, "serviceAccountName") == nullptr &&
       json::find_value(spec, "serviceAccount") == nullptr)
-    spec.AddMember("serviceAccountName", str(model::runner_service_account_name(r.spec.runner_set_name), a),
+    spec.AddMember("serviceAccountName", str(model::runner_service_account_name(r.spec->runner_set_name), a),
                    a);
 
-  const auto& pod = r.spec.pod;
+  const auto& pod = r.spec->pod;
   const auto proxy = pod.proxy ? proxy_env(*pod.proxy) : std::vector<env_var>{};
   bool our_dind = false;
   if (pod.container_mode && pod.container_mode->type == model::container_mode::dind)

@@ -148,7 +148,7 @@ void provision(self_ptr self) {
   github::jit_request req;
   req.name = st.cfg.name;
   req.runner_group_id = st.cfg.runner_group_id;
-  req.labels = st.runner->spec.runner_labels;
+  req.labels = st.runner->spec->runner_labels;
   self->request(st.cfg.github, st.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
       .then(
           [=](github::jit_reply& r) {

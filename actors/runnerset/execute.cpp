@@ -44,7 +44,7 @@ std::string random_suffix(std::mt19937& rng) {
 void check_runner_as_stored(self_ptr self, const kube::object& stored, const std::string& fingerprint) {
   auto r = model::parse_runner(*stored.doc);
   auto& w = self->state.world;
-  if (!r || model::pod_fingerprint(*r->spec.template_, r->spec.pod) == fingerprint) return;
+  if (!r || model::pod_fingerprint(r->spec->template_, r->spec->pod) == fingerprint) return;
   if (!w.runner_crd_problem.empty()) return;
   w.runner_crd_problem = "the apiserver stored Runner " + std::string(stored.name) +
                          " without fields of its spec: the Runner CRD is older than the manager; apply "

@@ -109,11 +109,11 @@ void observe_runner(set_observation& w, const model::runner& r) {
   t.view.deleting = r.metadata.deleting;
   t.view.pod_ready = r.status.pod_ready;
   t.view.created = parse_rfc3339(r.metadata.creation_timestamp).value_or(0);
-  t.variant = r.spec.variant;
+  t.variant = r.spec->variant;
   t.status_runner_id = r.status.runner_id;
-  t.pod_fingerprint = model::pod_fingerprint(*r.spec.template_, r.spec.pod);
+  t.pod_fingerprint = model::pod_fingerprint(r.spec->template_, r.spec->pod);
   t.kubernetes_mode =
-      r.spec.pod.container_mode && r.spec.pod.container_mode->type == model::container_mode::kubernetes;
+      r.spec->pod.container_mode && r.spec->pod.container_mode->type == model::container_mode::kubernetes;
   w.kubernetes_runners_seen |= t.kubernetes_mode;
 }
 

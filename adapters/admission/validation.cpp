@@ -191,13 +191,13 @@ field_errors validate_runner(const runner& r) {
                    "is " + characters(effective.size() - max_label_value) +
                        " too long: a Runner name is also its Pod name and a label value, at most " +
                        std::to_string(max_label_value)});
-  check_scope_url("spec.scopeURL", r.spec.scope_url, out);
-  check_credentials_secret("spec.credentialsSecretName", r.spec.credentials_secret_name, out);
-  check_runner_labels("spec.runnerLabels", r.spec.runner_labels, out);
-  if (!r.spec.variant.empty() && !is_dns_label(r.spec.variant))
-    out.push_back({"spec.variant", quoted(r.spec.variant) + " is not a DNS label"});
-  check_pod_template("spec.template", *r.spec.template_, out);
-  check_pod_config("spec", r.spec.pod, out);
+  check_scope_url("spec.scopeURL", r.spec->scope_url, out);
+  check_credentials_secret("spec.credentialsSecretName", r.spec->credentials_secret_name, out);
+  check_runner_labels("spec.runnerLabels", r.spec->runner_labels, out);
+  if (!r.spec->variant.empty() && !is_dns_label(r.spec->variant))
+    out.push_back({"spec.variant", quoted(r.spec->variant) + " is not a DNS label"});
+  check_pod_template("spec.template", r.spec->template_, out);
+  check_pod_config("spec", r.spec->pod, out);
   return out;
 }
 

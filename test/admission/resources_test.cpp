@@ -78,8 +78,8 @@ TEST(ParseRunner, ReadsSpecAndStatus) {
   test::set(d, "/status/failures/0/reason", std::string("PodFailed"));
   auto r = parse_runner(d);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->spec.variant, "small");
-  EXPECT_EQ(r->spec.runner_set_name, "ci");
+  EXPECT_EQ(r->spec->variant, "small");
+  EXPECT_EQ(r->spec->runner_set_name, "ci");
   EXPECT_EQ(r->status.phase, "Running");
   EXPECT_EQ(r->status.runner_id, 42);
   ASSERT_TRUE(r->status.job);
@@ -90,20 +90,24 @@ TEST(ParseRunner, ReadsSpecAndStatus) {
 // The Runners of a variant carry the same template: decoded, they share one
 // copy (a pool of thousands caches a handful), and a different template is
 // its own.
-TEST(ParseRunner, RunnersWithTheSameTemplateShareOneCopy) {
+TEST(ParseRunner, RunnersWithTheSameSpecShareOneCopy) {
   auto a = parse_runner(doc(test::valid_runner_json()));
   auto b = parse_runner(doc(test::valid_runner_json()));
   ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->spec.template_.get(), b->spec.template_.get());
-  EXPECT_FALSE(a->spec.template_->containers.empty());
+  EXPECT_EQ(a->spec.get(), b->spec.get());
+  EXPECT_FALSE(a->spec->template_.containers.empty());
   auto d = doc(test::valid_runner_json());
   test::set(d, "/spec/template/spec/containers/0/image", std::string("other"));
   auto c = parse_runner(d);
   ASSERT_TRUE(c);
-  EXPECT_NE(c->spec.template_.get(), a->spec.template_.get());
-  EXPECT_EQ(c->spec.template_->containers[0].image, "other");
-  EXPECT_EQ(a->spec.template_->containers[0].image, b->spec.template_->containers[0].image);
-  EXPECT_NE(runner{}.spec.template_, nullptr) << "never null";
+  EXPECT_NE(c->spec.get(), a->spec.get());
+  EXPECT_EQ(c->spec->template_.containers[0].image, "other");
+  EXPECT_EQ(a->spec->template_.containers[0].image, b->spec->template_.containers[0].image);
+  EXPECT_NE(runner{}.spec, nullptr) << "never null";
+  // A spec with an error is reported every time, never shared.
+  test::set(d, "/spec/runnerLabels", 7);
+  EXPECT_FALSE(parse_runner(d));
+  EXPECT_FALSE(parse_runner(d));
 }
 
 TEST(Naming, DerivesNamesFromTheSetAndVariant) {

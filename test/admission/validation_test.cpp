@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "test/admission/fixtures.hpp"
+#include "test/support/runner_spec.hpp"
 
 namespace octorun::admission {
 namespace {
@@ -186,10 +187,9 @@ TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {
   auto r = model::parse_runner(doc(test::valid_runner_json()));
   ASSERT_TRUE(r);
   EXPECT_TRUE(validate_runner(*r).empty());
-  r->spec.scope_url = "https://github.com";
-  auto renamed = *r->spec.template_;
-  renamed.containers[0].name = "x";
-  r->spec.template_ = std::make_shared<const model::pod_template>(renamed);
+  auto& spec = test::own_spec(*r);
+  spec.scope_url = "https://github.com";
+  spec.template_.containers[0].name = "x";
   auto errors = validate_runner(*r);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].field, "spec.scopeURL");

@@ -11,10 +11,12 @@
 #include "model/parse.hpp"
 #include "model/pod_config.hpp"
 #include "test/support/json.hpp"
+#include "test/support/runner_spec.hpp"
 
 namespace octorun {
 namespace {
 
+using test::own_spec;
 using test::parse_json;
 
 model::runner sample_runner(const std::string& template_json) {
@@ -22,11 +24,10 @@ model::runner sample_runner(const std::string& template_json) {
   r.metadata.name = "linux-large-x7k2p";
   r.metadata.namespace_ = "ci";
   r.metadata.uid = "uid-1";
-  r.spec.runner_set_name = "linux";
-  r.spec.variant = "large";
-  model::pod_template t;
-  t.json = template_json;
-  r.spec.template_ = model::shared_template(std::move(t));
+  auto& spec = own_spec(r);
+  spec.runner_set_name = "linux";
+  spec.variant = "large";
+  spec.template_.json = template_json;
   return r;
 }
 
@@ -150,7 +151,7 @@ TEST(RunnerPod, TheActionsRunnerImageGetsRunShUnlessTheTemplateSaysHowToStart) {
 TEST(RunnerPod, RunsAsTheSetsServiceAccountUnlessTheTemplateNamesOne) {
   auto sa = [](const std::string& spec_extra, const std::string& set) {
     auto r = sample_runner(R"({"spec":{)" + spec_extra + R"("containers":[{"name":"runner","image":"r"}]}})");
-    r.spec.runner_set_name = set;
+    own_spec(r).runner_set_name = set;
     auto d = parse_json(*runner::pod_json(r, "ua"));
     return d["spec"].HasMember("serviceAccountName")
                ? std::string(d["spec"]["serviceAccountName"].GetString())
@@ -166,7 +167,7 @@ TEST(RunnerPod, ContainerModesAddOnlyWhatTheTemplateLacks) {
       R"({"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2",)"
       R"("env":[{"name":"DOCKER_HOST","value":"tcp://mine:2375"}],"volumeMounts":[{"name":"work","mountPath":"/w"}]}],)"
       R"("initContainers":[{"name":"setup","image":"busybox"}],"volumes":[{"name":"work","hostPath":{"path":"/x"}}]}})");
-  r.spec.pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
+  own_spec(r).pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
   auto d = parse_json(*runner::pod_json(r, "ua"));
   const auto& spec = d["spec"];
   const auto& inits = spec["initContainers"];
@@ -187,7 +188,7 @@ TEST(RunnerPod, ContainerModesAddOnlyWhatTheTemplateLacks) {
   // A template that declares its own daemon keeps it.
   auto own = sample_runner(
       R"({"spec":{"containers":[{"name":"runner","image":"r"},{"name":"dind","image":"docker:27-dind"}]}})");
-  own.spec.pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
+  own_spec(own).pod.container_mode = model::container_mode_spec{model::container_mode::dind, ""};
   auto o = parse_json(*runner::pod_json(own, "ua"));
   EXPECT_EQ(o["spec"]["containers"].Size(), 2u);
   ASSERT_EQ(o["spec"]["initContainers"].Size(), 1u);
@@ -198,7 +199,7 @@ TEST(RunnerPod, KubernetesModeMountsTheTokenAndKeepsATemplatesSecurityContext) {
   auto r = sample_runner(
       R"({"spec":{"automountServiceAccountToken":false,"securityContext":{"runAsUser":1001,"fsGroup":1001},)"
       R"("containers":[{"name":"runner","image":"r"}]}})");
-  r.spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
+  own_spec(r).pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
   auto d = parse_json(*runner::pod_json(r, "ua"));
   EXPECT_FALSE(d["spec"]["automountServiceAccountToken"].GetBool());
   EXPECT_EQ(d["spec"]["securityContext"]["fsGroup"].GetInt(), 1001);
@@ -210,7 +211,7 @@ TEST(RunnerPod, KubernetesModeMountsTheTokenAndKeepsATemplatesSecurityContext) {
 
 TEST(RunnerPod, ProxyCredentialsAreReferencedNeverWritten) {
   auto r = sample_runner(tmpl);
-  r.spec.pod.proxy =
+  own_spec(r).pod.proxy =
       model::proxy_spec{std::nullopt, model::proxy_endpoint{"https://proxy:8443/", "creds"}, {"a", "b"}};
   auto d = parse_json(*runner::pod_json(r, "ua"));
   const auto& env = d["spec"]["containers"][1]["env"];
@@ -233,14 +234,13 @@ TEST(RunnerPod, SafeToEvictIsTrueWhileIdleWhenManagedAndTheTemplateWins) {
                : std::string("(unset)");
   };
   EXPECT_EQ(annotation(r), "(unset)");
-  r.spec.pod.manage_safe_to_evict = true;
+  own_spec(r).pod.manage_safe_to_evict = true;
   EXPECT_EQ(annotation(r), "true");
   EXPECT_EQ(
       runner::busy_pod_patch(r),
       R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{"cluster-autoscaler.kubernetes.io/safe-to-evict":"false"}}})");
-  auto annotated = *r.spec.template_;
+  auto& annotated = own_spec(r).template_;
   annotated.annotations[model::annotation_safe_to_evict] = "true";
-  r.spec.template_ = std::make_shared<const model::pod_template>(annotated);
   EXPECT_EQ(runner::busy_pod_patch(r), R"({"metadata":{"labels":{"octorun.io/busy":"true"}}})");
 }
 
@@ -253,8 +253,8 @@ TEST(RunnerObject, CarriesThePodConfigurationOnlyWhenTheSetHasOne) {
   auto v = model::effective_variants(set->spec);
   auto back = model::parse_runner(runnerset::runner_json(*set, v[0], "x7k2p"));
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->spec.pod, v[0].pod) << "a Runner reads back what its variant declared";
-  EXPECT_EQ(model::pod_fingerprint(*back->spec.template_, back->spec.pod),
+  EXPECT_EQ(back->spec->pod, v[0].pod) << "a Runner reads back what its variant declared";
+  EXPECT_EQ(model::pod_fingerprint(back->spec->template_, back->spec->pod),
             model::pod_fingerprint(*v[0].template_, v[0].pod));
 }
 

@@ -32,8 +32,10 @@ class Variants : public test::actor_test_base {
  protected:
   Variants() : actor_test_base("variants") {
     sim::simulator_options o;
-    o.auto_online = true;  // a JIT runner connects as its configuration is generated
-    o.long_poll = 1s;      // so retired sessions close promptly
+    // A JIT runner connects as its configuration is generated, so a job can
+    // start (the Runner Running) before its pod exists: pod checks wait.
+    o.auto_online = true;
+    o.long_poll = 1s;  // so retired sessions close promptly
     o.pats = {"ghp_simulator"};
     auto sim = sim::simulator::start(o);
     if (!sim) ADD_FAILURE() << sim.error();
@@ -168,13 +170,14 @@ TEST_F(Variants, TwoVariantsGetOneScaleSetEachAndJobsGoToTheMatchingTemplate) {
   // The idle runner or a new one takes it; either way it runs the large template.
   auto busy = eventually_runner("large", "Running");
   ASSERT_FALSE(busy.empty());
-  EXPECT_EQ(get("pod " + busy + " -o jsonpath='{.spec.containers[0].image}'"), "runner-large");
+  EXPECT_TRUE(eventually("pod " + busy + " -o jsonpath='{.spec.containers[0].image}'", "runner-large"));
   EXPECT_EQ(runners("small"), "") << "a large job must not start a small runner";
 
   auto s = job("small");
   auto small_runner = eventually_runner("small", "Running");
   ASSERT_FALSE(small_runner.empty());
-  EXPECT_EQ(get("pod " + small_runner + " -o jsonpath='{.spec.containers[0].image}'"), "runner-small");
+  EXPECT_TRUE(
+      eventually("pod " + small_runner + " -o jsonpath='{.spec.containers[0].image}'", "runner-small"));
   EXPECT_EQ(get("runner " + small_runner + " -o jsonpath='{.status.job.id}'"), std::to_string(s));
 
   // Both jobs end: their runners go, large's idle buffer stays.
@@ -201,7 +204,7 @@ TEST_F(Variants, AddingAVariantRegistersItWithoutDisturbingTheOthers) {
   auto gpu_job = job("gpu");
   auto gpu = eventually_runner("gpu", "Running");
   ASSERT_FALSE(gpu.empty());
-  EXPECT_EQ(get("pod " + gpu + " -o jsonpath='{.spec.containers[0].image}'"), "runner-gpu");
+  EXPECT_TRUE(eventually("pod " + gpu + " -o jsonpath='{.spec.containers[0].image}'", "runner-gpu"));
 
   // The others kept their scale sets, their sessions and their runners.
   EXPECT_EQ(scale_set("ci-small").session_id, before_small.session_id);
@@ -229,7 +232,7 @@ TEST_F(Variants, RemovingAVariantDrainsItAndNeverKillsABusyRunner) {
   EXPECT_TRUE(
       eventually("runners -l octorun.io/variant=large -o jsonpath='{.items[*].metadata.name}'", busy));
   EXPECT_EQ(get("runner " + busy + " -o jsonpath='{.status.phase}'"), "Running");
-  EXPECT_EQ(get("pod " + busy + " -o jsonpath='{.metadata.name}'"), busy);
+  EXPECT_TRUE(eventually("pod " + busy + " -o jsonpath='{.metadata.name}'", busy));
   EXPECT_TRUE(eventually_scale_sets("ci-large:off ci-small:on"));
   EXPECT_EQ(get("runnerset ci -o jsonpath='{.status.variants[*].name}'"), "small large");
 
@@ -252,7 +255,7 @@ TEST_F(Variants, DeletingTheSetRemovesEverythingHereAndOnGitHub) {
   // Deleting the set takes the idle runner at once and waits for the busy one.
   test::kubectl(c_, "-n " + ns_ + " delete runnerset ci --wait=false >/dev/null");
   EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].metadata.name}'", busy));
-  EXPECT_EQ(get("pod " + busy + " -o jsonpath='{.metadata.name}'"), busy);
+  EXPECT_TRUE(eventually("pod " + busy + " -o jsonpath='{.metadata.name}'", busy));
   EXPECT_EQ(sim_->job_state(j), "running");
 
   // The job ends and its ephemeral runner leaves GitHub: the Runner's

@@ -210,7 +210,13 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
 controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.kube = kube::spawn_request_pool(self->system(), st.cfg.kube, st.cfg.kube_options, st.cfg.kube_workers);
+  // A request that queued longer than its actor waits for the answer is not
+  // sent: under a burst the queue would otherwise spend the apiserver on
+  // answers nobody reads while the retries queue behind them.
+  const auto answer_within = std::min(st.cfg.runnerset_defaults.request_timeout,
+                                      st.cfg.runnerset_defaults.runner_defaults.request_timeout);
+  st.kube = kube::spawn_request_pool(self->system(), st.cfg.kube, st.cfg.kube_options, st.cfg.kube_workers,
+                                     answer_within);
   if (st.cfg.record_events)
     st.events = kube::spawn_event_recorder(self->system(), st.cfg.kube, st.cfg.kube_options,
                                            st.cfg.reporting_controller, st.cfg.reporting_instance);

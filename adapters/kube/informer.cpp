@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -18,9 +19,9 @@ namespace {
 
 // ---- request pool ---------------------------------------------------------
 
-// When requests are traced (request_trace.hpp): the time each request entered
-// a worker's mailbox, FIFO per worker like the mailbox itself, so the worker
-// learns how long the request queued.
+// The time each request entered a worker's mailbox, FIFO per worker like the
+// mailbox itself, so the worker learns how long the request queued: for the
+// trace (request_trace.hpp) and to answer a request nobody waits for.
 struct enqueue_stamps {
   std::mutex mu;
   std::vector<std::deque<std::chrono::steady_clock::time_point>> per_worker;
@@ -28,50 +29,89 @@ struct enqueue_stamps {
 
 struct worker_state {
   std::unique_ptr<client> api;
-  std::shared_ptr<enqueue_stamps> stamps;  // null: not traced
+  std::shared_ptr<enqueue_stamps> stamps;  // null: neither traced nor bounded
   size_t index = 0;
+  std::chrono::milliseconds max_queue_wait{0};
   static inline const char* name = "kube-request-worker";
 };
 
 using worker_actor = caf::stateful_actor<worker_state>;
 
-// The worker's client, told how long the request in hand waited.
-client& dequeued(worker_actor* self) {
+// How long the request in hand waited in the mailbox; unknown without stamps.
+std::optional<std::chrono::microseconds> take_queue_wait(worker_actor* self) {
   auto& st = self->state;
-  if (st.stamps) {
-    std::lock_guard lock(st.stamps->mu);
-    auto& q = st.stamps->per_worker[st.index];
-    if (!q.empty()) {
-      st.api->note_queue_wait(std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - q.front()));
-      q.pop_front();
+  if (!st.stamps) return std::nullopt;
+  std::lock_guard lock(st.stamps->mu);
+  auto& q = st.stamps->per_worker[st.index];
+  if (q.empty()) return std::nullopt;
+  auto waited =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - q.front());
+  q.pop_front();
+  return waited;
+}
+
+api_error unsent(std::chrono::microseconds waited, std::chrono::milliseconds limit) {
+  api_error e;
+  e.transport = true;  // nothing reached the apiserver: worth retrying
+  e.message = fmt::format("not sent: it waited {:.1f} s in the request queue, past its requester's {} s",
+                          std::chrono::duration<double>(waited).count(),
+                          std::chrono::duration_cast<std::chrono::seconds>(limit).count());
+  return e;
+}
+
+// Sends the request in hand with the worker's client — unless it waited in
+// the mailbox longer than its requester waits for an answer: then the
+// requester has already given up (and will retry), and sending it would
+// spend the apiserver's time on an answer nobody reads, at the moment the
+// queue shows it has none to spare.
+template <class Result, class Send>
+Result serve(worker_actor* self, Send send) {
+  auto& st = self->state;
+  auto waited = take_queue_wait(self);
+  if (waited) {
+    if (st.max_queue_wait.count() > 0 && *waited > st.max_queue_wait) {
+      spdlog::debug("kube request dropped: {}", to_string(unsent(*waited, st.max_queue_wait)));
+      return unexpected(unsent(*waited, st.max_queue_wait));
     }
+    st.api->note_queue_wait(*waited);
   }
-  return *st.api;
+  return send(*st.api);
 }
 
 caf::behavior request_worker(worker_actor* self, config cfg, client_options opts,
-                             std::shared_ptr<enqueue_stamps> stamps, size_t index) {
+                             std::shared_ptr<enqueue_stamps> stamps, size_t index,
+                             std::chrono::milliseconds max_queue_wait) {
   self->state.api = std::make_unique<client>(std::move(cfg), std::move(opts));
   self->state.stamps = std::move(stamps);
   self->state.index = index;
+  self->state.max_queue_wait = max_queue_wait;
   return {
-      [=](get_request& r) -> object_result { return dequeued(self).get(r.res, r.ns, r.name, r.subresource); },
-      [=](list_request& r) -> list_result { return dequeued(self).list(r.res, r.ns, r.options); },
-      [=](create_request& r) -> object_result { return dequeued(self).create(r.res, r.ns, r.body); },
-      [=](update_request& r) -> object_result {
-        return dequeued(self).update(r.res, r.ns, r.name, r.body, r.subresource);
+      [=](get_request& r) {
+        return serve<object_result>(self,
+                                    [&](client& c) { return c.get(r.res, r.ns, r.name, r.subresource); });
       },
-      [=](patch_request& r) -> object_result {
-        return dequeued(self).patch(r.res, r.ns, r.name, r.type, r.body, r.subresource);
+      [=](list_request& r) {
+        return serve<list_result>(self, [&](client& c) { return c.list(r.res, r.ns, r.options); });
       },
-      [=](delete_request& r) -> object_result {
-        return dequeued(self).remove(r.res, r.ns, r.name, r.options);
+      [=](create_request& r) {
+        return serve<object_result>(self, [&](client& c) { return c.create(r.res, r.ns, r.body); });
+      },
+      [=](update_request& r) {
+        return serve<object_result>(
+            self, [&](client& c) { return c.update(r.res, r.ns, r.name, r.body, r.subresource); });
+      },
+      [=](patch_request& r) {
+        return serve<object_result>(
+            self, [&](client& c) { return c.patch(r.res, r.ns, r.name, r.type, r.body, r.subresource); });
+      },
+      [=](delete_request& r) {
+        return serve<object_result>(self,
+                                    [&](client& c) { return c.remove(r.res, r.ns, r.name, r.options); });
       },
   };
 }
 
-// CAF's round robin, stamping each request's arrival when traced.
+// CAF's round robin, stamping each request's arrival when asked to.
 caf::actor_pool::policy stamped_round_robin(std::shared_ptr<enqueue_stamps> stamps) {
   auto next = std::make_shared<std::atomic<size_t>>(0);
   return [stamps, next](caf::actor_system&, caf::actor_pool::uplock& guard,
@@ -113,16 +153,17 @@ caf::behavior event_recorder_actor(caf::stateful_actor<recorder_state>* self, co
 
 }  // namespace
 
-caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_options opts, size_t size) {
+caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_options opts, size_t size,
+                              std::chrono::milliseconds max_queue_wait) {
   size = std::max<size_t>(size, 1);
   std::shared_ptr<enqueue_stamps> stamps;
-  if (request_trace::enabled()) {
+  if (request_trace::enabled() || max_queue_wait.count() > 0) {
     stamps = std::make_shared<enqueue_stamps>();
     stamps->per_worker.resize(size);
   }
   auto index = std::make_shared<size_t>(0);  // the factory runs once per worker, in order
-  auto factory = [&sys, cfg, opts, stamps, index] {
-    return sys.spawn<caf::detached>(request_worker, cfg, opts, stamps, (*index)++);
+  auto factory = [&sys, cfg, opts, stamps, index, max_queue_wait] {
+    return sys.spawn<caf::detached>(request_worker, cfg, opts, stamps, (*index)++, max_queue_wait);
   };
   return caf::actor_pool::make(sys.dummy_execution_unit(), size, factory, stamped_round_robin(stamps));
 }

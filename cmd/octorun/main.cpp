@@ -9,6 +9,7 @@
 // that blocks or ends the process happens here, on the main thread, never
 // on an actor. SIGTERM/SIGINT: stop the intake, stop the controller
 // (in-flight writes finish or time out), release the Lease.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -122,9 +123,22 @@ std::string refused_caf_setting(const std::vector<std::string>& args, const caf:
   return "CAF setting: " + (err ? caf::to_string(err) : "not understood: " + remainder.front());
 }
 
+// glibc gives each thread that allocates under contention an arena of its
+// own, up to 8 per core, and memory freed in one arena serves only that one:
+// the manager's threads (CAF's scheduler, the request pool, reflectors)
+// allocate and free the same objects across threads, so at scale the heap
+// grows by the spread, not by the work (2,000 Runners: 12.4 KiB each with the
+// default, 11.3 with two arenas). Two arenas, unless the operator set
+// MALLOC_ARENA_MAX (or glibc's tunables) to choose.
+void limit_malloc_arenas() {
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr && std::getenv("GLIBC_TUNABLES") == nullptr)
+    mallopt(M_ARENA_MAX, 2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  limit_malloc_arenas();
   // Signals are taken by the signal relay, never by CAF's threads.
   sigset_t signals;
   sigemptyset(&signals);

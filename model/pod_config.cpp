@@ -1,5 +1,6 @@
 #include "model/pod_config.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -152,16 +153,28 @@ void write_pod_config(rapidjson::Value& spec, const pod_config& c, json::allocat
   if (c.manage_safe_to_evict) spec.AddMember("manageSafeToEvict", true, a);
 }
 
-std::string pod_fingerprint(const pod_template& t, const pod_config& c) {
+std::uint64_t pod_fingerprint(const pod_template& t, const pod_config& c) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   rapidjson::Document tmpl;
   tmpl.Parse(t.json.c_str(), t.json.size());
   d.AddMember("template", tmpl.HasParseError() ? rapidjson::Value() : rapidjson::Value(tmpl, a), a);
   write_pod_config(d, c, a);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(json::canonical(d))));
-  return hex;
+  const std::uint64_t digest = fnv1a(json::canonical(d));
+  return digest == 0 ? 1 : digest;
+}
+
+std::uint64_t spec_fingerprints::of(const shared_runner_spec& spec) {
+  for (const auto& [known, fingerprint] : known_)
+    if (known == spec) return fingerprint;
+  if (known_.size() >= prune_above_) {
+    // Specs no Runner holds any more (a rollout replaced them).
+    std::erase_if(known_, [](const auto& entry) { return entry.first.use_count() == 1; });
+    prune_above_ = std::max<std::size_t>(8, 2 * known_.size());
+  }
+  const auto fingerprint = pod_fingerprint(spec->template_, spec->pod);
+  known_.emplace_back(spec, fingerprint);
+  return fingerprint;
 }
 
 bool is_actions_runner_image(std::string_view image) {

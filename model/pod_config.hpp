@@ -6,8 +6,10 @@
 
 #include <rapidjson/document.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "adapters/common/json.hpp"
 #include "model/types.hpp"
@@ -31,7 +33,23 @@ inline constexpr const char* default_work_volume_claim =
 // A digest of everything that shapes a runner's pod: the template (member
 // order ignored) and the configuration. A Runner whose fingerprint differs
 // from its variant's was made from an older declaration: it is outdated.
-std::string pod_fingerprint(const pod_template& t, const pod_config& c);
+// Never 0 (that stands for "unknown").
+std::uint64_t pod_fingerprint(const pod_template& t, const pod_config& c);
+
+// pod_fingerprint of the specs Runners share (a handful per set: one per
+// variant and revision), each computed once while a Runner holds it: the
+// RunnerSet asks on every Runner event, and the digest parses, orders and
+// hashes the whole template.
+class spec_fingerprints {
+ public:
+  std::uint64_t of(const shared_runner_spec& spec);
+  std::size_t size() const { return known_.size(); }
+
+ private:
+  // Holding the spec keeps its address from naming another one.
+  std::vector<std::pair<shared_runner_spec, std::uint64_t>> known_;
+  std::size_t prune_above_ = 8;
+};
 
 // ghcr.io/actions/actions-runner, with any tag or digest: an image with no
 // entry point whose runner starts with /home/runner/run.sh.

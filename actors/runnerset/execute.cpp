@@ -41,10 +41,10 @@ std::string random_suffix(std::mt19937& rng) {
 // CRD older than the manager prunes spec.containerMode, proxy, caBundle):
 // its pod would lack them, and it would look outdated for ever, so a
 // rollout would replace runners in a loop. plan() stops rollouts and says so.
-void check_runner_as_stored(self_ptr self, const kube::object& stored, const std::string& fingerprint) {
+void check_runner_as_stored(self_ptr self, const kube::object& stored, std::uint64_t fingerprint) {
   auto r = model::parse_runner(*stored.doc);
   auto& w = self->state.world;
-  if (!r || model::pod_fingerprint(r->spec->template_, r->spec->pod) == fingerprint) return;
+  if (!r || self->state.fingerprints.of(r->spec) == fingerprint) return;
   if (!w.runner_crd_problem.empty()) return;
   w.runner_crd_problem = "the apiserver stored Runner " + std::string(stored.name) +
                          " without fields of its spec: the Runner CRD is older than the manager; apply "

@@ -427,7 +427,7 @@ class planner {
       if (r.variant != v.name) continue;
       c.add(r.view);
       auto view = r.view;
-      view.outdated = !r.pod_fingerprint.empty() && r.pod_fingerprint != fingerprint;
+      view.outdated = r.pod_fingerprint != 0 && r.pod_fingerprint != fingerprint;
       const bool leaving = removing(name) || (r.view.deleting && !r.view.busy());
       if (view.outdated && !leaving && !r.view.finished() && r.view.phase != runner::phase::failed)
         ++c.outdated;

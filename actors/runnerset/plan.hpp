@@ -124,8 +124,8 @@ struct observed_runner {
   // holds no capacity even before its actor writes Succeeded.
   bool job_completed = false;
   // model::pod_fingerprint of its template and pod configuration: it is
-  // outdated when its variant's differs. Empty: unknown (never outdated).
-  std::string pod_fingerprint;
+  // outdated when its variant's differs. 0: unknown (never outdated).
+  std::uint64_t pod_fingerprint = 0;
   bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's Role)
 };
 

@@ -101,7 +101,7 @@ void reconcile(self_ptr self) {
 
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
 // busy, job completed) is kept.
-void observe_runner(set_observation& w, const model::runner& r) {
+void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, const model::runner& r) {
   auto& t = w.runners[r.metadata.name];
   t.view.name = r.metadata.name;
   t.view.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
@@ -111,7 +111,7 @@ void observe_runner(set_observation& w, const model::runner& r) {
   t.view.created = parse_rfc3339(r.metadata.creation_timestamp).value_or(0);
   t.variant = r.spec->variant;
   t.status_runner_id = r.status.runner_id;
-  t.pod_fingerprint = model::pod_fingerprint(r.spec->template_, r.spec->pod);
+  t.pod_fingerprint = fingerprints.of(r.spec);
   t.kubernetes_mode =
       r.spec->pod.container_mode && r.spec->pod.container_mode->type == model::container_mode::kubernetes;
   w.kubernetes_runners_seen |= t.kubernetes_mode;
@@ -232,7 +232,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
     if (made_here && w.runners.count(name) == 0) route_to_runner(self, name, runner::made_here_atom::value);
-    observe_runner(w, *ev.obj);
+    observe_runner(w, st.fingerprints, *ev.obj);
     // The job it runs, which the sweep follows to its end (a `completed`
     // lost while no leader served would leave it running for ever).
     if (const auto& job = ev.obj->status.job; job && job->id != 0 && ev.obj->status.phase == "Running")

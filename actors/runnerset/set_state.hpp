@@ -22,6 +22,7 @@
 #include "adapters/github/scaleset_client.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
+#include "model/pod_config.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -35,7 +36,8 @@ struct set_state {
   runnerset_actor_config cfg;
   // Everything plan() decides on; the actor's handlers update it.
   set_observation world;
-  watched::runnerset_ptr set_object;  // the RunnerSet as watched (its finalizers, resourceVersion)
+  watched::runnerset_ptr set_object;      // the RunnerSet as watched (its finalizers, resourceVersion)
+  model::spec_fingerprints fingerprints;  // of its Runners' specs
   // Completed jobs, so late or duplicate deliveries are ignored.
   std::map<std::int64_t, time_point> completed_jobs;
   std::vector<messages::job_info> early_demand;  // jobs that arrived before the RunnerSet was read

@@ -288,8 +288,8 @@ set_observation rolled_set(std::int32_t min_runners) {
   o.set->spec.template_.json = R"({"spec":{"containers":[{"name":"runner","image":"r:2"}]}})";
   return o;
 }
-const std::string old_fingerprint = "0123456789abcdef";
-std::string current_fingerprint(const set_observation& o) {
+constexpr std::uint64_t old_fingerprint = 0x0123456789abcdefULL;
+std::uint64_t current_fingerprint(const set_observation& o) {
   return model::pod_fingerprint(o.set->spec.template_, o.set->spec.pod);
 }
 

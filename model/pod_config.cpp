@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "adapters/common/hash.hpp"
 #include "model/naming.hpp"
 #include "model/scope.hpp"
 
@@ -103,14 +104,6 @@ rapidjson::Value container_mode_json(const container_mode_spec& m, json::allocat
       v.AddMember("workVolumeClaim", rapidjson::Value(claim, a), a);
   }
   return v;
-}
-
-std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 14695981039346656037ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 }  // namespace

@@ -60,11 +60,12 @@ void delivery_dedupe::expire(clock::time_point now) {
 
 bool delivery_dedupe::first_seen(const std::string& id, clock::time_point now) {
   expire(now);
-  auto it = expiry_.find(id);
+  const auto key = digest128_of(id);
+  auto it = expiry_.find(key);
   if (it != expiry_.end() && it->second > now) return false;
   auto until = now + ttl_;
-  expiry_[id] = until;
-  order_.emplace_back(until, id);
+  expiry_[key] = until;
+  order_.emplace_back(until, key);
   expire(now);
   return true;
 }

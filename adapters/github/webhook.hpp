@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "adapters/common/expected.hpp"
+#include "adapters/common/hash.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::github {
@@ -35,8 +36,10 @@ class delivery_dedupe {
   void expire(clock::time_point now);
   std::chrono::seconds ttl_;
   std::size_t capacity_;
-  std::unordered_map<std::string, clock::time_point> expiry_;
-  std::deque<std::pair<clock::time_point, std::string>> order_;
+  // By the id's 128-bit digest: a delivery id (a GUID) costs 16 bytes, not
+  // two strings — the set holds up to `capacity` of them for a day.
+  std::unordered_map<digest128, clock::time_point, digest128_hash> expiry_;
+  std::deque<std::pair<clock::time_point, digest128>> order_;
 };
 
 }  // namespace octorun::github

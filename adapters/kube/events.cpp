@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "adapters/common/hash.hpp"
 #include "adapters/common/json.hpp"
 #include "adapters/common/json_writer.hpp"
 #include "adapters/common/rfc3339.hpp"
@@ -48,13 +49,18 @@ event_spam_filter::event_spam_filter(int burst, std::chrono::seconds refill,
       series_expiry_(series_expiry),
       max_series_(std::max<size_t>(max_series, 1)) {}
 
-std::string event_spam_filter::series_key(const event_spec& e) {
+std::uint64_t event_spam_filter::spam_key(const event_spec& e) {
   const auto& r = e.regarding;
-  return r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.reason + '\x1f' + e.action + '\x1f' +
-         e.type;
+  return fnv1a(r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.type);
 }
 
-bool event_spam_filter::take(const std::string& key, time_point now) {
+std::uint64_t event_spam_filter::series_key(const event_spec& e) {
+  const auto& r = e.regarding;
+  return fnv1a(r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.reason + '\x1f' + e.action +
+               '\x1f' + e.type);
+}
+
+bool event_spam_filter::take(std::uint64_t key, time_point now) {
   auto [it, fresh] = buckets_.try_emplace(key);
   auto& b = it->second;
   if (fresh) {
@@ -78,11 +84,10 @@ event_spam_filter::decision event_spam_filter::observe(const event_spec& e, time
     series_.erase(it);  // a quiet series ends; the next occurrence starts a new Event
     it = series_.end();
   }
-  const auto& r = e.regarding;
-  auto spam_key = r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.type;
+  const auto bucket_key = spam_key(e);
   if (it == series_.end() || it->second.name.empty()) {
     // New series, or its Event was never written: create one.
-    if (!take(spam_key, now)) return d;
+    if (!take(bucket_key, now)) return d;
     d.what = action::create;
     d.count = it == series_.end() ? 1 : ++it->second.count;
     if (it != series_.end()) it->second.last_seen = now;
@@ -93,7 +98,7 @@ event_spam_filter::decision event_spam_filter::observe(const event_spec& e, time
   s.last_seen = now;
   d.count = s.count;
   if (now - s.last_write < series_interval_) return d;  // counted, written later
-  if (!take(spam_key, now)) return d;
+  if (!take(bucket_key, now)) return d;
   s.last_write = now;
   d.what = action::update_series;
   d.event_name = s.name;

@@ -68,14 +68,20 @@ class event_spam_filter {
     double tokens = 0;
     time_point last{};
   };
-  bool take(const std::string& key, time_point now);
-  static std::string series_key(const event_spec& e);
+  // Keys are 64-bit digests of the strings that name a series (the object,
+  // reason, action, type) and a spam bucket (the object, type): tens of
+  // thousands of Runners each have both, and a digest is 8 bytes where the
+  // strings were ~100. Two series sharing a digest (about 2^-64 a pair) would
+  // only merge their counts.
+  bool take(std::uint64_t key, time_point now);
+  static std::uint64_t series_key(const event_spec& e);
+  static std::uint64_t spam_key(const event_spec& e);
 
   int burst_;
   std::chrono::seconds refill_, series_interval_, series_expiry_;
   size_t max_series_;
-  std::unordered_map<std::string, series> series_;
-  std::unordered_map<std::string, bucket> buckets_;
+  std::unordered_map<std::uint64_t, series> series_;
+  std::unordered_map<std::uint64_t, bucket> buckets_;
 };
 
 // The Event body. `name` is `<regarding.name>.<hex nanoseconds>` by default.

@@ -70,7 +70,10 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
     return;
   }
   ++st.consecutive_errors;
-  auto level = e.retryable() ? spdlog::level::warn : spdlog::level::err;
+  // A namespace being deleted refuses new pods and takes the Runner anyway.
+  auto level = e.namespace_terminating ? spdlog::level::info
+               : e.retryable()         ? spdlog::level::warn
+                                       : spdlog::level::err;
   spdlog::log(level, "runner {}: {} failed: {}; retrying in {} ms", id(self), what, kube::to_string(e),
               backoff(self).count());
   wake_at(self, clock::now() + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after));

@@ -70,6 +70,10 @@ api_error parse_status(long code, std::string_view body, std::string_view retry_
     if (const auto* details = json::member(d, "details")) {
       auto seconds = json::i64(*details, "retryAfterSeconds");
       if (seconds > 0) e.retry_after = std::chrono::seconds(seconds);
+      if (const auto* causes = json::member(*details, "causes"); causes && causes->IsArray())
+        for (const auto& cause : causes->GetArray())
+          if (cause.IsObject() && json::str(cause, "reason") == "NamespaceTerminating")
+            e.namespace_terminating = true;
     }
   } else {
     // Plain text (APF 429s) or a proxy's HTML: keep a bounded excerpt.

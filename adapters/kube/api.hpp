@@ -18,6 +18,10 @@ struct api_error {
   std::string message;                  // Status.message, the body, or the transport error
   std::chrono::seconds retry_after{0};  // Retry-After header or details.retryAfterSeconds
   bool transport = false;               // connect, TLS, timeout, cancelled
+  // A create refused because its namespace is being deleted (403 with the
+  // cause NamespaceTerminating): expected while a namespace goes, and
+  // everything in it goes too.
+  bool namespace_terminating = false;
 
   bool not_found() const { return code == 404; }
   bool conflict() const { return code == 409 && reason != "AlreadyExists"; }

@@ -62,6 +62,18 @@ TEST(Status, ParsesReasonCodeMessageAndRetryAfter) {
   EXPECT_TRUE(slow.retryable());
 }
 
+TEST(Status, ACreateInANamespaceBeingDeletedSaysSo) {
+  // As kube-apiserver's NamespaceLifecycle admission answers it.
+  auto e = parse_status(403, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+    "message":"pods \"r-1\" is forbidden: unable to create new content in namespace ci because it is being terminated",
+    "reason":"Forbidden","details":{"name":"r-1","kind":"pods","causes":[{"reason":"NamespaceTerminating",
+    "message":"namespace ci is being terminated","field":"metadata.namespace"}]},"code":403})");
+  EXPECT_TRUE(e.forbidden());
+  EXPECT_TRUE(e.namespace_terminating);
+  EXPECT_FALSE(
+      parse_status(403, R"({"kind":"Status","reason":"Forbidden","message":"no"})").namespace_terminating);
+}
+
 TEST(Status, PlainTextAndHtmlBodiesBranchOnTheCode) {
   auto apf = parse_status(429, "Too many requests, please try again later.\n", "3");
   EXPECT_EQ(apf.reason, "TooManyRequests");

@@ -70,8 +70,9 @@ Result serve(worker_actor* self, Send send) {
   auto waited = take_queue_wait(self);
   if (waited) {
     if (st.max_queue_wait.count() > 0 && *waited > st.max_queue_wait) {
-      spdlog::debug("kube request dropped: {}", to_string(unsent(*waited, st.max_queue_wait)));
-      return unexpected(unsent(*waited, st.max_queue_wait));
+      auto e = unsent(*waited, st.max_queue_wait);
+      spdlog::debug("kube request dropped: {}", e.message);  // its requester logs that it got no answer
+      return unexpected(std::move(e));
     }
     st.api->note_queue_wait(*waited);
   }

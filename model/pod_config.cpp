@@ -166,7 +166,9 @@ std::uint64_t spec_fingerprints::of(const shared_runner_spec& spec) {
     prune_above_ = std::max<std::size_t>(8, 2 * known_.size());
   }
   const auto fingerprint = pod_fingerprint(spec->template_, spec->pod);
-  known_.emplace_back(spec, fingerprint);
+  // Runners share a handful of specs; many distinct ones held at once (specs
+  // with errors are never shared) would make the scan above the hot path.
+  if (known_.size() < max_known) known_.emplace_back(spec, fingerprint);
   return fingerprint;
 }
 

@@ -49,6 +49,7 @@ class spec_fingerprints {
   // Holding the spec keeps its address from naming another one.
   std::vector<std::pair<shared_runner_spec, std::uint64_t>> known_;
   std::size_t prune_above_ = 8;
+  static constexpr std::size_t max_known = 64;
 };
 
 // ghcr.io/actions/actions-runner, with any tag or digest: an image with no

@@ -3,6 +3,7 @@
 // across runs and builds, unlike std::hash.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 

@@ -170,6 +170,13 @@ TEST(SpecFingerprints, OnePerSharedSpecAsPodFingerprintGivesAndForgetsSpecsNobod
   for (int i = 3; i < 20; ++i) memo.of(spec_with_image("r:" + std::to_string(i)));
   EXPECT_LE(memo.size(), 8u);
   EXPECT_EQ(memo.of(v1), model::pod_fingerprint(v1->template_, v1->pod));  // held: still known
+  // Many specs held at once (specs with errors are never shared): answered, not all kept.
+  std::vector<model::shared_runner_spec> held;
+  for (int i = 0; i < 200; ++i) {
+    held.push_back(spec_with_image("held:" + std::to_string(i)));
+    EXPECT_EQ(memo.of(held.back()), model::pod_fingerprint(held.back()->template_, held.back()->pod));
+  }
+  EXPECT_LE(memo.size(), 64u);
 }
 
 TEST(ProxyUrl, IsSchemeHostAndPortOnly) {

@@ -72,7 +72,7 @@ Result serve(worker_actor* self, Send send) {
     if (st.max_queue_wait.count() > 0 && *waited > st.max_queue_wait) {
       auto e = unsent(*waited, st.max_queue_wait);
       spdlog::debug("kube request dropped: {}", e.message);  // its requester logs that it got no answer
-      return unexpected(std::move(e));
+      return unexpected{std::move(e)};
     }
     st.api->note_queue_wait(*waited);
   }

@@ -54,7 +54,7 @@ TEST(RequestPool, ARequestThatWaitedPastItsRequesterIsAnsweredWithoutBeingSent) 
   constexpr auto max_wait = 200ms;
   auto pool = spawn_request_pool(sys, cfg, {}, 1, max_wait);  // one worker: "late" queues behind "slow"
 
-  object_result slow_result = unexpected(api_error{});
+  object_result slow_result = unexpected{api_error{}};
   std::thread slow_requester([&] {
     caf::scoped_actor self{sys};
     self->request(pool, caf::infinite, get_request{configmaps(), "ns", "slow", ""})

@@ -123,6 +123,19 @@ mirrors=(
   "deb http://deb.debian.org/debian bookworm-updates main"
   "deb http://deb.debian.org/debian-security bookworm-security main"
 )
+# mmdebstrap collects the downloaded packages through an apt hook `cat >&N`
+# run by sh (dash), which reads single-digit descriptors only: when N is 10 or
+# more — our caller left descriptors open for us, as a test harness's popen()
+# does — every download fails with "Sub-process cat >&15 returned an error
+# code (2)". So it runs with none open above stderr.
+without_inherited_fds() {
+  local fd
+  for fd in /proc/self/fd/*; do
+    fd=${fd##*/}
+    if ((fd > 2 && fd != 255)); then eval "exec $fd>&-"; fi
+  done
+  "$@"
+}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/octorun/image-base
 key=$(printf '%s\n' "${packages[@]}" "${mirrors[@]}" | sha256sum | cut -c1-16)
 base=$cache/bookworm-$key.tar
@@ -133,15 +146,13 @@ exec 8>"$cache/.lock"
 flock 8
 if [[ $refresh_base -eq 1 || ! -s $base ]]; then
   log "unpacking the Debian packages with mmdebstrap (once per package list)"
-  # Its own log (apt's reasons included), shown only when an attempt fails.
-  # A first cold CI run saw three quick attempts fail together (10 s and 20 s
-  # apart) and the same download succeed two minutes later: the waits now
-  # span about two and a half minutes.
+  # Its own log (apt's reasons included), shown only when an attempt fails;
+  # a mirror's hiccup is tried again, over about five minutes.
   attempts=5
   for attempt in $(seq $attempts); do
     rm -f "$base.partial.tar"
-    mmdebstrap --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
-      bookworm "$base.partial.tar" "${mirrors[@]}" >"$cache/mmdebstrap.log" 2>&1 && break
+    (without_inherited_fds mmdebstrap --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
+      bookworm "$base.partial.tar" "${mirrors[@]}") >"$cache/mmdebstrap.log" 2>&1 && break
     grep -E '^(E|W): |Err:|Failed|failed' "$cache/mmdebstrap.log" | grep -v 'skipping mounting' | tail -20 >&2
     [[ $attempt -lt $attempts ]] || fail "mmdebstrap failed $attempts times (its log: $cache/mmdebstrap.log)"
     wait_s=$((attempt * attempt * 10))

@@ -8,8 +8,12 @@
 
 namespace octorun {
 
+// A constructor, not an aggregate: `unexpected(e)` and `unexpected{e}` both
+// build on every compiler we use (clang 14 has no parenthesised aggregate
+// initialisation, so an aggregate failed there with the first spelling only).
 template <class E>
 struct unexpected {
+  explicit unexpected(E e) : error(std::move(e)) {}
   E error;
 };
 template <class E>

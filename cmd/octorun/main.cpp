@@ -23,6 +23,7 @@
 
 #include "actors/leader/leader_election.hpp"
 #include "adapters/logging/logging.hpp"
+#include "cmd/octorun/caf_settings.hpp"
 #include "cmd/octorun/manager.hpp"
 #include "cmd/octorun/options.hpp"
 #include "cmd/octorun/version.hpp"
@@ -100,29 +101,6 @@ int run(caf::actor_system& sys, const manager::options& opts, manager::settings 
   return status;  // the actor system waits for its actors on destruction
 }
 
-// CAF's settings are parsed together, and its error names no option: the
-// one it refuses alone is named, as every other bad flag is.
-std::string refused_caf_setting(const std::vector<std::string>& args, const caf::error& err,
-                                const std::vector<std::string>& remainder) {
-  for (const auto& arg : args) {
-    caf::actor_system_config probe;
-    auto refused = probe.parse(std::vector<std::string>{arg});
-    if (!refused && probe.remainder.empty()) continue;
-    const auto eq = arg.find('=');
-    const auto name = arg.substr(0, eq);
-    const auto value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
-    if (refused.category() == caf::atom("parser")) {
-      const auto why = static_cast<caf::pec>(refused.code());
-      if (why == caf::pec::not_an_option)
-        return "unknown CAF setting " + name + " (octorun --help says which CAF settings pass through)";
-      return name + ": CAF does not take '" + value + "' (" + caf::to_string(why) + ")";
-    }
-    return name + ": CAF does not take '" + value + "'" +
-           (refused ? " (" + caf::to_string(refused) + ")" : "");
-  }
-  return "CAF setting: " + (err ? caf::to_string(err) : "not understood: " + remainder.front());
-}
-
 // glibc gives each thread that allocates under contention an arena of its
 // own, up to 8 per core, and memory freed in one arena serves only that one:
 // the manager's threads (CAF's scheduler, the request pool, reflectors)
@@ -160,8 +138,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   caf::actor_system_config caf_cfg;
-  if (auto err = caf_cfg.parse(opts->caf_args); err || !caf_cfg.remainder.empty()) {
-    std::cerr << "octorun: " << refused_caf_setting(opts->caf_args, err, caf_cfg.remainder) << "\n";
+  if (auto refused = manager::configure_caf(caf_cfg, opts->caf_args)) {
+    std::cerr << "octorun: " << *refused << "\n";
     return 2;
   }
   if (auto logged =

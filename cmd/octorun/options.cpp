@@ -269,7 +269,8 @@ std::string help_text() {
   out << "  --version\n      print the version and the git commit it was built from\n"
          "  --help, -h\n      print this text\n\n"
          "CAF's own settings pass through as --name.with.dots=value (e.g. --scheduler.max-threads=2, set it\n"
-         "to the pod's CPU limit) or from a CAF INI file given with --config-file.\n";
+         "to the pod's CPU limit) or from a CAF INI file given with --config-file. The manager's workers\n"
+         "share one queue (--scheduler.policy=sharing) unless one of those chooses another policy.\n";
   return out.str();
 }
 

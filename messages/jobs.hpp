@@ -2,7 +2,8 @@
 // webhook) and consumed by the RunnerSet/Runner actors. Plain structs: an
 // intake fills what its source knows and leaves the rest empty/zero. Both
 // intakes hand them to the controller's job router, which sends each to its
-// RunnerSet's actor (actors/controller/job_routing.hpp, actors/README.md).
+// RunnerSet's actor (actors/controller/job_routing.hpp, actors/README.md); a
+// listener sends each scale-set message whole, as one session_message.
 //
 //   listener (scale-set protocol)      webhook (workflow_job)
 //   JobAvailable   -> job_available    action=queued      -> job_available
@@ -13,6 +14,7 @@
 
 #include <caf/all.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -85,7 +87,18 @@ struct job_statistics {
   std::int64_t total_registered_runners = 0;
   std::int64_t total_busy_runners = 0;
   std::int64_t total_idle_runners = 0;
-  std::string runner_set;  // the RunnerSet ("namespace/name") whose listener reported them
+};
+
+// One message of a scale set's session (or the statistics its opening
+// reports): the job messages in GitHub's order and the statistics that came
+// with them. A listener hands it on whole, and its set applies all of it
+// before it plans again: a JobCompleted heeded before the statistics that
+// stop counting its job frees a runner while the job still counts, and the
+// plan makes a runner for nothing.
+struct session_message {
+  std::string runner_set;  // the RunnerSet ("namespace/name") whose listener received it
+  std::vector<job_message> jobs;
+  std::optional<job_statistics> statistics;  // none (a message of an unknown type): demand is not touched
 };
 
 template <class Inspector>
@@ -110,12 +123,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_completed& x) {
   return f(caf::meta::type_name("job_completed"), x.job, x.runner_name, x.runner_id, x.result);
 }
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, job_statistics& x) {
-  return f(caf::meta::type_name("job_statistics"), x.scale_set_id, x.total_available_jobs,
-           x.total_acquired_jobs, x.total_assigned_jobs, x.total_running_jobs, x.total_registered_runners,
-           x.total_busy_runners, x.total_idle_runners, x.runner_set);
-}
 
 // Sends whichever alternative `m` holds to `dst` as its own message type
 // (to a typed handle, each alternative is checked against its interface).
@@ -130,3 +137,6 @@ inline const job_info& job_of(const job_message& m) {
 }
 
 }  // namespace octorun::messages
+
+// Local only: a std::variant has no CAF inspector in 0.17.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::messages::session_message)

@@ -255,7 +255,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job(self, m); },
       [=](messages::job_completed& m) { on_job(self, m); },
-      [=](messages::job_statistics& m) { on_job(self, m); },
+      [=](messages::session_message& m) { on_job(self, m); },
   };
 }
 

@@ -50,7 +50,7 @@ keys destinations(const job_routes& r, const messages::job_completed& m) {
   return all;
 }
 
-keys destinations(const job_routes& r, const messages::job_statistics& m) { return named(r, m.runner_set); }
+keys destinations(const job_routes& r, const messages::session_message& m) { return named(r, m.runner_set); }
 
 bool scope_serves(const std::string& scope_url, const std::string& repository) {
   auto target = github::parse_config_url(scope_url);

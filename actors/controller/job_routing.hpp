@@ -1,9 +1,10 @@
 // The one route of job messages: both intakes (the webhook intake and each
-// scale-set listener) hand every job message and statistics report to the
-// controller, and these rules say which RunnerSet actors get it. Pure.
+// scale-set listener) hand every job message to the controller, and these
+// rules say which RunnerSet actors get it. Pure.
 //
-//   - A message that names its set (job.runner_set: a listener's session
-//     belongs to one set) goes to that set, if it is known.
+//   - A listener's session message (its job messages and statistics, whole)
+//     goes to the set it names (a listener's session belongs to one set), if
+//     it is known; so does any job message that names its set.
 //   - Demand (job_available, job_assigned) goes to the first set, by
 //     namespace/name, whose scope serves the job's repository and one of
 //     whose variants takes its labels.
@@ -33,7 +34,7 @@ namespace octorun::controller {
 using job_router =
     caf::typed_actor<caf::reacts_to<messages::job_available>, caf::reacts_to<messages::job_assigned>,
                      caf::reacts_to<messages::job_started>, caf::reacts_to<messages::job_completed>,
-                     caf::reacts_to<messages::job_statistics>>;
+                     caf::reacts_to<messages::session_message>>;
 
 // What the router knows, kept by the controller from its watches.
 struct job_routes {
@@ -46,7 +47,7 @@ std::vector<std::string> destinations(const job_routes& r, const messages::job_a
 std::vector<std::string> destinations(const job_routes& r, const messages::job_assigned& m);
 std::vector<std::string> destinations(const job_routes& r, const messages::job_started& m);
 std::vector<std::string> destinations(const job_routes& r, const messages::job_completed& m);
-std::vector<std::string> destinations(const job_routes& r, const messages::job_statistics& m);
+std::vector<std::string> destinations(const job_routes& r, const messages::session_message& m);
 
 // Does a RunnerSet whose scope URL is `scope_url` serve jobs of `repository`
 // ("owner/repo")? Organisation scopes serve their repositories, repository

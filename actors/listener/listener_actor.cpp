@@ -60,17 +60,20 @@ void acknowledge(self_ptr self, std::int64_t message_id) {
           [=](caf::error& e) { fail(self, "acknowledging", self->system().render(e)); });
 }
 
-// Hands the statistics to the job route, named after this listener's set.
-void report(self_ptr self, messages::job_statistics stats) {
-  stats.runner_set = self->state.cfg.set_id;
-  self->send(self->state.cfg.jobs, std::move(stats));
+// Hands what one message of the session (or its opening) says to the job
+// route as one session message, named after this listener's set: the set
+// applies the jobs and the statistics together (messages/jobs.hpp).
+void report(self_ptr self, std::vector<messages::job_message> jobs,
+            std::optional<messages::job_statistics> stats) {
+  const auto& set = self->state.cfg.set_id;
+  for (auto& job : jobs) std::visit([&](auto& msg) { msg.job.runner_set = set; }, job);
+  self->send(self->state.cfg.jobs, messages::session_message{set, std::move(jobs), std::move(stats)});
 }
 
-// Hands the message's jobs and statistics to the job route (each named
-// after this listener's set), acquires what it offers, then acknowledges.
-// Job messages go out before the acquisition so the set counts demand as
-// early as possible; the statistics that follow the acquisition (next
-// message) carry the assigned count it scales on.
+// Hands the message's jobs and statistics to the job route, acquires what
+// it offers, then acknowledges. They go out before the acquisition so the
+// set counts demand as early as possible; the statistics that follow the
+// acquisition (next message) carry the assigned count it scales on.
 void handle(self_ptr self, github::queue_message& m) {
   auto& st = self->state;
   // What the client could not take is bad input: logged once, counted, acknowledged with the rest.
@@ -78,16 +81,10 @@ void handle(self_ptr self, github::queue_message& m) {
     if (metrics::reject_input("listener", part.reason, part.detail))
       spdlog::warn("listener {}: skipped: {} (logged once; counted in octorun_rejected_input_total)",
                    id(self), part.detail);
-  for (auto& job : m.jobs)
-    std::visit(
-        [&](auto& msg) {
-          msg.job.runner_set = st.cfg.set_id;
-          self->send(st.cfg.jobs, std::move(msg));
-        },
-        job);
-  if (m.has_statistics) report(self, m.statistics);
   st.last_message_id = m.message_id;
   auto ids = jobs_to_acquire(m);
+  if (!m.jobs.empty() || m.has_statistics)
+    report(self, std::move(m.jobs), m.has_statistics ? std::optional{m.statistics} : std::nullopt);
   if (ids.empty()) return acknowledge(self, m.message_id);
   const auto message_id = m.message_id;
   self->request(st.worker, st.cfg.request_timeout, github::acquire_jobs_atom::value, st.setup.scale_set_id,
@@ -141,7 +138,7 @@ void open_session(self_ptr self) {
             record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
               m.listener_session(ns, set, self->state.cfg.variant, true);
             });
-            report(self, r->statistics);
+            report(self, {}, r->statistics);
             poll(self);
           },
           [=](caf::error& e) { fail(self, "opening the message session", self->system().render(e)); });

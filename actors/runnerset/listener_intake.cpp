@@ -235,11 +235,9 @@ void spawn_listener_supervisor(self_ptr self) {
 }
 
 caf::typed_behavior<
-    caf::reacts_to<messages::job_statistics>,
     caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
 listener_handlers(self_ptr self) {
   return {
-      [=](messages::job_statistics& stats) { on_statistics(self, stats); },
       [=](listener::listener_setup_atom, const std::string& variant) -> listener::listener_setup_reply {
         auto& st = self->state;
         if (!listening(st)) return unexpected{std::string("the RunnerSet's intake is not Listener")};

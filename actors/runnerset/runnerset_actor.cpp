@@ -313,6 +313,25 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   mark_dirty(self);
 }
 
+// A listener's session message, applied whole before the next plan (one
+// reconcile_atom at most is queued behind it): its job messages in order,
+// then its statistics.
+void on_session_message(self_ptr self, const messages::session_message& m) {
+  for (const auto& job : m.jobs)
+    std::visit(
+        [&](const auto& j) {
+          using job_type = std::decay_t<decltype(j)>;
+          if constexpr (std::is_same_v<job_type, messages::job_started>)
+            on_job_started(self, j);
+          else if constexpr (std::is_same_v<job_type, messages::job_completed>)
+            on_job_completed(self, j);
+          else
+            on_demand(self, j);
+        },
+        job);
+  if (m.statistics) on_statistics(self, *m.statistics);
+}
+
 // What a reply tells of the set's runner registrations (JIT configurations).
 void note_reply(self_ptr self, const github::jit_reply& r) {
   note_runner_registration(self, r ? nullptr : &r.error());
@@ -439,6 +458,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job_started(self, m); },
       [=](messages::job_completed& m) { on_job_completed(self, m); },
+      [=](messages::session_message& m) { on_session_message(self, m); },
       [=](reconcile_atom) {
         self->state.dirty = false;
         reconcile(self);

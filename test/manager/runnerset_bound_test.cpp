@@ -57,7 +57,8 @@ struct stored_runner {
   std::int64_t job = 0;
   bool deleting = false;
   int version = 0;
-  int created = 0;  // creation order (names are random)
+  int created = 0;          // creation order (names are random)
+  bool completing = false;  // its job completed; the delivery (and its Succeeded) to come
 };
 
 // The apiserver's Runners and the watch that trails it. Creates and deletes
@@ -187,11 +188,15 @@ messages::job_info job(std::int64_t id, bool listener) {
 // One run of `steps` random steps from `seed`. Webhook intake: demand is the
 // queued jobs the set heard of. Listener intake: demand is the scale set's
 // statistics, sent as the listener would, in any order with the job messages
-// (stale counts included).
+// (stale counts included) — or, in GitHub's order, each session message in
+// turn with the statistics that came with its job message.
+enum class delivery { any_order, github_order };
+
 class BoundRun {
  public:
-  BoundRun(std::uint32_t seed, std::chrono::milliseconds window, bool listener)
-      : rng_(seed), listener_(listener) {
+  BoundRun(std::uint32_t seed, std::chrono::milliseconds window, bool listener,
+           delivery order = delivery::any_order)
+      : rng_(seed), listener_(listener), order_(order) {
     kube_ = t_.sys.spawn(fake_apiserver, w_, set_json(listener));
     github_ = t_.sys.spawn(fake_github, scale_set_id);
     runnerset_actor_config cfg;
@@ -226,6 +231,7 @@ class BoundRun {
     for (int i = 0; i < steps; ++i) {
       step();
       t_.run();
+      most_runners_beyond_jobs_ = std::max<std::int64_t>(most_runners_beyond_jobs_, w_->creates - next_job_);
     }
     // Demand gone, the watch caught up, the finalizers done: the set settles.
     for (int i = 0; i < 50; ++i) {
@@ -237,6 +243,9 @@ class BoundRun {
 
   const world& state() const { return *w_; }
   int jobs_run() const { return jobs_run_; }
+  // The most Runners made beyond the jobs queued, at any step: a Runner
+  // that no job needs (each job needs one).
+  std::int64_t most_runners_beyond_jobs() const { return most_runners_beyond_jobs_; }
 
  private:
   int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint32_t>(n)); }
@@ -262,22 +271,41 @@ class BoundRun {
     for (const auto& name : runners_where([](const stored_runner& r) { return r.deleting; }))
       w_->changed(name, kube::event_type::deleted);
   }
-  template <class M>
-  void later(M m) {
-    pending_.push_back(caf::make_message(std::move(m)));
-  }
-  // The statistics as they stand (assigned: queued or running), sent later.
-  void statistics_later() {
-    if (!listener_) return;
+  // The statistics as they stand (assigned: queued or running).
+  messages::job_statistics statistics() const {
     messages::job_statistics stats;
     stats.scale_set_id = scale_set_id;
     stats.total_assigned_jobs = static_cast<std::int64_t>(queued_.size()) + running_;
-    later(stats);
+    return stats;
+  }
+  // A job message, sent later (after the step's change to the statistics).
+  // Under the Listener intake, in a session message: with the statistics in
+  // GitHub's order, else alone (its statistics come in another, sooner or
+  // later).
+  template <class M>
+  void later(M m) {
+    if (!listener_) return queue(caf::make_message(std::move(m)));
+    std::optional<messages::job_statistics> stats;
+    if (order_ == delivery::github_order) stats = statistics();
+    queue(caf::make_message(messages::session_message{"ns/linux", {std::move(m)}, stats}));
+  }
+  void queue(caf::message m) {
+    pending_.push_back(std::move(m));
+    completes_.emplace_back();
+  }
+  // The Runner's phase lands: Succeeded.
+  void succeed(const std::string& name) {
+    w_->runners[name].phase = "Succeeded";
+    w_->changed(name, kube::event_type::modified);
+  }
+  // The statistics, sent later in a session message of their own (in
+  // GitHub's order they came with the step's job message).
+  void statistics_later() {
+    if (!listener_ || order_ == delivery::github_order) return;
+    queue(caf::make_message(messages::session_message{"ns/linux", {}, statistics()}));
   }
   void statistics_now() {
-    statistics_later();
-    caf::anon_send(set_, pending_.back());
-    pending_.pop_back();
+    caf::anon_send(set_, caf::make_message(messages::session_message{"ns/linux", {}, statistics()}));
     t_.run();
   }
 
@@ -311,23 +339,34 @@ class BoundRun {
         break;
       }
       case 3: {  // a job completes: Succeeded, and the delivery (either first)
-        auto busy = runners_where([](const stored_runner& r) { return r.phase == "Running"; });
+        auto busy =
+            runners_where([](const stored_runner& r) { return r.phase == "Running" && !r.completing; });
         if (busy.empty()) break;
         const auto& name = busy[pick(static_cast<int>(busy.size()))];
         auto id = w_->runners[name].job;
-        later(messages::job_completed{job(id, listener_), name, 0, "success"});
         --running_;
+        later(messages::job_completed{job(id, listener_), name, 0, "success"});
         statistics_later();
-        w_->runners[name].phase = "Succeeded";
-        w_->changed(name, kube::event_type::modified);
         ++jobs_run_;
+        // In GitHub's order the job path writes Succeeded once the completion is delivered.
+        if (order_ == delivery::github_order) {
+          w_->runners[name].completing = true;
+          completes_.back() = name;
+          break;
+        }
+        succeed(name);
         break;
       }
-      case 4:  // deliveries arrive, in any order among themselves
+      case 4:  // deliveries arrive, in any order among themselves (or in GitHub's)
         if (!pending_.empty()) {
-          auto i = static_cast<std::size_t>(pick(static_cast<int>(pending_.size())));
+          auto i = order_ == delivery::github_order
+                       ? std::size_t{0}
+                       : static_cast<std::size_t>(pick(static_cast<int>(pending_.size())));
           caf::anon_send(set_, pending_[i]);
           pending_.erase(pending_.begin() + static_cast<long>(i));
+          t_.run();
+          if (!completes_[i].empty()) succeed(completes_[i]);
+          completes_.erase(completes_.begin() + static_cast<long>(i));
         }
         break;
       case 5:
@@ -349,10 +388,13 @@ class BoundRun {
   caf::actor kube_, github_, set_;
   std::deque<std::int64_t> queued_;
   std::vector<caf::message> pending_;
+  std::vector<std::string> completes_;  // per pending_ entry: the runner whose completion it delivers
   std::int64_t next_job_ = 0;
   std::int64_t running_ = 0;
   int jobs_run_ = 0;
+  std::int64_t most_runners_beyond_jobs_ = 0;
   bool listener_;
+  delivery order_;
 };
 
 void bound_holds(bool listener) {
@@ -368,6 +410,22 @@ void bound_holds(bool listener) {
 
 TEST(RunnerSetBound, WebhookNeverMoreThanMaxRunnersNotTerminalWhateverTheOrder) { bound_holds(false); }
 TEST(RunnerSetBound, ListenerNeverMoreThanMaxRunnersNotTerminalWhateverTheOrder) { bound_holds(true); }
+
+// In GitHub's order a JobCompleted comes in the same session message as the
+// statistics that stop counting its job: the set frees the runner and drops
+// the demand together, and makes no Runner that no job needs (the watch
+// still lags, the clock still jumps).
+TEST(RunnerSetBound, ListenerInGitHubsOrderMakesNoRunnerThatNoJobNeeds) {
+  int jobs = 0;
+  for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+    BoundRun run(seed, seed % 2 == 0 ? 0ms : 10'000ms, true, delivery::github_order);
+    run.run(400);
+    EXPECT_EQ(run.most_runners_beyond_jobs(), 0) << "seed " << seed;
+    EXPECT_LE(run.state().most_not_terminal, static_cast<std::size_t>(max_runners)) << "seed " << seed;
+    jobs += run.jobs_run();
+  }
+  EXPECT_GT(jobs, 40 * 10) << "the runs ran jobs";
+}
 
 }  // namespace
 }  // namespace octorun::runnerset

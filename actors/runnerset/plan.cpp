@@ -387,13 +387,32 @@ class planner {
     return known;
   }
 
-  std::int64_t assigned_jobs(const std::string& variant) const {
+  // The variant's demand: what GitHub counts (the statistics, or the jobs
+  // delivered), less the jobs it counts whose runner has finished.
+  std::int64_t assigned_jobs(const std::string& variant) {
+    std::int64_t counted = 0;
     if (listener()) {
       auto it = o_.scale_sets.find(variant);
-      return it == o_.scale_sets.end() ? 0 : it->second.assigned_jobs;
+      counted = it == o_.scale_sets.end() ? 0 : it->second.assigned_jobs;
+    } else {
+      for (const auto& [job, v] : o_.active_jobs) counted += v == variant ? 1 : 0;
     }
+    return std::max<std::int64_t>(0, counted - over_but_counted(variant));
+  }
+
+  // The jobs of `variant` whose runner finished before GitHub's completion
+  // came, within the grace; planned again when the first grace ends.
+  std::int64_t over_but_counted(const std::string& variant) {
     std::int64_t n = 0;
-    for (const auto& [job, v] : o_.active_jobs) n += v == variant ? 1 : 0;
+    std::optional<time_point> first_end;
+    for (const auto& [job, since] : o_.unheard_completions) {
+      auto active = o_.active_jobs.find(job);
+      const auto until = since + unheard_completion_grace;
+      if (active == o_.active_jobs.end() || active->second != variant || o_.now >= until) continue;
+      ++n;
+      first_end = std::min(until, first_end.value_or(until));
+    }
+    if (first_end) wake("completion-grace " + variant, *first_end);
     return n;
   }
 

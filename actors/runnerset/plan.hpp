@@ -110,6 +110,9 @@ struct unconfirmed_create {
 };
 // How long the watch gets to show an unconfirmed create before a GET asks.
 inline constexpr std::chrono::seconds confirm_create_after{5};
+// How long after a runner finished its job's completion may still be on its
+// way from GitHub (set_observation::unheard_completions).
+inline constexpr std::chrono::seconds unheard_completion_grace{30};
 
 // What the set knows of one of its Runners.
 struct observed_runner {
@@ -184,6 +187,15 @@ struct set_observation {
   std::set<std::int64_t> deleted_scale_sets;                      // until the status stops recording them
   bool no_runners_confirmed = false;  // a LIST found none since a Runner was last seen
   std::string published_status;       // the status text last written
+  // Active jobs whose runner finished (its phase is terminal: the runner
+  // exited, so the job is over) before their completion was heard, by when
+  // the set saw it. The scale set's statistics (Listener) and active_jobs
+  // (webhook) count them until the JobCompleted or `completed` delivery
+  // comes, and a plan that took them as demand would make a runner for a
+  // job that is over. They are not demand for unheard_completion_grace;
+  // after it they are again (a completion that never comes must not hold a
+  // queued job back).
+  std::map<std::int64_t, time_point> unheard_completions;
   // When the apiserver accepted the last status write, and how long the
   // next one waits after it (status_write_due in set_status.hpp): the
   // changes of that time go out together, in one write of the latest status.

@@ -239,6 +239,12 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
       st.runner_jobs[name] = {job->id, followed_job{job->run_id, job->repository}};
     else
       st.runner_jobs.erase(name);
+    // Finished with a job whose completion GitHub has not sent yet: the job
+    // is over, though GitHub still counts it (plan.hpp, unheard_completions).
+    if (const auto& job = ev.obj->status.job; job && w.runners[name].view.finished() &&
+                                              w.active_jobs.contains(job->id) &&
+                                              !st.completed_jobs.contains(job->id))
+      w.unheard_completions.emplace(job->id, self->clock().now());
     // Its Pod and Secret first, when they were watched before it: its actor
     // decides on its first Runner event, and without them would take a
     // running pod for a vanished one (and provision again).
@@ -297,6 +303,7 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
   if (other_intake(self, m.job)) return;
   st.world.active_jobs.erase(m.job.job_id);
+  st.world.unheard_completions.erase(m.job.job_id);
   st.job_runs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
   const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
@@ -467,6 +474,10 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         auto& s = self->state;
         auto horizon = self->clock().now() - std::chrono::hours(1);
         std::erase_if(s.completed_jobs, [&](const auto& kv) { return kv.second < horizon; });
+        std::erase_if(s.world.unheard_completions, [&](const auto& kv) {
+          return !s.world.active_jobs.contains(kv.first) ||
+                 kv.second + unheard_completion_grace <= self->clock().now();
+        });
         // Picks up a rotated Secret.
         if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
         mark_dirty(self);

@@ -432,6 +432,35 @@ TEST(RunnerSetPlan, StatisticsAreTheListenersDemand) {
   EXPECT_EQ(creates(plan(o)), 2);
 }
 
+// A runner exited (Succeeded) before GitHub's completion of its job came:
+// GitHub still counts the job, which is over.
+TEST(RunnerSetPlan, AJobWhoseRunnerFinishedBeforeItsCompletionCameIsNoDemandDuringTheGrace) {
+  for (bool listener : {true, false}) {
+    SCOPED_TRACE(listener ? "Listener" : "Webhook");
+    auto o = listener ? listener_set() : ready_set();
+    demand(o, 2);  // 1000 (its runner finished) and 1001 (queued)
+    if (listener) registered(o, 2);
+    add_runner(o, "linux-done", runner::phase::succeeded, false).view.has_job = true;
+    o.unheard_completions[1000] = t0 - 1s;
+    auto p = plan(o);
+    EXPECT_EQ(creates(p), 1) << "a runner for the queued job, none for the job that is over";
+    auto wakes = of(p, action_kind::wake);
+    ASSERT_EQ(wakes.size(), 1u);
+    EXPECT_EQ(wakes[0].subject, "completion-grace ");
+    EXPECT_EQ(wakes[0].at, t0 - 1s + unheard_completion_grace);
+    // A completion that never comes holds no queued job back after the grace.
+    o.now = t0 - 1s + unheard_completion_grace;
+    p = plan(o);
+    EXPECT_EQ(creates(p), 2);
+    EXPECT_FALSE(has(p, action_kind::wake));
+    // The completion came (the set drops the job and the mark together).
+    o.now = t0;
+    o.active_jobs.erase(1000);
+    if (listener) o.scale_sets[""].assigned_jobs = 1;
+    EXPECT_EQ(creates(plan(o)), 1) << "the mark of a job no longer counted takes nothing off";
+  }
+}
+
 TEST(RunnerSetPlan, TheStatusKeepsTheRecordedScaleSetIdUntilRegistered) {
   auto o = listener_set();
   o.set->status.scale_set_id = 42;

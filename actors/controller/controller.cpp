@@ -122,7 +122,7 @@ void reject_demand(const messages::job_info& job, unrouted why) {
                  job.job_id, describe(why, job));
 }
 
-// The job router: a job message or statistics report from either intake to
+// The job router: a job message or a listener's session message from either intake to
 // the sets job_routing.hpp picks.
 template <class Message>
 void on_job(self_ptr self, const Message& m) {

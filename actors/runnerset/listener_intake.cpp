@@ -154,8 +154,10 @@ void delete_scale_set(self_ptr self, const std::string& variant, std::int64_t ss
 void on_statistics(self_ptr self, const messages::job_statistics& stats) {
   for (auto& [variant, entry] : self->state.world.scale_sets) {
     if (entry.id != stats.scale_set_id) continue;
-    const bool changed = !entry.reported || entry.assigned_jobs != stats.total_assigned_jobs;
+    const bool changed = !entry.reported || entry.assigned_jobs != stats.total_assigned_jobs ||
+                         entry.running_jobs != stats.total_running_jobs;
     entry.assigned_jobs = stats.total_assigned_jobs;
+    entry.running_jobs = stats.total_running_jobs;
     entry.reported = true;
     if (changed) mark_dirty(self);
     return;

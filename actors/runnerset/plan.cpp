@@ -387,33 +387,54 @@ class planner {
     return known;
   }
 
-  // The variant's demand: what GitHub counts (the statistics, or the jobs
-  // delivered), less the jobs it counts whose runner has finished.
-  std::int64_t assigned_jobs(const std::string& variant) {
-    std::int64_t counted = 0;
+  // The jobs GitHub counts as the variant's: the statistics' assigned jobs
+  // (Listener), the jobs delivered and not completed (Webhook).
+  std::int64_t counted_jobs(const std::string& variant) const {
     if (listener()) {
       auto it = o_.scale_sets.find(variant);
-      counted = it == o_.scale_sets.end() ? 0 : it->second.assigned_jobs;
-    } else {
-      for (const auto& [job, v] : o_.active_jobs) counted += v == variant ? 1 : 0;
+      return it == o_.scale_sets.end() ? 0 : it->second.assigned_jobs;
     }
-    return std::max<std::int64_t>(0, counted - over_but_counted(variant));
+    std::int64_t n = 0;
+    for (const auto& [job, v] : o_.active_jobs) n += v == variant ? 1 : 0;
+    return n;
+  }
+
+  // The variant's demand: the jobs GitHub counts, less those whose runner
+  // has finished.
+  std::int64_t assigned_jobs(const std::string& variant) {
+    return std::max<std::int64_t>(0, counted_jobs(variant) - over_but_counted(variant));
   }
 
   // The jobs of `variant` whose runner finished before GitHub's completion
   // came, within the grace; planned again when the first grace ends.
+  // Webhook: those still delivered and not completed (active_jobs, under
+  // the variant their labels pick). Listener: those of the variant's
+  // runners, no more than the statistics' running jobs that no runner of the
+  // variant is running (statistics newer than the job messages may have
+  // stopped counting a job already).
   std::int64_t over_but_counted(const std::string& variant) {
     std::int64_t n = 0;
     std::optional<time_point> first_end;
-    for (const auto& [job, since] : o_.unheard_completions) {
-      auto active = o_.active_jobs.find(job);
-      const auto until = since + unheard_completion_grace;
-      if (active == o_.active_jobs.end() || active->second != variant || o_.now >= until) continue;
+    for (const auto& [job, mark] : o_.unheard_completions) {
+      const auto until = mark.since + unheard_completion_grace;
+      if (o_.now >= until) continue;
+      if (listener()) {
+        if (mark.variant != variant) continue;
+      } else if (auto active = o_.active_jobs.find(job);
+                 active == o_.active_jobs.end() || active->second != variant) {
+        continue;
+      }
       ++n;
       first_end = std::min(until, first_end.value_or(until));
     }
     if (first_end) wake("completion-grace " + variant, *first_end);
-    return n;
+    if (!listener() || n == 0) return n;
+    auto entry = o_.scale_sets.find(variant);
+    std::int64_t running_elsewhere = entry == o_.scale_sets.end() ? 0 : entry->second.running_jobs;
+    for (const auto& [name, r] : o_.runners)
+      if (r.variant == variant && r.view.busy() && !r.view.finished() && !r.job_completed)
+        --running_elsewhere;
+    return std::clamp<std::int64_t>(running_elsewhere, 0, n);
   }
 
   // One declared variant: creates up to its desired count, replaces finished
@@ -433,7 +454,7 @@ class planner {
     p_.desired.emplace_back(v.name, desired);
     counts c;
     c.desired = desired;
-    c.assigned = d.assigned_jobs;
+    c.assigned = counted_jobs(v.name);  // GitHub's count (status.assignedJobs)
     c.scale_set_id = scale_set_id(o_, v.name);
     if (c.scale_set_id == 0 && listener()) {  // not registered yet this run: keep the recorded id
       auto recorded = recorded_scale_sets(o_.set->status);

@@ -114,6 +114,13 @@ inline constexpr std::chrono::seconds confirm_create_after{5};
 // way from GitHub (set_observation::unheard_completions).
 inline constexpr std::chrono::seconds unheard_completion_grace{30};
 
+// A job whose runner finished before GitHub's completion of it came
+// (set_observation::unheard_completions).
+struct unheard_completion {
+  std::string variant;  // its runner's
+  time_point since{};   // when the set saw the runner finish
+};
+
 // What the set knows of one of its Runners.
 struct observed_runner {
   runner_view view;  // as watched; deleting also once our DELETE was answered
@@ -142,6 +149,7 @@ struct observed_scale_set {
   std::string error;                // why the last one failed; empty after a success
   time_point retry_at{};            // not before, after a failure
   std::int64_t assigned_jobs = 0;   // its statistics' total assigned jobs
+  std::int64_t running_jobs = 0;    // its statistics' total running jobs
 };
 
 // The set's credentials Secret as it was read. The set holds a finalizer
@@ -187,15 +195,15 @@ struct set_observation {
   std::set<std::int64_t> deleted_scale_sets;                      // until the status stops recording them
   bool no_runners_confirmed = false;  // a LIST found none since a Runner was last seen
   std::string published_status;       // the status text last written
-  // Active jobs whose runner finished (its phase is terminal: the runner
-  // exited, so the job is over) before their completion was heard, by when
-  // the set saw it. The scale set's statistics (Listener) and active_jobs
-  // (webhook) count them until the JobCompleted or `completed` delivery
-  // comes, and a plan that took them as demand would make a runner for a
-  // job that is over. They are not demand for unheard_completion_grace;
-  // after it they are again (a completion that never comes must not hold a
-  // queued job back).
-  std::map<std::int64_t, time_point> unheard_completions;
+  // Jobs whose runner finished (its phase turned terminal: the runner
+  // exited, so the job is over) before their completion was heard, by job
+  // id. The scale set's statistics (Listener) and active_jobs (webhook) may
+  // count them until the JobCompleted or `completed` delivery comes, and a
+  // plan that took them as demand would make a runner for a job that is
+  // over. They are not demand for unheard_completion_grace; after it they
+  // are again (a completion that never comes must not hold a queued job
+  // back).
+  std::map<std::int64_t, unheard_completion> unheard_completions;
   // When the apiserver accepted the last status write, and how long the
   // next one waits after it (status_write_due in set_status.hpp): the
   // changes of that time go out together, in one write of the latest status.

@@ -232,6 +232,8 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
     if (made_here && w.runners.count(name) == 0) route_to_runner(self, name, runner::made_here_atom::value);
+    auto seen = w.runners.find(name);
+    const bool was_running = seen != w.runners.end() && !seen->second.view.finished();
     observe_runner(w, st.fingerprints, *ev.obj);
     // The job it runs, which the sweep follows to its end (a `completed`
     // lost while no leader served would leave it running for ever).
@@ -239,12 +241,14 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
       st.runner_jobs[name] = {job->id, followed_job{job->run_id, job->repository}};
     else
       st.runner_jobs.erase(name);
-    // Finished with a job whose completion GitHub has not sent yet: the job
-    // is over, though GitHub still counts it (plan.hpp, unheard_completions).
-    if (const auto& job = ev.obj->status.job; job && w.runners[name].view.finished() &&
-                                              w.active_jobs.contains(job->id) &&
-                                              !st.completed_jobs.contains(job->id))
-      w.unheard_completions.emplace(job->id, self->clock().now());
+    // Finished just now with a job whose completion GitHub has not sent yet:
+    // the job is over, though GitHub may still count it (plan.hpp,
+    // unheard_completions).
+    const auto& runner = w.runners[name];
+    if (const auto& job = ev.obj->status.job;
+        job && job->id != 0 && was_running && runner.view.finished() && !st.completed_jobs.contains(job->id))
+      w.unheard_completions.insert_or_assign(job->id,
+                                             unheard_completion{runner.variant, self->clock().now()});
     // Its Pod and Secret first, when they were watched before it: its actor
     // decides on its first Runner event, and without them would take a
     // running pod for a vanished one (and provision again).
@@ -475,8 +479,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         auto horizon = self->clock().now() - std::chrono::hours(1);
         std::erase_if(s.completed_jobs, [&](const auto& kv) { return kv.second < horizon; });
         std::erase_if(s.world.unheard_completions, [&](const auto& kv) {
-          return !s.world.active_jobs.contains(kv.first) ||
-                 kv.second + unheard_completion_grace <= self->clock().now();
+          return kv.second.since + unheard_completion_grace <= self->clock().now();
         });
         // Picks up a rotated Secret.
         if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);

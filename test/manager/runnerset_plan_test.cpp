@@ -439,9 +439,12 @@ TEST(RunnerSetPlan, AJobWhoseRunnerFinishedBeforeItsCompletionCameIsNoDemandDuri
     SCOPED_TRACE(listener ? "Listener" : "Webhook");
     auto o = listener ? listener_set() : ready_set();
     demand(o, 2);  // 1000 (its runner finished) and 1001 (queued)
-    if (listener) registered(o, 2);
+    if (listener) {
+      registered(o, 2);
+      o.scale_sets[""].running_jobs = 1;  // 1000's, as GitHub still counts it
+    }
     add_runner(o, "linux-done", runner::phase::succeeded, false).view.has_job = true;
-    o.unheard_completions[1000] = t0 - 1s;
+    o.unheard_completions[1000] = {"", t0 - 1s};
     auto p = plan(o);
     EXPECT_EQ(creates(p), 1) << "a runner for the queued job, none for the job that is over";
     auto wakes = of(p, action_kind::wake);
@@ -453,12 +456,30 @@ TEST(RunnerSetPlan, AJobWhoseRunnerFinishedBeforeItsCompletionCameIsNoDemandDuri
     p = plan(o);
     EXPECT_EQ(creates(p), 2);
     EXPECT_FALSE(has(p, action_kind::wake));
-    // The completion came (the set drops the job and the mark together).
+    // The completion came: the job leaves active_jobs (its mark stays until the next resync).
     o.now = t0;
     o.active_jobs.erase(1000);
-    if (listener) o.scale_sets[""].assigned_jobs = 1;
+    if (listener) {
+      o.scale_sets[""].assigned_jobs = 1;
+      o.scale_sets[""].running_jobs = 0;
+    }
     EXPECT_EQ(creates(plan(o)), 1) << "the mark of a job no longer counted takes nothing off";
   }
+}
+
+// Statistics newer than the job messages: they stopped counting the job
+// before its JobCompleted came. It is not taken off twice.
+TEST(RunnerSetPlan, AFinishedJobTheStatisticsNoLongerCountIsNotTakenOffAgain) {
+  auto o = listener_set();
+  demand(o, 1);      // 1000, heard started; its runner finished
+  registered(o, 1);  // one queued job; 1000 no longer counted
+  add_runner(o, "linux-done", runner::phase::succeeded, false).view.has_job = true;
+  o.unheard_completions[1000] = {"", t0};
+  EXPECT_EQ(creates(plan(o)), 1) << "no running job left to take off";
+  o.scale_sets[""].running_jobs = 1;  // a job running on a runner of the set: not 1000
+  add_runner(o, "linux-busy", runner::phase::running, true);
+  o.scale_sets[""].assigned_jobs = 2;
+  EXPECT_EQ(creates(plan(o)), 1) << "the busy runner runs the one running job";
 }
 
 TEST(RunnerSetPlan, TheStatusKeepsTheRecordedScaleSetIdUntilRegistered) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/runnerset/demand.hpp"
 #include "actors/runnerset/rollout.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_status.hpp"
@@ -387,54 +388,12 @@ class planner {
     return known;
   }
 
-  // The jobs GitHub counts as the variant's: the statistics' assigned jobs
-  // (Listener), the jobs delivered and not completed (Webhook).
-  std::int64_t counted_jobs(const std::string& variant) const {
-    if (listener()) {
-      auto it = o_.scale_sets.find(variant);
-      return it == o_.scale_sets.end() ? 0 : it->second.assigned_jobs;
-    }
-    std::int64_t n = 0;
-    for (const auto& [job, v] : o_.active_jobs) n += v == variant ? 1 : 0;
-    return n;
-  }
-
-  // The variant's demand: the jobs GitHub counts, less those whose runner
-  // has finished.
+  // The variant's demand (demand.hpp); planned again when a finished
+  // runner's job stops being taken off.
   std::int64_t assigned_jobs(const std::string& variant) {
-    return std::max<std::int64_t>(0, counted_jobs(variant) - over_but_counted(variant));
-  }
-
-  // The jobs of `variant` whose runner finished before GitHub's completion
-  // came, within the grace; planned again when the first grace ends.
-  // Webhook: those still delivered and not completed (active_jobs, under
-  // the variant their labels pick). Listener: those of the variant's
-  // runners, no more than the statistics' running jobs that no runner of the
-  // variant is running (statistics newer than the job messages may have
-  // stopped counting a job already).
-  std::int64_t over_but_counted(const std::string& variant) {
-    std::int64_t n = 0;
-    std::optional<time_point> first_end;
-    for (const auto& [job, mark] : o_.unheard_completions) {
-      const auto until = mark.since + unheard_completion_grace;
-      if (o_.now >= until) continue;
-      if (listener()) {
-        if (mark.variant != variant) continue;
-      } else if (auto active = o_.active_jobs.find(job);
-                 active == o_.active_jobs.end() || active->second != variant) {
-        continue;
-      }
-      ++n;
-      first_end = std::min(until, first_end.value_or(until));
-    }
-    if (first_end) wake("completion-grace " + variant, *first_end);
-    if (!listener() || n == 0) return n;
-    auto entry = o_.scale_sets.find(variant);
-    std::int64_t running_elsewhere = entry == o_.scale_sets.end() ? 0 : entry->second.running_jobs;
-    for (const auto& [name, r] : o_.runners)
-      if (r.variant == variant && r.view.busy() && !r.view.finished() && !r.job_completed)
-        --running_elsewhere;
-    return std::clamp<std::int64_t>(running_elsewhere, 0, n);
+    const auto over = jobs_over_but_counted(o_, variant);
+    if (over.first_grace_end) wake("completion-grace " + variant, *over.first_grace_end);
+    return std::max<std::int64_t>(0, counted_jobs(o_, variant) - over.jobs);
   }
 
   // One declared variant: creates up to its desired count, replaces finished
@@ -454,7 +413,7 @@ class planner {
     p_.desired.emplace_back(v.name, desired);
     counts c;
     c.desired = desired;
-    c.assigned = counted_jobs(v.name);  // GitHub's count (status.assignedJobs)
+    c.assigned = counted_jobs(o_, v.name);  // GitHub's count (status.assignedJobs)
     c.scale_set_id = scale_set_id(o_, v.name);
     if (c.scale_set_id == 0 && listener()) {  // not registered yet this run: keep the recorded id
       auto recorded = recorded_scale_sets(o_.set->status);

@@ -36,9 +36,6 @@ struct job_info {
   std::int64_t run_id = 0;
   std::vector<std::string> labels;  // the job's runs-on labels
   std::string display_name;
-  // The RunnerSet ("namespace/name") whose intake received it: a listener's
-  // session belongs to one set. Empty (webhook): the router finds the set.
-  std::string runner_set;
   // When GitHub queued, started and completed the job, in seconds since the
   // epoch (0: the message does not say). Webhook: created_at, started_at,
   // completed_at; listener: queueTime, runnerAssignTime, finishTime.
@@ -104,8 +101,8 @@ struct session_message {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_info& x) {
   return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
-           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.runner_set, x.queued_at,
-           x.started_at, x.completed_at);
+           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.queued_at, x.started_at,
+           x.completed_at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_available& x) {

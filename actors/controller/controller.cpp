@@ -129,13 +129,13 @@ void on_job(self_ptr self, const Message& m) {
   for (const auto& key : destinations(self->state.routes, m)) route(self, key, m);
 }
 
-// Demand no set takes: a webhook job is bad input (a listener's names its
-// set, which takes it while it exists).
+// Demand no set takes: bad input (only the webhook's demand comes one job
+// at a time; a listener's comes in its set's session messages).
 template <class Demand>
 void on_demand(self_ptr self, const Demand& m) {
   auto keys = destinations(self->state.routes, m);
   for (const auto& key : keys) route(self, key, m);
-  if (!keys.empty() || !m.job.runner_set.empty()) return;
+  if (!keys.empty()) return;
   reject_demand(m.job, why_unrouted(self->state.routes.sets, m.job));
 }
 

@@ -10,11 +10,10 @@ namespace {
 
 using keys = std::vector<std::string>;
 
-// The set a listener's message names, if it is known.
+// The set a listener's session message names, if it is known.
 keys named(const job_routes& r, const std::string& set) { return r.sets.count(set) > 0 ? keys{set} : keys{}; }
 
 keys demand(const job_routes& r, const messages::job_info& job) {
-  if (!job.runner_set.empty()) return named(r, job.runner_set);
   for (const auto& [key, set] : r.sets) {
     if (set->metadata.deleting || !scope_serves(set->spec.scope_url, job.repository)) continue;
     if (runnerset::variant_for_job(model::effective_variants(set->spec), job.labels)) return {key};
@@ -28,7 +27,6 @@ keys destinations(const job_routes& r, const messages::job_available& m) { retur
 keys destinations(const job_routes& r, const messages::job_assigned& m) { return demand(r, m.job); }
 
 keys destinations(const job_routes& r, const messages::job_started& m) {
-  if (!m.job.runner_set.empty()) return named(r, m.job.runner_set);
   if (auto owner = r.runner_set.find(m.runner_name); owner != r.runner_set.end()) return {owner->second};
   // Not seen yet (a restart before the watches synced): our runner names say
   // which set and variant made them. A start on a runner that is not ours at
@@ -43,8 +41,7 @@ keys destinations(const job_routes& r, const messages::job_started& m) {
   return {};
 }
 
-keys destinations(const job_routes& r, const messages::job_completed& m) {
-  if (!m.job.runner_set.empty()) return named(r, m.job.runner_set);
+keys destinations(const job_routes& r, const messages::job_completed&) {
   keys all;
   for (const auto& [key, set] : r.sets) all.push_back(key);
   return all;

@@ -4,7 +4,7 @@
 //
 //   - A listener's session message (its job messages and statistics, whole)
 //     goes to the set it names (a listener's session belongs to one set), if
-//     it is known; so does any job message that names its set.
+//     it is known. The rules below are for the webhook's job messages.
 //   - Demand (job_available, job_assigned) goes to the first set, by
 //     namespace/name, whose scope serves the job's repository and one of
 //     whose variants takes its labels.

@@ -65,9 +65,8 @@ void acknowledge(self_ptr self, std::int64_t message_id) {
 // applies the jobs and the statistics together (messages/jobs.hpp).
 void report(self_ptr self, std::vector<messages::job_message> jobs,
             std::optional<messages::job_statistics> stats) {
-  const auto& set = self->state.cfg.set_id;
-  for (auto& job : jobs) std::visit([&](auto& msg) { msg.job.runner_set = set; }, job);
-  self->send(self->state.cfg.jobs, messages::session_message{set, std::move(jobs), std::move(stats)});
+  self->send(self->state.cfg.jobs,
+             messages::session_message{self->state.cfg.set_id, std::move(jobs), std::move(stats)});
 }
 
 // Hands the message's jobs and statistics to the job route, acquires what

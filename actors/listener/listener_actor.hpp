@@ -44,7 +44,7 @@ using listener_setup_api =
     caf::typed_actor<caf::replies_to<listener_setup_atom, std::string>::with<listener_setup_reply>>;
 
 struct listener_config {
-  std::string set_id;   // "namespace/name": its messages name it as their runner_set
+  std::string set_id;   // "namespace/name": its session messages name it as their runner_set
   std::string variant;  // the key under the supervisor; "" for a set without variants
   listener_setup_api runnerset;
   // Receives the job messages and statistics: the controller's job router

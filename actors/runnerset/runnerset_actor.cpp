@@ -233,7 +233,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   } else {
     if (made_here && w.runners.count(name) == 0) route_to_runner(self, name, runner::made_here_atom::value);
     auto seen = w.runners.find(name);
-    const bool was_running = seen != w.runners.end() && !seen->second.view.finished();
+    const bool was_unfinished = seen != w.runners.end() && !seen->second.view.finished();
     observe_runner(w, st.fingerprints, *ev.obj);
     // The job it runs, which the sweep follows to its end (a `completed`
     // lost while no leader served would leave it running for ever).
@@ -245,8 +245,8 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     // the job is over, though GitHub may still count it (plan.hpp,
     // unheard_completions).
     const auto& runner = w.runners[name];
-    if (const auto& job = ev.obj->status.job;
-        job && job->id != 0 && was_running && runner.view.finished() && !st.completed_jobs.contains(job->id))
+    if (const auto& job = ev.obj->status.job; job && job->id != 0 && was_unfinished &&
+                                              runner.view.finished() && !st.completed_jobs.contains(job->id))
       w.unheard_completions.insert_or_assign(job->id,
                                              unheard_completion{runner.variant, self->clock().now()});
     // Its Pod and Secret first, when they were watched before it: its actor

@@ -82,8 +82,7 @@ void handle(self_ptr self, github::queue_message& m) {
                    id(self), part.detail);
   st.last_message_id = m.message_id;
   auto ids = jobs_to_acquire(m);
-  if (!m.jobs.empty() || m.has_statistics)
-    report(self, std::move(m.jobs), m.has_statistics ? std::optional{m.statistics} : std::nullopt);
+  if (!m.jobs.empty() || m.statistics) report(self, std::move(m.jobs), m.statistics);
   if (ids.empty()) return acknowledge(self, m.message_id);
   const auto message_id = m.message_id;
   self->request(st.worker, st.cfg.request_timeout, github::acquire_jobs_atom::value, st.setup.scale_set_id,

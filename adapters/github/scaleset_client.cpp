@@ -118,9 +118,8 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
   }
   if (const auto* st = json::member(d, "statistics"); st != nullptr && st->IsObject()) {
     m.statistics = parse_statistics(*st);
-    m.has_statistics = true;
+    m.statistics->scale_set_id = scale_set_id;
   }
-  m.statistics.scale_set_id = scale_set_id;
   std::string inner = json::str(d, "body");
   if (inner.empty()) return m;
   rapidjson::Document jobs;

@@ -48,8 +48,8 @@ struct skipped_part {
 struct queue_message {
   std::int64_t message_id = 0;
   std::vector<messages::job_message> jobs;
-  messages::job_statistics statistics;
-  bool has_statistics = false;  // none (or a message of an unknown type): demand is not touched
+  // None (or a message of an unknown type): demand is not touched.
+  std::optional<messages::job_statistics> statistics;
   std::vector<skipped_part> skipped;
 };
 

@@ -18,7 +18,7 @@ namespace {
 
 std::size_t touch(const octorun::github::queue_message& m) {
   std::size_t n = static_cast<std::size_t>(m.message_id & 1) +
-                  static_cast<std::size_t>(m.statistics.total_available_jobs & 1);
+                  static_cast<std::size_t>(m.statistics ? m.statistics->total_available_jobs & 1 : 0);
   for (const auto& job : m.jobs)
     n += octorun::messages::job_of(job).repository.size() + octorun::messages::job_of(job).labels.size();
   return n;

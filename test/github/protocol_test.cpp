@@ -25,9 +25,9 @@ TEST(ScaleSetProtocol, ParsesTheDoubleEncodedMessageBody) {
   auto m = parse_queue_message(envelope, 5);
   ASSERT_TRUE(m) << m.error();
   EXPECT_EQ(m->message_id, 123456789012);
-  EXPECT_EQ(m->statistics.total_assigned_jobs, 3);
-  EXPECT_EQ(m->statistics.scale_set_id, 5);
-  EXPECT_TRUE(m->has_statistics);
+  ASSERT_TRUE(m->statistics);
+  EXPECT_EQ(m->statistics->total_assigned_jobs, 3);
+  EXPECT_EQ(m->statistics->scale_set_id, 5);
   ASSERT_EQ(m->jobs.size(), 4u);  // the unknown type and the non-object are skipped, and said so
   ASSERT_EQ(m->skipped.size(), 2u);
   EXPECT_EQ(m->skipped[0].reason, "unknown_message_type");
@@ -59,14 +59,14 @@ TEST(ScaleSetProtocol, AnUnknownOrMalformedMessageIsSkippedNotFatal) {
       parse_queue_message(R"({"messageId":7,"messageType":"Other","statistics":{"totalAssignedJobs":0}})", 1);
   ASSERT_TRUE(other) << other.error();
   EXPECT_EQ(other->message_id, 7);
-  EXPECT_FALSE(other->has_statistics) << "the statistics of a message we do not know do not move demand";
+  EXPECT_FALSE(other->statistics) << "the statistics of a message we do not know do not move demand";
   ASSERT_EQ(other->skipped.size(), 1u);
   EXPECT_EQ(other->skipped[0].reason, "unknown_message_type");
   EXPECT_NE(other->skipped[0].detail.find("'Other'"), std::string::npos);
   auto broken =
       parse_queue_message(R"({"messageId":8,"messageType":"RunnerScaleSetJobMessages","body":"[1"})", 1);
   ASSERT_TRUE(broken) << broken.error();
-  EXPECT_FALSE(broken->has_statistics);
+  EXPECT_FALSE(broken->statistics);
   ASSERT_EQ(broken->skipped.size(), 1u);
   EXPECT_EQ(broken->skipped[0].reason, "malformed_message");
   auto nameless = parse_queue_message(

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/controller/job_routing.hpp"
 #include "actors/controller/unrouted.hpp"
 #include "actors/metrics/event_metrics.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::controller {
 namespace {
@@ -56,6 +58,54 @@ TEST(Unrouted, SaysWhetherTheRepositoryOrTheLabelsFoundNoSet) {
   EXPECT_EQ(why_unrouted(sets, job_of("acme/app", {"self-hosted"})), unrouted::unserved_repository)
       << "a set being deleted serves nothing";
   EXPECT_EQ(why_unrouted({}, job_of("acme/app", {})), unrouted::unserved_repository);
+}
+
+// Which sets get each job message (job_routing.hpp), from the sets and the
+// Runners the controller watched.
+TEST(JobRouting, EachMessageGoesToTheSetsItsRuleNames) {
+  auto acme = set_for("https://github.com/acme");
+  auto other = set_for("https://github.com/other");
+  acme.metadata.name = "acme";
+  other.metadata.name = "other";
+  auto leaving = set_for("https://github.com/acme");
+  leaving.metadata.name = "leaving";
+  leaving.metadata.deleting = true;
+  job_routes r;
+  // "ci/0-leaving" sorts first: demand skips a set being deleted.
+  r.sets = {{"ci/0-leaving", std::make_shared<const model::runnerset>(leaving)},
+            {"ci/acme", std::make_shared<const model::runnerset>(acme)},
+            {"ci/other", std::make_shared<const model::runnerset>(other)}};
+  r.runner_set = {{"seen-runner", "ci/acme"}};
+  using keys = std::vector<std::string>;
+
+  EXPECT_EQ(destinations(r, messages::job_available{job_of("acme/app", {"self-hosted", "linux"})}),
+            keys{"ci/acme"});
+  EXPECT_EQ(destinations(r, messages::job_assigned{job_of("other/app", {"linux"})}), keys{"ci/other"});
+  EXPECT_TRUE(destinations(r, messages::job_available{job_of("acme/app", {"gpu"})}).empty())
+      << "no variant takes the labels";
+  EXPECT_TRUE(destinations(r, messages::job_available{job_of("nobody/app", {"linux"})}).empty());
+
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("acme/app", {}), "seen-runner", 1}), keys{"ci/acme"})
+      << "a watched Runner's owner";
+  auto unseen = model::runner_name("other", "", "ab12c");
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("acme/app", {}), unseen, 2}), keys{"ci/other"})
+      << "not watched yet: the set whose runner names have its prefix, whatever the repository";
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("acme/app", {}),
+                                                  model::runner_name("leaving", "", "x1y2z"), 5}),
+            keys{"ci/0-leaving"})
+      << "a set being deleted still owns its runners";
+  EXPECT_TRUE(destinations(r, messages::job_started{job_of("acme/app", {}), unseen + "x", 3}).empty())
+      << "a name of the right prefix but not of our length is not ours";
+  EXPECT_TRUE(destinations(r, messages::job_started{job_of("acme/app", {}), "hosted-runner", 4}).empty());
+
+  EXPECT_EQ(destinations(r, messages::job_completed{job_of("acme/app", {}), "hosted-runner", 4, "success"}),
+            (keys{"ci/0-leaving", "ci/acme", "ci/other"}))
+      << "every set drops a completed job from its demand";
+
+  messages::session_message session{"ci/acme", {}, std::nullopt};
+  EXPECT_EQ(destinations(r, session), keys{"ci/acme"});
+  session.runner_set = "ci/gone";
+  EXPECT_TRUE(destinations(r, session).empty()) << "a listener whose set is gone reaches nobody";
 }
 
 // Every rejected input is counted; each distinct one is logged once.

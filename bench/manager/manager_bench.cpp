@@ -46,8 +46,8 @@ burst_options burst_of(const options& o) {
 }
 
 struct scale_result {
-  memory idle, at_scale;
-  double seconds_to_scale = 0, seconds_to_zero = 0;
+  memory idle, at_scale, caught_up, at_zero, after_gc;
+  double seconds_to_scale = 0, seconds_to_caught_up = 0, seconds_to_zero = 0, seconds_to_after_gc = 0;
 };
 
 scale_result run_scale(const bench_cluster& b, const options& o) {
@@ -70,12 +70,27 @@ scale_result run_scale(const bench_cluster& b, const options& o) {
   // Let it settle (status writes, resyncs) and read the memory.
   std::this_thread::sleep_for(10s);  // a measurement interval, not synchronisation
   r.at_scale = memory_of(s.manager->pid());
+  // The jobs run before the manager has written every phase: its request
+  // pool still holds a backlog. Once Kubernetes shows every Runner Running,
+  // what is left is the cost of the Runners themselves.
+  const auto scale = static_cast<std::size_t>(o.scale);
+  if (!w.wait([scale](const lifecycle_watch& x) { return x.counts().busy == scale; }, 1200s))
+    fail("the Runners' phases did not all reach Running; see " + s.log);
+  r.seconds_to_caught_up = std::chrono::duration<double>(clock_type::now() - start).count();
+  std::this_thread::sleep_for(10s);  // a measurement interval, not synchronisation
+  r.caught_up = memory_of(s.manager->pid());
   auto stop = clock_type::now();
   for (auto id : ids) sim->complete_job(id);
   if (!w.wait([](const lifecycle_watch& x) { return x.counts().total == 0; }, 1200s))
     fail("runners were not removed; see " + s.log);
   r.seconds_to_zero = std::chrono::duration<double>(clock_type::now() - stop).count();
+  // The way down sends as many requests as the way up; its peak counts too.
+  r.at_zero = memory_of(s.manager->pid());
   w.wait([](const lifecycle_watch& x) { return x.counts().pods == 0; }, 600s);
+  // Minutes later (the garbage collector deletes the pods): what a quiet
+  // manager keeps once every request timeout of the burst has expired.
+  r.after_gc = memory_of(s.manager->pid());
+  r.seconds_to_after_gc = std::chrono::duration<double>(clock_type::now() - stop).count();
   return r;
 }
 
@@ -175,6 +190,12 @@ int main(int argc, char** argv) {
         "  manager memory: leading and idle VmRSS %lld KiB; at %d Runners VmRSS %lld KiB, VmHWM %lld KiB\n",
         static_cast<long long>(r.idle.rss_kib), o.scale, static_cast<long long>(r.at_scale.rss_kib),
         static_cast<long long>(r.at_scale.hwm_kib));
+    std::printf("  every Runner Running in Kubernetes after %.1f s; 10 s later VmRSS %lld KiB\n",
+                r.seconds_to_caught_up, static_cast<long long>(r.caught_up.rss_kib));
+    std::printf("  back at 0 Runners: VmRSS %lld KiB; VmHWM over the whole run %lld KiB\n",
+                static_cast<long long>(r.at_zero.rss_kib), static_cast<long long>(r.at_zero.hwm_kib));
+    std::printf("  %.0f s after the jobs completed (the pods gone): VmRSS %lld KiB\n", r.seconds_to_after_gc,
+                static_cast<long long>(r.after_gc.rss_kib));
     std::printf("  0 -> %d running: %.1f s; all completed -> 0 Runners: %.1f s\n", o.scale,
                 r.seconds_to_scale, r.seconds_to_zero);
   }

@@ -25,7 +25,7 @@ struct controller_config {
   // Watched namespaces, each with its own informers (namespaced list and
   // watch calls, so namespaced RBAC suffices); empty: every namespace.
   std::vector<std::string> namespaces;
-  std::size_t kube_workers = 8;  // the manager always sets it from --kube-workers
+  std::size_t kube_workers = 16;  // the manager always sets it from --kube-workers
   // Settings for each RunnerSet actor (ns, name and kube pool are filled in).
   runnerset::runnerset_actor_config runnerset_defaults;
   // Also receives every RunnerSet and Runner informer event (the state

@@ -36,7 +36,7 @@ struct options {
   // Eight connections: with four, a burst queues each request for seconds
   // in front of a 20–30 ms exchange; eight ran more jobs a second in five of
   // six sizes over two runs (+3 to +15 %, −3 % in the sixth; bench/floor/README.md).
-  int32_t kube_workers = 8;
+  int32_t kube_workers = 16;
   int32_t github_workers = 2;
   // No client-side limit by default: the apiserver's API Priority and Fairness
   // queues and sheds load (controller-runtime defaults the same way since

@@ -343,10 +343,11 @@ TEST(ChartRender, ClientLoggingAndLeaderElectionValuesBecomeArguments) {
   auto r =
       ok("--set kubeClient.qps=25 --set kubeClient.burst=50 --set logLevel=debug --set logFormat=text "
          "--set workerThreads=4 --set leaderElection.enabled=false --set replicas=1 --set pdb.enabled=false "
-         "--set githubClient.workers=6");
+         "--set githubClient.workers=6 --set kubeClient.connections=24");
   auto args = args_of(manager_container(deployment(r)));
-  for (const char* a : {"--kube-qps=25", "--kube-burst=50", "--github-workers=6", "--log-level=debug",
-                        "--log-format=text", "--scheduler.max-threads=4", "--leader-elect=false"})
+  for (const char* a :
+       {"--kube-qps=25", "--kube-burst=50", "--kube-workers=24", "--github-workers=6", "--log-level=debug",
+        "--log-format=text", "--scheduler.max-threads=4", "--leader-elect=false"})
     EXPECT_TRUE(has(args, a)) << a;
   EXPECT_FALSE(has(args, "--leader-elect"));
   EXPECT_FALSE(has_prefix(args, "--lease-"));

@@ -87,6 +87,7 @@ INSTANTIATE_TEST_SUITE_P(
         bad_values{"--set watchNamespaces={Team_A}", {"/watchNamespaces/0"}},
         bad_values{"--set kubeClient.qps=0", {"/kubeClient/qps"}},
         bad_values{"--set-string kubeClient.burst=lots", {"/kubeClient/burst"}},
+        bad_values{"--set kubeClient.connections=0", {"/kubeClient/connections"}},
         bad_values{"--set image.pullPolicy=Sometimes", {"/image/pullPolicy"}},
         bad_values{"--set githubWebhook.port=70000", {"/githubWebhook/port"}},
         bad_values{"--set githubWebhook.sweepSeconds=-1", {"/githubWebhook/sweepSeconds"}},

@@ -219,7 +219,8 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
                                      answer_within);
   if (st.cfg.record_events)
     st.events = kube::spawn_event_recorder(self->system(), st.cfg.kube, st.cfg.kube_options,
-                                           st.cfg.reporting_controller, st.cfg.reporting_instance);
+                                           st.cfg.reporting_controller, st.cfg.reporting_instance,
+                                           {1000, [] { metrics::count_dropped_kube_event(); }});
   auto defaults = st.cfg.runnerset_defaults;
   defaults.kube = st.kube;
   defaults.events = st.events;

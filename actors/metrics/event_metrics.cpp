@@ -16,6 +16,7 @@ struct families {
   prometheus::Family<prometheus::Gauge>& rate_limited;
   prometheus::Family<prometheus::Counter>& pauses;
   prometheus::Family<prometheus::Gauge>& deferred;
+  prometheus::Family<prometheus::Counter>& events_dropped;
 };
 
 // The table of event families: name, help, type.
@@ -38,6 +39,10 @@ const std::vector<prometheus::MetricFamily>& declared() {
        "GitHub runners the RunnerSet removes once its GitHub budget allows (status.pendingRemovals).",
        MetricType::Gauge,
        {}},
+      {"octorun_kube_events_dropped_total",
+       "Kubernetes Events not written because 1,000 already waited to be written (a burst).",
+       MetricType::Counter,
+       {}},
   };
   return table;
 }
@@ -49,7 +54,8 @@ auto& build(Builder builder, std::size_t i) {
 
 families& get() {
   static families f{build(prometheus::BuildCounter(), 0), build(prometheus::BuildGauge(), 1),
-                    build(prometheus::BuildCounter(), 2), build(prometheus::BuildGauge(), 3)};
+                    build(prometheus::BuildCounter(), 2), build(prometheus::BuildGauge(), 3),
+                    build(prometheus::BuildCounter(), 4)};
   return f;
 }
 
@@ -88,6 +94,8 @@ void record_github_pause(const std::string& ns, const std::string& runnerset, bo
 void set_deferred_removals(const std::string& ns, const std::string& runnerset, std::int64_t count) {
   get().deferred.Add(set_labels(ns, runnerset)).Set(static_cast<double>(count));
 }
+
+void count_dropped_kube_event() { get().events_dropped.Add({}).Increment(); }
 
 void forget_runnerset(const std::string& ns, const std::string& runnerset) {
   auto& f = get();

@@ -35,6 +35,9 @@ void record_github_pause(const std::string& ns, const std::string& runnerset, bo
 // GitHub runners whose removal waits for the budget:
 // octorun_github_deferred_removals{namespace, runnerset}.
 void set_deferred_removals(const std::string& ns, const std::string& runnerset, std::int64_t count);
+// A Kubernetes Event the recorder dropped, its queue full:
+// octorun_kube_events_dropped_total.
+void count_dropped_kube_event();
 // The RunnerSet is gone: its series go too.
 void forget_runnerset(const std::string& ns, const std::string& runnerset);
 

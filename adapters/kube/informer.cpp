@@ -131,23 +131,83 @@ caf::actor_pool::policy stamped_round_robin(std::shared_ptr<enqueue_stamps> stam
 
 // ---- event recorder -------------------------------------------------------
 
-struct recorder_state {
+// The writer: its own connection, one Event at a time, asked by the queue.
+struct writer_state {
   std::unique_ptr<client> api;
   std::unique_ptr<event_recorder> recorder;
-  static inline const char* name = "kube-event-recorder";
+  static inline const char* name = "kube-event-writer";
 };
 
-caf::behavior event_recorder_actor(caf::stateful_actor<recorder_state>* self, config cfg, client_options opts,
-                                   std::string controller, std::string instance) {
+caf::behavior event_writer(caf::stateful_actor<writer_state>* self, config cfg, client_options opts,
+                           std::string controller, std::string instance) {
   self->state.api = std::make_unique<client>(std::move(cfg), std::move(opts));
   self->state.recorder =
       std::make_unique<event_recorder>(*self->state.api, std::move(controller), std::move(instance));
   return {
+      // Answers once the Event is written, spam-limited or failed (a failure
+      // is logged here, never returned: an Event is worth one try).
       [=](const event_spec& e) {
         auto written = self->state.recorder->record(e);
         if (!written)
           spdlog::warn("kube event {} for {}/{}: {}", e.reason, e.regarding.namespace_, e.regarding.name,
                        to_string(written.error()));
+        return written.has_value();
+      },
+  };
+}
+
+// Events wait here, in a queue of at most max_queued, rather than in the
+// writer's mailbox: one connection writes a few dozen a second, and a
+// burst of thousands of runners makes Events faster than that, which would
+// hold the manager's memory in Events nobody reads before the burst is
+// over. Beyond the bound a new Event is dropped and counted, as client-go's
+// broadcaster drops beyond its 1,000 queued Events.
+struct recorder_state {
+  caf::actor writer;
+  std::deque<event_spec> waiting;
+  bool writing = false;
+  std::uint64_t dropped = 0;  // in the current overflow, logged when it ends
+  static inline const char* name = "kube-event-recorder";
+};
+using recorder_ptr = caf::stateful_actor<recorder_state>*;
+
+void write_next(recorder_ptr self) {
+  auto& st = self->state;
+  if (st.writing || st.waiting.empty()) return;
+  st.writing = true;
+  auto e = std::move(st.waiting.front());
+  st.waiting.pop_front();
+  // No timeout: the writer answers every Event (its HTTP calls have their
+  // own), and a linked writer that dies takes the recorder with it.
+  auto next = [self] {
+    self->state.writing = false;
+    write_next(self);
+  };
+  self->request(st.writer, caf::infinite, std::move(e))
+      .then([next](bool) { next(); }, [next](caf::error&) { next(); });
+}
+
+caf::behavior event_recorder_actor(recorder_ptr self, config cfg, client_options opts, std::string controller,
+                                   std::string instance, event_queue_options q) {
+  self->state.writer = self->spawn<caf::detached + caf::linked>(event_writer, std::move(cfg), std::move(opts),
+                                                                std::move(controller), std::move(instance));
+  const auto max_queued = std::max<std::size_t>(q.max_queued, 1);
+  return {
+      [=](event_spec& e) {
+        auto& st = self->state;
+        if (st.waiting.size() >= max_queued) {
+          if (st.dropped++ == 0)
+            spdlog::warn("kube events: {} wait to be written; new ones are dropped until the queue drains",
+                         st.waiting.size());
+          if (q.on_drop) q.on_drop();
+          return;
+        }
+        if (st.dropped > 0 && st.waiting.size() < max_queued / 2) {
+          spdlog::info("kube events: the queue drains; {} were dropped", st.dropped);
+          st.dropped = 0;
+        }
+        st.waiting.push_back(std::move(e));
+        write_next(self);
       },
   };
 }
@@ -170,9 +230,10 @@ caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_
 }
 
 caf::actor spawn_event_recorder(caf::actor_system& sys, const config& cfg, client_options opts,
-                                std::string reporting_controller, std::string reporting_instance) {
-  return sys.spawn<caf::detached>(event_recorder_actor, cfg, std::move(opts), std::move(reporting_controller),
-                                  std::move(reporting_instance));
+                                std::string reporting_controller, std::string reporting_instance,
+                                event_queue_options queue) {
+  return sys.spawn(event_recorder_actor, cfg, std::move(opts), std::move(reporting_controller),
+                   std::move(reporting_instance), std::move(queue));
 }
 
 std::string informer_source(const informer_options& o) {

@@ -91,11 +91,20 @@ template <class Handle>
 caf::actor spawn_typed_informer(caf::actor_system& sys, const config& cfg, client_options opts,
                                 informer_options io, decoder<Handle> decode);
 
-// A detached actor that writes events.k8s.io/v1 Events: send it an
-// event_spec (fire and forget); repeats are spam-limited (events.hpp) and
-// failed writes are logged, never returned. Its mailbox is the queue, so
-// recording never blocks the sender.
+struct event_queue_options {
+  // Events waiting to be written beyond which a new one is dropped (as
+  // client-go's broadcaster, 1,000).
+  std::size_t max_queued = 1000;
+  std::function<void()> on_drop;  // called for each dropped Event (a metric), by the recorder actor
+};
+
+// An actor that writes events.k8s.io/v1 Events on a connection of its own
+// (a detached writer): send it an event_spec (fire and forget); repeats are
+// spam-limited (events.hpp), failed writes are logged, never returned, and
+// beyond `queue.max_queued` waiting a new Event is dropped. Recording never
+// blocks the sender.
 caf::actor spawn_event_recorder(caf::actor_system& sys, const config& cfg, client_options opts,
-                                std::string reporting_controller, std::string reporting_instance);
+                                std::string reporting_controller, std::string reporting_instance,
+                                event_queue_options queue = {});
 
 }  // namespace octorun::kube

@@ -174,6 +174,42 @@ TEST_F(Informer, EventRecorderActorWritesEvents) {
   EXPECT_STREQ(reason->GetString(), "Recorded");
 }
 
+// A burst beyond what the recorder's connection writes: Events beyond the
+// queue's bound are dropped and counted, and every Event not dropped is
+// written.
+TEST_F(Informer, EventRecorderDropsBeyondItsQueueAndWritesTheRest) {
+  const auto& c = cluster();
+  auto cfg = admin_config(c);
+  client api(cfg);
+  auto ns = make_namespace(c, "kube-recorder-bound");
+  auto subject = api.create(configmaps(), ns, configmap_json(ns, "subject", "1"));
+  ASSERT_TRUE(subject) << to_string(subject.error());
+  auto dropped = std::make_shared<std::atomic<int>>(0);
+  auto recorder = spawn_event_recorder(sys, cfg, {}, "tests.octorun.io/kube-test", "test-3",
+                                       {3, [dropped] { ++*dropped; }});
+  actors.push_back(recorder);
+  constexpr int sent = 20;  // distinct reasons: the spam filter (25 per object) drops none
+  for (int i = 0; i < sent; ++i) {
+    event_spec e;
+    e.regarding = reference_to(*subject);
+    e.reason = "Burst" + std::to_string(i);
+    e.action = "Test";
+    self->send(recorder, e);
+  }
+  // One is being written and three wait: the rest of a burst sent at once
+  // finds the queue full (unless a write finishes within microseconds).
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto listed = api.list(events_v1(), ns);
+        return listed && dropped->load() > 0 &&
+               static_cast<int>(listed->items.size()) == sent - dropped->load();
+      },
+      30s))
+      << dropped->load() << " dropped";
+  EXPECT_LE(sent - dropped->load(), 1 + 3 + 2)
+      << "at most the one written, the three queued and a little slack";
+}
+
 TEST_F(Informer, RelistAfter410GoneEmitsTheDifference) {
   const auto& c = test::private_cluster();
   auto admin = admin_config(c);

@@ -328,7 +328,8 @@ TEST(ManagerMetrics, EveryFamilyIsThereBeforeAnyEvent) {
                              "octorun_rejected_input_total",
                              "octorun_github_rate_limited",
                              "octorun_github_rate_limit_pauses_total",
-                             "octorun_github_deferred_removals"})
+                             "octorun_github_deferred_removals",
+                             "octorun_kube_events_dropped_total"})
     EXPECT_NE(text.find(std::string("# TYPE ") + family + " "), std::string::npos) << family;
 }
 

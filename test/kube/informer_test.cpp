@@ -34,6 +34,11 @@ class Informer : public ::testing::Test {
     actors.push_back(a);
     return a;
   }
+  // A namespace of its own and a ConfigMap in it for Events to regard.
+  std::pair<std::string, object_result> event_subject(client& api, const std::string& prefix) {
+    auto ns = make_namespace(cluster(), prefix);
+    return {ns, api.create(configmaps(), ns, configmap_json(ns, "subject", "1"))};
+  }
   informer_stats stats(const caf::actor& informer) {
     informer_stats out;
     self->request(informer, 10s, stats_atom::value)
@@ -146,11 +151,9 @@ TEST_F(Informer, RequestPoolAnswersEventBasedActors) {
 }
 
 TEST_F(Informer, EventRecorderActorWritesEvents) {
-  const auto& c = cluster();
-  auto cfg = admin_config(c);
+  auto cfg = admin_config(cluster());
   client api(cfg);
-  auto ns = make_namespace(c, "kube-recorder");
-  auto subject = api.create(configmaps(), ns, configmap_json(ns, "subject", "1"));
+  auto [ns, subject] = event_subject(api, "kube-recorder");
   ASSERT_TRUE(subject) << to_string(subject.error());
   auto recorder = spawn_event_recorder(sys, cfg, {}, "tests.octorun.io/kube-test", "test-2");
   actors.push_back(recorder);
@@ -178,11 +181,9 @@ TEST_F(Informer, EventRecorderActorWritesEvents) {
 // queue's bound are dropped and counted, and every Event not dropped is
 // written.
 TEST_F(Informer, EventRecorderDropsBeyondItsQueueAndWritesTheRest) {
-  const auto& c = cluster();
-  auto cfg = admin_config(c);
+  auto cfg = admin_config(cluster());
   client api(cfg);
-  auto ns = make_namespace(c, "kube-recorder-bound");
-  auto subject = api.create(configmaps(), ns, configmap_json(ns, "subject", "1"));
+  auto [ns, subject] = event_subject(api, "kube-recorder-bound");
   ASSERT_TRUE(subject) << to_string(subject.error());
   auto dropped = std::make_shared<std::atomic<int>>(0);
   auto recorder = spawn_event_recorder(sys, cfg, {}, "tests.octorun.io/kube-test", "test-3",

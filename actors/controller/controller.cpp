@@ -220,7 +220,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
   if (st.cfg.record_events)
     st.events = kube::spawn_event_recorder(self->system(), st.cfg.kube, st.cfg.kube_options,
                                            st.cfg.reporting_controller, st.cfg.reporting_instance,
-                                           {1000, [] { metrics::count_dropped_kube_event(); }});
+                                           {.on_drop = [] { metrics::count_dropped_kube_event(); }});
   auto defaults = st.cfg.runnerset_defaults;
   defaults.kube = st.kube;
   defaults.events = st.events;

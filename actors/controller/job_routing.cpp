@@ -10,9 +10,6 @@ namespace {
 
 using keys = std::vector<std::string>;
 
-// The set a listener's session message names, if it is known.
-keys named(const job_routes& r, const std::string& set) { return r.sets.count(set) > 0 ? keys{set} : keys{}; }
-
 keys demand(const job_routes& r, const messages::job_info& job) {
   for (const auto& [key, set] : r.sets) {
     if (set->metadata.deleting || !scope_serves(set->spec.scope_url, job.repository)) continue;
@@ -47,7 +44,10 @@ keys destinations(const job_routes& r, const messages::job_completed&) {
   return all;
 }
 
-keys destinations(const job_routes& r, const messages::session_message& m) { return named(r, m.runner_set); }
+// The set a listener's session message names, if it is known.
+keys destinations(const job_routes& r, const messages::session_message& m) {
+  return r.sets.count(m.runner_set) > 0 ? keys{m.runner_set} : keys{};
+}
 
 bool scope_serves(const std::string& scope_url, const std::string& repository) {
   auto target = github::parse_config_url(scope_url);

@@ -33,9 +33,11 @@ struct options {
   int32_t resync_seconds = 30;
   int32_t webhook_sweep_seconds = 60;
   bool runner_phase_events = true;
-  // Eight connections: with four, a burst queues each request for seconds
-  // in front of a 20–30 ms exchange; eight ran more jobs a second in five of
-  // six sizes over two runs (+3 to +15 %, −3 % in the sixth; bench/floor/README.md).
+  // Sixteen connections: a burst queues each request behind the others in
+  // front of a 20–80 ms exchange. Sixteen reached 0.88 of the floor at
+  // 1000/200 where eight reached 0.68 (bench/floor/README.md), and took
+  // 10,000 Runners with no request outwaiting its actor and no more memory
+  // (8,876 gave up with eight; bench/manager/README.md).
   int32_t kube_workers = 16;
   int32_t github_workers = 2;
   // No client-side limit by default: the apiserver's API Priority and Fairness

@@ -200,9 +200,11 @@ TEST_F(ManagerNetwork, ASetsOwnProxyWithCredentialsFromASecret) {
                      "\" must start with http:// or https://"),
             std::string::npos)
       << bad;
-  // Without credentials the proxy refuses: 407, in words.
+  // Without credentials the proxy refuses: 407, in words. (Waited for by its
+  // words, not "407" alone: the proxy's port, in the message before, can hold
+  // those digits.)
   patch_set("listen", R"({"proxy":{"http":{"url":")" + proxy->url() + R"("}}})");
-  auto refused = wait_credentials_ready("listen", "407");
+  auto refused = wait_credentials_ready("listen", "HTTP 407 Proxy Authentication Required");
   EXPECT_NE(refused.find("False proxy: the proxy answered HTTP 407 Proxy Authentication Required"),
             std::string::npos)
       << refused << manager_->log_tail();

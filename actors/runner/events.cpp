@@ -32,6 +32,13 @@ std::optional<runner_event> event_for_transition(phase from, phase to, const tra
       e.note = detail.job_id != 0 ? "GitHub assigned " + job_text(detail) : "GitHub assigned a job";
       break;
     case phase::succeeded:
+      // The end of a Running runner (its job completed, or its container
+      // exited) is not an Event of its own: the Running Event named the
+      // job and the runner, and the Runner is deleted right after. A second
+      // Normal Event would be one more Kubernetes write per job that tells
+      // a reader nothing new. A job whose start was never written (it
+      // completed first) gets this one instead, so one Event names each job.
+      if (from == phase::running) return std::nullopt;
       if (detail.job_id != 0)
         e.note = with_message("The runner finished " + job_text(detail), detail);
       else if (detail.exit_code >= 0)

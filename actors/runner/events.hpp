@@ -1,7 +1,8 @@
 // Which Kubernetes Event the Runner actor records for what it just wrote
-// (pure, no I/O). Every write that changes the phase gets one Event
-// regarding the Runner (Normal for Pending, Running, Succeeded; Warning for
-// Failed and Outdated), and every pod failure that is retried gets a Warning.
+// (pure, no I/O). A write that changes the phase gets one Event regarding
+// the Runner (Normal for Pending, Running and Succeeded; Warning for Failed
+// and Outdated), except Running → Succeeded: a job costs one Normal Event
+// naming it. Every pod failure that is retried gets a Warning.
 // The actor sends the result to the event recorder (adapters/kube/events.hpp),
 // which spam-limits repeats.
 #pragma once
@@ -32,7 +33,8 @@ struct transition_detail {
 };
 
 // The Event for a write that moved the Runner from `from` to `to`; nullopt
-// when the phase did not change (or went to unset, which no write does).
+// when the phase did not change (or went to unset, which no write does), and
+// for Running → Succeeded.
 std::optional<runner_event> event_for_transition(phase from, phase to, const transition_detail& detail);
 
 // The Warning for a pod whose runner container exited non-zero and that will

@@ -57,8 +57,8 @@ const std::vector<flag>& flags() {
        "when it starts)",
        0},
       {"runner-phase-events", &options::runner_phase_events,
-       "record a Normal Event on each Runner for Pending, Running and Succeeded (three writes per job); "
-       "false: only Warnings (Failed, Outdated, pod failures)"},
+       "record Normal Events on Runners: Running, naming the job (one write per job), Pending for a runner "
+       "that waits for its job; false: only Warnings (Failed, Outdated, pod failures)"},
       {"kube-workers", &options::kube_workers, "threads making Kubernetes requests", 1},
       {"kube-qps", &options::kube_qps,
        "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit, the "

@@ -19,6 +19,7 @@ TEST(RunnerEvents, EveryChangeToADeclaredPhaseIsRecordedWithThePhaseAsReason) {
   for (auto from : all_phases)
     for (auto to : all_phases) {
       if (from == to || to == phase::unset) continue;
+      if (from == phase::running && to == phase::succeeded) continue;  // below
       auto e = event_for_transition(from, to, {});
       ASSERT_TRUE(e) << to_string(from) << " -> " << to_string(to);
       EXPECT_EQ(e->reason, to_string(to));
@@ -38,16 +39,39 @@ TEST(RunnerEvents, RunningNamesTheAssignedJob) {
   EXPECT_EQ(e->note, R"(GitHub assigned job 4242 "build" of acme/app)");
 }
 
-TEST(RunnerEvents, SucceededSaysHowTheRunnerEnded) {
+// One Normal Event per job: the Running Event named it; the runner's end, a
+// write before the Runner is deleted, would say nothing new.
+TEST(RunnerEvents, TheEndOfARunningRunnerIsNotAnEventOfItsOwn) {
   transition_detail job;
   job.job_id = 7;
   job.repository = "acme/app";
   job.message = "job 7 completed: success";
-  EXPECT_EQ(event_for_transition(phase::running, phase::succeeded, job)->note,
-            "The runner finished job 7 of acme/app: job 7 completed: success");
+  EXPECT_EQ(event_for_transition(phase::running, phase::succeeded, job), std::nullopt);
   transition_detail exited;
   exited.exit_code = 0;
-  EXPECT_EQ(event_for_transition(phase::running, phase::succeeded, exited)->note,
+  EXPECT_EQ(event_for_transition(phase::running, phase::succeeded, exited), std::nullopt);
+  // Its failure is a Warning all the same.
+  EXPECT_TRUE(event_for_transition(phase::running, phase::failed, job));
+}
+
+// A job that completed before its start was written has no Running Event:
+// its Succeeded names it.
+TEST(RunnerEvents, AJobsCompletionWithoutItsRunningNamesTheJob) {
+  transition_detail job;
+  job.job_id = 7;
+  job.repository = "acme/app";
+  job.message = "job 7 completed: success";
+  for (auto from : {phase::unset, phase::pending}) {
+    auto e = event_for_transition(from, phase::succeeded, job);
+    ASSERT_TRUE(e) << to_string(from);
+    EXPECT_EQ(e->note, "The runner finished job 7 of acme/app: job 7 completed: success");
+  }
+}
+
+TEST(RunnerEvents, SucceededWithoutAJobSaysHowTheRunnerEnded) {
+  transition_detail exited;
+  exited.exit_code = 0;
+  EXPECT_EQ(event_for_transition(phase::pending, phase::succeeded, exited)->note,
             "The runner exited with code 0");
 }
 

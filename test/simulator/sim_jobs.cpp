@@ -3,6 +3,8 @@
 // acquired, started on a runner, completed after duration_ms (the timer
 // thread) or by hand, cancelled or failed with a lost runner. Each transition
 // posts its scale-set message and its workflow_job webhook (sim_webhooks.cpp).
+#include <vector>
+
 #include "adapters/common/rfc3339.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
@@ -12,7 +14,8 @@ namespace json = octorun::json;
 
 std::string simulator::impl::statistics_json(std::int64_t ssid) const {
   std::int64_t available = 0, acquired = 0, assigned = 0, running = 0, registered = 0, busy = 0;
-  for (const auto& [id, j] : jobs) {
+  for (auto id : open_jobs) {
+    const auto& j = jobs.at(id);
     if (j.scale_set_id != ssid) continue;
     if (j.state == "queued" && j.offered) ++available;
     if (j.state == "assigned") ++acquired;
@@ -81,9 +84,10 @@ void simulator::impl::offer_jobs(std::int64_t ssid) {
   auto ss = scale_sets.find(ssid);
   if (ss == scale_sets.end()) return;
   std::int64_t out = 0;
-  for (const auto& [id, j] : jobs)
-    if (j.scale_set_id == ssid && j.offered && j.state != "completed") ++out;
-  for (auto& [id, j] : jobs) {
+  for (auto id : open_jobs)
+    if (const auto& j = jobs.at(id); j.scale_set_id == ssid && j.offered) ++out;
+  for (auto id : open_jobs) {
+    auto& j = jobs.at(id);
     if (ss->second.max_capacity && out >= *ss->second.max_capacity) break;
     if (j.scale_set_id != ssid || j.offered || j.state != "queued") continue;
     j.offered = true;
@@ -149,6 +153,7 @@ std::int64_t simulator::impl::new_job(const job_spec& spec) {
     }
   }
   auto& stored = jobs[j.id] = j;
+  open_jobs.insert(j.id);
   if (stored.scale_set_id != 0) offer_jobs(stored.scale_set_id);
   webhook_job("queued", stored);
   dispatch();
@@ -173,6 +178,7 @@ void simulator::impl::start_job(sim_job& j, sim_runner& r) {
 
 void simulator::impl::finish_job(sim_job& j, const std::string& result) {
   j.state = "completed";
+  open_jobs.erase(j.id);
   j.result = result;
   j.finished_at = wall_clock::now();
   j.due.reset();
@@ -203,7 +209,8 @@ void simulator::impl::lose(sim_runner& r) {
 void simulator::impl::dispatch() {
   for (auto& [rid, r] : runners) {
     if (!r.online || r.busy) continue;
-    for (auto& [jid, j] : jobs) {
+    for (auto jid : open_jobs) {
+      auto& j = jobs.at(jid);
       bool fits = false;
       if (r.scale_set_id != 0) {
         fits = j.scale_set_id == r.scale_set_id && j.state == "assigned";
@@ -222,16 +229,24 @@ void simulator::impl::run_timer() {
   lock_type lock(mu);
   while (!stopping) {
     std::optional<clock_type::time_point> next;
+    std::vector<std::int64_t> due;  // finish_job leaves open_jobs: not while walking it
     auto now_tp = clock_type::now();
-    for (auto& [id, j] : jobs) {
+    for (auto id : open_jobs) {
+      const auto& j = jobs.at(id);
       if (j.state != "running" || !j.due) continue;
-      if (*j.due <= now_tp) {
-        finish_job(j, j.spec.result);
-        dispatch();
-      } else if (!next || *j.due < *next) {
+      if (*j.due <= now_tp)
+        due.push_back(id);
+      else if (!next || *j.due < *next)
         next = j.due;
-      }
     }
+    for (auto id : due) {
+      auto& j = jobs.at(id);
+      finish_job(j, j.spec.result);
+      dispatch();
+    }
+    // The runners those completions freed may have started jobs due before
+    // `next` (their notifications came while this thread held the lock).
+    if (!due.empty()) continue;
     if (next)
       timer_cv.wait_until(lock, *next);
     else

@@ -206,8 +206,8 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     sessions.erase(id);
     queues.erase(id);
     std::erase_if(runners, [&](const auto& kv) { return kv.second.scale_set_id == id; });
-    for (auto& [jid, j] : jobs)  // queued jobs wait for another runner
-      if (j.scale_set_id == id && j.state == "queued") {
+    for (auto jid : open_jobs)  // queued jobs wait for another runner
+      if (auto& j = jobs.at(jid); j.scale_set_id == id && j.state == "queued") {
         j.scale_set_id = 0;
         j.offered = false;
       }
@@ -350,9 +350,10 @@ server_response simulator::impl::create_scale_set(std::int64_t tenant_id, const 
   scale_sets[s.id] = s;
   // Jobs already queued that no scale set took and whose labels this one
   // carries are offered to it, as the service does for a new scale set.
-  for (auto& [jid, j] : jobs)
-    if (j.state == "queued" && j.scale_set_id == 0 && scope_covers(scope_key, j.spec.repository) &&
-        labels_match(j.spec.labels, s.labels))
+  for (auto jid : open_jobs)
+    if (auto& j = jobs.at(jid); j.state == "queued" && j.scale_set_id == 0 &&
+                                scope_covers(scope_key, j.spec.repository) &&
+                                labels_match(j.spec.labels, s.labels))
       j.scale_set_id = s.id;
   offer_jobs(s.id);
   changed();

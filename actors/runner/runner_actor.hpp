@@ -33,10 +33,8 @@ struct runner_actor_config {
   // kube::spawn_event_recorder: an Event for each phase the actor writes and
   // each pod failure it retries (actors/runner/events.hpp). None: no Events.
   caf::actor events;
-  // Normal Events too (one per job naming it: Running, or Succeeded for a
-  // job that completed before its start was written; Pending for a runner
-  // that waits for its job; Succeeded for one that ends without a job);
-  // false: Warnings only (Failed, Outdated, a pod failure retried).
+  // Normal Events too (which ones: event_for_transition in events.hpp; one
+  // per job); false: Warnings only (Failed, Outdated, a pod failure retried).
   bool phase_events = true;
   // JIT configurations with this runner group and the Runner's labels (the
   // RunnerSet asks its scale set instead under the Listener intake).

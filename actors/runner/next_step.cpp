@@ -55,6 +55,10 @@ bool may_run_a_job(const observation& o) {
 
 step next_step(const observation& o, const limits& l) {
   if (o.deleting) return on_deletion(o);
+  // Its job done, GitHub removed the runner: nothing is left for the
+  // finalizer to guard, so it goes now, beside the set's DELETE, rather
+  // than after it (completed -> gone: two writes in a row, not three).
+  if (github_removed_it(o)) return make(o.has_finalizer ? step_kind::remove_finalizer : step_kind::none);
   if (!o.has_finalizer) return make(step_kind::add_finalizer);
   if (is_terminal(o.current)) return make(step_kind::none);  // the RunnerSet deletes finished runners
 

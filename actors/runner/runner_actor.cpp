@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <optional>
@@ -165,14 +166,31 @@ rapidjson::Document locked_patch(self_ptr self) {
   return d;
 }
 
-void patch_finalizers(self_ptr self, bool ours) {
+// Added with the Runner's resourceVersion as the lock (a merge patch
+// replaces the whole list).
+void hold_finalizer(self_ptr self) {
   auto& st = self->state;
   const auto& meta = st.runner->metadata;
   write(
-      self, ours ? "adding the finalizer" : "removing the finalizer",
+      self, "adding the finalizer",
       kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                          kube::finalizer_patch(meta.finalizers, meta.resource_version, finalizer, ours), ""},
+                          kube::finalizer_patch(meta.finalizers, meta.resource_version, finalizer, true), ""},
       &runner_state::runner);
+}
+
+// Removed by a JSON patch that tests its entry, not the resourceVersion: the
+// release of a runner that ran its job races the set's DELETE of it, which
+// changes the version but not the list, and must not cost a conflict and a
+// re-read. A list that did change fails the test (422): retried after a
+// backoff on what the watch shows then.
+void release_finalizer(self_ptr self) {
+  auto& st = self->state;
+  auto patch = kube::finalizer_removal_patch(st.runner->metadata.finalizers, finalizer);
+  if (!patch) std::abort();  // next_step releases only a finalizer observe() saw in this list
+  write(self, "removing the finalizer",
+        kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::json,
+                            std::move(*patch), ""},
+        &runner_state::runner);
 }
 
 void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,
@@ -275,9 +293,9 @@ void execute(self_ptr self, const step& s, const observation& o) {
     case step_kind::wait_until:
       return wake_at(self, s.at);
     case step_kind::add_finalizer:
-      return patch_finalizers(self, true);
+      return hold_finalizer(self);
     case step_kind::remove_finalizer:
-      return patch_finalizers(self, false);
+      return release_finalizer(self);
     case step_kind::provision:
       return provision(self);
     case step_kind::store_secret:

@@ -50,4 +50,23 @@ std::string finalizer_patch(const std::vector<std::string>& finalizers, std::str
   return json::write(d);
 }
 
+std::optional<std::string> finalizer_removal_patch(const std::vector<std::string>& finalizers,
+                                                   std::string_view name) {
+  auto at = std::find(finalizers.begin(), finalizers.end(), name);
+  if (at == finalizers.end()) return std::nullopt;
+  const auto path = "/metadata/finalizers/" + std::to_string(at - finalizers.begin());
+  rapidjson::Document d(rapidjson::kArrayType);
+  auto& a = d.GetAllocator();
+  rapidjson::Value test(rapidjson::kObjectType);
+  test.AddMember("op", "test", a);
+  test.AddMember("path", json::string_value(path, a), a);
+  test.AddMember("value", json::string_value(name, a), a);
+  rapidjson::Value remove(rapidjson::kObjectType);
+  remove.AddMember("op", "remove", a);
+  remove.AddMember("path", json::string_value(path, a), a);
+  d.PushBack(test, a);
+  d.PushBack(remove, a);
+  return json::write(d);
+}
+
 }  // namespace octorun::kube

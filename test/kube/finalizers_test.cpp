@@ -42,5 +42,16 @@ TEST(Finalizers, RemovingLeavesTheOthers) {
             R"({"metadata":{"resourceVersion":"9","finalizers":[]}})");
 }
 
+TEST(Finalizers, RemovalByJsonPatchTestsTheEntryItRemoves) {
+  EXPECT_EQ(finalizer_removal_patch({"x.io/a", "octorun.io/runner", "y.io/b"}, "octorun.io/runner"),
+            R"([{"op":"test","path":"/metadata/finalizers/1","value":"octorun.io/runner"},)"
+            R"({"op":"remove","path":"/metadata/finalizers/1"}])");
+  EXPECT_EQ(finalizer_removal_patch({"octorun.io/runner"}, "octorun.io/runner"),
+            R"([{"op":"test","path":"/metadata/finalizers/0","value":"octorun.io/runner"},)"
+            R"({"op":"remove","path":"/metadata/finalizers/0"}])");
+  EXPECT_EQ(finalizer_removal_patch({"x.io/a"}, "octorun.io/runner"), std::nullopt);
+  EXPECT_EQ(finalizer_removal_patch({}, "octorun.io/runner"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace octorun::kube

@@ -300,6 +300,37 @@ TEST(NextStep, ARunnerThatRanItsJobIsNotRemovedFromGitHubAgain) {
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
 }
 
+// The finalizer guards the runner's removal from GitHub; GitHub removed a
+// runner that ran its job to the end itself, so its finalizer goes as soon
+// as it is Succeeded, beside the set's DELETE, and is not held again.
+// Every other runner keeps it until it is deleted and GitHub confirms.
+TEST(NextStep, ARunnerThatRanItsJobReleasesItsFinalizerBeforeItsDeletion) {
+  auto o = provisioned();
+  o.current = phase::succeeded;
+  o.has_job = true;
+  o.pod = exited(0);
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+  o.has_finalizer = false;
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
+  o.deleting = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
+  // Not to the end: held until the deletion, then GitHub first.
+  for (auto p : {phase::running, phase::failed, phase::outdated}) {
+    auto held = provisioned();
+    held.current = p;
+    held.has_job = true;
+    held.pod = p == phase::running ? pod(true) : exited(1);
+    held.pod.marked_busy = true;
+    EXPECT_NE(next_step(held).kind, step_kind::remove_finalizer) << to_string(p);
+  }
+  auto idle = provisioned();
+  idle.current = phase::succeeded;  // exited 0 without a job
+  idle.pod = exited(0);
+  EXPECT_EQ(next_step(idle).kind, step_kind::none);
+  idle.has_finalizer = false;
+  EXPECT_EQ(next_step(idle).kind, step_kind::add_finalizer);
+}
+
 // GitHub's budget is spent: a runner that can no longer run a job (its
 // runner process ended, or it is terminal) does not wait for the reset: the
 // RunnerSet takes its removal over and the Runner goes now. One whose

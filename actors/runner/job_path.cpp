@@ -63,9 +63,8 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
     add_readiness(self, status, read, st.pod && st.pod->ready, a);
   }
   d.AddMember("status", status, a);
-  self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                                    json::write(d), "status"})
+  ask_kube(self, kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                                     json::write(d), "status"})
       .then(
           [=](kube::object_result& r) {
             if (r) {
@@ -156,8 +155,7 @@ void process_jobs(self_ptr self) {
   // declines on a held copy (terminal, being deleted, already running this
   // job) stays so. Read from the server only when it holds none or after a conflict.
   if (st.runner && !st.job_read_fresh) return decide_job(self, *st.runner, job);
-  self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
+  ask_kube(self, kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
       .then(
           [=](kube::object_result& r) {
             if (!r) {

@@ -55,8 +55,7 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
     // Someone wrote the Runner after the version we decided on: read it
     // again rather than wait for the watch, then decide afresh.
     st.step_in_flight = true;
-    self->request(st.cfg.kube, st.cfg.request_timeout,
-                  kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
+    ask_kube(self, kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
         .then(
             [=](kube::object_result& r) {
               self->state.step_in_flight = false;
@@ -124,7 +123,7 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
   const auto& held = st.*slot;
   std::string based_on = held ? held->metadata.resource_version : std::string();
   constexpr bool is_runner = std::is_same_v<Value, model::runner>;
-  self->request(st.cfg.kube, st.cfg.request_timeout, std::move(req))
+  ask_kube(self, std::move(req))
       .then(
           [=](kube::object_result& r) {
             auto& s = self->state;

@@ -44,6 +44,10 @@ struct runner_actor_config {
   std::chrono::milliseconds busy_recheck{30'000};  // a busy runner being deleted is asked again
   std::chrono::milliseconds retry_initial{500};    // after a failed call
   std::chrono::milliseconds retry_max{60'000};
+  // How long a GitHub request is waited for; the request pool sends no
+  // Kubernetes request that queued longer (the controller gives it this),
+  // which is how the actor's own Kubernetes requests, sent without a CAF
+  // timeout (runner_state.hpp ask_kube), are bounded.
   std::chrono::milliseconds request_timeout{90'000};
   // Reconcile from what the watches last showed even without news: the
   // level-triggered safety net for anything an event did not trigger.

@@ -48,8 +48,7 @@ void on_jit_failed(self_ptr self, const github::error& e) {
   auto& st = self->state;
   if (e.kind != github::error_kind::conflict)
     return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
-  self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
+  ask_kube(self, kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
       .then(
           [=](kube::object_result& existing) {
             auto& s = self->state;
@@ -174,16 +173,14 @@ void store_secret(self_ptr self) {
     s.memory.unstored_jit.reset();
     reconcile(self);
   };
-  self->request(st.cfg.kube, st.cfg.request_timeout,
-                kube::create_request{kinds::secrets(), st.cfg.ns,
-                                     jit_secret_json(*st.runner, *st.memory.unstored_jit)})
+  ask_kube(self, kube::create_request{kinds::secrets(), st.cfg.ns,
+                                      jit_secret_json(*st.runner, *st.memory.unstored_jit)})
       .then(
           [=](kube::object_result& r) {
             if (r) return stored(*r);
             if (!r.error().already_exists()) return on_api_error(self, "creating the JIT Secret", r.error());
             // Created by an attempt whose answer was lost: read it back.
-            self->request(self->state.cfg.kube, self->state.cfg.request_timeout,
-                          kube::get_request{kinds::secrets(), self->state.cfg.ns, secret_name, ""})
+            ask_kube(self, kube::get_request{kinds::secrets(), self->state.cfg.ns, secret_name, ""})
                 .then(
                     [=](kube::object_result& found) {
                       if (!found) return on_api_error(self, "reading the JIT Secret", found.error());

@@ -66,6 +66,17 @@ void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner&
                    json::allocator& a);
 // Wakes reconcile at `at`; a later wake replaces an earlier one.
 void wake_at(self_ptr self, clock::time_point at);
+// Sends `req` to the request pool. No CAF timeout: the pool answers every
+// request it takes (the result, or an error unsent once it queued past the
+// actors' request_timeout: kube::spawn_request_pool; each exchange is
+// bounded by the client's own timeout), and CAF 0.17 keeps a request's
+// timeout, with a reference to this actor, in the system's clock until it
+// expires, answered or not: ~11 entries per Runner 90 s after a burst
+// (bench/manager/README.md).
+template <class Request>
+auto ask_kube(self_ptr self, Request req) {
+  return self->request(self->state.cfg.kube, caf::infinite, std::move(req));
+}
 // A step's Kubernetes request failed (a conflict reads the Runner again) or
 // got no answer: backs off and reconciles again.
 void on_api_error(self_ptr self, const char* what, const kube::api_error& e);

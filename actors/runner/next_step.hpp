@@ -30,7 +30,7 @@ struct observation {
   // The Runner.
   phase current = phase::unset;
   bool deleting = false;
-  bool has_finalizer = false;
+  bool has_finalizer = false;  // listed, and not released already (actor_memory::finalizer_released)
   bool has_job = false;
   std::int64_t github_runner_id = 0;  // status, or the JIT Secret
   int failures = 0;                   // status.failures entries

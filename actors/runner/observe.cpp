@@ -41,7 +41,7 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
   observation o;
   o.current = parse_phase(runner.status.phase).value_or(phase::unset);
   o.deleting = runner.metadata.deleting;
-  o.has_finalizer = model::has_finalizer(runner.metadata, finalizer);
+  o.has_finalizer = model::has_finalizer(runner.metadata, finalizer) && !memory.finalizer_released;
   o.has_job = runner.status.job.has_value() && runner.status.job->id != 0;
   o.failures = static_cast<int>(runner.status.failures.size());
   o.status_pod_ready = runner.status.pod_ready;

@@ -29,6 +29,9 @@ struct actor_memory {
   bool pod_seen = false;                                    // a pod of this Runner was watched or created
   std::chrono::steady_clock::time_point pod_seen_since{};   // a pod of this Runner was first seen or made
   std::chrono::steady_clock::time_point pod_ready_since{};  // unset: its pod is not ready (or none)
+  // The server answered this actor's release of the finalizer: a watch event
+  // older than that answer may still list it (observation::has_finalizer).
+  bool finalizer_released = false;
 };
 
 // What the Pod says about the runner container (`pod` null: no pod).

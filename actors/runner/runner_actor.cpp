@@ -114,10 +114,12 @@ watched::secret_ptr read_reply(const kube::object& o, const watched::secret_ptr&
 
 // Sends a write of the Runner or one of its children (`slot`: where the
 // actor keeps it); on success records `event` (if any), keeps what the
-// server returned (when the watch has not moved on meanwhile) and reconciles again.
+// server returned (when the watch has not moved on meanwhile), notes in the
+// actor's memory what the write established (`remember`, if any) and
+// reconciles again.
 template <class Request, class Value>
 void write(self_ptr self, const char* what, Request req, std::shared_ptr<const Value> runner_state::*slot,
-           std::optional<runner_event> event = std::nullopt) {
+           std::optional<runner_event> event = std::nullopt, void (*remember)(actor_memory&) = nullptr) {
   auto& st = self->state;
   st.step_in_flight = true;
   const auto& held = st.*slot;
@@ -132,6 +134,7 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
               return on_api_error(self, what, r.error());
             s.consecutive_errors = 0;
             if (is_runner && !r && r.error().not_found()) return self->quit();  // the Runner is gone
+            if (r && remember) remember(s.memory);
             auto& kept = s.*slot;
             auto returned = r ? read_reply(*r, kept) : nullptr;
             if (returned && event) {
@@ -181,7 +184,10 @@ void hold_finalizer(self_ptr self) {
 // release of a runner that ran its job races the set's DELETE of it, which
 // changes the version but not the list, and must not cost a conflict and a
 // re-read. A list that did change fails the test (422): retried after a
-// backoff on what the watch shows then.
+// backoff on what the watch shows then. Once the server has answered, the
+// release is remembered: the DELETE's watch event, older than the answer
+// but maybe read after it, still lists the finalizer and must not send the
+// release again.
 void release_finalizer(self_ptr self) {
   auto& st = self->state;
   auto patch = kube::finalizer_removal_patch(st.runner->metadata.finalizers, finalizer);
@@ -189,7 +195,7 @@ void release_finalizer(self_ptr self) {
   write(self, "removing the finalizer",
         kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::json,
                             std::move(*patch), ""},
-        &runner_state::runner);
+        &runner_state::runner, std::nullopt, [](actor_memory& m) { m.finalizer_released = true; });
 }
 
 void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/runner/observe.hpp"
+
 namespace octorun::runner {
 namespace {
 
@@ -329,6 +331,26 @@ TEST(NextStep, ARunnerThatRanItsJobReleasesItsFinalizerBeforeItsDeletion) {
   EXPECT_EQ(next_step(idle).kind, step_kind::none);
   idle.has_finalizer = false;
   EXPECT_EQ(next_step(idle).kind, step_kind::add_finalizer);
+}
+
+// The server answered the release: the set's DELETE, seen after that
+// answer but older, still lists the finalizer; the release is not sent again.
+TEST(NextStep, AReleasedFinalizerIsNotReleasedAgainOnAnOlderWatchEvent) {
+  model::runner older;
+  older.metadata.finalizers = {model::runner_finalizer};
+  older.metadata.deleting = true;
+  older.status.phase = "Succeeded";
+  older.status.job = model::job_ref{};
+  older.status.job->id = 42;
+  older.status.runner_id = 7;
+  actor_memory memory;
+  auto o = observe(older, nullptr, nullptr, memory, t0);
+  EXPECT_TRUE(o.has_finalizer);
+  EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
+  memory.finalizer_released = true;
+  o = observe(older, nullptr, nullptr, memory, t0);
+  EXPECT_FALSE(o.has_finalizer);
+  EXPECT_EQ(next_step(o).kind, step_kind::none);
 }
 
 // GitHub's budget is spent: a runner that can no longer run a job (its

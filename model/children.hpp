@@ -35,6 +35,10 @@ struct owned_object_meta {
   std::string resource_version;
   std::map<std::string, std::string> labels;
   bool deleting = false;  // deletionTimestamp is set
+  // The uid of its controller ownerReference ("" when it has none): the
+  // Runner it belongs to. A name alone does not say it: a Runner may be
+  // given the name of an earlier one whose children are still there.
+  std::string owner_uid;
 };
 
 // A Runner's Pod: metadata (owned_object_meta), phase, readiness and

@@ -348,8 +348,8 @@ bool label_read(std::string_view key) {
   return key == label_runnerset || key == label_runner || key == label_busy;
 }
 
-// The metadata of an object a Runner owns: identity, deletion, and only the
-// labels the manager reads (label_read).
+// The metadata of an object a Runner owns: identity, deletion, its owner,
+// and only the labels the manager reads (label_read).
 owned_object_meta owned_meta(const Value& obj) {
   owned_object_meta m;
   const Value* meta = json::find_value(obj, "metadata");
@@ -359,6 +359,10 @@ owned_object_meta owned_meta(const Value& obj) {
   m.uid = json::str(*meta, "uid");
   m.resource_version = json::str(*meta, "resourceVersion");
   m.deleting = json::find_value(*meta, "deletionTimestamp") != nullptr;
+  if (const Value* owners = json::find_value(*meta, "ownerReferences");
+      owners != nullptr && owners->IsArray())
+    for (const auto& owner : owners->GetArray())
+      if (owner.IsObject() && json::boolean(owner, "controller")) m.owner_uid = json::str(owner, "uid");
   if (const Value* labels = json::find_value(*meta, "labels"); labels != nullptr && labels->IsObject())
     for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
       std::string_view key(it->name.GetString(), it->name.GetStringLength());

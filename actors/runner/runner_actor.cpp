@@ -41,10 +41,46 @@ void wake_at(self_ptr self, clock::time_point at) {
   self->delayed_send(self, delay, wake_atom::value, gen);
 }
 
+// Children named after the Runner but owned by another (owned_by): an
+// earlier Runner's of the same name, on their way out. Not kept: their pod's
+// state is not this Runner's, nor their JIT configuration; its own pod and
+// Secret are made once they are gone (create_conflict).
+void drop_strangers(runner_state& st) {
+  if (!st.runner) return;  // judged once the Runner is known
+  if (st.pod && !owned_by(st.pod->metadata, *st.runner)) st.pod = nullptr;
+  if (st.secret && !owned_by(st.secret->metadata, *st.runner)) st.secret = nullptr;
+}
+
 void set_runner(self_ptr self, watched::runner_ptr runner) {
   // Null: unreadable (logged by the decoder; the CRD schema and the webhook
   // keep this from happening): never act on it.
-  if (runner) self->state.runner = std::move(runner);
+  if (!runner) return;
+  self->state.runner = std::move(runner);
+  drop_strangers(self->state);
+}
+
+// A Pod or Secret event: the slot holds the Runner's own child or nothing.
+template <class Ptr>
+void set_child(self_ptr self, Ptr runner_state::*slot, kube::informer_update<Ptr>& ev) {
+  auto& st = self->state;
+  st.*slot = ev.type == kube::event_type::deleted ? nullptr : std::move(ev.obj);
+  drop_strangers(st);
+}
+
+// A create answered AlreadyExists while this actor holds no such child: made
+// by an attempt whose answer was lost (the watch brings it), or an earlier
+// Runner's of this name that the garbage collector has not removed yet (its
+// deletion event wakes the actor). Looked at again after a backoff, not at
+// once: asked again at once, the server gives the same answer.
+void create_conflict(self_ptr self, const char* what) {
+  auto& st = self->state;
+  st.step_in_flight = false;
+  ++st.consecutive_errors;
+  spdlog::info(
+      "runner {}: {}: the name is taken (by an earlier Runner's child on its way out, or by an "
+      "attempt whose answer was lost); looking again in {} ms",
+      id(self), what, backoff(self).count());
+  wake_at(self, clock::now() + backoff(self));
 }
 
 // A write failed: decide how soon to look again.
@@ -130,6 +166,7 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
           [=](kube::object_result& r) {
             auto& s = self->state;
             s.step_in_flight = false;
+            if (!r && r.error().already_exists() && !(s.*slot)) return create_conflict(self, what);
             if (!r && !r.error().not_found() && !r.error().already_exists())
               return on_api_error(self, what, r.error());
             s.consecutive_errors = 0;
@@ -372,11 +409,11 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
         reconcile(self);
       },
       [=](watched::pod_event& ev) {
-        self->state.pod = ev.type == kube::event_type::deleted ? nullptr : std::move(ev.obj);
+        set_child(self, &runner_state::pod, ev);
         reconcile(self);
       },
       [=](watched::secret_event& ev) {
-        self->state.secret = ev.type == kube::event_type::deleted ? nullptr : std::move(ev.obj);
+        set_child(self, &runner_state::secret, ev);
         reconcile(self);
       },
       [=](messages::job_started& job) {

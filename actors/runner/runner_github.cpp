@@ -40,6 +40,13 @@ void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seco
 
 void decide_name_conflict(self_ptr self, const github::error& e);
 
+// Whether a JIT Secret read from the server is this Runner's (owned_by; one
+// that cannot be read is judged by next_step as before).
+bool own_secret(self_ptr self, const kube::object& o) {
+  auto secret = watched::read_secret(o);
+  return !secret || owned_by(secret->metadata, *self->state.runner);
+}
+
 // A JIT request failed. GitHub refusing the name may mean this Runner is
 // registered already, its Secret written but not yet in the cache: the
 // server is asked for the Secret first, and one found is used as it is
@@ -52,6 +59,8 @@ void on_jit_failed(self_ptr self, const github::error& e) {
       .then(
           [=](kube::object_result& existing) {
             auto& s = self->state;
+            // An earlier Runner's Secret of this name (owned_by) holds no registration of ours.
+            if (existing && !own_secret(self, *existing)) return decide_name_conflict(self, e);
             if (existing) {
               s.step_in_flight = false;
               s.jit_conflict_retried = false;
@@ -184,6 +193,8 @@ void store_secret(self_ptr self) {
                 .then(
                     [=](kube::object_result& found) {
                       if (!found) return on_api_error(self, "reading the JIT Secret", found.error());
+                      // An earlier Runner's, not yet removed: this JIT configuration is stored once it is.
+                      if (!own_secret(self, *found)) return create_conflict(self, "creating the JIT Secret");
                       stored(*found);
                     },
                     [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });

@@ -81,6 +81,9 @@ auto ask_kube(self_ptr self, Request req) {
 // got no answer: backs off and reconciles again.
 void on_api_error(self_ptr self, const char* what, const kube::api_error& e);
 void on_actor_error(self_ptr self, const char* what, const caf::error& e);
+// A create of the Runner's pod or Secret found the name taken by a child this
+// actor does not hold: looks again after a backoff.
+void create_conflict(self_ptr self, const char* what);
 
 // ---- the GitHub side (runner_github.cpp), the steps execute() takes for
 // next_step's provision, store_secret, find_on_github, remove_from_github and

@@ -53,10 +53,27 @@ void check_runner_as_stored(self_ptr self, const kube::object& stored, std::uint
   mark_dirty(self);
 }
 
+// Whether a new Runner may not take `name`: a Runner of the set has it or is
+// being made under it, or the Pod or Secret of an earlier one is still there
+// (the garbage collector removes them after their Runner): the new Runner's
+// own children, named after it, could not be made until they are gone.
+bool name_taken(const set_state& st, const std::string& name) {
+  const auto& w = st.world;
+  return w.runners.count(name) > 0 || w.in_flight.contains(action_kind::create_runners, name) ||
+         w.unconfirmed_creates.count(name) > 0 || st.early_children.count(name) > 0;
+}
+
 void create_runner(self_ptr self, const model::effective_variant& v) {
   auto& st = self->state;
-  auto suffix = random_suffix(st.rng);
-  auto name = model::runner_name(st.world.set->metadata.name, v.name, suffix);
+  std::string suffix, name;
+  auto draw = [&] {
+    suffix = random_suffix(st.rng);
+    name = model::runner_name(st.world.set->metadata.name, v.name, suffix);
+  };
+  // 27^5 names: a second draw is rare; a taken name after eight is left to
+  // the apiserver (409) and the Runner actor (create_conflict).
+  draw();
+  for (int again = 0; again < 7 && name_taken(st, name); ++again) draw();
   spdlog::debug("runnerset {}: creating Runner {}", id(self), name);
   // No clear answer: the apiserver may have made it, so it keeps holding
   // its capacity until the watch shows it or a GET finds none (plan.hpp).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "actors/runner/observe.hpp"
 #include "actors/runnerset/runner_object.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
@@ -96,6 +97,33 @@ TEST(JitSecret, RoundTripsAndRejectsDamage) {
   secret["data"].RemoveMember("runnerId");
   EXPECT_FALSE(runner::read_jit_secret(secret));
   EXPECT_FALSE(runner::read_jit_secret(parse_json(R"({"data":{"jitConfig":"!!!"}})")));
+}
+
+// A new Runner may get the name of an earlier one whose Pod and Secret are
+// still there: the owner they name, read back as the informers read it, tells
+// them apart (their pod's state and their JIT configuration are not its own).
+TEST(RunnerChildren, AreTheirRunnersByOwnerUidNotByName) {
+  auto r = sample_runner(tmpl);
+  auto pod_or = runner::pod_json(r, "octorun/0.1.0");
+  ASSERT_TRUE(pod_or) << pod_or.error();
+  const auto pod = model::read_runner_pod(parse_json(*pod_or));
+  const auto secret = model::read_jit_secret_view(
+      parse_json(runner::jit_secret_json(r, {"opaque-jit", 42, "linux-large-x7k2p"})));
+  EXPECT_EQ(pod.metadata.owner_uid, "uid-1");
+  EXPECT_EQ(secret.metadata.owner_uid, "uid-1");
+  EXPECT_TRUE(runner::owned_by(pod.metadata, r));
+  EXPECT_TRUE(runner::owned_by(secret.metadata, r));
+
+  auto successor = r;  // the same name, made after r was deleted
+  successor.metadata.uid = "uid-2";
+  EXPECT_FALSE(runner::owned_by(pod.metadata, successor));
+  EXPECT_FALSE(runner::owned_by(secret.metadata, successor));
+
+  // Only the controller reference names the owner; none at all: taken as its own.
+  const auto other = model::read_runner_pod(parse_json(
+      R"({"metadata":{"name":"linux-large-x7k2p","ownerReferences":[{"kind":"Runner","uid":"uid-1"}]}})"));
+  EXPECT_EQ(other.metadata.owner_uid, "");
+  EXPECT_TRUE(runner::owned_by(other.metadata, successor));
 }
 
 TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {

@@ -237,5 +237,48 @@ TEST_F(RunnerActor, AFailedPodIsRecordedAndRecreated) {
       "3");
 }
 
+// The set may give a Runner the name of an earlier one whose Pod and Secret
+// are still on their way out (the garbage collector removes them after their
+// Runner). They are not its own: it neither takes their state nor their JIT
+// configuration, and makes its own, with the one registration it got, once
+// they are gone.
+TEST_F(RunnerActor, AnEarlierRunnersChildrenOfTheSameNameAreNotItsOwn) {
+  const std::string earlier_uid = "0d1e2a3d-0000-4000-8000-000000000001";
+  const std::string meta = R"("labels":{"octorun.io/runnerset":"linux","octorun.io/runner":"linux-t3st1"},)"
+                           R"("finalizers":["test.octorun.io/hold"],)"
+                           R"("ownerReferences":[{"apiVersion":"octorun.io/v1alpha1","kind":"Runner",)"
+                           R"("name":"linux-t3st1","uid":")" +
+                           earlier_uid + R"(","controller":true}])";
+  test::kubectl(
+      c_, "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
+              R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"linux-t3st1-jit",)" + meta +
+              R"(},"data":{"jitConfig":"ZWFybGllcg==","runnerId":"OTk5","runnerName":"bGludXgtdDNzdDE="}})" +
+              "\nEOF");
+  test::kubectl(c_, "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
+                        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"linux-t3st1",)" + meta +
+                        R"(},"spec":{"containers":[{"name":"runner","image":"earlier"}]}})" + "\nEOF");
+  start();
+  const std::string runner = "runner/" + name_;
+  // Registered once; its JIT Secret waits for the earlier one to go.
+  ASSERT_TRUE(
+      sim_->wait_until([](const sim::simulator& s) { return s.calls("rest.generate_jitconfig") >= 1; }, 30s));
+  ASSERT_TRUE(eventually(runner, "{.metadata.finalizers[0]}", "octorun.io/runner"));
+  EXPECT_NE(get(runner + " -o jsonpath='{.status.runnerId}'"), "999") << "the earlier Runner's registration";
+  EXPECT_NE(get(runner + " -o jsonpath='{.status.podReady}'"), "true") << "the earlier Runner's pod";
+
+  for (const auto* child : {"secret/linux-t3st1-jit", "pod/linux-t3st1"}) {
+    test::kubectl(c_, "-n " + ns_ + " delete " + std::string(child) + " --wait=false >/dev/null");
+    test::kubectl(c_, "-n " + ns_ + " patch " + std::string(child) +
+                          R"( --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null)");
+  }
+  const auto uid = get(runner + " -o jsonpath='{.metadata.uid}'");
+  EXPECT_TRUE(eventually("secret/" + name_ + "-jit", "{.metadata.ownerReferences[0].uid}", uid));
+  EXPECT_TRUE(eventually("pod/" + name_, "{.metadata.ownerReferences[0].uid}", uid));
+  EXPECT_TRUE(eventually(runner, "{.status.phase} {.status.podReady}", "Pending true"));
+  EXPECT_NE(get(runner + " -o jsonpath='{.status.runnerId}'"), "999");
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 1)
+      << "the registration made while it waited is the one stored";
+}
+
 }  // namespace
 }  // namespace octorun::runner

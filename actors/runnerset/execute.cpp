@@ -59,8 +59,7 @@ void check_runner_as_stored(self_ptr self, const kube::object& stored, std::uint
 // own children, named after it, could not be made until they are gone.
 bool name_taken(const set_state& st, const std::string& name) {
   const auto& w = st.world;
-  return w.runners.count(name) > 0 || w.in_flight.contains(action_kind::create_runners, name) ||
-         w.unconfirmed_creates.count(name) > 0 || st.early_children.count(name) > 0;
+  return w.runners.count(name) > 0 || w.being_created(name) || st.early_children.count(name) > 0;
 }
 
 void create_runner(self_ptr self, const model::effective_variant& v) {

@@ -232,6 +232,12 @@ struct set_observation {
   std::map<std::string, std::string> reference_problems;
   time_point references_checked_at{};
   std::chrono::steady_clock::duration reference_recheck{std::chrono::seconds(30)};
+
+  // A create of Runner `name` is out: sent and unanswered, or answered
+  // unclearly and not seen yet.
+  bool being_created(const std::string& name) const {
+    return in_flight.contains(action_kind::create_runners, name) || unconfirmed_creates.count(name) > 0;
+  }
 };
 
 // What the status says of a variant's runners (and of the set, summed).

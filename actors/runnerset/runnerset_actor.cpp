@@ -221,8 +221,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
   const auto name = ev.obj->metadata.name;
-  const bool made_here =
-      w.in_flight.contains(action_kind::create_runners, name) || w.unconfirmed_creates.count(name) > 0;
+  const bool made_here = w.being_created(name);
   w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
   w.unconfirmed_creates.erase(name);
   if (ev.type == kube::event_type::deleted) {

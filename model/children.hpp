@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/types.hpp"
@@ -40,6 +41,16 @@ struct owned_object_meta {
   // given the name of an earlier one whose children are still there.
   std::string owner_uid;
 };
+
+// Whether `child` (a Pod or Secret named after a Runner) belongs to the
+// Runner whose metadata.uid is `runner_uid`. The set may give a new Runner
+// the name of an earlier one whose children the garbage collector has not
+// removed yet: those are not its pod, nor its JIT configuration. A child
+// without a controller owner is taken as the Runner's (nothing else makes
+// them under its name).
+inline bool owned_by(const owned_object_meta& child, std::string_view runner_uid) {
+  return child.owner_uid.empty() || child.owner_uid == runner_uid;
+}
 
 // A Runner's Pod: metadata (owned_object_meta), phase, readiness and
 // container states.

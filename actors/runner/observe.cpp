@@ -68,8 +68,4 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
   return o;
 }
 
-bool owned_by(const model::owned_object_meta& child, const model::runner& runner) {
-  return child.owner_uid.empty() || child.owner_uid == runner.metadata.uid;
-}
-
 }  // namespace octorun::runner

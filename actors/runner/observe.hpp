@@ -42,13 +42,6 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
                     const model::jit_secret* secret, const actor_memory& memory,
                     std::chrono::steady_clock::time_point now);
 
-// Whether `child` (a Pod or Secret named after `runner`) is the Runner's
-// own. The set may give a new Runner the name of an earlier one whose
-// children the garbage collector has not removed yet: those are not its
-// pod, nor its JIT configuration. A child without a controller owner is
-// taken as the Runner's (nothing else makes them under its name).
-bool owned_by(const model::owned_object_meta& child, const model::runner& runner);
-
 // The status.failures entry recorded for the pod with this uid, if any.
 bool failure_recorded_for(const model::runner& runner, std::string_view pod_uid);
 

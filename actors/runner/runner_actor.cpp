@@ -47,8 +47,8 @@ void wake_at(self_ptr self, clock::time_point at) {
 // Secret are made once they are gone (create_conflict).
 void drop_strangers(runner_state& st) {
   if (!st.runner) return;  // judged once the Runner is known
-  if (st.pod && !owned_by(st.pod->metadata, *st.runner)) st.pod = nullptr;
-  if (st.secret && !owned_by(st.secret->metadata, *st.runner)) st.secret = nullptr;
+  if (st.pod && !model::owned_by(st.pod->metadata, st.runner->metadata.uid)) st.pod = nullptr;
+  if (st.secret && !model::owned_by(st.secret->metadata, st.runner->metadata.uid)) st.secret = nullptr;
 }
 
 void set_runner(self_ptr self, watched::runner_ptr runner) {

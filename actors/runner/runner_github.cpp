@@ -44,7 +44,7 @@ void decide_name_conflict(self_ptr self, const github::error& e);
 // that cannot be read is judged by next_step as before).
 bool own_secret(self_ptr self, const kube::object& o) {
   auto secret = watched::read_secret(o);
-  return !secret || owned_by(secret->metadata, *self->state.runner);
+  return !secret || model::owned_by(secret->metadata, self->state.runner->metadata.uid);
 }
 
 // A JIT request failed. GitHub refusing the name may mean this Runner is

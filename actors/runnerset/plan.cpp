@@ -26,6 +26,12 @@ void counts::add(const runner_view& v) {
     ++pending;
 }
 
+void note_jit_secret(observed_runner& runner, const model::jit_secret& secret) {
+  if (secret.registration && secret.registration->runner_id != 0 &&
+      model::owned_by(secret.metadata, runner.uid))
+    runner.secret_runner_id = secret.registration->runner_id;
+}
+
 bool github_unreachable_for_deletion(const set_observation& o) {
   return o.set && o.set->metadata.deleting && o.credentials_gone && !o.credentials_loaded &&
          !o.scale_set_client;

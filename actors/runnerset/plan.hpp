@@ -24,6 +24,7 @@
 #include "actors/runnerset/pod_resources.hpp"
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
+#include "model/children.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runnerset {
@@ -124,10 +125,11 @@ struct unheard_completion {
 // What the set knows of one of its Runners.
 struct observed_runner {
   runner_view view;  // as watched; deleting also once our DELETE was answered
+  std::string uid;   // metadata.uid: which Secret of its name is its own (model::owned_by)
   std::string variant;
   std::int64_t status_runner_id = 0;  // status.runnerId
-  // The GitHub runner id in its JIT Secret, as the Secret watch shows it:
-  // known before the Runner's status publishes it.
+  // The GitHub runner id in its own JIT Secret, as the Secret watch shows
+  // it: known before the Runner's status publishes it.
   std::int64_t secret_runner_id = 0;
   time_point busy_until{};  // GitHub called it busy when it was being removed: keep it until then
   // GitHub said (webhook) its job completed, until the Runner is gone: it
@@ -138,6 +140,12 @@ struct observed_runner {
   std::uint64_t pod_fingerprint = 0;
   bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's Role)
 };
+
+// Takes the GitHub runner id a JIT Secret of the Runner's name registers
+// (watched, not deleted) when the Secret is its own (model::owned_by): an
+// earlier Runner's Secret of the name, not collected yet, registers that
+// Runner, and removing this one from GitHub by it would remove the other.
+void note_jit_secret(observed_runner& runner, const model::jit_secret& secret);
 
 // One variant's scale set (Listener intake).
 struct observed_scale_set {

@@ -103,6 +103,10 @@ void reconcile(self_ptr self) {
 // busy, job completed) is kept.
 void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, const model::runner& r) {
   auto& t = w.runners[r.metadata.name];
+  // Another Runner of the name, should its predecessor's deletion not have
+  // been seen: nothing known of the earlier one is this one's.
+  if (!t.uid.empty() && t.uid != r.metadata.uid) t = observed_runner{};
+  t.uid = r.metadata.uid;
   t.view.name = r.metadata.name;
   t.view.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
   t.view.has_job = r.status.job.has_value() && r.status.job->id != 0;
@@ -212,8 +216,7 @@ void on_secret(self_ptr self, watched::secret_event& ev) {
   auto known = self->state.world.runners.find(runner);
   if (known == self->state.world.runners.end())
     return keep_early(self, runner, &early_child_events::secret, ev);
-  if (ev.type != kube::event_type::deleted && ev.obj->registration && ev.obj->registration->runner_id != 0)
-    known->second.secret_runner_id = ev.obj->registration->runner_id;
+  if (ev.type != kube::event_type::deleted) note_jit_secret(known->second, *ev.obj);
   route_to_runner(self, runner, std::move(ev));
 }
 

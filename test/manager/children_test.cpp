@@ -111,19 +111,19 @@ TEST(RunnerChildren, AreTheirRunnersByOwnerUidNotByName) {
       parse_json(runner::jit_secret_json(r, {"opaque-jit", 42, "linux-large-x7k2p"})));
   EXPECT_EQ(pod.metadata.owner_uid, "uid-1");
   EXPECT_EQ(secret.metadata.owner_uid, "uid-1");
-  EXPECT_TRUE(runner::owned_by(pod.metadata, r));
-  EXPECT_TRUE(runner::owned_by(secret.metadata, r));
+  EXPECT_TRUE(model::owned_by(pod.metadata, r.metadata.uid));
+  EXPECT_TRUE(model::owned_by(secret.metadata, r.metadata.uid));
 
   auto successor = r;  // the same name, made after r was deleted
   successor.metadata.uid = "uid-2";
-  EXPECT_FALSE(runner::owned_by(pod.metadata, successor));
-  EXPECT_FALSE(runner::owned_by(secret.metadata, successor));
+  EXPECT_FALSE(model::owned_by(pod.metadata, successor.metadata.uid));
+  EXPECT_FALSE(model::owned_by(secret.metadata, successor.metadata.uid));
 
   // Only the controller reference names the owner; none at all: taken as its own.
   const auto other = model::read_runner_pod(parse_json(
       R"({"metadata":{"name":"linux-large-x7k2p","ownerReferences":[{"kind":"Runner","uid":"uid-1"}]}})"));
   EXPECT_EQ(other.metadata.owner_uid, "");
-  EXPECT_TRUE(runner::owned_by(other.metadata, successor));
+  EXPECT_TRUE(model::owned_by(other.metadata, successor.metadata.uid));
 }
 
 TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {

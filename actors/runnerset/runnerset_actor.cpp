@@ -100,11 +100,11 @@ void reconcile(self_ptr self) {
 // ---- observing -------------------------------------------------------------------
 
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
-// busy, job completed) is kept.
+// busy, job completed) is kept while its uid is the same: another Runner of
+// the name, should its predecessor's deletion not have been seen, inherits
+// nothing of the earlier one.
 void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, const model::runner& r) {
   auto& t = w.runners[r.metadata.name];
-  // Another Runner of the name, should its predecessor's deletion not have
-  // been seen: nothing known of the earlier one is this one's.
   if (!t.uid.empty() && t.uid != r.metadata.uid) t = observed_runner{};
   t.uid = r.metadata.uid;
   t.view.name = r.metadata.name;

@@ -100,12 +100,11 @@ void reconcile(self_ptr self) {
 // ---- observing -------------------------------------------------------------------
 
 // A Runner as watched; what the set remembers of it (its JIT Secret's id,
-// busy, job completed) is kept while its uid is the same: another Runner of
-// the name, should its predecessor's deletion not have been seen, inherits
-// nothing of the earlier one.
+// busy, job completed) is kept. A Runner of the name with another uid comes
+// after its predecessor's deletion, which erased the record: a watch is
+// ordered, and a relist sends the deletion first (kube::replace_all).
 void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, const model::runner& r) {
   auto& t = w.runners[r.metadata.name];
-  if (!t.uid.empty() && t.uid != r.metadata.uid) t = observed_runner{};
   t.uid = r.metadata.uid;
   t.view.name = r.metadata.name;
   t.view.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);

@@ -3,8 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::model {

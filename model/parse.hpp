@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 #include "model/children.hpp"
 #include "model/types.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "adapters/common/hash.hpp"
+#include "common/hash.hpp"
 #include "model/naming.hpp"
 #include "model/scope.hpp"
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/types.hpp"
 
 namespace octorun::model {

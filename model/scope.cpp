@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "adapters/common/strings.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::model {
 namespace {

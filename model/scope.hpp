@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::model {
 

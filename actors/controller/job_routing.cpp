@@ -1,8 +1,8 @@
 #include "actors/controller/job_routing.hpp"
 
 #include "actors/runnerset/routing.hpp"
-#include "adapters/common/strings.hpp"
 #include "adapters/github/scope.hpp"
+#include "common/strings.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::controller {

@@ -3,9 +3,9 @@
 #include <rapidjson/document.h>
 
 #include "actors/runner/pod_features.hpp"
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runner {

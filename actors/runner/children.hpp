@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 #include "model/children.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runner {

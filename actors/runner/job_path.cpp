@@ -8,8 +8,8 @@
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/runner/phase.hpp"
 #include "actors/runner/runner_state.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/kube/protocol.hpp"
+#include "common/json.hpp"
 #include "model/parse.hpp"
 
 namespace octorun::runner::detail {

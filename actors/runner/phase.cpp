@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "adapters/common/backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace octorun::runner {
 

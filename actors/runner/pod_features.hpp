@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runner {

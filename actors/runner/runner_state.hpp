@@ -14,8 +14,8 @@
 #include "actors/runner/observe.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/watched.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/kube/api.hpp"
+#include "common/json.hpp"
 #include "messages/jobs.hpp"
 #include "model/types.hpp"
 

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <optional>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
 
 namespace octorun::runnerset {
 namespace {

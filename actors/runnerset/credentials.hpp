@@ -10,7 +10,7 @@
 #include <string>
 #include <variant>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::runnerset {
 

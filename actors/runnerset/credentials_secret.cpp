@@ -13,12 +13,12 @@
 #include "actors/runnerset/credentials.hpp"
 #include "actors/runnerset/github_connection.hpp"
 #include "actors/runnerset/set_state.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/github/auth.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "adapters/tls/ca_bundle.hpp"
+#include "common/json.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset::detail {

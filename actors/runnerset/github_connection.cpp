@@ -1,9 +1,9 @@
 #include "actors/runnerset/github_connection.hpp"
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/strings.hpp"
 #include "adapters/tls/ca_bundle.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
+#include "common/strings.hpp"
 #include "model/scope.hpp"
 
 namespace octorun::runnerset {

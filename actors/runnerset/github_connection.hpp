@@ -13,8 +13,8 @@
 #include <string>
 
 #include "actors/runnerset/pod_resources.hpp"
-#include "adapters/common/expected.hpp"
 #include "adapters/http/proxy.hpp"
+#include "common/expected.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runnerset {

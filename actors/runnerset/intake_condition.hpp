@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runnerset {

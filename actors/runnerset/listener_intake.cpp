@@ -11,8 +11,8 @@
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/supervisor/supervisor.hpp"
-#include "adapters/common/backoff.hpp"
 #include "adapters/github/github_workers.hpp"
+#include "common/backoff.hpp"
 
 namespace octorun::runnerset::detail {
 namespace {

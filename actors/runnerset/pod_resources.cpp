@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset {

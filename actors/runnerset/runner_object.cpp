@@ -2,7 +2,7 @@
 
 #include <rapidjson/document.h>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/naming.hpp"
 #include "model/pod_config.hpp"
 

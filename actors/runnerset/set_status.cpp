@@ -1,7 +1,7 @@
 #include "actors/runnerset/set_status.hpp"
 
 #include "actors/runnerset/intake_condition.hpp"
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset {

@@ -1,6 +1,6 @@
 #include "actors/supervisor/restart_policy.hpp"
 
-#include "adapters/common/backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace octorun::supervision {
 

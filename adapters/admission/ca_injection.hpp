@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/client.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::admission {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::admission {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/types.hpp"
 
 namespace octorun::admission {

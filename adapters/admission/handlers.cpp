@@ -2,8 +2,8 @@
 
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/validation.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "model/parse.hpp"
 
 namespace octorun::admission {

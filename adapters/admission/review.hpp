@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 #include "model/types.hpp"
 
 namespace octorun::admission {

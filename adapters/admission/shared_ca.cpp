@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
 #include "adapters/tls/certificates.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
 
 namespace octorun::admission {
 namespace {

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <string>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/client.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::admission {
 

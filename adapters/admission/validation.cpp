@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/naming.hpp"
 #include "model/pod_config.hpp"
 #include "model/scope.hpp"

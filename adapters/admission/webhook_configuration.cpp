@@ -2,8 +2,8 @@
 
 #include "adapters/admission/handlers.hpp"
 #include "adapters/admission/review.hpp"
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json_writer.hpp"
+#include "common/base64.hpp"
+#include "common/json_writer.hpp"
 
 namespace octorun::admission {
 namespace {

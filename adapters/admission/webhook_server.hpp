@@ -10,8 +10,8 @@
 
 #include "adapters/admission/certificates.hpp"
 #include "adapters/admission/handlers.hpp"
-#include "adapters/common/expected.hpp"
 #include "adapters/http/http_server.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::admission {
 

@@ -1,8 +1,8 @@
 #include "adapters/github/auth.hpp"
 
-#include "adapters/common/json.hpp"
-#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
+#include "common/json.hpp"
+#include "common/rfc3339.hpp"
 
 namespace octorun::github {
 namespace {

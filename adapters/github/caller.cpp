@@ -3,7 +3,7 @@
 #include <random>
 #include <thread>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::github {
 

@@ -10,9 +10,9 @@
 #include <ctime>
 #include <memory>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json_writer.hpp"
 #include "adapters/github/openssl_ptr.hpp"
+#include "common/base64.hpp"
+#include "common/json_writer.hpp"
 
 namespace octorun::github {
 namespace {

@@ -1,6 +1,6 @@
 // The cryptography GitHub needs, over OpenSSL 3, without I/O: webhook HMAC
 // signatures, signing GitHub App JWTs (RS256) and reading JWT claims.
-// Base64 and RFC 3339: adapters/common. What only GitHub's side does (verifying
+// Base64 and RFC 3339: common. What only GitHub's side does (verifying
 // App JWTs, minting admin tokens) and test keys: test/support/jwt_testing.hpp.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::github {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::github {
 

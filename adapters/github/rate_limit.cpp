@@ -4,7 +4,7 @@
 #include <charconv>
 #include <ctime>
 
-#include "adapters/common/backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace octorun::github {
 namespace {

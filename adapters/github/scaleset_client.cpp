@@ -1,9 +1,9 @@
 #include "adapters/github/scaleset_client.hpp"
 
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
-#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
+#include "common/rfc3339.hpp"
 
 namespace octorun::github {
 namespace {

@@ -1,7 +1,7 @@
 #include "adapters/github/scope.hpp"
 
-#include "adapters/common/strings.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/strings.hpp"
 #include "model/scope.hpp"
 
 namespace octorun::github {

@@ -1,7 +1,7 @@
 #include "adapters/github/webhook.hpp"
 
-#include "adapters/common/json.hpp"
-#include "adapters/common/rfc3339.hpp"
+#include "common/json.hpp"
+#include "common/rfc3339.hpp"
 
 namespace octorun::github {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "adapters/common/expected.hpp"
-#include "adapters/common/hash.hpp"
+#include "common/expected.hpp"
+#include "common/hash.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::github {

@@ -1,7 +1,7 @@
 #include "adapters/github/webhook_intake.hpp"
 
-#include "adapters/common/json.hpp"
 #include "adapters/github/crypto.hpp"
+#include "common/json.hpp"
 
 namespace octorun::github {
 job_sink actor_sink(caf::actor dst) {

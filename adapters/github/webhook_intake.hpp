@@ -11,9 +11,9 @@
 #include <mutex>
 #include <string>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/github/webhook.hpp"
 #include "adapters/http/http_server.hpp"
+#include "common/expected.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::github {

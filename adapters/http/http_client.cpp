@@ -6,7 +6,7 @@
 #include <cctype>
 #include <mutex>
 
-#include "adapters/common/strings.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::http {
 namespace {

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/http/proxy.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::http {
 

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <future>
 
-#include "adapters/common/json_writer.hpp"
-#include "adapters/common/strings.hpp"
+#include "common/json_writer.hpp"
+#include "common/strings.hpp"
 
 extern "C" int octorun_openssl_compat_version(void);
 extern "C" int octorun_crypto_compat_version(void);

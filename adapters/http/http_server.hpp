@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/expected.hpp"
 
 struct mg_context;
 
@@ -85,7 +85,7 @@ class server {
 // True when civetweb can serve TLS in this process (see openssl_compat/).
 bool tls_available();
 
-// A query string's value: percent_decode (adapters/common/strings.hpp), '+' a space.
+// A query string's value: percent_decode (common/strings.hpp), '+' a space.
 std::string url_decode(std::string_view s);
 
 }  // namespace octorun::http

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "adapters/common/strings.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::http {
 namespace {

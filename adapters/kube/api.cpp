@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <ctime>
 
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {

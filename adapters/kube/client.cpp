@@ -6,8 +6,8 @@
 #include <thread>
 #include <utility>
 
-#include "adapters/common/json.hpp"
 #include "adapters/kube/request_trace.hpp"
+#include "common/json.hpp"
 
 namespace octorun::kube {
 namespace {

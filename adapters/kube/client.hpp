@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/http/http_client.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/config.hpp"
@@ -19,6 +18,7 @@
 #include "adapters/kube/politeness.hpp"
 #include "adapters/kube/request_metrics.hpp"
 #include "adapters/kube/watch.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::kube {
 

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/yaml.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
 
 namespace octorun::kube {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::kube {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "adapters/common/hash.hpp"
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
-#include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
+#include "common/hash.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
+#include "common/rfc3339.hpp"
 
 namespace octorun::kube {
 namespace {

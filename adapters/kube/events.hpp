@@ -16,9 +16,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/object.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::kube {
 

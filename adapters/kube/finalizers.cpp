@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::kube {
 namespace {

@@ -1,9 +1,9 @@
 #include "adapters/kube/lease.hpp"
 
-#include "adapters/common/json.hpp"
-#include "adapters/common/json_writer.hpp"
-#include "adapters/common/rfc3339.hpp"
 #include "adapters/kube/client.hpp"
+#include "common/json.hpp"
+#include "common/json_writer.hpp"
+#include "common/rfc3339.hpp"
 
 namespace octorun::kube {
 namespace {

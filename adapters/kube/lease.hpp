@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/object.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::kube {
 

@@ -2,7 +2,7 @@
 
 #include <rapidjson/error/en.h>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::kube {
 namespace {

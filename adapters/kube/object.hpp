@@ -12,7 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::kube {
 

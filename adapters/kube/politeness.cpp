@@ -4,7 +4,7 @@
 #include <cmath>
 #include <thread>
 
-#include "adapters/common/backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace octorun::kube {
 

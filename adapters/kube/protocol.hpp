@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/events.hpp"
 #include "adapters/kube/object.hpp"
 #include "adapters/kube/watch.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::kube {
 

@@ -3,7 +3,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::kube {
 

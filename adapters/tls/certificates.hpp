@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::tls {
 

@@ -13,11 +13,11 @@
 #include <sstream>
 #include <thread>
 
-#include "adapters/common/base64.hpp"
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
 #include "bench/chaos/harness.hpp"
 #include "bench/chaos/report.hpp"
+#include "common/base64.hpp"
 #include "test/support/jwt_testing.hpp"
 #include "test/support/poll.hpp"
 

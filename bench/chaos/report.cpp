@@ -4,9 +4,9 @@
 
 #include <cstdio>
 
-#include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "bench/manager/harness.hpp"
+#include "common/json.hpp"
 
 namespace octorun::chaos {
 

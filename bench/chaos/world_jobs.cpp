@@ -2,8 +2,8 @@
 // faults) and the end-of-run accounting of every job.
 #include <rapidjson/document.h>
 
-#include "adapters/common/json.hpp"
 #include "bench/chaos/world.hpp"
+#include "common/json.hpp"
 #include "test/support/poll.hpp"
 
 namespace octorun::chaos {

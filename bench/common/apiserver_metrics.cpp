@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::bench {
 namespace {

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/client.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::bench {
 

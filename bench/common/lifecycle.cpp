@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
+#include "common/json.hpp"
 
 namespace octorun::bench {
 namespace {

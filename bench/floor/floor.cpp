@@ -13,9 +13,9 @@
 #include "actors/kinds.hpp"
 #include "actors/runner/children.hpp"
 #include "actors/runnerset/runner_object.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "bench/common/lifecycle.hpp"
+#include "common/json.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::loadtest {
 

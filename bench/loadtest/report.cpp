@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::loadtest {
 namespace {

@@ -1,8 +1,8 @@
 #include "bench/loadtest/resources.hpp"
 
 #include "actors/kinds.hpp"
-#include "adapters/common/json.hpp"
 #include "bench/common/apiserver_metrics.hpp"
+#include "common/json.hpp"
 #include "test/support/poll.hpp"
 
 namespace octorun::loadtest {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/client.hpp"
 #include "bench/loadtest/options.hpp"
 #include "bench/loadtest/simulator_client.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::loadtest {
 

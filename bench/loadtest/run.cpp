@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "actors/kinds.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/kube/client.hpp"
 #include "bench/common/apiserver_metrics.hpp"
 #include "bench/common/lifecycle.hpp"
@@ -21,6 +20,7 @@
 #include "bench/loadtest/resources.hpp"
 #include "bench/loadtest/schedule.hpp"
 #include "bench/loadtest/simulator_client.hpp"
+#include "common/json.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <rapidjson/document.h>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::loadtest {
 

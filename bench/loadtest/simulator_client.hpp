@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::loadtest {
 

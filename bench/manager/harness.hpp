@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/kube/config.hpp"
 #include "bench/common/stats.hpp"
+#include "common/expected.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

@@ -12,12 +12,12 @@
 #include <string>
 
 #include "actors/metrics/manager_metrics.hpp"
-#include "adapters/common/expected.hpp"
 #include "adapters/github/webhook_intake.hpp"
 #include "adapters/http/http_client.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
 #include "cmd/octorun/options.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::manager {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::manager {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "model/parse.hpp"
 
 namespace octorun::test {

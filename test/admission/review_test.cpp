@@ -7,7 +7,7 @@
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/handlers.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
-#include "adapters/common/base64.hpp"
+#include "common/base64.hpp"
 #include "test/admission/fixtures.hpp"
 
 namespace octorun::admission {

@@ -14,7 +14,7 @@
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/admission/webhook_server.hpp"
-#include "adapters/common/base64.hpp"
+#include "common/base64.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
 

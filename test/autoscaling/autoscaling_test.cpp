@@ -18,7 +18,7 @@
 #include <set>
 #include <sstream>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "test/autoscaling/autoscaling_environment.hpp"
 #include "test/chart/helm.hpp"
 #include "test/manager/wiring.hpp"

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <variant>
 
-#include "adapters/common/json.hpp"
 #include "adapters/github/scaleset_client.hpp"
+#include "common/json.hpp"
 
 namespace {
 

@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "adapters/common/json.hpp"
 #include "adapters/github/caller.hpp"
 #include "adapters/github/scaleset_client.hpp"
+#include "common/json.hpp"
 
 namespace octorun::github {
 namespace {

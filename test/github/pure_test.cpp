@@ -2,11 +2,11 @@
 // decisions, config URLs, webhook payloads, delivery dedupe.
 #include <gtest/gtest.h>
 
-#include "adapters/common/base64.hpp"
 #include "adapters/github/crypto.hpp"
 #include "adapters/github/rate_limit.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/github/webhook.hpp"
+#include "common/base64.hpp"
 #include "test/support/jwt_testing.hpp"
 
 namespace octorun::github {

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "adapters/common/json.hpp"
 #include "adapters/http/http_server.hpp"
 #include "adapters/tls/certificates.hpp"
+#include "common/json.hpp"
 #include "test/github/sim_fixture.hpp"
 
 namespace octorun::github {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "adapters/common/json.hpp"
 #include "adapters/kube/events.hpp"
 #include "adapters/kube/lease.hpp"
+#include "common/json.hpp"
 #include "test/kube/support.hpp"
 
 namespace octorun::kube::testing {

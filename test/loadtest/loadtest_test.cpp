@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/json.hpp"
 #include "bench/common/lifecycle.hpp"
+#include "common/json.hpp"
 #include "test/manager/binary_harness.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"

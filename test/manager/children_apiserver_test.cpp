@@ -8,8 +8,8 @@
 #include "actors/runner/children.hpp"
 #include "actors/runnerset/pod_resources.hpp"
 #include "actors/runnerset/runner_object.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/json.hpp"
 #include "model/parse.hpp"
 #include "test/support/test_cluster.hpp"
 

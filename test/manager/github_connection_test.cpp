@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/tls/certificates.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
 #include "test/support/json.hpp"
 
 namespace octorun::runnerset {

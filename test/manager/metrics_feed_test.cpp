@@ -10,7 +10,7 @@
 #include <sstream>
 #include <variant>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "test/support/poll.hpp"
 
 namespace octorun::metrics {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "adapters/common/base64.hpp"
+#include "common/base64.hpp"
 #include "model/parse.hpp"
 #include "test/support/json.hpp"
 

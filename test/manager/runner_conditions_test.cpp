@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/runner/conditions.hpp"
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::runner {
 namespace {

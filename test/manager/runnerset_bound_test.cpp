@@ -21,9 +21,9 @@
 
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/watched.hpp"
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/kube/protocol.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
 #include "messages/jobs.hpp"
 #include "test/support/caf_test_system.hpp"
 

@@ -3,7 +3,7 @@
 
 #include "actors/runnerset/credentials.hpp"
 #include "actors/runnerset/routing.hpp"
-#include "adapters/common/base64.hpp"
+#include "common/base64.hpp"
 
 namespace octorun::runnerset {
 namespace {

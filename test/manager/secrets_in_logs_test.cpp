@@ -19,12 +19,12 @@
 #include <sstream>
 #include <thread>
 
-#include "adapters/common/base64.hpp"
 #include "adapters/github/crypto.hpp"
 #include "adapters/http/http_client.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
+#include "common/base64.hpp"
 #include "test/manager/binary_harness.hpp"
 #include "test/manager/binary_test_base.hpp"
 #include "test/simulator/simulator.hpp"

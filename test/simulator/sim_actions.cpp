@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <set>
 
-#include "adapters/common/rfc3339.hpp"
+#include "common/rfc3339.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
 namespace octorun::sim {

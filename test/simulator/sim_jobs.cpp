@@ -5,7 +5,7 @@
 // posts its scale-set message and its workflow_job webhook (sim_webhooks.cpp).
 #include <vector>
 
-#include "adapters/common/rfc3339.hpp"
+#include "common/rfc3339.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
 namespace octorun::sim {

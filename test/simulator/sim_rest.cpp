@@ -3,10 +3,10 @@
 // service registration (POST /actions/runner-registration).
 #include <algorithm>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
 #include "adapters/github/scope.hpp"
+#include "common/base64.hpp"
+#include "common/rfc3339.hpp"
 #include "test/simulator/simulator_impl.hpp"
 #include "test/support/jwt_testing.hpp"
 

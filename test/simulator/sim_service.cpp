@@ -5,9 +5,9 @@
 #include <cctype>
 #include <functional>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/rfc3339.hpp"
 #include "adapters/github/crypto.hpp"
+#include "common/base64.hpp"
+#include "common/rfc3339.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
 namespace octorun::sim {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/http/http_server.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::sim {
 

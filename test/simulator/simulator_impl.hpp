@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 #include "test/simulator/simulator.hpp"
 
 namespace octorun::sim {

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "adapters/common/json.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/json.hpp"
 
 namespace octorun::test {
 

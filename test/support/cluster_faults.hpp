@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "adapters/common/expected.hpp"
+#include "common/expected.hpp"
 #include "test/support/test_cluster.hpp"
 
 namespace octorun::test {

@@ -9,9 +9,9 @@
 
 #include <memory>
 
-#include "adapters/common/base64.hpp"
-#include "adapters/common/json.hpp"
 #include "adapters/github/openssl_ptr.hpp"
+#include "common/base64.hpp"
+#include "common/json.hpp"
 
 namespace octorun::github::testing {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/common/expected.hpp"
 #include "adapters/github/crypto.hpp"
+#include "common/expected.hpp"
 
 namespace octorun::github::testing {
 

@@ -1,5 +1,5 @@
 // The one backoff: capped exponential growth, the jitter band, the cap.
-#include "adapters/common/backoff.hpp"
+#include "common/backoff.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The untrusted-JSON readers of adapters/common/json.hpp.
+// The untrusted-JSON readers of common/json.hpp.
 #include <gtest/gtest.h>
 
-#include "adapters/common/json.hpp"
+#include "common/json.hpp"
 
 namespace octorun::json {
 namespace {

@@ -1,5 +1,5 @@
 // The one request-body writer: member order, escaping, arrays, optional and raw members.
-#include "adapters/common/json_writer.hpp"
+#include "common/json_writer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The one RFC 3339 parser and formatter.
-#include "adapters/common/rfc3339.hpp"
+#include "common/rfc3339.hpp"
 
 #include <gtest/gtest.h>
 

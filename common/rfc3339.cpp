@@ -1,4 +1,4 @@
-#include "adapters/common/rfc3339.hpp"
+#include "common/rfc3339.hpp"
 
 #include <cstdio>
 #include <ctime>

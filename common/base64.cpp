@@ -1,4 +1,4 @@
-#include "adapters/common/base64.hpp"
+#include "common/base64.hpp"
 
 namespace octorun {
 namespace {

@@ -97,6 +97,13 @@ INSTANTIATE_TEST_SUITE_P(
                    {"/admission/certManager/issuerRef/kind"}},
         bad_values{"--set pdb.minAvailable=half", {"/pdb/minAvailable"}},
         bad_values{"--set extraEnv[0].value=x", {"/extraEnv/0", "name"}},
+        // Quantities the API server would refuse, and a memory without a unit (bytes).
+        bad_values{"--set-string resources.requests.cpu=lots", {"/resources/requests/cpu"}},
+        bad_values{"--set-string resources.limits.memory=512MB", {"/resources/limits/memory"}},
+        bad_values{"--set-string resources.limits.memory=256", {"/resources/limits/memory"}},
+        bad_values{"--set resources.limits.memory=256", {"/resources/limits/memory"}},
+        bad_values{"--set-string resources.limits.ephemeral-storage=1x",
+                   {"/resources/limits/ephemeral-storage"}},
         // Unknown keys, at the top level and inside the chart's objects.
         bad_values{"--set replica=3", {"at ''", "additional properties 'replica' not allowed"}},
         bad_values{"--set image.repo=x", {"/image", "repo"}},

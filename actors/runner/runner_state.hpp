@@ -38,7 +38,7 @@ struct runner_state {
   actor_memory memory;
   bool step_in_flight = false;
   // The job path, one at a time, in order (a vector: an empty std::deque
-  // allocates ~0.6 KiB, in every Runner's actor).
+  // allocates a block up front, in every Runner's actor).
   std::vector<job_event> jobs;
   bool job_in_flight = false;
   bool job_read_fresh = false;  // the job at the front is decided on a server read (after a conflict)

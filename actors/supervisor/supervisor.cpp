@@ -19,7 +19,7 @@ struct child_entry {
   std::uint64_t incarnation = 0;
   bool retiring = false;
   // Messages for it while it is down (a vector: an empty std::deque
-  // allocates ~0.6 KiB, and a set has a child per Runner).
+  // allocates a block up front, and a set has a child per Runner).
   std::vector<caf::message> pending;
 };
 

@@ -29,12 +29,11 @@ std::string refused_caf_setting(const std::vector<std::string>& args, const caf:
   return "CAF setting: " + (err ? caf::to_string(err) : "not understood: " + remainder.front());
 }
 
-// CAF's default scheduler, work stealing, keeps an idle worker polling (100
-// spins, then 500 naps of 50 µs) before it rests 10 ms at a time, so under a
-// steady trickle of messages its workers never rest: in a 1000-job burst that
-// polling was 70 % of the manager's CPU (perf), CPU the apiserver beside it
-// lacked, and in a pod it spends the CPU limit on nothing. Work sharing waits
-// on a condition variable (19 → 8 ms of CPU per job; bench/floor/README.md).
+// CAF's default scheduler, work stealing, keeps an idle worker polling before
+// it rests, so under a steady trickle of messages its workers never rest: in a
+// burst that polling took most of the manager's CPU, CPU the apiserver beside
+// it lacked, and in a pod it spends the CPU limit on nothing. Work sharing
+// waits on a condition variable (the figures: bench/floor/README.md).
 void default_scheduler_policy(caf::actor_system_config& cfg) {
   if (caf::get_if(&cfg.content, "scheduler.policy") == nullptr)
     cfg.set("scheduler.policy", caf::atom("sharing"));

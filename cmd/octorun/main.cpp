@@ -105,11 +105,10 @@ int run(caf::actor_system& sys, const manager::options& opts, manager::settings 
 // own, up to 8 per core, and memory freed in one arena serves only that one:
 // the manager's threads (CAF's scheduler, the request pool, reflectors)
 // allocate and free the same objects across threads, so at scale the heap
-// grows by the spread, not by the work (2,000 Runners: 12.4 KiB each with the
-// default, 11.3 with two arenas; 10,000 Runners: a peak of 136 MiB with two,
-// 121-124 with one). One arena: glibc's per-thread cache serves most small
-// allocations without its lock, and the bursts ran no slower with it
-// (bench/manager/README.md). MALLOC_ARENA_MAX (or glibc's tunables) chooses
+// grows by the spread, not by the work. One arena: glibc's per-thread cache
+// serves most small allocations without its lock, and the bursts ran no
+// slower with it, with a lower peak at 10,000 Runners (the figures:
+// bench/manager/README.md). MALLOC_ARENA_MAX (or glibc's tunables) chooses
 // another number.
 void limit_malloc_arenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr && std::getenv("GLIBC_TUNABLES") == nullptr)

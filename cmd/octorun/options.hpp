@@ -34,15 +34,16 @@ struct options {
   int32_t webhook_sweep_seconds = 60;
   bool runner_phase_events = true;
   // Sixteen connections: a burst queues each request behind the others in
-  // front of a 20–80 ms exchange. Sixteen reached 0.88 of the floor at
-  // 1000/200 where eight reached 0.68 (bench/floor/README.md), and took
-  // 10,000 Runners with no request outwaiting its actor and no more memory
-  // (8,876 gave up with eight; bench/manager/README.md).
+  // front of an exchange with the apiserver. Sixteen came closer to the floor
+  // than eight at the largest burst (bench/floor/README.md), and took 10,000
+  // Runners with no request outwaiting its actor and no more memory, where
+  // eight gave thousands up (bench/manager/README.md).
   int32_t kube_workers = 16;
   int32_t github_workers = 2;
   // No client-side limit by default: the apiserver's API Priority and Fairness
   // queues and sheds load (controller-runtime defaults the same way since
-  // v0.21); at 50 per second a burst ran at ~6 jobs/s (bench/floor/README.md).
+  // v0.21); a client-side limit of 50 per second starved a burst
+  // (bench/floor/README.md).
   double kube_qps = 0;
   int32_t kube_burst = 100;
   std::string github_ca_file;

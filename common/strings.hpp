@@ -34,4 +34,34 @@ inline std::string percent_decode(std::string_view s, bool plus_is_space = false
   return out;
 }
 
+// Text from outside (an upstream error message) made fit for an Event, a
+// condition or a log line: control characters (C0, DEL, C1) become spaces,
+// bytes that are not UTF-8 become '?', and the result has at most
+// `max_bytes` bytes (cut at a character boundary, "..." marking the cut).
+inline std::string printable_excerpt(std::string_view s, std::size_t max_bytes) {
+  std::string out;
+  const auto continuation = [&](std::size_t i) { return i < s.size() && (s[i] & 0xC0) == 0x80; };
+  for (std::size_t i = 0; i < s.size() && out.size() <= max_bytes;) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t len = c < 0x80             ? 1
+                            : (c & 0xE0) == 0xC0 ? 2
+                            : (c & 0xF0) == 0xE0 ? 3
+                            : (c & 0xF8) == 0xF0 ? 4
+                                                 : 0;
+    bool whole = len > 0;
+    for (std::size_t k = 1; whole && k < len; ++k) whole = continuation(i + k);
+    if (!whole)
+      out += '?';
+    else if ((len == 1 && (c < 0x20 || c == 0x7F)) || (len == 2 && c == 0xC2 && (s[i + 1] & 0xE0) == 0x80))
+      out += ' ';  // C0, DEL, C1 (U+0080..U+009F)
+    else
+      out += s.substr(i, len);
+    i += whole ? len : 1;
+  }
+  if (out.size() <= max_bytes) return out;
+  std::size_t cut = max_bytes >= 3 ? max_bytes - 3 : 0;
+  while (cut > 0 && (out[cut] & 0xC0) == 0x80) --cut;  // not inside a character
+  return out.substr(0, cut) + "...";
+}
+
 }  // namespace octorun

@@ -5,6 +5,7 @@
 
 #include "common/base64.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::model {
@@ -333,10 +334,9 @@ void read_runner_status(reader& r, const Value& status, runner_status& s) {
 
 template <class T, class Fn>
 expected<T, field_errors> parse_text(std::string_view json, Fn&& fn) {
-  rapidjson::Document d;
-  d.Parse(json.data(), json.size());
-  if (d.HasParseError()) return unexpected<field_errors>{field_errors{{"", "is not valid JSON"}}};
-  return fn(d);
+  auto d = json::parse(json, json::sources::kube_object);
+  if (!d) return unexpected<field_errors>{field_errors{{"", "is not valid JSON: " + d.error()}}};
+  return fn(*d);
 }
 
 // The labels of its own objects the manager reads: which set (routing),

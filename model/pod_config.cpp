@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/hash.hpp"
+#include "common/json_parse.hpp"
 #include "model/naming.hpp"
 #include "model/scope.hpp"
 
@@ -64,16 +65,15 @@ void check_ca_bundle(const std::string& path, const ca_bundle_ref& b, field_erro
 
 // The apiserver refuses a claim template without access modes or a storage request.
 void check_work_volume_claim(const std::string& path, const std::string& claim_json, field_errors& out) {
-  rapidjson::Document claim;
-  claim.Parse(claim_json.c_str(), claim_json.size());
-  if (claim.HasParseError() || !claim.IsObject()) {
+  auto claim = json::parse(claim_json, json::sources::stored_json);
+  if (!claim || !claim->IsObject()) {
     out.push_back({path, "must be a PersistentVolumeClaim spec"});
     return;
   }
-  const auto* modes = json::find_value(claim, "accessModes");
+  const auto* modes = json::find_value(*claim, "accessModes");
   if (modes == nullptr || !modes->IsArray() || modes->Empty())
     out.push_back({path + ".accessModes", "is required, e.g. [ReadWriteOnce]"});
-  const auto* resources = json::find_value(claim, "resources");
+  const auto* resources = json::find_value(*claim, "resources");
   const auto* requests = resources ? json::find_value(*resources, "requests") : nullptr;
   if (requests == nullptr || json::find_value(*requests, "storage") == nullptr)
     out.push_back({path + ".resources.requests.storage", "is required, e.g. 1Gi"});
@@ -98,10 +98,8 @@ rapidjson::Value container_mode_json(const container_mode_spec& m, json::allocat
   rapidjson::Value v(rapidjson::kObjectType);
   v.AddMember("type", rapidjson::StringRef(m.type == container_mode::dind ? "dind" : "kubernetes"), a);
   if (!m.work_volume_claim_json.empty()) {
-    rapidjson::Document claim;
-    claim.Parse(m.work_volume_claim_json.c_str(), m.work_volume_claim_json.size());
-    if (!claim.HasParseError() && claim.IsObject())
-      v.AddMember("workVolumeClaim", rapidjson::Value(claim, a), a);
+    auto claim = json::parse(m.work_volume_claim_json, json::sources::stored_json);
+    if (claim && claim->IsObject()) v.AddMember("workVolumeClaim", rapidjson::Value(*claim, a), a);
   }
   return v;
 }
@@ -149,9 +147,8 @@ void write_pod_config(rapidjson::Value& spec, const pod_config& c, json::allocat
 std::uint64_t pod_fingerprint(const pod_template& t, const pod_config& c) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
-  rapidjson::Document tmpl;
-  tmpl.Parse(t.json.c_str(), t.json.size());
-  d.AddMember("template", tmpl.HasParseError() ? rapidjson::Value() : rapidjson::Value(tmpl, a), a);
+  auto tmpl = json::parse(t.json, json::sources::stored_json);
+  d.AddMember("template", tmpl ? rapidjson::Value(*tmpl, a) : rapidjson::Value(), a);
   write_pod_config(d, c, a);
   const std::uint64_t digest = fnv1a(json::canonical(d));
   return digest == 0 ? 1 : digest;

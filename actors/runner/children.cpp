@@ -5,6 +5,7 @@
 #include "actors/runner/pod_features.hpp"
 #include "common/base64.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 #include "model/naming.hpp"
 
@@ -54,10 +55,9 @@ std::string jit_secret_json(const model::runner& r, const jit_config& jit) {
 }
 
 expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent) {
-  rapidjson::Document tmpl;
-  tmpl.Parse(r.spec->template_.json.c_str(), r.spec->template_.json.size());
-  if (tmpl.HasParseError() || !tmpl.IsObject())
-    return unexpected{std::string("spec.template is not a JSON object")};
+  auto parsed = json::parse(r.spec->template_.json, json::sources::stored_json);
+  if (!parsed || !parsed->IsObject()) return unexpected{std::string("spec.template is not a JSON object")};
+  auto& tmpl = *parsed;
 
   rapidjson::Document pod(rapidjson::kObjectType);
   auto& a = pod.GetAllocator();

@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_parse.hpp"
 #include "model/naming.hpp"
 #include "model/pod_config.hpp"
 #include "model/scope.hpp"
@@ -229,10 +230,10 @@ void add_kubernetes_mode(Value& spec, rapidjson::SizeType runner_index,
 
   const auto& claim_text = mode.work_volume_claim_json.empty() ? std::string(model::default_work_volume_claim)
                                                                : mode.work_volume_claim_json;
-  rapidjson::Document claim;
-  claim.Parse(claim_text.c_str(), claim_text.size());
+  auto claim = json::parse(claim_text, json::sources::stored_json);
   Value claim_template(rapidjson::kObjectType), ephemeral(rapidjson::kObjectType);
-  claim_template.AddMember("spec", claim.IsObject() ? Value(claim, a) : Value(rapidjson::kObjectType), a);
+  claim_template.AddMember("spec",
+                           claim && claim->IsObject() ? Value(*claim, a) : Value(rapidjson::kObjectType), a);
   ephemeral.AddMember("volumeClaimTemplate", claim_template, a);
   add_volume(spec, "work", "ephemeral", std::move(ephemeral), a);
 

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "model/naming.hpp"
 #include "model/pod_config.hpp"
 
@@ -50,10 +51,9 @@ std::string runner_json(const model::runnerset& set, const model::effective_vari
   spec.AddMember("runnerLabels", runner_labels, a);
   spec.AddMember("runnerSetName", str(set.metadata.name, a), a);
   spec.AddMember("variant", str(variant.name, a), a);
-  rapidjson::Document tmpl;
-  tmpl.Parse(variant.template_->json.c_str(), variant.template_->json.size());
+  auto tmpl = json::parse(variant.template_->json, json::sources::stored_json);
   Value template_value(rapidjson::kObjectType);
-  if (!tmpl.HasParseError() && tmpl.IsObject()) template_value.CopyFrom(tmpl, a);
+  if (tmpl && tmpl->IsObject()) template_value.CopyFrom(*tmpl, a);
   spec.AddMember("template", template_value, a);
   model::write_pod_config(spec, variant.pod, a);
   d.AddMember("spec", spec, a);

@@ -2,6 +2,7 @@
 
 #include "actors/runnerset/intake_condition.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset {
@@ -107,9 +108,8 @@ status_write status_write_due(const std::string& text, const std::string& publis
 
 std::set<std::int64_t> pending_removal_ids(const std::string& status_text) {
   std::set<std::int64_t> ids;
-  rapidjson::Document d;
-  d.Parse(status_text.data(), status_text.size());
-  const auto* removals = d.IsObject() ? json::find_value(d, "pendingRemovals") : nullptr;
+  auto d = json::parse(status_text, json::sources::stored_json);
+  const auto* removals = d && d->IsObject() ? json::find_value(*d, "pendingRemovals") : nullptr;
   if (removals == nullptr || !removals->IsArray()) return ids;
   for (const auto& r : removals->GetArray())
     if (r.IsObject())

@@ -2,6 +2,7 @@
 
 #include "common/base64.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 
 namespace octorun::admission {
@@ -26,9 +27,9 @@ bool read_string(const Value& obj, const char* key, std::string& out, std::strin
 }  // namespace
 
 expected<admission_request, std::string> parse_admission_review(std::string_view body) {
-  rapidjson::Document d;
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError()) return unexpected<std::string>{std::string("body is not valid JSON")};
+  auto parsed = json::parse(body, json::sources::admission_review);
+  if (!parsed) return unexpected<std::string>{"body: " + parsed.error()};
+  auto& d = *parsed;
   if (!d.IsObject()) return unexpected<std::string>{std::string("body is not a JSON object")};
   const Value* api_version = member(d, "apiVersion");
   const Value* kind = member(d, "kind");

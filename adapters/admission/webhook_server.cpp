@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "common/json_parse.hpp"
+
 namespace octorun::admission {
 namespace {
 
@@ -47,8 +49,8 @@ expected<ok_t, std::string> webhook_server::restart() {
   opts.port = server_ ? server_->port() : options_.port;
   opts.threads = options_.threads;
   opts.tls_pem_file = material_.pem_file;
-  opts.max_body_bytes = 3 << 20;  // the apiserver's request limit
-  server_.reset();                // release the port before binding it again
+  opts.max_body_bytes = json::sources::admission_review.max_bytes;
+  server_.reset();  // release the port before binding it again
   auto srv = http::server::start(opts, routes());
   if (!srv) return unexpected<std::string>{"webhook server: " + srv.error()};
   server_ = std::move(*srv);

@@ -2,6 +2,7 @@
 
 #include "adapters/github/crypto.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/rfc3339.hpp"
 
 namespace octorun::github {
@@ -56,10 +57,12 @@ result<std::string> app_token_source::token(api_caller& caller, bool refresh) {
     e.message = "installation token: " + e.message;
     return unexpected{e};
   }
-  rapidjson::Document d;
-  d.Parse(resp->body.data(), resp->body.size());
-  auto token = d.HasParseError() ? std::string{} : json::str(d, "token");
-  auto expires = d.HasParseError() ? std::nullopt : parse_rfc3339(json::str(d, "expires_at"));
+  auto d = json::parse(resp->body, json::sources::github_response);
+  if (!d)
+    return unexpected{
+        error{error_kind::bad_response, resp->status, "installation token response: " + d.error()}};
+  auto token = json::str(*d, "token");
+  auto expires = parse_rfc3339(json::str(*d, "expires_at"));
   if (token.empty() || !expires)
     return unexpected{
         error{error_kind::bad_response, resp->status, "installation token response lacks token/expires_at"}};

@@ -4,6 +4,8 @@
 #include <thread>
 
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::github {
 
@@ -20,6 +22,7 @@ std::string describe(const http::transport_error& e) {
     case http::transport_cause::proxy:
       return "proxy: " + e.message;
     case http::transport_cause::network:
+    case http::transport_cause::refused:
       break;
   }
   return e.message;
@@ -28,6 +31,7 @@ std::string describe(const http::transport_error& e) {
 }  // namespace
 
 api_caller::api_caller(call_options options) : options_(std::move(options)), client_(options_.tls) {
+  client_.set_plain_http(options_.plain_http);
   if (options_.proxy) client_.set_proxy(*options_.proxy);
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   if (!options_.now)
@@ -110,33 +114,36 @@ result<http::response> api_caller::perform(http::request req, const authorizer& 
 }
 
 result<rapidjson::Document> json_object(const http::response& r) {
-  rapidjson::Document d;
-  std::string_view body = r.body;
-  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsObject())
+  auto d = json::parse(r.body, json::sources::github_response);
+  if (!d) return unexpected{error{error_kind::bad_response, r.status, "response: " + d.error()}};
+  if (!d->IsObject())
     return unexpected{error{error_kind::bad_response, r.status, "response is not a JSON object"}};
-  return d;
+  return std::move(*d);
 }
 
 std::string error_message(const http::response& r) {
-  rapidjson::Document d;
-  d.Parse(r.body.data(), r.body.size());
-  if (!d.HasParseError() && d.IsObject()) {
-    auto msg = json::str(d, "message");
-    auto type = json::str(d, "typeName");
-    if (!type.empty()) return msg.empty() ? type : type + ": " + msg;
-    if (!msg.empty()) return msg;
+  // Only GitHub's own words, bounded and printable: the body of a response
+  // from whatever answered (a proxy's page, a file a URL pointed at) never
+  // reaches an Event or a condition.
+  auto d = json::parse(r.body, json::sources::github_response);
+  std::string said;
+  if (d && d->IsObject()) {
+    auto msg = json::str(*d, "message");
+    auto type = json::str(*d, "typeName");
+    said = type.empty() ? msg : msg.empty() ? type : type + ": " + msg;
+  } else if (d && d->IsString()) {
+    said.assign(d->GetString(), d->GetStringLength());
   }
-  if (!d.HasParseError() && d.IsString()) return d.GetString();
-  return r.body.substr(0, 300);
+  if (!said.empty()) return printable_excerpt(said, max_error_message_bytes);
+  auto type = printable_excerpt(r.header_value("content-type"), 64);
+  return "HTTP " + std::to_string(r.status) + " without a GitHub error message (" +
+         (type.empty() ? std::string() : type + " ") + "body of " + std::to_string(r.body.size()) + " bytes)";
 }
 
 std::string error_type_name(const http::response& r) {
-  rapidjson::Document d;
-  d.Parse(r.body.data(), r.body.size());
-  if (d.HasParseError() || !d.IsObject()) return {};
-  return json::str(d, "typeName");
+  auto d = json::parse(r.body, json::sources::github_response);
+  if (!d || !d->IsObject()) return {};
+  return json::str(*d, "typeName");
 }
 
 error error_from_response(const http::response& r, std::int64_t now_epoch, const retry_policy& p) {

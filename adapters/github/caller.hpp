@@ -53,6 +53,9 @@ struct call_options {
   // spec.proxy); none: libcurl's own reading of the environment.
   std::optional<http::proxy_options> proxy;
   std::shared_ptr<connection_health> health;  // optional
+  // Plain http:// besides https:// (http::client::set_plain_http): set by
+  // rest_client when the configured GitHub URL is http:// itself.
+  bool plain_http = false;
   std::string user_agent = "octorun/0.1";
   std::chrono::milliseconds timeout{30'000};
   std::shared_ptr<rate_limit_budget> budget;  // optional, shared by the clients of one credential
@@ -95,10 +98,17 @@ class api_caller {
 // Message: GitHub's "message" (REST) or the service's "typeName: message".
 error error_from_response(const http::response& r, std::int64_t now_epoch, const retry_policy& p);
 
-// The body of a response as a JSON object (a leading UTF-8 BOM skipped); bad_response otherwise.
+// The body of a response as a JSON object (a leading UTF-8 BOM skipped, the
+// limits of json::parse); bad_response otherwise.
 result<rapidjson::Document> json_object(const http::response& r);
 
-// "message" of a REST error body, "typeName" + "message" of a service error, or the text.
+// The longest error text of a response that reaches an error (and so an
+// Event or a condition).
+inline constexpr std::size_t max_error_message_bytes = 256;
+
+// "message" of a REST error body, "typeName: message" of a service error, or
+// a JSON string body: GitHub's words, at most max_error_message_bytes,
+// control characters made spaces. Any other body is described, never quoted.
 std::string error_message(const http::response& r);
 std::string error_type_name(const http::response& r);
 

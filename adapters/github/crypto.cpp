@@ -12,6 +12,8 @@
 
 #include "adapters/github/openssl_ptr.hpp"
 #include "common/base64.hpp"
+#include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 
 namespace octorun::github {
@@ -39,9 +41,10 @@ std::string claims_json(const jwt_claims& c) {
 expected<jwt_claims, std::string> parse_claims(std::string_view payload_b64) {
   auto payload = base64_decode(payload_b64);
   if (!payload) return unexpected{std::string("JWT payload is not base64url")};
-  rapidjson::Document d;
-  d.Parse(payload->data(), payload->size());
-  if (d.HasParseError() || !d.IsObject()) return unexpected{std::string("JWT payload is not a JSON object")};
+  auto parsed = json::parse(*payload, json::sources::jwt_payload);
+  if (!parsed) return unexpected{"JWT payload: " + parsed.error()};
+  const auto& d = *parsed;
+  if (!d.IsObject()) return unexpected{std::string("JWT payload is not a JSON object")};
   jwt_claims c;
   auto iss = d.FindMember("iss");
   if (iss != d.MemberEnd()) {
@@ -52,13 +55,8 @@ expected<jwt_claims, std::string> parse_claims(std::string_view payload_b64) {
   }
   auto num = [&](const char* key, std::int64_t& out) {
     auto it = d.FindMember(key);
-    if (it == d.MemberEnd()) return false;
-    if (it->value.IsInt64())
-      out = it->value.GetInt64();
-    else if (it->value.IsNumber())
-      out = static_cast<std::int64_t>(it->value.GetDouble());
-    else
-      return false;
+    if (it == d.MemberEnd() || !it->value.IsNumber()) return false;
+    out = json::i64(d, key);  // a float outside int64 reads as 0 (casting it is undefined)
     return true;
   };
   num("iat", c.iat);

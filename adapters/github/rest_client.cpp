@@ -5,6 +5,7 @@
 
 #include "adapters/github/crypto.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
 
@@ -44,7 +45,20 @@ workflow_job parse_workflow_job_item(const rapidjson::Value& v, const std::strin
   return out;
 }
 
-rest_client::rest_client(rest_options options) : options_(std::move(options)), caller_(options_.call) {}
+namespace {
+
+// A GitHub configured as http:// (the tests' simulator, a GHES the
+// platform reaches without TLS) is called over plain HTTP; any other only
+// over https.
+rest_options with_scheme_policy(rest_options options) {
+  options.call.plain_http = http::url_scheme(options.api_base) == "http";
+  return options;
+}
+
+}  // namespace
+
+rest_client::rest_client(rest_options options)
+    : options_(with_scheme_policy(std::move(options))), caller_(options_.call) {}
 
 result<rapidjson::Document> rest_client::answer(const result<http::response>& r, long success) const {
   if (!r) return unexpected{r.error()};
@@ -152,11 +166,11 @@ result<ok_t> rest_client::each_page(const std::string& path, Take take) {
     if (!r) return unexpected{r.error()};
     if (r->status != 200) return unexpected{fail(*r)};
     // A list is an object holding an array, or (GET /orgs/{org}/repos) an array.
-    rapidjson::Document d;
-    d.Parse(r->body.data(), r->body.size());
-    if (d.HasParseError() || !(d.IsObject() || d.IsArray()))
+    auto d = json::parse(r->body, json::sources::github_response);
+    if (!d) return unexpected{error{error_kind::bad_response, r->status, d.error()}};
+    if (!(d->IsObject() || d->IsArray()))
       return unexpected{error{error_kind::bad_response, r->status, "response is not a JSON list or object"}};
-    auto items = take(d);
+    auto items = take(*d);
     if (!items) return unexpected{items.error()};
     if (*items < 100) break;
   }

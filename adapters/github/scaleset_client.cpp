@@ -2,6 +2,7 @@
 
 #include "adapters/github/crypto.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
 
@@ -83,9 +84,10 @@ scale_set parse_scale_set(const rapidjson::Value& v) {
 }
 
 expected<scaleset_session, std::string> parse_session(std::string_view body) {
-  rapidjson::Document d;
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsObject()) return unexpected{std::string("session is not a JSON object")};
+  auto parsed = json::parse(body, json::sources::actions_service_response);
+  if (!parsed) return unexpected{"session: " + parsed.error()};
+  const auto& d = *parsed;
+  if (!d.IsObject()) return unexpected{std::string("session is not a JSON object")};
   scaleset_session s;
   s.session_id = json::str(d, "sessionId");
   s.owner_name = json::str(d, "ownerName");
@@ -103,10 +105,10 @@ expected<scaleset_session, std::string> parse_session(std::string_view body) {
 }
 
 expected<queue_message, std::string> parse_queue_message(std::string_view body, std::int64_t scale_set_id) {
-  rapidjson::Document d;
-  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsObject()) return unexpected{std::string("message is not a JSON object")};
+  auto parsed = json::parse(body, json::sources::actions_service_response);
+  if (!parsed) return unexpected{"message: " + parsed.error()};
+  const auto& d = *parsed;
+  if (!d.IsObject()) return unexpected{std::string("message is not a JSON object")};
   queue_message m;
   m.message_id = json::i64(d, "messageId");
   // Without an id it cannot be acknowledged: the session fails, as on any bad response.
@@ -122,14 +124,14 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
   }
   std::string inner = json::str(d, "body");
   if (inner.empty()) return m;
-  rapidjson::Document jobs;
-  jobs.Parse(inner.data(), inner.size());
-  if (jobs.HasParseError() || !jobs.IsArray()) {
+  auto jobs = json::parse(inner, json::sources::actions_service_response);
+  if (!jobs || !jobs->IsArray()) {
     m.skipped.push_back(
-        {"malformed_message", "message " + std::to_string(m.message_id) + ": its body is not a JSON array"});
+        {"malformed_message", "message " + std::to_string(m.message_id) + ": its body " +
+                                  (jobs ? std::string("is not a JSON array") : jobs.error())});
     return m;
   }
-  for (const auto& j : jobs.GetArray()) {
+  for (const auto& j : jobs->GetArray()) {
     if (!j.IsObject()) {
       m.skipped.push_back({"malformed_message", "message " + std::to_string(m.message_id) +
                                                     ": a job message that is not a JSON object"});
@@ -162,6 +164,20 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
   return m;
 }
 
+result<actions_registration> parse_registration(const http::response& r, const server_url_policy& urls) {
+  auto d = json_object(r);
+  if (!d) return unexpected{d.error()};
+  actions_registration out{json::str(*d, "url"), json::str(*d, "token"), 0};
+  if (out.tenant_url.empty() || out.token.empty())
+    return unexpected{error{error_kind::bad_response, r.status, "runner-registration lacks url/token"}};
+  if (auto trusted = check_server_url(out.tenant_url, urls, "the Actions service URL"); !trusted)
+    return unexpected{error{error_kind::bad_response, r.status, trusted.error()}};
+  auto claims = peek_jwt_claims(out.token);
+  if (!claims) return unexpected{error{error_kind::bad_response, r.status, "admin token: " + claims.error()}};
+  out.expires_at = claims->exp;
+  return out;
+}
+
 std::string scale_set_json(const scale_set& s, bool for_update) {
   json::writer w;
   w.open().optional("name", s.name);
@@ -187,6 +203,7 @@ expected<std::unique_ptr<scaleset_client>, std::string> scaleset_client::make(sc
 scaleset_client::scaleset_client(scaleset_options options, github_target target)
     : options_(std::move(options)),
       target_(std::move(target)),
+      urls_(server_url_policy_for(target_)),
       rest_(rest_options{target_.api_base, target_.where, options_.auth, options_.call}) {}
 
 result<rapidjson::Document> scaleset_client::answer(const result<http::response>& r, long success) const {
@@ -214,18 +231,11 @@ result<ok_t> scaleset_client::ensure_admin() {
   auto r = rest_.caller().perform(req);
   if (!r) return unexpected{r.error()};
   if (r->status < 200 || r->status >= 300) return unexpected{fail(*r)};
-  auto d = json_object(*r);
-  if (!d) return unexpected{d.error()};
-  auto url = json::str(*d, "url");
-  auto token = json::str(*d, "token");
-  if (url.empty() || token.empty())
-    return unexpected{error{error_kind::bad_response, r->status, "runner-registration lacks url/token"}};
-  auto claims = peek_jwt_claims(token);
-  if (!claims)
-    return unexpected{error{error_kind::bad_response, r->status, "admin token: " + claims.error()}};
-  tenant_url_ = url;
-  admin_token_ = token;
-  admin_expires_ = claims->exp;
+  auto admin = parse_registration(*r, urls_);
+  if (!admin) return unexpected{admin.error()};
+  tenant_url_ = std::move(admin->tenant_url);
+  admin_token_ = std::move(admin->token);
+  admin_expires_ = admin->expires_at;
   return ok;
 }
 
@@ -323,8 +333,14 @@ result<scaleset_session> scaleset_client::create_session(std::int64_t scale_set_
                        .str());
   if (!r) return unexpected{r.error()};
   if (r->status != 200) return unexpected{fail(*r)};
-  auto s = parse_session(r->body);
-  if (!s) return unexpected{error{error_kind::bad_response, r->status, s.error()}};
+  return session_answer(*r, scale_set_id);
+}
+
+result<scaleset_session> scaleset_client::session_answer(const http::response& r, std::int64_t scale_set_id) {
+  auto s = parse_session(r.body);
+  if (!s) return unexpected{error{error_kind::bad_response, r.status, s.error()}};
+  if (auto trusted = check_server_url(s->message_queue_url, urls_, "the message queue URL"); !trusted)
+    return unexpected{error{error_kind::bad_response, r.status, trusted.error()}};
   if (s->scale_set_id == 0) s->scale_set_id = s->statistics.scale_set_id = scale_set_id;
   session_ = *s;
   return *s;
@@ -336,11 +352,7 @@ result<scaleset_session> scaleset_client::refresh_session() {
                                 "/sessions/" + session_->session_id);
   if (!r) return unexpected{r.error()};
   if (r->status != 200) return unexpected{fail(*r)};
-  auto s = parse_session(r->body);
-  if (!s) return unexpected{error{error_kind::bad_response, r->status, s.error()}};
-  if (s->scale_set_id == 0) s->scale_set_id = s->statistics.scale_set_id = session_->scale_set_id;
-  session_ = *s;
-  return *s;
+  return session_answer(*r, session_->scale_set_id);
 }
 
 result<ok_t> scaleset_client::delete_session() {

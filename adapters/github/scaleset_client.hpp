@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "adapters/github/rest_client.hpp"
+#include "adapters/github/server_urls.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::github {
@@ -118,15 +119,27 @@ class scaleset_client {
   error fail(const http::response& r) const;
   result<rapidjson::Document> answer(const result<http::response>& r, long success) const;
   result<scale_set> scale_set_answer(const result<http::response>& r) const;
+  // A session from `r`, its message queue URL checked (server_urls.hpp).
+  result<scaleset_session> session_answer(const http::response& r, std::int64_t scale_set_id);
 
   scaleset_options options_;
   github_target target_;
+  server_url_policy urls_;
   rest_client rest_;
   std::string tenant_url_;
   std::string admin_token_;
   std::int64_t admin_expires_ = 0;
   std::optional<scaleset_session> session_;
 };
+
+// The Actions service's answer to runner-registration: where the service
+// is (checked against `urls`) and the admin token with its exp.
+struct actions_registration {
+  std::string tenant_url;
+  std::string token;
+  std::int64_t expires_at = 0;
+};
+result<actions_registration> parse_registration(const http::response& r, const server_url_policy& urls);
 
 // Pure parsers of the service's JSON (tolerant: missing fields are zero/empty).
 messages::job_statistics parse_statistics(const rapidjson::Value& v);

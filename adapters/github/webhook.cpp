@@ -1,15 +1,17 @@
 #include "adapters/github/webhook.hpp"
 
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/rfc3339.hpp"
 
 namespace octorun::github {
 
 expected<std::optional<messages::job_message>, std::string> parse_workflow_job(std::string_view body) {
   using R = expected<std::optional<messages::job_message>, std::string>;
-  rapidjson::Document d;
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsObject()) return R(unexpected{std::string("payload is not a JSON object")});
+  auto parsed = json::parse(body, json::sources::github_webhook);
+  if (!parsed) return R(unexpected{"payload: " + parsed.error()});
+  const auto& d = *parsed;
+  if (!d.IsObject()) return R(unexpected{std::string("payload is not a JSON object")});
   std::string action = json::str(d, "action");
   if (action.empty()) return R(unexpected{std::string("payload has no action")});
   const auto* job = json::member(d, "workflow_job");

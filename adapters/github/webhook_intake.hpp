@@ -14,6 +14,7 @@
 #include "adapters/github/webhook.hpp"
 #include "adapters/http/http_server.hpp"
 #include "common/expected.hpp"
+#include "common/json_parse.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::github {
@@ -36,7 +37,7 @@ struct intake_options {
   std::string secret;           // required unless allow_insecure
   bool allow_insecure = false;  // accept unsigned deliveries (development only)
   std::string path = "/webhook";
-  std::size_t max_body_bytes = 25u << 20;  // GitHub caps payloads at 25 MB
+  std::size_t max_body_bytes = json::sources::github_webhook.max_bytes;
   std::chrono::seconds dedupe_ttl{24 * 3600};
   std::size_t dedupe_capacity = 100'000;
   http::server_options http;  // bind address, port (0), TLS, threads

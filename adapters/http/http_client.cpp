@@ -32,7 +32,19 @@ struct transfer {
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::steady_clock::time_point last_byte = std::chrono::steady_clock::now();
   bool went_silent = false;
+  std::size_t max_body = default_max_body_bytes;
+  bool over_cap = false;
 };
+
+// Appends a chunk to the collected body, or refuses it past the cap.
+bool collect(transfer& t, std::string_view chunk) {
+  if (chunk.size() > t.max_body - std::min(t.max_body, t.resp.body.size())) {
+    t.over_cap = true;
+    return false;
+  }
+  t.resp.body.append(chunk);
+  return true;
+}
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<transfer*>(user);
@@ -53,17 +65,11 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<transfer*>(user);
   t->last_byte = std::chrono::steady_clock::now();
   std::string_view chunk(data, size * n);
-  if (t->sink == nullptr) {
-    t->resp.body.append(chunk);
-    return chunk.size();
-  }
+  if (t->sink == nullptr) return collect(*t, chunk) ? chunk.size() : 0;
   // Headers are complete once the body starts: an error body (a Status, a
   // GitHub message) is collected for the caller, not streamed.
   if (t->resp.status == 0) curl_easy_getinfo(t->handle, CURLINFO_RESPONSE_CODE, &t->resp.status);
-  if (t->resp.status >= 300) {
-    t->resp.body.append(chunk);
-    return chunk.size();
-  }
+  if (t->resp.status >= 300) return collect(*t, chunk) ? chunk.size() : 0;
   if (!(*t->sink)(chunk)) {
     t->sink_stopped = true;
     return 0;  // makes curl abort with CURLE_WRITE_ERROR
@@ -149,6 +155,19 @@ expected<response, transport_error> client::stream(const request& req, const chu
 }
 
 expected<response, transport_error> client::run(const request& req, const chunk_sink* sink) {
+  // Only https (and http where the configuration chose it): a URL a server
+  // handed back must not read a file (file://) or send chosen bytes to
+  // another service (gopher://, dict://). libcurl is told the same below.
+  const auto scheme = url_scheme(req.url);
+  if (scheme != "https" && !(scheme == "http" && plain_http_)) {
+    transport_error refused;
+    refused.cause = transport_cause::refused;
+    const std::string allowed = plain_http_ ? "https:// and http://" : "https://";
+    refused.message = scheme == "http" ? "plain http:// refused: this client allows https:// only"
+                      : scheme.empty() ? "a URL without a scheme refused: this client allows " + allowed
+                                       : "URL scheme '" + scheme + "' refused: this client allows " + allowed;
+    return unexpected{std::move(refused)};
+  }
   auto* h = static_cast<CURL*>(easy_);
   curl_easy_reset(h);  // keeps the connection cache and TLS sessions
   transfer t;
@@ -156,10 +175,19 @@ expected<response, transport_error> client::run(const request& req, const chunk_
   t.sink = sink;
   t.cancel = cancel_;
   t.idle_timeout = req.idle_timeout;
+  t.max_body = req.max_body_bytes;
 
   // Headers first: on_body needs the status before the first chunk.
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  const char* protocols = plain_http_ ? "http,https" : "https";
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protocols);
+  // Redirects are not followed (CURLOPT_FOLLOWLOCATION stays off); were one
+  // ever followed, it could not change to another scheme either.
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
+  // A body announced longer than the cap is refused before it is read.
+  if (sink == nullptr)
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(req.max_body_bytes));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -223,6 +251,12 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     bool stopped_by_sink = rc == CURLE_WRITE_ERROR && t.sink_stopped;
     if (stopped_by_sink) return std::move(t.resp);  // the caller chose to stop
     transport_error err;
+    if (t.over_cap || rc == CURLE_FILESIZE_EXCEEDED) {
+      err.cause = transport_cause::refused;
+      err.message =
+          "response body over the " + std::to_string(req.max_body_bytes) + "-byte limit of this request";
+      return unexpected{std::move(err)};
+    }
     long connect_code = 0;
     curl_easy_getinfo(h, CURLINFO_HTTP_CONNECTCODE, &connect_code);
     err.cause = cause_of(rc, connect_code);
@@ -246,6 +280,16 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     return unexpected{std::move(err)};
   }
   return std::move(t.resp);
+}
+
+std::string url_scheme(std::string_view url) {
+  const auto colon = url.find(':');
+  if (colon == std::string_view::npos || colon == 0) return {};
+  const auto scheme = url.substr(0, colon);
+  const bool valid = std::all_of(scheme.begin(), scheme.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+  });
+  return valid ? ascii_lower(scheme) : std::string();
 }
 
 std::string url_encode(std::string_view s) {

@@ -31,6 +31,9 @@ struct tls_options {
 
 using header = std::pair<std::string, std::string>;
 
+// The largest response body a request reads unless it says otherwise.
+inline constexpr std::size_t default_max_body_bytes = 16u << 20;
+
 struct request {
   std::string method = "GET";
   std::string url;
@@ -41,6 +44,10 @@ struct request {
   // reached its deadline (0 = never): a connection that went silent (a
   // proxy or load balancer holding it half-open) is not waited on.
   std::chrono::milliseconds idle_timeout{0};
+  // The largest body read into response::body (a streamed body's chunks
+  // are the sink's to bound): a longer one ends the transfer with a
+  // transport_cause::refused error naming the cap.
+  std::size_t max_body_bytes = default_max_body_bytes;
 };
 
 struct response {
@@ -59,6 +66,7 @@ enum class transport_cause {
   network,  // DNS, connect, reset, timeout, abort
   tls,      // the server's certificate (not trusted, wrong name, expired) or no common cipher
   proxy,    // the proxy cannot be resolved, or refused the tunnel (e.g. 407)
+  refused,  // by this client: a URL scheme it does not allow, a body over the request's cap
 };
 
 // The request never reached a status line: DNS, connect, TLS, timeout, abort.
@@ -92,6 +100,12 @@ class client {
   // Replaces the TLS settings (e.g. a rotated CA); takes effect on the next request.
   void set_tls(tls_options tls);
 
+  // Whether plain http:// URLs may be fetched besides https:// (never any
+  // other scheme, on redirects neither). Off unless the configuration chose
+  // a plain-HTTP server (a kubeconfig's or a RunnerSet's http:// URL, the
+  // tests' simulator).
+  void set_plain_http(bool allowed) { plain_http_ = allowed; }
+
   // Chooses the proxy explicitly from now on (proxy.hpp); until then, or
   // after set_proxy(nullopt), libcurl reads its environment variables.
   void set_proxy(std::optional<proxy_options> proxy) { proxy_ = std::move(proxy); }
@@ -103,7 +117,11 @@ class client {
   std::optional<proxy_options> proxy_;
   std::chrono::milliseconds connect_timeout_;
   const std::atomic<bool>* cancel_ = nullptr;
+  bool plain_http_ = false;
 };
+
+// The scheme of a URL, lower-cased ("https"); empty when it has none.
+std::string url_scheme(std::string_view url);
 
 // Percent-encodes a query parameter value or path segment (RFC 3986 unreserved kept).
 std::string url_encode(std::string_view s);

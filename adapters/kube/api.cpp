@@ -7,7 +7,9 @@
 
 #include "adapters/http/http_client.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -61,9 +63,10 @@ std::string to_string(const api_error& e) {
 api_error parse_status(long code, std::string_view body, std::string_view retry_after_header) {
   api_error e;
   e.code = code;
-  rapidjson::Document d;
-  d.Parse(body.data(), body.size());
-  if (!d.HasParseError() && d.IsObject() && json::str(d, "kind") == "Status") {
+  auto parsed = json::parse(body, json::sources::kube_object);
+  const rapidjson::Value null_value;
+  const rapidjson::Value& d = parsed ? static_cast<const rapidjson::Value&>(*parsed) : null_value;
+  if (d.IsObject() && json::str(d, "kind") == "Status") {
     e.reason = json::str(d, "reason");
     e.message = json::str(d, "message");
     if (e.code == 0) e.code = static_cast<long>(json::i64(d, "code"));
@@ -77,7 +80,7 @@ api_error parse_status(long code, std::string_view body, std::string_view retry_
     }
   } else {
     // Plain text (APF 429s) or a proxy's HTML: keep a bounded excerpt.
-    e.message = std::string(body.substr(0, 512));
+    e.message = printable_excerpt(body, 512);
     while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == ' ')) e.message.pop_back();
   }
   if (e.reason.empty()) e.reason = std::string(reason_for(e.code));

@@ -8,6 +8,7 @@
 
 #include "adapters/kube/request_trace.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -32,7 +33,11 @@ api_error malformed(std::string what) {
 }  // namespace
 
 client::client(config cfg, client_options opts)
-    : cfg_(std::move(cfg)), opts_(std::move(opts)), http_(cfg_.tls) {}
+    : cfg_(std::move(cfg)), opts_(std::move(opts)), http_(cfg_.tls) {
+  // Plain HTTP only to an API server the kubeconfig names as http:// (a
+  // test's loopback apiserver); https otherwise, whatever URL comes later.
+  http_.set_plain_http(http::url_scheme(cfg_.server) == "http");
+}
 
 void client::set_cancel_flag(const std::atomic<bool>* flag) {
   cancel_ = flag;
@@ -41,7 +46,7 @@ void client::set_cancel_flag(const std::atomic<bool>* flag) {
 
 expected<http::response, api_error> client::send(std::string_view method, std::string path_and_query,
                                                  std::string_view body, std::string_view content_type,
-                                                 const http::chunk_sink* sink,
+                                                 std::size_t max_body, const http::chunk_sink* sink,
                                                  std::chrono::milliseconds stream_limit,
                                                  std::chrono::milliseconds stream_idle) {
   bool reauthenticated = false;
@@ -77,6 +82,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
     req.url = cfg_.server + path_and_query;
     req.body = std::string(body);
     req.timeout = sink != nullptr ? stream_limit : opts_.timeout;
+    req.max_body_bytes = max_body;
     if (sink != nullptr) req.idle_timeout = stream_idle;
     req.headers.push_back({"Accept", "application/json"});
     req.headers.push_back({"User-Agent", opts_.user_agent});
@@ -119,8 +125,9 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
 }
 
 expected<std::string, api_error> client::call(std::string_view method, std::string_view path_and_query,
-                                              std::string_view body, std::string_view content_type) {
-  auto resp = send(method, std::string(path_and_query), body, content_type, nullptr);
+                                              std::string_view body, std::string_view content_type,
+                                              std::size_t max_body) {
+  auto resp = send(method, std::string(path_and_query), body, content_type, max_body, nullptr);
   if (!resp) return unexpected{resp.error()};
   if (resp->status >= 300)
     return unexpected{parse_status(resp->status, resp->body, resp->header_value("retry-after"))};
@@ -169,11 +176,13 @@ expected<object_list, api_error> client::list_page(const resource& r, std::strin
                                                    const list_options& options) {
   list_options o = options;
   o.watch = false;
-  auto text = call("GET", r.collection_path(ns) + query_string(o));
+  auto text = call("GET", r.collection_path(ns) + query_string(o), {}, "application/json",
+                   json::sources::kube_list.max_bytes);
   if (!text) return unexpected{text.error()};
-  rapidjson::Document d;
-  d.Parse(text->data(), text->size());
-  if (d.HasParseError() || !d.IsObject()) return unexpected{malformed("list reply is not a JSON object")};
+  auto parsed = json::parse(*text, json::sources::kube_list);
+  if (!parsed) return unexpected{malformed("list reply: " + parsed.error())};
+  auto& d = *parsed;
+  if (!d.IsObject()) return unexpected{malformed("list reply is not a JSON object")};
   object_list out;
   if (const auto* meta = json::member(d, "metadata")) {
     out.resource_version = json::str(*meta, "resourceVersion");
@@ -244,8 +253,8 @@ expected<client::watch_end, api_error> client::watch(const resource& r, std::str
   // beyond that is a dead connection: end it here (a clean end).
   std::chrono::milliseconds limit{0};
   if (options.timeout_seconds > 0) limit = std::chrono::seconds(options.timeout_seconds + 30);
-  auto resp = send("GET", r.collection_path(ns) + query_string(options), {}, "application/json", &sink, limit,
-                   silence_limit);
+  auto resp = send("GET", r.collection_path(ns) + query_string(options), {}, "application/json",
+                   json::sources::kube_object.max_bytes, &sink, limit, silence_limit);
   if (server_error) return unexpected{*server_error};
   if (!decode_error.empty()) return unexpected{malformed(decode_error)};
   if (!resp) {

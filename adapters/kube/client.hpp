@@ -19,6 +19,7 @@
 #include "adapters/kube/request_metrics.hpp"
 #include "adapters/kube/watch.hpp"
 #include "common/expected.hpp"
+#include "common/json_parse.hpp"
 
 namespace octorun::kube {
 
@@ -82,10 +83,12 @@ class client {
                                        const std::function<bool(watch_event&)>& on_event,
                                        std::chrono::milliseconds silence_limit = {});
 
-  // Any path (e.g. "/version"): the raw body of a 2xx answer.
+  // Any path (e.g. "/version"): the raw body of a 2xx answer, of at most
+  // `max_body` bytes (json_parse.hpp's limit of one object by default).
   expected<std::string, api_error> call(std::string_view method, std::string_view path_and_query,
                                         std::string_view body = {},
-                                        std::string_view content_type = "application/json");
+                                        std::string_view content_type = "application/json",
+                                        std::size_t max_body = json::sources::kube_object.max_bytes);
 
   // Another thread may set this to abort a request or watch within ~100 ms.
   void set_cancel_flag(const std::atomic<bool>* flag);
@@ -95,11 +98,12 @@ class client {
   const config& cfg() const { return cfg_; }
 
  private:
+  // `max_body`: the longest body read (for a stream, its error body).
   // For a streamed body: `stream_limit`, when to end it whatever it brings;
   // `stream_idle`, how long it may bring nothing (0 = never, both).
   expected<http::response, api_error> send(std::string_view method, std::string path_and_query,
                                            std::string_view body, std::string_view content_type,
-                                           const http::chunk_sink* sink,
+                                           std::size_t max_body, const http::chunk_sink* sink,
                                            std::chrono::milliseconds stream_limit = {},
                                            std::chrono::milliseconds stream_idle = {});
   expected<object, api_error> object_call(std::string_view method, std::string path, std::string_view body,

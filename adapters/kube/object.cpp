@@ -1,8 +1,7 @@
 #include "adapters/kube/object.hpp"
 
-#include <rapidjson/error/en.h>
-
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -101,12 +100,10 @@ object make_object(const rapidjson::Value& v, bool drop_managed_fields) {
 }
 
 expected<object, std::string> parse_object(std::string_view json) {
-  rapidjson::Document d;
-  d.Parse(json.data(), json.size());
-  if (d.HasParseError())
-    return unexpected{std::string("invalid JSON: ") + rapidjson::GetParseError_En(d.GetParseError())};
-  if (!d.IsObject()) return unexpected{std::string("not a JSON object")};
-  return make_object(d);
+  auto d = json::parse(json, json::sources::kube_object);
+  if (!d) return unexpected{std::move(d.error())};
+  if (!d->IsObject()) return unexpected{std::string("not a JSON object")};
+  return make_object(*d);
 }
 
 std::string object::key() const {

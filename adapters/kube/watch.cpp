@@ -1,9 +1,9 @@
 #include "adapters/kube/watch.hpp"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 
 namespace octorun::kube {
 
@@ -52,13 +52,12 @@ bool watch_decoder::feed(std::string_view chunk, std::vector<watch_event>& out) 
 bool watch_decoder::decode_line(std::string_view line, std::vector<watch_event>& out) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
   if (line.empty()) return true;
-  rapidjson::Document d;
-  d.Parse(line.data(), line.size());
-  if (d.HasParseError() || !d.IsObject()) {
-    error_ = std::string("malformed watch event: ") +
-             (d.HasParseError() ? rapidjson::GetParseError_En(d.GetParseError()) : "not an object");
+  auto parsed = json::parse(line, json::sources::kube_watch_event);
+  if (!parsed || !parsed->IsObject()) {
+    error_ = "malformed watch event: " + (parsed ? std::string("not an object") : parsed.error());
     return false;
   }
+  auto& d = *parsed;
   const auto* type = json::member(d, "type");
   const auto* obj = json::member(d, "object");
   if (type == nullptr || !type->IsString() || obj == nullptr || !obj->IsObject()) {

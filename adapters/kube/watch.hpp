@@ -11,6 +11,7 @@
 
 #include "adapters/kube/api.hpp"
 #include "adapters/kube/object.hpp"
+#include "common/json_parse.hpp"
 
 namespace octorun::kube {
 
@@ -27,7 +28,8 @@ struct watch_event {
 // object per line; chunks may cut anywhere.
 class watch_decoder {
  public:
-  explicit watch_decoder(bool drop_managed_fields = false, size_t max_line = 64 * 1024 * 1024)
+  explicit watch_decoder(bool drop_managed_fields = false,
+                         size_t max_line = json::sources::kube_watch_event.max_bytes)
       : max_line_(max_line), drop_managed_fields_(drop_managed_fields) {}
   // Appends the events completed by `chunk`. False (with error()) on a
   // malformed line or an oversized one; the stream should then be dropped.

@@ -8,6 +8,8 @@
 #include <regex>
 #include <set>
 
+#include "common/json_parse.hpp"
+
 namespace octorun::kube {
 namespace {
 
@@ -39,7 +41,12 @@ rapidjson::Value plain_scalar(const std::string& s, allocator& a) {
   return rapidjson::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
-rapidjson::Value convert(const YAML::Node& node, allocator& a) {
+// `depth`: how many collections enclose `node`; the limit is JSON's
+// (json::max_depth), so nothing recursive later meets a deeper tree.
+rapidjson::Value convert(const YAML::Node& node, allocator& a, unsigned depth = 0) {
+  if ((node.IsSequence() || node.IsMap()) && depth == json::max_depth)
+    throw conversion_error{
+        at_line(node.Mark(), "nested deeper than " + std::to_string(json::max_depth) + " levels")};
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -52,7 +59,7 @@ rapidjson::Value convert(const YAML::Node& node, allocator& a) {
     }
     case YAML::NodeType::Sequence: {
       rapidjson::Value out(rapidjson::kArrayType);
-      for (const auto& item : node) out.PushBack(convert(item, a), a);
+      for (const auto& item : node) out.PushBack(convert(item, a, depth + 1), a);
       return out;
     }
     case YAML::NodeType::Map: {
@@ -64,7 +71,7 @@ rapidjson::Value convert(const YAML::Node& node, allocator& a) {
         if (!seen.insert(key).second)
           throw conversion_error{at_line(kv.first.Mark(), "duplicate key '" + key + "'")};
         out.AddMember(rapidjson::Value(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), a),
-                      convert(kv.second, a), a);
+                      convert(kv.second, a, depth + 1), a);
       }
       return out;
     }
@@ -96,9 +103,11 @@ bool looks_like_json(std::string_view text) {
 }  // namespace
 
 expected<ok_t, std::string> parse_yaml(std::string_view text, rapidjson::Document& out) {
+  if (auto fits = json::within_limit(text, json::sources::kubeconfig); !fits) return fits;
   if (looks_like_json(text)) {
-    out.Parse(text.data(), text.size());
-    if (!out.HasParseError()) return ok_t{};
+    auto parsed = json::parse_into(out, text, json::sources::kubeconfig);
+    if (parsed) return ok_t{};
+    if (parsed.error().starts_with("JSON nested deeper")) return unexpected{std::move(parsed.error())};
     // Not JSON after all: a flow collection in YAML ("[a, b]") still parses below.
   }
   try {

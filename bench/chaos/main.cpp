@@ -281,6 +281,7 @@ int run(const options& o) {
           if (!endpoints.empty()) {
             const auto& to = endpoints[next_endpoint++ % endpoints.size()];
             http::client client;
+            client.set_plain_http(true);
             http::request req{"POST", to.intake, {}, r.body};
             for (const auto& h : r.headers)
               if (h.first.starts_with("x-") || h.first == "content-type" || h.first == "user-agent")

@@ -77,6 +77,7 @@ intake_run bench_intake(int deliveries, int threads) {
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       http::client c;
+      c.set_plain_http(true);
       for (;;) {
         int i = next++;
         if (i >= deliveries) break;

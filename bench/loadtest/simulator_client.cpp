@@ -9,6 +9,7 @@ namespace octorun::loadtest {
 using namespace std::chrono_literals;
 
 simulator_client::simulator_client(std::string base_url) : base_(std::move(base_url)), http_({}, 5s) {
+  http_.set_plain_http(true);  // the simulator serves plain HTTP
   while (base_.ends_with('/')) base_.pop_back();
 }
 

@@ -11,6 +11,7 @@
 
 #include "adapters/http/http_client.hpp"
 #include "adapters/tls/certificates.hpp"
+#include "common/json_parse.hpp"
 #include "test/admission/fixtures.hpp"
 
 namespace octorun::admission {
@@ -54,6 +55,37 @@ class WebhookServer : public ::testing::Test {
   }
   std::string dir;
 };
+
+// 100,000 levels of nesting overflowed a civetweb worker's stack with the
+// recursive parser (the pod restarted); an over-size body is refused unread.
+TEST_F(WebhookServer, AnswersDeepNestingWith400AndAnOverSizeBodyWith413) {
+  auto srv = webhook_server::start(local(), certificate_source::self_signed(config()));
+  ASSERT_TRUE(srv) << srv.error();
+  http::tls_options trust;
+  trust.ca_pem = (*srv)->ca_bundle();
+  http::client c(trust);
+  const auto url = (*srv)->url(endpoint::validate_runnerset);
+  std::string objects;
+  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
+  for (const auto& body : {std::string(100'000, '['), objects,
+                           R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":)" +
+                               std::string(100'000, '[')}) {
+    auto resp = c.perform({"POST", url, {{"Content-Type", "application/json"}}, body});
+    ASSERT_TRUE(resp) << resp.error().message;
+    EXPECT_EQ(resp->status, 400);
+    EXPECT_NE(resp->body.find("JSON nested deeper than 128 levels"), std::string::npos) << resp->body;
+  }
+  auto big = c.perform({"POST",
+                        url,
+                        {{"Content-Type", "application/json"}},
+                        std::string(json::sources::admission_review.max_bytes + 1, '[')});
+  ASSERT_TRUE(big) << big.error().message;
+  EXPECT_EQ(big->status, 413);
+  // Still serving.
+  auto resp = call(**srv, (*srv)->ca_bundle());
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->status, 200);
+}
 
 TEST(CertificateRotation, IsDueWithinTheMargin) {
   EXPECT_TRUE(rotation_due(10, std::chrono::seconds(60)));

@@ -58,6 +58,7 @@ struct Intake : ::testing::Test {
   }
 
   void SetUp() override {
+    client.set_plain_http(true);
     intake_options o;
     o.secret = secret;
     o.max_body_bytes = 64 * 1024;
@@ -93,6 +94,7 @@ TEST(IntakeStart, RefusesToStartWithoutASecretUnlessInsecureIsExplicit) {
   auto started = webhook_intake::start(insecure, got.sink());
   ASSERT_TRUE(started) << started.error();
   http::client c;
+  c.set_plain_http(true);
   auto r = c.perform({"POST",
                       (*started)->url(),
                       {{"X-GitHub-Event", "workflow_job"}, {"X-GitHub-Delivery", "x"}},
@@ -125,6 +127,25 @@ TEST_F(Intake, RejectsBadOrMissingSignatures) {
 TEST_F(Intake, RejectsOversizedBodies) {
   std::string big(100 * 1024, ' ');
   EXPECT_EQ(post(big).status, 413);
+}
+
+// A signed body nested 100,000 deep crashed a worker with the recursive
+// parser; a sender with the secret is still only answered 400.
+TEST_F(Intake, AnswersDeepNestingWith400) {
+  intake_options o;  // the default body cap
+  o.secret = secret;
+  auto in = webhook_intake::start(o, got.sink());
+  ASSERT_TRUE(in) << in.error();
+  intake = std::move(*in);
+  std::string objects;
+  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
+  for (const auto& body : {std::string(100'000, '['), objects}) {
+    auto r = post(body, "workflow_job", "deep-" + std::to_string(body.size()));
+    EXPECT_EQ(r.status, 400);
+    EXPECT_NE(r.body.find("JSON nested deeper than 128 levels"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(intake->counters().malformed.load(), 2);
+  EXPECT_EQ(post(queued_body).status, 202);
 }
 
 TEST_F(Intake, RejectsMalformedJsonAndPayloadsWithoutAJob) {

@@ -161,12 +161,35 @@ TEST(ScaleSetProtocol, ErrorBodiesOfEveryShape) {
   r.body = "\"Already exists - A runner with the name *** already exists.\"";
   EXPECT_EQ(error_message(r), "Already exists - A runner with the name *** already exists.");
   r.body = "plain text";
-  EXPECT_EQ(error_message(r), "plain text");
+  EXPECT_EQ(error_message(r), "HTTP 409 without a GitHub error message (body of 10 bytes)");
   EXPECT_EQ(error_from_response(r, 0, {}).kind, error_kind::conflict);
   r.status = 418;
   EXPECT_EQ(error_from_response(r, 0, {}).kind, error_kind::rejected);
   r.body = "\xEF\xBB\xBF{\"a\":1}";
   EXPECT_TRUE(json_object(r));
+}
+
+// What reaches an Event or a condition from a response: GitHub's own words,
+// bounded and printable, never the bytes of a body that is not its error.
+TEST(ScaleSetProtocol, ErrorTextIsGitHubsMessageBoundedAndPrintable) {
+  http::response r;
+  r.status = 500;
+  r.headers = {{"content-type", "text/plain"}};
+  r.body = "-----BEGIN PRIVATE KEY-----\nMIIEvQ...\n-----END PRIVATE KEY-----\n";
+  auto said = error_message(r);
+  EXPECT_EQ(said, "HTTP 500 without a GitHub error message (text/plain body of 64 bytes)");
+  EXPECT_EQ(error_from_response(r, 0, {}).describe().find("PRIVATE"), std::string::npos);
+
+  r.body = R"({"message":"bad\u0000thing\nhere\u001b[31m"})";
+  EXPECT_EQ(error_message(r), "bad thing here [31m");
+  r.body = "{\"message\":\"" + std::string(1000, 'm') + "\"}";
+  said = error_message(r);
+  EXPECT_EQ(said.size(), max_error_message_bytes);
+  EXPECT_TRUE(said.ends_with("mmm..."));
+  r.body = "{\"message\":\"caf\xC3\xA9 \xFF\xFE\xC2\x85 \"}";  // é, two bytes that are not UTF-8, NEL
+  EXPECT_EQ(error_message(r), "caf\xC3\xA9 ??  ");
+  r.body = std::string(200'000, '[');
+  EXPECT_EQ(error_message(r), "HTTP 500 without a GitHub error message (text/plain body of 200000 bytes)");
 }
 
 // Random bytes and mutated documents: parsers answer with values, never crash.

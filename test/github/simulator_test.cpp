@@ -28,6 +28,7 @@ TEST(SimulatorControl, ScriptsJobsFaultsAndCountsOverHttp) {
   auto sim = testing::start_simulator(o);
   ASSERT_TRUE(sim);
   http::client c;
+  c.set_plain_http(true);
   const auto base = sim->base_url();
   EXPECT_EQ(call(c, "POST", base + "/_sim/repos", R"({"full_name":"demo/svc"})").status, 200);
   EXPECT_EQ(call(c, "POST", base + "/_sim/repos", R"({"full_name":"nope"})").status, 400);
@@ -78,6 +79,7 @@ TEST(SimulatorFidelity, AnswersCarryRequestIdsAndRegistrationReadsTheUrl) {
   auto sim = testing::start_simulator();
   ASSERT_TRUE(sim);
   http::client c;
+  c.set_plain_http(true);
   auto rest = call(c, "GET", sim->api_url() + "/orgs/octo/actions/runners");
   EXPECT_EQ(rest.status, 200);
   EXPECT_FALSE(rest.header_value("x-github-request-id").empty());
@@ -127,6 +129,7 @@ TEST(SimulatorControl, RunnerGroupsAreCreatedOverHttpAndListedByRest) {
   auto sim = testing::start_simulator();
   ASSERT_TRUE(sim);
   http::client c;
+  c.set_plain_http(true);
   auto created = call(c, "POST", sim->base_url() + "/_sim/runner-groups", R"({"org":"octo","name":"gpu"})");
   ASSERT_EQ(created.status, 201) << created.body;
   EXPECT_EQ(call(c, "POST", sim->base_url() + "/_sim/runner-groups", R"({"name":"x"})").status, 400);
@@ -163,6 +166,7 @@ TEST(SimulatorControl, CancelsJobsLosesRunnersAndDropsDeliveries) {
   sim->add_repository("demo/svc");
   sim->set_webhook((*hook)->base_url() + "/hook", "s");
   http::client c;
+  c.set_plain_http(true);
   const auto base = sim->base_url();
 
   // A queued job cancelled over HTTP completes with no runner.
@@ -202,6 +206,7 @@ TEST(SimulatorControl, RateLimitIsEnforcedWithHeaders) {
   auto sim = testing::start_simulator(o);
   ASSERT_TRUE(sim);
   http::client c;
+  c.set_plain_http(true);
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(call(c, "GET", sim->api_url() + "/orgs/octo/actions/runners").status, 200);
   auto limited = call(c, "GET", sim->api_url() + "/orgs/octo/actions/runners");

@@ -94,6 +94,59 @@ TEST(ClientAgainstAFakeServer, BadBodiesAreErrorsNotCrashes) {
   EXPECT_EQ(list.error().reason, "MalformedResponse");
 }
 
+// Every JSON the API server sends goes through json::parse: 100,000 levels
+// of nesting in an object, a list, a watch line or an error Status, and a
+// body over its cap, are errors with a message.
+TEST(ClientAgainstAFakeServer, DeepOrOverSizeRepliesAreErrorsNotCrashes) {
+  const std::string deep(100'000, '[');
+  std::string deep_objects;
+  for (int i = 0; i < 100'000; ++i) deep_objects += R"({"a":)";
+  fake_api api([&](const http::server_request& r) {
+    if (r.query_param("watch") == "1")
+      return reply(200, R"({"type":"ADDED","object":)" + deep_objects + "\n");
+    if (r.path.ends_with("/status")) return reply(500, deep);
+    if (r.path.ends_with("/huge"))
+      return reply(200, std::string(json::sources::kube_object.max_bytes + 1, ' '));
+    if (r.path.ends_with("/objects")) return reply(200, deep_objects);
+    if (r.path.ends_with("/configmaps")) return reply(200, R"({"items":)" + deep);
+    return reply(200, deep);
+  });
+  client c(api.cfg);
+  for (const char* name : {"deep", "objects"}) {
+    auto got = c.get(configmaps(), "ns", name);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().reason, "MalformedResponse");
+    EXPECT_NE(got.error().message.find("nested deeper than 128"), std::string::npos) << got.error().message;
+  }
+  auto list = c.list(configmaps(), "ns");
+  ASSERT_FALSE(list);
+  EXPECT_NE(list.error().message.find("nested deeper than 128"), std::string::npos) << list.error().message;
+  auto status = c.get(configmaps(), "ns", "status");
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().code, 500);
+  EXPECT_LE(status.error().message.size(), 512u);
+  auto huge = c.get(configmaps(), "ns", "huge");
+  ASSERT_FALSE(huge);
+  EXPECT_TRUE(huge.error().transport);
+  EXPECT_NE(huge.error().message.find("-byte limit of this request"), std::string::npos)
+      << huge.error().message;
+  auto w = c.watch(configmaps(), "ns", {}, [](watch_event&) { return true; });
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("nested deeper than 128"), std::string::npos) << w.error().message;
+}
+
+// Plain HTTP only to an API server the kubeconfig names as http://.
+TEST(ClientAgainstAFakeServer, RefusesAnotherSchemeThanTheKubeconfigs) {
+  fake_api api([&](const http::server_request&) { return reply(200, "{}"); });
+  config cfg = api.cfg;
+  cfg.server = "file:///etc";
+  client c(cfg);
+  auto got = c.get(configmaps(), "ns", "x");
+  ASSERT_FALSE(got);
+  EXPECT_TRUE(got.error().transport);
+  EXPECT_NE(got.error().message.find("refused"), std::string::npos) << got.error().message;
+}
+
 TEST(ClientAgainstAFakeServer, ListFollowsContinueTokens) {
   std::vector<std::string> queries;
   fake_api api([&](const http::server_request& r) {

@@ -79,6 +79,15 @@ TEST(WatchDecoder, MalformedOrOversizedInputStopsTheStream) {
   EXPECT_TRUE(events.empty());
 }
 
+TEST(WatchDecoder, RefusesADeepEvent) {
+  watch_decoder d;
+  std::vector<watch_event> events;
+  std::string line = R"({"type":"ADDED","object":)";
+  for (int i = 0; i < 100'000; ++i) line += R"({"a":)";
+  EXPECT_FALSE(d.feed(line + "\n", events));
+  EXPECT_NE(d.error().find("nested deeper than 128"), std::string::npos) << d.error();
+}
+
 TEST(ApplyEvent, EmitsChangesOnceAndNormalisesTypes) {
   object_cache cache;
   auto e = apply_event(cache, event_type::added, make("a", "1"));

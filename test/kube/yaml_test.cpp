@@ -94,5 +94,18 @@ TEST(Yaml, TaggedScalarsAndAliases) {
 
 TEST(Yaml, EmptyDocumentIsNull) { EXPECT_EQ(yaml_to_json("# nothing\n"), "null"); }
 
+// A kubeconfig goes through the same limits as every JSON from outside.
+TEST(Yaml, DeepNestingInJsonOrYamlIsAnError) {
+  EXPECT_EQ(yaml_to_json(std::string(100'000, '[') + std::string(100'000, ']'))
+                .rfind("ERROR JSON nested deeper", 0),
+            0u);
+  std::string block;  // block mappings, 200 deep: yaml-cpp reads them, the conversion refuses them
+  for (int i = 0; i < 200; ++i) block += std::string(static_cast<std::size_t>(i), ' ') + "a:\n";
+  auto deep = yaml_to_json(block);
+  EXPECT_NE(deep.find("nested deeper than 128 levels"), std::string::npos) << deep.substr(0, 200);
+  std::string flow = std::string(100'000, '[') + "x";  // not JSON: refused either way, without a crash
+  EXPECT_EQ(yaml_to_json(flow).rfind("ERROR", 0), 0u);
+}
+
 }  // namespace
 }  // namespace octorun::kube

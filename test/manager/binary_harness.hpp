@@ -162,6 +162,7 @@ class octorun_process {
 inline std::string scrape_metric(const std::string& health_url, const std::string& name,
                                  const std::vector<std::string>& labels) {
   http::client client;
+  client.set_plain_http(true);
   auto r = client.perform({"GET", health_url + "/metrics", {}, {}, std::chrono::seconds(5)});
   if (!r || r->status != 200) return "";
   std::istringstream lines(r->body);

@@ -94,6 +94,7 @@ class ManagerBinaryFaults : public test::replicas_test_base {
       intake = intake_;
     }
     http::client client;
+    client.set_plain_http(true);
     auto r = client.perform({"POST",
                              intake,
                              {{"Content-Type", "application/json"},
@@ -284,6 +285,7 @@ TEST_F(ManagerBinaryFaults, OneOfTwoReplicasLeadsAndTheOtherTakesOverWhenItIsKil
   auto health = second.wait_health(60s);
   ASSERT_FALSE(health.empty()) << log_tails();
   http::client probe;
+  probe.set_plain_http(true);
   auto ready = probe.perform({"GET", health + "/readyz", {}, ""});
   ASSERT_TRUE(ready.has_value());
   EXPECT_EQ(ready->body, "standby");

@@ -118,6 +118,7 @@ class ManagerBinary : public ::testing::Test {
   // GET `url` (plain HTTP); the body, or "" on failure.
   static std::string http_get(const std::string& url) {
     http::client client;
+    client.set_plain_http(true);
     auto r = client.perform({"GET", url, {}, {}, 5s});
     return r && r->status == 200 ? r->body : std::string{};
   }

@@ -140,6 +140,7 @@ class ManagerRateLimit : public ManagerBound {
   // One REST call with the manager's token; the response.
   http::response rest_call() {
     http::client client;
+    client.set_plain_http(true);
     auto r = client.perform({"GET",
                              sim_->api_url() + "/orgs/acme/actions/runners",
                              {{"Authorization", "Bearer ghp_simulator"}},

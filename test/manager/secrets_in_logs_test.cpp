@@ -224,6 +224,7 @@ TEST_F(SecretsInLogs, NoCredentialTokenJitConfigOrWebhookSecretInAnyLogLineEvent
   sim_->add_fault(conflict);
   sim_->expire_tokens();
   http::client client;
+  client.set_plain_http(true);
   std::string forged = R"({"action":"queued","workflow_job":{"id":1,"labels":["wpat"]}})";
   auto answer =
       client.perform({"POST",

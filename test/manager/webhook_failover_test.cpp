@@ -63,6 +63,7 @@ class WebhookFailover : public test::replicas_test_base {
     }
     if (target.empty()) return {503, "text/plain", "no endpoints", {}};
     http::client client;
+    client.set_plain_http(true);
     std::vector<std::pair<std::string, std::string>> headers;
     for (const char* h : {"content-type", "x-github-event", "x-github-delivery", "x-hub-signature-256"})
       headers.emplace_back(h, std::string(r.header_value(h)));
@@ -121,6 +122,7 @@ TEST_F(WebhookFailover, ABurstOf100JobsRunsOnceEachWhenTheLeaderIsKilledMidway) 
   ASSERT_FALSE(first_intake.empty() || second_intake.empty()) << log_tails();
   // Both replicas are ready and both take deliveries.
   http::client probe;
+  probe.set_plain_http(true);
   auto ready = probe.perform({"GET", second.wait_health(10s) + "/readyz", {}, ""});
   ASSERT_TRUE(ready && ready->status == 200);
   set_endpoints({first_intake, second_intake});

@@ -57,6 +57,7 @@ void simulator::impl::enqueue_delivery(delivery d) {
 
 void simulator::impl::run_sender() {
   http::client client;
+  client.set_plain_http(true);
   for (;;) {
     delivery d;
     std::string url, secret;

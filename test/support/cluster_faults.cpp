@@ -117,6 +117,7 @@ void tcp_proxy::pump(int a, int b, uint64_t id) {
 
 expected<ok_t, std::string> compact_etcd(const cluster_info& c) {
   http::client etcd;
+  etcd.set_plain_http(true);
   auto range = etcd.perform({"POST",
                              c.etcd + "/v3/kv/range",
                              {{"Content-Type", "application/json"}},

@@ -89,6 +89,7 @@ class ProxyEnvironment : public ::testing::Test {
 TEST_F(ProxyEnvironment, PlainHttpGoesThroughHttpProxy) {
   setenv("http_proxy", proxy_.url().c_str(), 1);
   client c;
+  c.set_plain_http(true);
   auto r =
       c.perform({"GET", "http://github.octorun-test.invalid/api/v3/meta", {}, {}, std::chrono::seconds(5)});
   ASSERT_TRUE(r) << r.error().message;
@@ -101,6 +102,7 @@ TEST_F(ProxyEnvironment, PlainHttpGoesThroughHttpProxy) {
 TEST_F(ProxyEnvironment, HttpsTunnelsThroughHttpsProxy) {
   setenv("HTTPS_PROXY", proxy_.url().c_str(), 1);
   client c;
+  c.set_plain_http(true);
   auto r =
       c.perform({"GET", "https://github.octorun-test.invalid/api/v3/meta", {}, {}, std::chrono::seconds(5)});
   EXPECT_FALSE(r && r->status == 200) << "the proxy refused the tunnel";
@@ -112,6 +114,7 @@ TEST_F(ProxyEnvironment, NoProxyHostsBypassIt) {
   setenv("http_proxy", proxy_.url().c_str(), 1);
   setenv("NO_PROXY", "octorun-test.invalid", 1);
   client c;
+  c.set_plain_http(true);
   auto r = c.perform({"GET", "http://github.octorun-test.invalid/", {}, {}, std::chrono::seconds(5)});
   EXPECT_FALSE(r) << "went direct, and .invalid does not resolve";
   EXPECT_TRUE(proxy_.seen().empty());
@@ -163,6 +166,7 @@ TEST(ProxyFromEnvironment, CredentialsLeaveTheUrlDecoded) {
 TEST_F(ProxyEnvironment, AnExplicitChoiceIgnoresTheEnvironment) {
   setenv("http_proxy", "http://127.0.0.1:1", 1);
   client c;
+  c.set_plain_http(true);
   proxy_options p;
   p.http = proxy_endpoint{proxy_.url(), {}, {}};
   c.set_proxy(p);

@@ -46,6 +46,7 @@ TEST(HttpServer, RoundTripsThroughTheClient) {
   ASSERT_TRUE(srv) << srv.error();
   ASSERT_NE((*srv)->port(), 0);
   client c;
+  c.set_plain_http(true);
   request req{"POST", (*srv)->base_url() + "/echo?q=a%20b", {{"X-Test", "hdr"}}, "payload"};
   auto resp = c.perform(req);
   ASSERT_TRUE(resp) << resp.error().message;
@@ -63,6 +64,7 @@ TEST(HttpServer, AnswersUnknownPathsAndMethodsWithClearErrors) {
   auto srv = server::start({}, echo_routes());
   ASSERT_TRUE(srv);
   client c;
+  c.set_plain_http(true);
   auto missing = c.perform({"GET", (*srv)->base_url() + "/nope", {}, ""});
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
@@ -77,6 +79,7 @@ TEST(HttpServer, RejectsOversizedBodies) {
   auto srv = server::start(opts, echo_routes());
   ASSERT_TRUE(srv);
   client c;
+  c.set_plain_http(true);
   auto resp = c.perform({"POST", (*srv)->base_url() + "/echo", {}, std::string(4096, 'a')});
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->status, 413);
@@ -101,6 +104,7 @@ TEST(HttpClient, StreamsAndStopsWhenTheSinkSaysSo) {
   auto srv = server::start({}, echo_routes());
   ASSERT_TRUE(srv);
   client c;
+  c.set_plain_http(true);
   size_t seen = 0;
   auto resp = c.stream({"GET", (*srv)->base_url() + "/big", {}, ""}, [&](std::string_view chunk) {
     seen += chunk.size();
@@ -161,6 +165,7 @@ class silent_server {
 TEST(HttpClient, EndsAStreamThatWentSilentAsIfItReachedItsDeadline) {
   silent_server srv("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
   client c;
+  c.set_plain_http(true);
   std::string got;
   auto resp = c.stream(srv.watch(), [&](std::string_view chunk) {
     got += chunk;
@@ -175,6 +180,7 @@ TEST(HttpClient, EndsAStreamThatWentSilentAsIfItReachedItsDeadline) {
 TEST(HttpClient, AServerSilentBeforeItsStatusLineIsATimeout) {
   silent_server srv("");
   client c;
+  c.set_plain_http(true);
   auto resp = c.stream(srv.watch(), [](std::string_view) { return true; });
   ASSERT_FALSE(resp);
   EXPECT_TRUE(resp.error().timed_out);
@@ -190,9 +196,110 @@ TEST(HttpClient, ReportsConnectionFailuresAsValues) {
     port = (*srv)->port();
   }  // stopped: nothing listens there now
   client c;
+  c.set_plain_http(true);
   auto resp = c.perform({"GET", "http://127.0.0.1:" + std::to_string(port) + "/echo", {}, ""});
   ASSERT_FALSE(resp);
   EXPECT_FALSE(resp.error().message.empty());
+}
+
+// Only https, and http where the configuration chose it: a URL a server
+// handed back must not read the manager's files or reach another protocol.
+TEST(HttpClient, RefusesEverySchemeButHttpsUnlessPlainHttpIsAllowed) {
+  auto srv = server::start({}, echo_routes());
+  ASSERT_TRUE(srv);
+  client strict;
+  auto plain = strict.perform({"GET", (*srv)->base_url() + "/big", {}, ""});
+  ASSERT_FALSE(plain);
+  EXPECT_EQ(plain.error().cause, transport_cause::refused);
+  EXPECT_EQ(plain.error().message, "plain http:// refused: this client allows https:// only");
+
+  client relaxed;
+  relaxed.set_plain_http(true);
+  EXPECT_TRUE(relaxed.perform({"GET", (*srv)->base_url() + "/big", {}, ""}));
+  const std::string gopher = "gopher://127.0.0.1:" + std::to_string((*srv)->port()) + "/_GET%20/big";
+  for (const auto& url : {std::string("file:///etc/hostname"), gopher, std::string("dict://127.0.0.1/x"),
+                          std::string("FILE:///etc/hostname"), std::string("/etc/hostname")}) {
+    for (auto* c : {&strict, &relaxed}) {
+      auto resp = c->perform({"GET", url, {}, ""});
+      ASSERT_FALSE(resp) << url << " was fetched";
+      EXPECT_EQ(resp.error().cause, transport_cause::refused) << url;
+      EXPECT_NE(resp.error().message.find("refused"), std::string::npos) << resp.error().message;
+    }
+  }
+}
+
+// A redirect is answered, not followed: the Location (another scheme, another
+// host) is never fetched.
+TEST(HttpClient, DoesNotFollowARedirectToAnotherSchemeOrHost) {
+  auto routes = echo_routes();
+  routes.push_back({"/moved/", {"GET"}, [](const server_request& r) {
+                      server_response out;
+                      out.status = 302;
+                      out.headers.push_back({"Location", r.query_param("to")});
+                      return out;
+                    }});
+  auto srv = server::start({}, routes);
+  ASSERT_TRUE(srv);
+  client c;
+  c.set_plain_http(true);
+  for (const char* target : {"file:///etc/passwd", "gopher://127.0.0.1:1/_x", "http://example.invalid/"}) {
+    auto resp = c.perform({"GET", (*srv)->base_url() + "/moved/?to=" + url_encode(target), {}, ""});
+    ASSERT_TRUE(resp) << resp.error().message;
+    EXPECT_EQ(resp->status, 302);
+    EXPECT_EQ(resp->header_value("location"), target);
+    EXPECT_TRUE(resp->body.empty()) << resp->body.substr(0, 100);
+  }
+}
+
+TEST(HttpClient, RefusesABodyOverTheRequestsCap) {
+  auto srv = server::start({}, echo_routes());
+  ASSERT_TRUE(srv);
+  client c;
+  c.set_plain_http(true);
+  request req{"GET", (*srv)->base_url() + "/big", {}, ""};
+  req.max_body_bytes = 1000;  // the reply announces 1 MiB
+  auto resp = c.perform(req);
+  ASSERT_FALSE(resp);
+  EXPECT_EQ(resp.error().cause, transport_cause::refused);
+  EXPECT_EQ(resp.error().message, "response body over the 1000-byte limit of this request");
+  req.max_body_bytes = 1u << 20;
+  auto fits = c.perform(req);
+  ASSERT_TRUE(fits) << fits.error().message;
+  EXPECT_EQ(fits->body.size(), 1u << 20);
+}
+
+// A body of no announced length is counted as it arrives.
+TEST(HttpClient, RefusesAChunkedBodyOverTheCapAsItArrives) {
+  silent_server srv("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n" + std::string(4096, 'x') +
+                    "\r\n");
+  client c;
+  c.set_plain_http(true);
+  auto req = srv.watch();
+  req.max_body_bytes = 1000;
+  auto resp = c.perform(req);
+  ASSERT_FALSE(resp);
+  EXPECT_EQ(resp.error().cause, transport_cause::refused);
+  EXPECT_NE(resp.error().message.find("1000-byte limit"), std::string::npos) << resp.error().message;
+}
+
+TEST(HttpClient, CapsTheErrorBodyOfAStream) {
+  silent_server srv("HTTP/1.1 500 Oops\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n" +
+                    std::string(4096, 'x') + "\r\n");
+  client c;
+  c.set_plain_http(true);
+  auto req = srv.watch();
+  req.max_body_bytes = 1000;
+  auto resp = c.stream(req, [](std::string_view) { return true; });
+  ASSERT_FALSE(resp);
+  EXPECT_EQ(resp.error().cause, transport_cause::refused);
+}
+
+TEST(HttpClient, ReadsTheSchemeOfAUrl) {
+  EXPECT_EQ(url_scheme("HTTPS://x"), "https");
+  EXPECT_EQ(url_scheme("file:///etc"), "file");
+  EXPECT_EQ(url_scheme("/etc/hostname"), "");
+  EXPECT_EQ(url_scheme("host:443/x y"), "host");
+  EXPECT_EQ(url_scheme("a b://x"), "");
 }
 
 class TlsServer : public ::testing::Test {

@@ -1,0 +1,103 @@
+#include "adapters/github/server_urls.hpp"
+
+#include <algorithm>
+
+#include "adapters/http/http_client.hpp"
+#include "common/strings.hpp"
+
+namespace octorun::github {
+namespace {
+
+struct authority {
+  std::string host;  // lower case, without the port
+  std::string port;  // digits; the scheme's default when the URL names none
+};
+
+bool host_characters(std::string_view h) {
+  return !h.empty() && h.size() <= 253 && std::all_of(h.begin(), h.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+  });
+}
+
+bool ip_literal(std::string_view h) {  // [v6], as it appears in a URL
+  return h.size() > 2 && h.front() == '[' && h.back() == ']' &&
+         std::all_of(h.begin() + 1, h.end() - 1, [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == ':' || c == '.';
+         });
+}
+
+// scheme://host[:port] of `url` (the scheme already checked); an error
+// for credentials, an empty or strange host, a bad port.
+expected<authority, std::string> authority_of(std::string_view url, std::string_view scheme) {
+  std::string_view rest = url.substr(scheme.size() + 1);
+  if (!rest.starts_with("//")) return unexpected{std::string("it has no host")};
+  rest.remove_prefix(2);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (rest.find('@') != std::string_view::npos) return unexpected{std::string("it carries credentials")};
+  authority out;
+  const std::string lowered = ascii_lower(rest);
+  std::string_view hp = lowered;
+  const auto colon = hp.rfind(':');
+  if (colon != std::string_view::npos && hp.find(']', colon) == std::string_view::npos) {
+    out.port = std::string(hp.substr(colon + 1));
+    hp = hp.substr(0, colon);
+    if (out.port.empty() || out.port.size() > 5 ||
+        !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return unexpected{std::string("its port is not a number")};
+  }
+  if (out.port.empty()) out.port = scheme == "https" ? "443" : "80";
+  out.host = std::string(hp);
+  if (!host_characters(out.host) && !ip_literal(out.host))
+    return unexpected{std::string("its host is not valid")};
+  return out;
+}
+
+std::string default_port(std::string_view scheme) { return scheme == "https" ? "443" : "80"; }
+
+}  // namespace
+
+server_url_policy server_url_policy_for(const github_target& target) {
+  server_url_policy p;
+  const auto scheme = http::url_scheme(target.config_url);
+  p.plain_http = scheme == "http";
+  for (const auto& base : {target.config_url, target.api_base}) {
+    auto a = authority_of(base, http::url_scheme(base));
+    if (a) p.hosts.push_back(a->host + ":" + a->port);
+  }
+  auto web = authority_of(target.config_url, scheme);
+  if (!web) return p;
+  const std::string& host = web->host;
+  if (host == "github.com" || host == "www.github.com") {
+    p.domains.push_back("actions.githubusercontent.com");
+  } else if (host.ends_with(".ghe.com")) {
+    p.domains.push_back(host);
+    p.domains.push_back("actions.githubusercontent.com");
+  } else if (host_characters(host) && !std::all_of(host.begin(), host.end(), [](char c) {
+               return c == '.' || (c >= '0' && c <= '9');
+             })) {  // an Enterprise Server (or github.localhost) by name, not an IPv4 address
+    p.domains.push_back(host);
+  }
+  return p;
+}
+
+expected<ok_t, std::string> check_server_url(std::string_view url, const server_url_policy& policy,
+                                             std::string_view what) {
+  const auto scheme = http::url_scheme(url);
+  auto refuse = [&](const std::string& why) {
+    return unexpected{std::string(what) + " from GitHub is refused: " + why};
+  };
+  if (scheme.empty()) return refuse("it is not an absolute URL");
+  if (scheme != "https" && !(scheme == "http" && policy.plain_http))
+    return refuse("its scheme '" + scheme + "' is not " + (policy.plain_http ? "https or http" : "https"));
+  auto a = authority_of(url, scheme);
+  if (!a) return refuse(a.error());
+  if (std::find(policy.hosts.begin(), policy.hosts.end(), a->host + ":" + a->port) != policy.hosts.end())
+    return ok;
+  if (a->port == default_port(scheme))
+    for (const auto& d : policy.domains)
+      if (a->host.ends_with("." + d)) return ok;
+  return refuse("its host '" + a->host + ":" + a->port +
+                "' is neither the configured GitHub nor one it serves " + "Actions from");
+}
+
+}  // namespace octorun::github

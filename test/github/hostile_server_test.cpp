@@ -1,0 +1,283 @@
+// "GitHub" is whatever answers a set's configured URL. A server that hands
+// back URLs of another scheme or host, redirects, nests its JSON a hundred
+// thousand deep or sends more than a body's cap gets a clear error, never a
+// fetch of the URL, a crash or its body in an Event.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "adapters/github/scaleset_client.hpp"
+#include "adapters/github/server_urls.hpp"
+#include "adapters/http/http_server.hpp"
+#include "common/json_parse.hpp"
+#include "common/json_writer.hpp"
+#include "test/support/jwt_testing.hpp"
+
+namespace octorun::github {
+namespace {
+
+// A GitHub stand-in on port 0 whose answers the test chooses: the Actions
+// service URL of runner-registration, the message queue URL of a session,
+// and a body for the session or the message.
+class hostile_github {
+ public:
+  hostile_github() {
+    std::vector<http::route> routes{
+        {"/api/v3/orgs/octo/actions/runners/registration-token",
+         {"POST"},
+         [](const http::server_request&) {
+           http::server_response r;
+           r.status = 201;
+           r.body = R"({"token":"reg","expires_at":"2099-01-01T00:00:00Z"})";
+           return r;
+         }},
+        {"/api/v3/actions/runner-registration",
+         {"POST"},
+         [this](const http::server_request&) {
+           std::lock_guard l(mu);
+           if (!registration_redirect.empty()) {
+             http::server_response r;
+             r.status = 307;
+             r.headers.push_back({"Location", registration_redirect});
+             r.body.clear();
+             return r;
+           }
+           http::server_response r;
+           const auto token = testing::make_hs256_jwt("k", {"sim", 0, 4'102'444'800});
+           r.body = json::writer().open().field("url", tenant_url).field("token", token).close().str();
+           return r;
+         }},
+        {"/tenant/",
+         {},
+         [this](const http::server_request& req) {
+           std::lock_guard l(mu);
+           ++tenant_calls;
+           http::server_response r;
+           if (req.path.ends_with("/sessions")) {
+             r.body = session_body.empty() ? json::writer()
+                                                 .open()
+                                                 .field("sessionId", "5f0c2c4e-0000-4000-8000-000000000001")
+                                                 .field("ownerName", "host")
+                                                 .field("messageQueueUrl", queue_url)
+                                                 .field("messageQueueAccessToken", "queue-token")
+                                                 .open("statistics")
+                                                 .close()
+                                                 .close()
+                                                 .str()
+                                           : session_body;
+           }
+           return r;
+         }},
+        {"/queue",
+         {"GET"},
+         [this](const http::server_request&) {
+           std::lock_guard l(mu);
+           http::server_response r;
+           r.body = message_body;
+           return r;
+         }},
+    };
+    auto s = http::server::start({}, std::move(routes));
+    if (!s) ADD_FAILURE() << s.error();
+    server = std::move(*s);
+    base = server->base_url();
+    tenant_url = base + "/tenant/1/";
+    queue_url = base + "/queue";
+  }
+
+  std::unique_ptr<scaleset_client> client() {
+    scaleset_options o;
+    o.config_url = base + "/octo";
+    o.auth = pat_auth("pat");
+    o.call.retry.max_attempts = 1;
+    o.call.sleep = [](std::chrono::milliseconds) {};
+    auto c = scaleset_client::make(std::move(o));
+    EXPECT_TRUE(c) << c.error();
+    return std::move(*c);
+  }
+
+  std::mutex mu;
+  std::string tenant_url, queue_url, session_body, message_body, registration_redirect;
+  int tenant_calls = 0;
+  std::unique_ptr<http::server> server;
+  std::string base;
+};
+
+// The file a file:// URL named never reaches an error (and so an Event).
+void expect_refused(const result<scaleset_session>& s, const std::string& what) {
+  ASSERT_FALSE(s) << what << " was accepted";
+  EXPECT_EQ(s.error().kind, error_kind::bad_response) << s.error().describe();
+  EXPECT_NE(s.error().message.find("is refused"), std::string::npos) << s.error().describe();
+  EXPECT_EQ(s.error().describe().find("root:"), std::string::npos) << s.error().describe();
+}
+
+TEST(HostileGitHub, ActionsServiceUrlOfAnotherSchemeOrHostIsRefused) {
+  hostile_github gh;
+  const auto port = std::to_string(gh.server->port());
+  for (const std::string& url : std::vector<std::string>{
+           "file:///etc/passwd", "gopher://127.0.0.1:" + port + "/_POST%20/x",
+           "dict://127.0.0.1:" + port + "/", "http://127.0.0.2:" + port + "/tenant/1/",
+           "http://127.0.0.1:1/tenant/1/", "http://x@127.0.0.1:" + port + "/tenant/1/", "/tenant/1/"}) {
+    {
+      std::lock_guard l(gh.mu);
+      gh.tenant_url = url;
+    }
+    auto c = gh.client();
+    expect_refused(c->create_session(1, "host"), url);
+  }
+  EXPECT_EQ(gh.tenant_calls, 0);
+}
+
+TEST(HostileGitHub, MessageQueueUrlOfAnotherSchemeOrHostIsRefused) {
+  hostile_github gh;
+  for (const std::string url : {"file:///etc/passwd", "gopher://127.0.0.1:70/_x", "http://127.0.0.2/queue",
+                                "https://broker.actions.githubusercontent.com/x"}) {
+    {
+      std::lock_guard l(gh.mu);
+      gh.queue_url = url;
+    }
+    auto c = gh.client();
+    expect_refused(c->create_session(1, "host"), url);
+    EXPECT_FALSE(c->session());
+  }
+  {
+    std::lock_guard l(gh.mu);
+    gh.queue_url = gh.base + "/queue";
+  }
+  auto c = gh.client();
+  auto s = c->create_session(1, "host");
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(s->message_queue_url, gh.base + "/queue");
+}
+
+// A redirect is an answer, not followed: nothing is fetched from its Location.
+TEST(HostileGitHub, ARedirectToAnotherSchemeIsNotFollowed) {
+  hostile_github gh;
+  for (const char* to : {"file:///etc/passwd", "gopher://127.0.0.1:70/_x", "http://127.0.0.2/"}) {
+    {
+      std::lock_guard l(gh.mu);
+      gh.registration_redirect = to;
+    }
+    auto s = gh.client()->create_session(1, "host");
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().status, 307);
+    EXPECT_EQ(s.error().describe().find("root:"), std::string::npos) << s.error().describe();
+  }
+  EXPECT_EQ(gh.tenant_calls, 0);
+}
+
+TEST(HostileGitHub, DeepOrOverSizeAnswersAreClearErrors) {
+  hostile_github gh;
+  {
+    std::lock_guard l(gh.mu);
+    gh.session_body = std::string(100'000, '[');
+  }
+  auto deep = gh.client()->create_session(1, "host");
+  ASSERT_FALSE(deep);
+  EXPECT_NE(deep.error().message.find("nested deeper than 128"), std::string::npos)
+      << deep.error().describe();
+
+  std::string objects;
+  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
+  {
+    std::lock_guard l(gh.mu);
+    gh.session_body = objects;
+  }
+  auto deep_objects = gh.client()->create_session(1, "host");
+  ASSERT_FALSE(deep_objects);
+  EXPECT_NE(deep_objects.error().message.find("nested deeper than 128"), std::string::npos);
+
+  {
+    std::lock_guard l(gh.mu);
+    gh.session_body = "\"" + std::string(json::sources::actions_service_response.max_bytes, 'x') + "\"";
+  }
+  auto big = gh.client()->create_session(1, "host");
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().kind, error_kind::transport);
+  EXPECT_NE(big.error().message.find("-byte limit of this request"), std::string::npos)
+      << big.error().describe();
+}
+
+TEST(HostileGitHub, ADeepMessageOrJobListIsAClearError) {
+  hostile_github gh;
+  auto c = gh.client();
+  ASSERT_TRUE(c->create_session(1, "host"));
+  {
+    std::lock_guard l(gh.mu);
+    gh.message_body = std::string(100'000, '[') + std::string(100'000, ']');
+  }
+  auto deep = c->get_message(0, 10);
+  ASSERT_FALSE(deep);
+  EXPECT_NE(deep.error().message.find("nested deeper than 128"), std::string::npos)
+      << deep.error().describe();
+
+  // The job list is JSON inside a string: parsed with the same limits.
+  {
+    std::lock_guard l(gh.mu);
+    gh.message_body = json::writer()
+                          .open()
+                          .field("messageId", 7)
+                          .field("messageType", "RunnerScaleSetJobMessages")
+                          .field("body", std::string(100'000, '['))
+                          .close()
+                          .str();
+  }
+  auto inner = c->get_message(0, 10);
+  ASSERT_TRUE(inner) << inner.error().describe();
+  ASSERT_TRUE(*inner);
+  ASSERT_EQ((*inner)->skipped.size(), 1u);
+  EXPECT_NE((*inner)->skipped[0].detail.find("nested deeper than 128"), std::string::npos);
+}
+
+// The rules, host by host (server_urls.hpp).
+TEST(ServerUrls, GitHubComTrustsItsActionsHostsOnly) {
+  auto target = parse_config_url("https://github.com/octo");
+  ASSERT_TRUE(target);
+  auto p = server_url_policy_for(*target);
+  for (const char* ok : {"https://pipelinesghubeus22.actions.githubusercontent.com/abc/",
+                         "https://broker.actions.githubusercontent.com/scalesets/message?x=1",
+                         "https://api.github.com/x", "HTTPS://API.GITHUB.COM:443/x"})
+    EXPECT_TRUE(check_server_url(ok, p, "u")) << ok;
+  for (const char* bad :
+       {"http://pipelines.actions.githubusercontent.com/", "https://actions.githubusercontent.com.evil.com/",
+        "https://evil.com/", "https://api.github.com:8443/", "https://github.com@evil.com/",
+        "https://pipelines.actions.githubusercontent.com:444/", "file:///etc/passwd",
+        "gopher://api.github.com/", "https://", "https:///x", "https://exa mple.com/"})
+    EXPECT_FALSE(check_server_url(bad, p, "u")) << bad;
+  auto refused = check_server_url("https://evil.com/x", p, "the Actions service URL");
+  EXPECT_EQ(
+      refused.error(),
+      "the Actions service URL from GitHub is refused: its host 'evil.com:443' is neither the configured "
+      "GitHub nor one it serves Actions from");
+}
+
+TEST(ServerUrls, EnterpriseServerTrustsItsOwnHostAndSubdomains) {
+  auto target = parse_config_url("https://ghes.corp.example/octo");
+  ASSERT_TRUE(target);
+  auto p = server_url_policy_for(*target);
+  EXPECT_TRUE(check_server_url("https://ghes.corp.example/_services/pipelines/x", p, "u"));
+  EXPECT_TRUE(check_server_url("https://actions.ghes.corp.example/x", p, "u"));
+  EXPECT_FALSE(check_server_url("https://ghes.corp.example.evil/x", p, "u"));
+  EXPECT_FALSE(check_server_url("https://pipelines.actions.githubusercontent.com/", p, "u"));
+  EXPECT_FALSE(check_server_url("http://ghes.corp.example/x", p, "u"));
+  auto data_residency = parse_config_url("https://octo.ghe.com/octo");
+  ASSERT_TRUE(data_residency);
+  auto q = server_url_policy_for(*data_residency);
+  EXPECT_TRUE(check_server_url("https://api.octo.ghe.com/x", q, "u"));
+  EXPECT_TRUE(check_server_url("https://pipelines.octo.ghe.com/x", q, "u"));
+  EXPECT_FALSE(check_server_url("https://other.ghe.com/x", q, "u"));
+}
+
+TEST(ServerUrls, PlainHttpOnlyWhereTheConfiguredUrlIsPlainHttp) {
+  auto target = parse_config_url("http://127.0.0.1:8080/octo");
+  ASSERT_TRUE(target);
+  auto p = server_url_policy_for(*target);
+  EXPECT_TRUE(check_server_url("http://127.0.0.1:8080/tenant/1/", p, "u"));
+  EXPECT_FALSE(check_server_url("http://127.0.0.1:8081/tenant/1/", p, "u"));
+  EXPECT_FALSE(check_server_url("http://1.127.0.0.1:80/", p, "u"));
+  EXPECT_FALSE(check_server_url("ftp://127.0.0.1:8080/", p, "u"));
+}
+
+}  // namespace
+}  // namespace octorun::github

@@ -13,6 +13,7 @@
 
 #include "adapters/github/scaleset_client.hpp"
 #include "common/json.hpp"
+#include "common/json_parse.hpp"
 
 namespace {
 
@@ -38,18 +39,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (auto s = parse_session(input)) (void)s->statistics.total_assigned_jobs;
 
-  rapidjson::Document d;
-  d.Parse(input.data(), input.size());
-  if (!d.HasParseError()) {
-    auto set = parse_scale_set(d);
-    (void)parse_statistics(d);
+  namespace json = octorun::json;
+  if (auto d = json::parse(input, json::sources::actions_service_response)) {
+    auto set = parse_scale_set(*d);
+    (void)parse_statistics(*d);
     // What the manager would send back for it must be valid JSON.
-    for (bool for_update : {false, true}) {
-      rapidjson::Document back;
-      auto text = scale_set_json(set, for_update);
-      back.Parse(text.data(), text.size());
-      if (back.HasParseError()) __builtin_trap();
-    }
+    for (bool for_update : {false, true})
+      if (!json::parse(scale_set_json(set, for_update), json::sources::actions_service_response))
+        __builtin_trap();
   }
   return 0;
 }

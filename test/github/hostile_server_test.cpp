@@ -230,21 +230,28 @@ TEST(HostileGitHub, ADeepMessageOrJobListIsAClearError) {
   EXPECT_NE((*inner)->skipped[0].detail.find("nested deeper than 128"), std::string::npos);
 }
 
-// The rules, host by host (server_urls.hpp).
-TEST(ServerUrls, GitHubComTrustsItsActionsHostsOnly) {
-  auto target = parse_config_url("https://github.com/octo");
-  ASSERT_TRUE(target);
+// The rules, host by host (server_urls.hpp): which URLs a set configured
+// with `configured` accepts and refuses.
+void expect_trust(const char* configured, std::initializer_list<const char*> accepted,
+                  std::initializer_list<const char*> refused) {
+  auto target = parse_config_url(configured);
+  ASSERT_TRUE(target) << target.error();
   auto p = server_url_policy_for(*target);
-  for (const char* ok : {"https://pipelinesghubeus22.actions.githubusercontent.com/abc/",
-                         "https://broker.actions.githubusercontent.com/scalesets/message?x=1",
-                         "https://api.github.com/x", "HTTPS://API.GITHUB.COM:443/x"})
-    EXPECT_TRUE(check_server_url(ok, p, "u")) << ok;
-  for (const char* bad :
-       {"http://pipelines.actions.githubusercontent.com/", "https://actions.githubusercontent.com.evil.com/",
-        "https://evil.com/", "https://api.github.com:8443/", "https://github.com@evil.com/",
-        "https://pipelines.actions.githubusercontent.com:444/", "file:///etc/passwd",
-        "gopher://api.github.com/", "https://", "https:///x", "https://exa mple.com/"})
-    EXPECT_FALSE(check_server_url(bad, p, "u")) << bad;
+  for (const char* url : accepted) EXPECT_TRUE(check_server_url(url, p, "u")) << configured << ": " << url;
+  for (const char* url : refused) EXPECT_FALSE(check_server_url(url, p, "u")) << configured << ": " << url;
+}
+
+TEST(ServerUrls, GitHubComTrustsItsActionsHostsOnly) {
+  expect_trust(
+      "https://github.com/octo",
+      {"https://pipelinesghubeus22.actions.githubusercontent.com/abc/",
+       "https://broker.actions.githubusercontent.com/scalesets/message?x=1", "https://api.github.com/x",
+       "HTTPS://API.GITHUB.COM:443/x"},
+      {"http://pipelines.actions.githubusercontent.com/", "https://actions.githubusercontent.com.evil.com/",
+       "https://evil.com/", "https://api.github.com:8443/", "https://github.com@evil.com/",
+       "https://pipelines.actions.githubusercontent.com:444/", "file:///etc/passwd",
+       "gopher://api.github.com/", "https://", "https:///x", "https://exa mple.com/"});
+  auto p = server_url_policy_for(*parse_config_url("https://github.com/octo"));
   auto refused = check_server_url("https://evil.com/x", p, "the Actions service URL");
   EXPECT_EQ(
       refused.error(),
@@ -253,30 +260,18 @@ TEST(ServerUrls, GitHubComTrustsItsActionsHostsOnly) {
 }
 
 TEST(ServerUrls, EnterpriseServerTrustsItsOwnHostAndSubdomains) {
-  auto target = parse_config_url("https://ghes.corp.example/octo");
-  ASSERT_TRUE(target);
-  auto p = server_url_policy_for(*target);
-  EXPECT_TRUE(check_server_url("https://ghes.corp.example/_services/pipelines/x", p, "u"));
-  EXPECT_TRUE(check_server_url("https://actions.ghes.corp.example/x", p, "u"));
-  EXPECT_FALSE(check_server_url("https://ghes.corp.example.evil/x", p, "u"));
-  EXPECT_FALSE(check_server_url("https://pipelines.actions.githubusercontent.com/", p, "u"));
-  EXPECT_FALSE(check_server_url("http://ghes.corp.example/x", p, "u"));
-  auto data_residency = parse_config_url("https://octo.ghe.com/octo");
-  ASSERT_TRUE(data_residency);
-  auto q = server_url_policy_for(*data_residency);
-  EXPECT_TRUE(check_server_url("https://api.octo.ghe.com/x", q, "u"));
-  EXPECT_TRUE(check_server_url("https://pipelines.octo.ghe.com/x", q, "u"));
-  EXPECT_FALSE(check_server_url("https://other.ghe.com/x", q, "u"));
+  expect_trust("https://ghes.corp.example/octo",
+               {"https://ghes.corp.example/_services/pipelines/x", "https://actions.ghes.corp.example/x"},
+               {"https://ghes.corp.example.evil/x", "https://pipelines.actions.githubusercontent.com/",
+                "http://ghes.corp.example/x"});
+  expect_trust("https://octo.ghe.com/octo",
+               {"https://api.octo.ghe.com/x", "https://pipelines.octo.ghe.com/x"},
+               {"https://other.ghe.com/x"});
 }
 
 TEST(ServerUrls, PlainHttpOnlyWhereTheConfiguredUrlIsPlainHttp) {
-  auto target = parse_config_url("http://127.0.0.1:8080/octo");
-  ASSERT_TRUE(target);
-  auto p = server_url_policy_for(*target);
-  EXPECT_TRUE(check_server_url("http://127.0.0.1:8080/tenant/1/", p, "u"));
-  EXPECT_FALSE(check_server_url("http://127.0.0.1:8081/tenant/1/", p, "u"));
-  EXPECT_FALSE(check_server_url("http://1.127.0.0.1:80/", p, "u"));
-  EXPECT_FALSE(check_server_url("ftp://127.0.0.1:8080/", p, "u"));
+  expect_trust("http://127.0.0.1:8080/octo", {"http://127.0.0.1:8080/tenant/1/"},
+               {"http://127.0.0.1:8081/tenant/1/", "http://1.127.0.0.1:80/", "ftp://127.0.0.1:8080/"});
 }
 
 }  // namespace

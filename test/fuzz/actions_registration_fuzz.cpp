@@ -14,7 +14,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace octorun::github;
   if (size == 0) return 0;
-  const auto& p = octorun::fuzz::server_url_policy(data[0]);
+  const auto& p = octorun::fuzz::policy_for_kind(data[0]);
   const std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
   octorun::http::response r;
   r.status = 200;

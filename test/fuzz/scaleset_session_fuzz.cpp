@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   auto s = parse_session(input);
   if (!s) return 0;
-  const auto& p = octorun::fuzz::server_url_policy(static_cast<int>(s->session_id.size()));
+  const auto& p = octorun::fuzz::policy_for_kind(static_cast<int>(s->session_id.size()));
   if (check_server_url(s->message_queue_url, p, "the message queue URL"))
     octorun::fuzz::check_accepted(s->message_queue_url, p);
   return 0;

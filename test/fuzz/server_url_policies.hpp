@@ -10,7 +10,7 @@
 namespace octorun::fuzz {
 
 // github.com, an Enterprise Server, a plain-HTTP simulator, by `which` % 3.
-inline const github::server_url_policy& server_url_policy(int which) {
+inline const github::server_url_policy& policy_for_kind(int which) {
   using namespace octorun::github;
   static const server_url_policy policies[] = {
       server_url_policy_for(*parse_config_url("https://github.com/octo")),

@@ -5,6 +5,7 @@
 #include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::github {
 namespace {
@@ -115,7 +116,8 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
   if (m.message_id == 0) return unexpected{std::string("message has no messageId")};
   if (const auto type = json::str(d, "messageType"); type != "RunnerScaleSetJobMessages") {
     m.skipped.push_back({"unknown_message_type", "message " + std::to_string(m.message_id) +
-                                                     " has the unknown messageType '" + type + "'"});
+                                                     " has the unknown messageType '" +
+                                                     printable_excerpt(type, 64) + "'"});
     return m;
   }
   if (const auto* st = json::member(d, "statistics"); st != nullptr && st->IsObject()) {
@@ -140,8 +142,8 @@ expected<queue_message, std::string> parse_queue_message(std::string_view body, 
     auto type = json::str(j, "messageType");
     if (type != "JobAvailable" && type != "JobAssigned" && type != "JobStarted" && type != "JobCompleted") {
       m.skipped.push_back({"unknown_message_type", "message " + std::to_string(m.message_id) +
-                                                       " has a job message of the unknown type '" + type +
-                                                       "'"});
+                                                       " has a job message of the unknown type '" +
+                                                       printable_excerpt(type, 64) + "'"});
       continue;
     }
     auto info = parse_job_info(j, scale_set_id);

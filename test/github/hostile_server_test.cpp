@@ -7,9 +7,11 @@
 #include <atomic>
 #include <mutex>
 
+#include "adapters/github/crypto.hpp"
 #include "adapters/github/scaleset_client.hpp"
 #include "adapters/github/server_urls.hpp"
 #include "adapters/http/http_server.hpp"
+#include "common/base64.hpp"
 #include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 #include "test/support/jwt_testing.hpp"
@@ -26,10 +28,12 @@ class hostile_github {
     std::vector<http::route> routes{
         {"/api/v3/orgs/octo/actions/runners/registration-token",
          {"POST"},
-         [](const http::server_request&) {
+         [this](const http::server_request&) {
+           std::lock_guard l(mu);
            http::server_response r;
            r.status = 201;
-           r.body = R"({"token":"reg","expires_at":"2099-01-01T00:00:00Z"})";
+           r.body = registration_token_body.empty() ? R"({"token":"reg","expires_at":"2099-01-01T00:00:00Z"})"
+                                                    : registration_token_body;
            return r;
          }},
         {"/api/v3/actions/runner-registration",
@@ -98,7 +102,8 @@ class hostile_github {
   }
 
   std::mutex mu;
-  std::string tenant_url, queue_url, session_body, message_body, registration_redirect;
+  std::string tenant_url, queue_url, session_body, message_body, registration_redirect,
+      registration_token_body;
   int tenant_calls = 0;
   std::unique_ptr<http::server> server;
   std::string base;
@@ -197,6 +202,28 @@ TEST(HostileGitHub, DeepOrOverSizeAnswersAreClearErrors) {
   EXPECT_EQ(big.error().kind, error_kind::transport);
   EXPECT_NE(big.error().message.find("-byte limit of this request"), std::string::npos)
       << big.error().describe();
+}
+
+// The REST client's answers and the admin token's JWT payload go through
+// the same parser.
+TEST(HostileGitHub, ADeepRestAnswerOrTokenPayloadIsAClearError) {
+  hostile_github gh;
+  {
+    std::lock_guard l(gh.mu);
+    gh.registration_token_body = std::string(100'000, '[');
+  }
+  auto rest = gh.client()->create_session(1, "host");
+  ASSERT_FALSE(rest);
+  EXPECT_EQ(rest.error().kind, error_kind::bad_response);
+  EXPECT_NE(rest.error().message.find("nested deeper than 128"), std::string::npos)
+      << rest.error().describe();
+
+  std::string objects;
+  for (int i = 0; i < 10'000; ++i) objects += R"({"a":)";
+  const auto token = base64url_encode(R"({"alg":"HS256"})") + "." + base64url_encode(objects) + ".c2ln";
+  auto claims = peek_jwt_claims(token);
+  ASSERT_FALSE(claims);
+  EXPECT_NE(claims.error().find("nested deeper than 128"), std::string::npos) << claims.error();
 }
 
 TEST(HostileGitHub, ADeepMessageOrJobListIsAClearError) {

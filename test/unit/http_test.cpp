@@ -295,11 +295,12 @@ TEST(HttpClient, CapsTheErrorBodyOfAStream) {
 }
 
 TEST(HttpClient, ReadsTheSchemeOfAUrl) {
-  EXPECT_EQ(url_scheme("HTTPS://x"), "https");
-  EXPECT_EQ(url_scheme("file:///etc"), "file");
-  EXPECT_EQ(url_scheme("/etc/hostname"), "");
-  EXPECT_EQ(url_scheme("host:443/x y"), "host");
-  EXPECT_EQ(url_scheme("a b://x"), "");
+  const std::pair<const char*, const char*> cases[] = {{"HTTPS://x", "https"},
+                                                       {"file:///etc", "file"},
+                                                       {"/etc/hostname", ""},
+                                                       {"host:443/x y", "host"},
+                                                       {"a b://x", ""}};
+  for (const auto& [url, scheme] : cases) EXPECT_EQ(url_scheme(url), scheme) << url;
 }
 
 class TlsServer : public ::testing::Test {

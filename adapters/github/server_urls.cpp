@@ -8,6 +8,8 @@
 namespace octorun::github {
 namespace {
 
+std::string default_port(std::string_view scheme) { return scheme == "https" ? "443" : "80"; }
+
 struct authority {
   std::string host;  // lower case, without the port
   std::string port;  // digits; the scheme's default when the URL names none
@@ -45,14 +47,12 @@ expected<authority, std::string> authority_of(std::string_view url, std::string_
         !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return unexpected{std::string("its port is not a number")};
   }
-  if (out.port.empty()) out.port = scheme == "https" ? "443" : "80";
+  if (out.port.empty()) out.port = default_port(scheme);
   out.host = std::string(hp);
   if (!host_characters(out.host) && !ip_literal(out.host))
     return unexpected{std::string("its host is not valid")};
   return out;
 }
-
-std::string default_port(std::string_view scheme) { return scheme == "https" ? "443" : "80"; }
 
 }  // namespace
 
@@ -88,7 +88,8 @@ expected<ok_t, std::string> check_server_url(std::string_view url, const server_
   };
   if (scheme.empty()) return refuse("it is not an absolute URL");
   if (scheme != "https" && !(scheme == "http" && policy.plain_http))
-    return refuse("its scheme '" + scheme + "' is not " + (policy.plain_http ? "https or http" : "https"));
+    return refuse("its scheme '" + scheme.substr(0, 32) + "' is not " +
+                  (policy.plain_http ? "https or http" : "https"));
   auto a = authority_of(url, scheme);
   if (!a) return refuse(a.error());
   if (std::find(policy.hosts.begin(), policy.hosts.end(), a->host + ":" + a->port) != policy.hosts.end())
@@ -97,7 +98,7 @@ expected<ok_t, std::string> check_server_url(std::string_view url, const server_
     for (const auto& d : policy.domains)
       if (a->host.ends_with("." + d)) return ok;
   return refuse("its host '" + a->host + ":" + a->port +
-                "' is neither the configured GitHub nor one it serves " + "Actions from");
+                "' is neither the configured GitHub nor one it serves Actions from");
 }
 
 }  // namespace octorun::github

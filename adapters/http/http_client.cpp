@@ -163,9 +163,10 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     transport_error refused;
     refused.cause = transport_cause::refused;
     const std::string allowed = plain_http_ ? "https:// and http://" : "https://";
-    refused.message = scheme == "http" ? "plain http:// refused: this client allows https:// only"
-                      : scheme.empty() ? "a URL without a scheme refused: this client allows " + allowed
-                                       : "URL scheme '" + scheme + "' refused: this client allows " + allowed;
+    refused.message =
+        scheme == "http" ? "plain http:// refused: this client allows https:// only"
+        : scheme.empty() ? "a URL without a scheme refused: this client allows " + allowed
+                         : "URL scheme '" + scheme.substr(0, 32) + "' refused: this client allows " + allowed;
     return unexpected{std::move(refused)};
   }
   auto* h = static_cast<CURL*>(easy_);

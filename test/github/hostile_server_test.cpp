@@ -90,6 +90,12 @@ class hostile_github {
     queue_url = base + "/queue";
   }
 
+  // Sets one of the answers, under the lock the handlers take.
+  void set(std::string hostile_github::*answer, std::string value) {
+    std::lock_guard l(mu);
+    this->*answer = std::move(value);
+  }
+
   std::unique_ptr<scaleset_client> client() {
     scaleset_options o;
     o.config_url = base + "/octo";
@@ -109,6 +115,18 @@ class hostile_github {
   std::string base;
 };
 
+std::string nested_objects(int depth) {
+  std::string out;
+  for (int i = 0; i < depth; ++i) out += R"({"a":)";
+  return out;
+}
+
+template <class T>
+void expect_too_deep(const result<T>& r) {
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("nested deeper than 128"), std::string::npos) << r.error().describe();
+}
+
 // The file a file:// URL named never reaches an error (and so an Event).
 void expect_refused(const result<scaleset_session>& s, const std::string& what) {
   ASSERT_FALSE(s) << what << " was accepted";
@@ -124,10 +142,7 @@ TEST(HostileGitHub, ActionsServiceUrlOfAnotherSchemeOrHostIsRefused) {
            "file:///etc/passwd", "gopher://127.0.0.1:" + port + "/_POST%20/x",
            "dict://127.0.0.1:" + port + "/", "http://127.0.0.2:" + port + "/tenant/1/",
            "http://127.0.0.1:1/tenant/1/", "http://x@127.0.0.1:" + port + "/tenant/1/", "/tenant/1/"}) {
-    {
-      std::lock_guard l(gh.mu);
-      gh.tenant_url = url;
-    }
+    gh.set(&hostile_github::tenant_url, url);
     auto c = gh.client();
     expect_refused(c->create_session(1, "host"), url);
   }
@@ -138,18 +153,12 @@ TEST(HostileGitHub, MessageQueueUrlOfAnotherSchemeOrHostIsRefused) {
   hostile_github gh;
   for (const std::string url : {"file:///etc/passwd", "gopher://127.0.0.1:70/_x", "http://127.0.0.2/queue",
                                 "https://broker.actions.githubusercontent.com/x"}) {
-    {
-      std::lock_guard l(gh.mu);
-      gh.queue_url = url;
-    }
+    gh.set(&hostile_github::queue_url, url);
     auto c = gh.client();
     expect_refused(c->create_session(1, "host"), url);
     EXPECT_FALSE(c->session());
   }
-  {
-    std::lock_guard l(gh.mu);
-    gh.queue_url = gh.base + "/queue";
-  }
+  gh.set(&hostile_github::queue_url, gh.base + "/queue");
   auto c = gh.client();
   auto s = c->create_session(1, "host");
   ASSERT_TRUE(s) << s.error().describe();
@@ -160,10 +169,7 @@ TEST(HostileGitHub, MessageQueueUrlOfAnotherSchemeOrHostIsRefused) {
 TEST(HostileGitHub, ARedirectToAnotherSchemeIsNotFollowed) {
   hostile_github gh;
   for (const char* to : {"file:///etc/passwd", "gopher://127.0.0.1:70/_x", "http://127.0.0.2/"}) {
-    {
-      std::lock_guard l(gh.mu);
-      gh.registration_redirect = to;
-    }
+    gh.set(&hostile_github::registration_redirect, to);
     auto s = gh.client()->create_session(1, "host");
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().status, 307);
@@ -174,29 +180,12 @@ TEST(HostileGitHub, ARedirectToAnotherSchemeIsNotFollowed) {
 
 TEST(HostileGitHub, DeepOrOverSizeAnswersAreClearErrors) {
   hostile_github gh;
-  {
-    std::lock_guard l(gh.mu);
-    gh.session_body = std::string(100'000, '[');
+  for (const auto& deep : {std::string(100'000, '['), nested_objects(100'000)}) {
+    gh.set(&hostile_github::session_body, deep);
+    expect_too_deep(gh.client()->create_session(1, "host"));
   }
-  auto deep = gh.client()->create_session(1, "host");
-  ASSERT_FALSE(deep);
-  EXPECT_NE(deep.error().message.find("nested deeper than 128"), std::string::npos)
-      << deep.error().describe();
-
-  std::string objects;
-  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
-  {
-    std::lock_guard l(gh.mu);
-    gh.session_body = objects;
-  }
-  auto deep_objects = gh.client()->create_session(1, "host");
-  ASSERT_FALSE(deep_objects);
-  EXPECT_NE(deep_objects.error().message.find("nested deeper than 128"), std::string::npos);
-
-  {
-    std::lock_guard l(gh.mu);
-    gh.session_body = "\"" + std::string(json::sources::actions_service_response.max_bytes, 'x') + "\"";
-  }
+  gh.set(&hostile_github::session_body,
+         "\"" + std::string(json::sources::actions_service_response.max_bytes, 'x') + "\"");
   auto big = gh.client()->create_session(1, "host");
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().kind, error_kind::transport);
@@ -208,19 +197,13 @@ TEST(HostileGitHub, DeepOrOverSizeAnswersAreClearErrors) {
 // the same parser.
 TEST(HostileGitHub, ADeepRestAnswerOrTokenPayloadIsAClearError) {
   hostile_github gh;
-  {
-    std::lock_guard l(gh.mu);
-    gh.registration_token_body = std::string(100'000, '[');
-  }
+  gh.set(&hostile_github::registration_token_body, std::string(100'000, '['));
   auto rest = gh.client()->create_session(1, "host");
-  ASSERT_FALSE(rest);
+  expect_too_deep(rest);
   EXPECT_EQ(rest.error().kind, error_kind::bad_response);
-  EXPECT_NE(rest.error().message.find("nested deeper than 128"), std::string::npos)
-      << rest.error().describe();
 
-  std::string objects;
-  for (int i = 0; i < 10'000; ++i) objects += R"({"a":)";
-  const auto token = base64url_encode(R"({"alg":"HS256"})") + "." + base64url_encode(objects) + ".c2ln";
+  const auto token =
+      base64url_encode(R"({"alg":"HS256"})") + "." + base64url_encode(nested_objects(10'000)) + ".c2ln";
   auto claims = peek_jwt_claims(token);
   ASSERT_FALSE(claims);
   EXPECT_NE(claims.error().find("nested deeper than 128"), std::string::npos) << claims.error();
@@ -230,26 +213,17 @@ TEST(HostileGitHub, ADeepMessageOrJobListIsAClearError) {
   hostile_github gh;
   auto c = gh.client();
   ASSERT_TRUE(c->create_session(1, "host"));
-  {
-    std::lock_guard l(gh.mu);
-    gh.message_body = std::string(100'000, '[') + std::string(100'000, ']');
-  }
-  auto deep = c->get_message(0, 10);
-  ASSERT_FALSE(deep);
-  EXPECT_NE(deep.error().message.find("nested deeper than 128"), std::string::npos)
-      << deep.error().describe();
+  gh.set(&hostile_github::message_body, std::string(100'000, '[') + std::string(100'000, ']'));
+  expect_too_deep(c->get_message(0, 10));
 
   // The job list is JSON inside a string: parsed with the same limits.
-  {
-    std::lock_guard l(gh.mu);
-    gh.message_body = json::writer()
-                          .open()
-                          .field("messageId", 7)
-                          .field("messageType", "RunnerScaleSetJobMessages")
-                          .field("body", std::string(100'000, '['))
-                          .close()
-                          .str();
-  }
+  gh.set(&hostile_github::message_body, json::writer()
+                                            .open()
+                                            .field("messageId", 7)
+                                            .field("messageType", "RunnerScaleSetJobMessages")
+                                            .field("body", std::string(100'000, '['))
+                                            .close()
+                                            .str());
   auto inner = c->get_message(0, 10);
   ASSERT_TRUE(inner) << inner.error().describe();
   ASSERT_TRUE(*inner);

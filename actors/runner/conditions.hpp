@@ -7,21 +7,26 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
-#include "common/json.hpp"
+#include "model/conditions.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runner {
 
 inline constexpr const char* condition_registered = "Registered";
 inline constexpr const char* condition_pod_ready = "PodReady";
+inline constexpr const char* registration_failed_reason = "RegistrationFailed";
 
 struct runner_condition_facts {
   bool registered = false;
   bool pod_ready = false;
   bool pod_failed = false;  // its runner container exited non-zero (PodReady False, reason PodFailed)
+  // Not registered: why GitHub refused its registration (Registered False,
+  // reason RegistrationFailed); empty: not asked or not answered yet.
+  std::string registration_failure{};
 };
 
 // `current` with Registered and PodReady set from `facts` (other types kept
@@ -31,7 +36,7 @@ std::vector<model::condition> runner_conditions(const std::vector<model::conditi
                                                 const runner_condition_facts& facts, std::string_view now,
                                                 std::int64_t generation);
 
-// The list as status.conditions (merge patch: the whole list).
-rapidjson::Value conditions_json(const std::vector<model::condition>& conditions, json::allocator& a);
+// The list as status.conditions: model::conditions_json.
+using model::conditions_json;
 
 }  // namespace octorun::runner

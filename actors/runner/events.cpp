@@ -71,4 +71,10 @@ runner_event event_for_pod_retry(int exit_code, int failure, int max_failures,
   return e;
 }
 
+runner_event event_for_registration_failure(const std::string& why) {
+  return {
+      true, "RegistrationFailed", "Register",
+      "GitHub refused to register the runner (JIT configuration): " + why + "; asking again after a backoff"};
+}
+
 }  // namespace octorun::runner

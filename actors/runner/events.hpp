@@ -37,6 +37,11 @@ struct transition_detail {
 // for Running → Succeeded.
 std::optional<runner_event> event_for_transition(phase from, phase to, const transition_detail& detail);
 
+// The Warning for a Runner whose registration (JIT configuration) GitHub
+// refused, `why`: recorded once per reason, with the Registered condition
+// that says it.
+runner_event event_for_registration_failure(const std::string& why);
+
 // The Warning for a pod whose runner container exited non-zero and that will
 // be recreated after `retry_in_seconds`; `failure` counts this one (1 = first).
 runner_event event_for_pod_retry(int exit_code, int failure, int max_failures, std::int64_t retry_in_seconds);

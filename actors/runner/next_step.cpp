@@ -64,7 +64,21 @@ step next_step(const observation& o, const limits& l) {
 
   // A registration GitHub already made is stored, not made again: a second
   // JIT call for the name would leave the first registration behind.
-  if (!o.secret_exists) return make(o.jit_unstored ? step_kind::store_secret : step_kind::provision);
+  if (!o.secret_exists) {
+    if (o.jit_unstored) return make(step_kind::store_secret);
+    if (!o.registration_failure.empty()) {
+      // GitHub refused it: the Runner says why, once (Pending over an
+      // empty phase: it exists and has no job), then asks again later.
+      if (!o.registration_failure_published) {
+        step s = make(step_kind::publish_status);
+        if (o.current == phase::unset) s.phase_to_publish = phase::pending;
+        s.registration_failed = true;
+        return s;
+      }
+      if (o.now < o.registration_retry_at) return wait(o.registration_retry_at);
+    }
+    return make(step_kind::provision);
+  }
 
   // A pod on its way out: wait for it to go before judging anything.
   if (o.pod.exists && o.pod.deleting) return make(step_kind::none);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "actors/runner/phase.hpp"
 
@@ -63,6 +64,13 @@ struct observation {
   // Since when the actor has seen a pod of this Runner, and its pod ready (unset: not ready).
   std::chrono::steady_clock::time_point pod_seen_since{};
   std::chrono::steady_clock::time_point pod_ready_since{};
+  // Why GitHub refused its registration (JIT configuration) last; empty:
+  // it did not. Said on the Runner once (Registered=False, reason
+  // RegistrationFailed, and a Warning Event), asked again from
+  // registration_retry_at.
+  std::string registration_failure{};
+  bool registration_failure_published = false;  // the Registered condition says it already
+  std::chrono::steady_clock::time_point registration_retry_at{};
 };
 
 struct limits {
@@ -99,6 +107,7 @@ struct step {
   std::optional<phase> phase_to_publish;       // publish_status
   bool pod_ready = false;                      // publish_status
   std::chrono::steady_clock::time_point at{};  // wait_until
+  bool registration_failed = false;            // publish_status: says why GitHub refused its registration
   bool operator==(const step&) const = default;
 };
 

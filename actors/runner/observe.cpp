@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/runner/conditions.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runner {
@@ -64,6 +65,11 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
   o.pod_seen = memory.pod_seen || o.status_pod_ready;
   o.pod_seen_since = memory.pod_seen_since;
   o.pod_ready_since = memory.pod_ready_since;
+  o.registration_failure = memory.registration_failure;
+  o.registration_retry_at = memory.registration_retry_at;
+  for (const auto& c : runner.status.conditions)
+    if (c.type == condition_registered && c.status == "False" && c.reason == registration_failed_reason)
+      o.registration_failure_published = c.message == memory.registration_failure;
   o.now = now;
   return o;
 }

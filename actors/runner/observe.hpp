@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "actors/runner/children.hpp"
@@ -32,6 +33,11 @@ struct actor_memory {
   // The server answered this actor's release of the finalizer: a watch event
   // older than that answer may still list it (observation::has_finalizer).
   bool finalizer_released = false;
+  // Why GitHub refused the last JIT request (credentials, scope, labels,
+  // runner group); empty once one succeeds. Asked again from
+  // registration_retry_at on.
+  std::string registration_failure{};
+  std::chrono::steady_clock::time_point registration_retry_at{};
 };
 
 // What the Pod says about the runner container (`pod` null: no pod).

@@ -249,6 +249,7 @@ void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner&
   facts.pod_ready = pod_ready;
   const auto pod = observe_pod(self->state.pod.get());
   facts.pod_failed = pod.runner_exited && pod.exit_code != 0;
+  facts.registration_failure = self->state.memory.registration_failure;
   auto conditions = runner_conditions(runner.status.conditions, facts, format_rfc3339(std::time(nullptr)),
                                       runner.metadata.generation);
   status.AddMember("podReady", pod_ready, a);
@@ -266,7 +267,11 @@ void publish_status(self_ptr self, const step& s, const observation& o) {
   if (s.phase_to_publish) status.AddMember("phase", json::string_value(to_string(*s.phase_to_publish), a), a);
   add_readiness(self, status, *self->state.runner, s.pod_ready, a);
   std::optional<runner_event> event;
-  if (s.phase_to_publish) {
+  if (s.registration_failed) {
+    spdlog::warn("runner {}: GitHub refused its registration: {}", id(self),
+                 self->state.memory.registration_failure);
+    event = event_for_registration_failure(self->state.memory.registration_failure);
+  } else if (s.phase_to_publish) {
     transition_detail detail;
     if (o.pod.runner_exited) detail.exit_code = o.pod.exit_code;
     event = event_for_transition(o.current, *s.phase_to_publish, detail);

@@ -33,6 +33,7 @@ void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seco
   st.jit_conflict_retried = false;
   ++st.consecutive_errors;
   auto wait = std::max<std::chrono::milliseconds>(backoff(self), retry_after);
+  if (!st.memory.registration_failure.empty()) st.memory.registration_retry_at = clock::now() + wait;
   spdlog::log(level, "runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self), why,
               wait.count());
   wake_at(self, clock::now() + wait);
@@ -53,6 +54,12 @@ bool own_secret(self_ptr self, const kube::object& o) {
 // (a second registration would strand the first).
 void on_jit_failed(self_ptr self, const github::error& e) {
   auto& st = self->state;
+  // A refusal that stays until someone changes something (credentials,
+  // scope, runner group, labels): the Runner says so (next_step). A rate
+  // limit is the set's pause, a 5xx or no answer a blip: retried unsaid.
+  if (e.kind == github::error_kind::unauthorized || e.kind == github::error_kind::not_found ||
+      e.kind == github::error_kind::rejected)
+    st.memory.registration_failure = e.describe();
   if (e.kind != github::error_kind::conflict)
     return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
   ask_kube(self, kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
@@ -148,6 +155,7 @@ void provision(self_ptr self) {
     // Known now; an earlier registration of the name would have been refused.
     s2.memory.jit_answer_lost = false;
     s2.memory.earlier_registration_possible = false;
+    s2.memory.registration_failure.clear();
     reconcile(self);
   };
   // Until GitHub answers, it may have registered the runner; a refusal

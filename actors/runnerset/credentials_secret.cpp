@@ -120,6 +120,7 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
         github::spawn_rest_pool(self->system(), opts, listening(s) ? 1 : s.cfg.github_workers);
   w.credentials_loaded = true;
   s.health->record_response();          // the new settings have not failed yet
+  w.access = {};                        // nor have the new credentials been refused
   github::scaleset_options scale_sets;  // its client is spawned when first needed
   scale_sets.config_url = w.set->spec.scope_url;
   scale_sets.auth = opts.auth;

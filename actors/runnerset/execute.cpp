@@ -160,6 +160,7 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
       self, {action_kind::delete_runner, name}, runner_github(self),
       [=](github::delete_reply& r) {
         auto& w = self->state.world;
+        note_github_answer(self, r ? nullptr : &r.error(), github_call_target::object);
         if (!r) {
           note_github_error(self, r.error());  // a rate limit is logged once, there
           if (r.error().kind == github::error_kind::rate_limited) return mark_dirty(self);
@@ -229,7 +230,7 @@ void confirm_no_runners(self_ptr self) {
 
 // One write at a time: plan() plans none while one is in flight, and says
 // so (status_after_write); its answer then plans again.
-void publish_status(self_ptr self, const std::string& text) {
+void publish_status(self_ptr self, const std::string& text, const std::vector<model::condition>& conditions) {
   auto& st = self->state;
   request_in_flight<kube::object_result>(
       self, {action_kind::publish_status, ""}, st.cfg.kube,
@@ -237,6 +238,7 @@ void publish_status(self_ptr self, const std::string& text) {
         auto& s = self->state;
         if (r) {
           s.world.published_status = text;
+          s.world.published_conditions = conditions;
           s.world.status_written_at = self->clock().now();
           status_published(self, text);
         } else if (!r.error().not_found())
@@ -390,7 +392,7 @@ void execute(self_ptr self, const action& a) {
     case action_kind::confirm_create:
       return confirm_create(self, a.subject);
     case action_kind::publish_status:
-      return publish_status(self, a.text);
+      return publish_status(self, a.text, a.conditions);
     case action_kind::apply_object:
       return apply_object(self, a.subject, a.text);
     case action_kind::delete_object:

@@ -62,6 +62,16 @@ void note_github_error(self_ptr self, const github::error& e) {
   mark_dirty(self);  // plans the wake-up at the pause's end
 }
 
+void note_github_answer(self_ptr self, const github::error* failed, github_call_target target) {
+  auto& access = self->state.world.access;
+  auto after = after_github_answer(access, failed, target);
+  if (after == access) return;
+  if (after.state != github_access::verdict::accepted)
+    spdlog::warn("runnerset {}: GitHub access: {}", id(self), after.detail);
+  access = std::move(after);
+  mark_dirty(self);  // CredentialsReady and its Event say so
+}
+
 std::optional<github::error> held_back(self_ptr self, github_call call) {
   auto& st = self->state;
   const auto now = self->clock().now();

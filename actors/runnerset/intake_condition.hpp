@@ -6,14 +6,14 @@
 
 #include <optional>
 
-#include "common/json.hpp"
+#include "model/conditions.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runnerset {
 
 std::optional<model::condition> intake_condition(model::intake_mode intake, bool webhook_intake_enabled);
 
-// {type, status, reason, message}, as the set's other conditions are written.
-rapidjson::Value condition_json(const model::condition& c, json::allocator& a);
+// As the set's other conditions are written (model/conditions.hpp).
+using model::condition_json;
 
 }  // namespace octorun::runnerset

@@ -74,6 +74,7 @@ void resolve_runner_group(self_ptr self) {
   request_in_flight<github::group_reply>(
       self, {action_kind::resolve_runner_group, ""}, scale_set_admin(self),
       [=](github::group_reply& r) {
+        note_github_answer(self, r ? nullptr : &r.error(), github_call_target::scope);
         if (!r) return failed(r.error().describe());
         self->state.world.runner_group_id = r->id;
         mark_dirty(self);
@@ -113,10 +114,12 @@ void register_scale_set(self_ptr self, const action& a) {
   request_in_flight<github::maybe_scale_set_reply>(
       self, key, scale_set_admin(self),
       [=](github::maybe_scale_set_reply& found) {
+        note_github_answer(self, found ? nullptr : &found.error(), github_call_target::scope);
         if (!found) return failed("finding", found.error().describe());
         const bool exists = found->has_value();
         if (exists && same_labels((*found)->labels, wanted.labels)) return done(**found, "found");
         auto reply = [=](github::scale_set_reply& r) {
+          note_github_answer(self, r ? nullptr : &r.error(), github_call_target::scope);
           if (!r) return failed(exists ? "updating" : "registering", r.error().describe());
           done(*r, exists ? "updated" : "registered");
         };
@@ -199,6 +202,8 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
             note_runner_registration(self, r ? nullptr : &r.error());
+            // Its 404: the scale set is gone (registered again below).
+            note_github_answer(self, r ? nullptr : &r.error(), github_call_target::object);
             if (!r) {
               note_github_error(self, r.error());
               if (r.error().kind == github::error_kind::not_found) {

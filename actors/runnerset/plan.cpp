@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/runnerset/demand.hpp"
+#include "actors/runnerset/intake_condition.hpp"
 #include "actors/runnerset/rollout.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_status.hpp"
@@ -35,6 +36,21 @@ void note_jit_secret(observed_runner& runner, const model::jit_secret& secret) {
 bool github_unreachable_for_deletion(const set_observation& o) {
   return o.set && o.set->metadata.deleting && o.credentials_gone && !o.credentials_loaded &&
          !o.scale_set_client;
+}
+
+credentials_facts credentials_facts_of(const set_observation& o) {
+  credentials_facts f;
+  f.loaded = o.credentials_loaded;
+  f.secret_problem = o.credentials_error;
+  f.connection_problem = o.github_connection_problem;
+  f.access = o.access;
+  if (o.set) {
+    f.secret = o.set->spec.credentials_secret_name;
+    f.scope_url = o.set->spec.scope_url;
+    for (const auto& c : o.published_conditions.value_or(o.set->status.conditions))
+      if (c.type == "CredentialsReady") f.published = c;
+  }
+  return f;
 }
 
 std::string retry_wake(const std::string& variant) { return "retry " + variant; }
@@ -560,11 +576,14 @@ class planner {
 
   void publish_status(const variant_counts* per_variant, bool declared) {
     if (awaiting_apply_) return;
-    // Credentials whose calls fail on TLS or the proxy are not ready either.
-    const auto& why = o_.credentials_error.empty() ? o_.github_connection_problem : o_.credentials_error;
-    const bool loaded = why.empty() && o_.credentials_loaded;
-    auto text = status_json(*o_.set, per_variant, declared, loaded, why, o_.webhook_intake_enabled,
-                            &o_.deferred_removals, pod_condition_);
+    const auto& set = *o_.set;
+    std::vector<model::condition> current{credentials_condition(credentials_facts_of(o_))};
+    if (auto intake = intake_condition(set.spec.intake, o_.webhook_intake_enabled))
+      current.push_back(*intake);
+    if (pod_condition_) current.push_back(*pod_condition_);
+    auto conditions = set_conditions(o_.published_conditions.value_or(set.status.conditions),
+                                     std::move(current), o_.wall_time, set.metadata.generation);
+    auto text = status_json(set, per_variant, declared, conditions, &o_.deferred_removals);
     const auto due =
         status_write_due(text, o_.published_status, o_.in_flight.contains(action_kind::publish_status),
                          o_.status_written_at, o_.status_hold, o_.now);
@@ -573,6 +592,7 @@ class planner {
     if (due.when != status_write::now) return;
     auto a = act(action_kind::publish_status);
     a.text = std::move(text);
+    a.conditions = std::move(conditions);
     add(std::move(a));
   }
 

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/runnerset/github_access.hpp"
 #include "actors/runnerset/github_budget.hpp"
 #include "actors/runnerset/pod_resources.hpp"
 #include "actors/runnerset/scaling.hpp"
@@ -55,14 +56,15 @@ enum class action_kind {
 
 struct action {
   action_kind kind = action_kind::wake;
-  std::string subject;              // runner name, variant, or wake key
-  std::int64_t id = 0;              // GitHub runner id, scale set id, or runner group id (register_scale_set)
-  std::int32_t count = 0;           // create_runners
-  bool on = false;                  // patch_finalizer
-  time_point at{};                  // wake
-  std::string text;                 // publish_status: the status object as JSON
-  std::string scale_set_name;       // register_scale_set
-  std::vector<std::string> labels;  // register_scale_set
+  std::string subject;     // runner name, variant, or wake key
+  std::int64_t id = 0;     // GitHub runner id, scale set id, or runner group id (register_scale_set)
+  std::int32_t count = 0;  // create_runners
+  bool on = false;         // patch_finalizer
+  time_point at{};         // wake
+  std::string text;        // publish_status: the status object as JSON
+  std::vector<model::condition> conditions;  // publish_status: the conditions `text` holds
+  std::string scale_set_name;                // register_scale_set
+  std::vector<std::string> labels;           // register_scale_set
   // create_runners: the variant (its template points into the observed
   // spec, which outlives the plan's execution).
   std::optional<model::effective_variant> variant;
@@ -189,6 +191,12 @@ struct set_observation {
   // The TLS or proxy problem of its GitHub clients' last call (a certificate
   // not trusted, a proxy's 407); empty once a call gets a response.
   std::string github_connection_problem;
+  // What GitHub's answers to the set's calls say of its credentials and
+  // scope since they loaded (github_access.hpp): CredentialsReady says it.
+  github_access access;
+  // The wall-clock time as RFC 3339, for the lastTransitionTime of a
+  // condition whose status changes (empty: none written).
+  std::string wall_time;
   // Why GitHub refused the last runner registration (JIT configuration);
   // empty once one succeeds. For the set's Events only.
   std::string runner_registration_error;
@@ -203,6 +211,8 @@ struct set_observation {
   std::set<std::int64_t> deleted_scale_sets;                      // until the status stops recording them
   bool no_runners_confirmed = false;  // a LIST found none since a Runner was last seen
   std::string published_status;       // the status text last written
+  // The conditions of that write (none yet: the watched status has them).
+  std::optional<std::vector<model::condition>> published_conditions;
   // Jobs whose runner finished (its phase turned terminal: the runner
   // exited, so the job is over) before their completion was heard, by job
   // id. The scale set's statistics (Listener) and active_jobs (webhook) may
@@ -272,6 +282,9 @@ struct set_plan {
 };
 
 set_plan plan(const set_observation& o);
+
+// What CredentialsReady is judged from (the status and the Events judge alike).
+credentials_facts credentials_facts_of(const set_observation& o);
 
 // The set is being deleted and its credentials Secret is gone with nothing
 // loaded from it: GitHub cannot be reached on its behalf any more, so its

@@ -87,6 +87,7 @@ void reconcile(self_ptr self) {
   // A Runner seen (or being made) again: a LIST must confirm none is left.
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
     w.no_runners_confirmed = false;
+  w.wall_time = format_rfc3339(std::time(nullptr));
   github_unreachable(self);
   observe_github_budget(self);
   auto p = plan(w);
@@ -344,12 +345,19 @@ void on_session_message(self_ptr self, const messages::session_message& m) {
   if (m.statistics) on_statistics(self, *m.statistics);
 }
 
-// What a reply tells of the set's runner registrations (JIT configurations).
+// What a reply tells of the set's runner registrations (JIT configurations)
+// and of its access to GitHub: a REST JIT configuration is asked of the
+// scope (its 404: the credentials cannot see it), a runner is one object.
 void note_reply(self_ptr self, const github::jit_reply& r) {
   note_runner_registration(self, r ? nullptr : &r.error());
+  note_github_answer(self, r ? nullptr : &r.error(), github_call_target::scope);
 }
-void note_reply(self_ptr, const github::delete_reply&) {}
-void note_reply(self_ptr, const github::maybe_reference_reply&) {}
+void note_reply(self_ptr self, const github::delete_reply& r) {
+  note_github_answer(self, r ? nullptr : &r.error(), github_call_target::object);
+}
+void note_reply(self_ptr self, const github::maybe_reference_reply& r) {
+  note_github_answer(self, r ? nullptr : &r.error(), github_call_target::object);
+}
 
 // Asks GitHub (the REST pool, or the scale-set pool under the Listener
 // intake) on a Runner's behalf; `finish` may amend the reply it delivers.

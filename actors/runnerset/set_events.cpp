@@ -26,15 +26,18 @@ set_event warning(std::string reason, std::string action, std::string note) {
 
 void credentials_events(const set_summary& before, const set_summary& after, const std::string& secret,
                         std::vector<set_event>& out) {
-  if (after.credentials == before.credentials && after.credentials_problem == before.credentials_problem)
+  if (after.credentials == before.credentials && after.credentials_reason == before.credentials_reason &&
+      after.credentials_problem == before.credentials_problem)
     return;
   if (after.credentials == credentials_state::ready)
     out.push_back(normal("CredentialsLoaded", "LoadCredentials",
                          "Loaded the GitHub credentials from Secret " + secret));
-  else if (after.credentials == credentials_state::problem)
+  else if (after.credentials == credentials_state::problem && after.credentials_reason == "Invalid")
     out.push_back(warning(
         "CredentialsInvalid", "LoadCredentials",
         "The GitHub credentials of Secret " + secret + " cannot be used: " + after.credentials_problem));
+  else if (after.credentials == credentials_state::problem)  // GitHub's answer: the condition's reason
+    out.push_back(warning(after.credentials_reason, "CallGitHub", after.credentials_problem));
 }
 
 void scale_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
@@ -53,6 +56,9 @@ void registration_events(const set_summary& before, const set_summary& after, st
     if (id != 0 && id != value_or(before.scale_sets, variant, 0))
       out.push_back(normal("ScaleSetRegistered", "RegisterScaleSet",
                            "Registered the GitHub scale set " + std::to_string(id) + of_variant(variant)));
+  // Credentials GitHub refuses (or a scope it does not show them) fail
+  // every registration: the credentials' one Warning says why.
+  if (after.credentials == credentials_state::problem) return;
   for (const auto& [variant, why] : after.registration_errors)
     if (!why.empty() && why != value_or(before.registration_errors, variant, std::string()))
       out.push_back(
@@ -99,6 +105,7 @@ set_summary summary_from_status(const model::runnerset& set) {
     if (c.status == "True") s.credentials = credentials_state::ready;
     if (c.status == "False") {
       s.credentials = credentials_state::problem;
+      s.credentials_reason = c.reason;
       s.credentials_problem = c.message;
     }
   }
@@ -123,13 +130,15 @@ set_summary summary_from_status(const model::runnerset& set) {
 
 set_summary summarize(const set_summary& previous, const set_observation& o, const set_plan& p) {
   set_summary s = previous;
-  // The same judgement as the CredentialsReady condition (plan.cpp).
-  const auto& why = o.credentials_error.empty() ? o.github_connection_problem : o.credentials_error;
-  if (!why.empty()) {
+  // The CredentialsReady condition's own judgement.
+  const auto ready = credentials_condition(credentials_facts_of(o));
+  if (ready.status == "False") {
     s.credentials = credentials_state::problem;
-    s.credentials_problem = why;
-  } else if (o.credentials_loaded) {
+    s.credentials_reason = ready.reason;
+    s.credentials_problem = ready.message;
+  } else if (ready.status == "True") {
     s.credentials = credentials_state::ready;
+    s.credentials_reason.clear();
     s.credentials_problem.clear();
   }
   // The counts are known only when the plan made them (credentials loaded).

@@ -25,10 +25,12 @@
 namespace octorun::runnerset {
 
 struct set_summary {
-  // CredentialsReady: unknown (not read yet), ready, or the problem
-  // (the Secret's, or of the calls made with it: TLS, proxy).
+  // CredentialsReady: unknown (not read yet), ready, or the problem: its
+  // reason (the Secret's, GitHub unreachable, credentials refused, scope
+  // not found: github_access.hpp) and message.
   enum class credentials_state { unknown, ready, problem };
   credentials_state credentials = credentials_state::unknown;
+  std::string credentials_reason;
   std::string credentials_problem;
   // By variant ("" for a set without variants); a variant missing from a
   // map is unknown (e.g. desired counts while the credentials are not loaded).

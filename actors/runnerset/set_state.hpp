@@ -182,6 +182,9 @@ void request_in_flight(self_ptr self, flight_key key, const Handle& dest, Done d
 void observe_github_budget(self_ptr self);
 // A GitHub error: a rate limit starts (or extends) the pause, logged once.
 void note_github_error(self_ptr self, const github::error& e);
+// What an answer of a call about `target` says of the set's credentials and
+// scope (github_access.hpp; `failed` null: a success).
+void note_github_answer(self_ptr self, const github::error* failed, github_call_target target);
 // The error to answer instead of calling GitHub, while calls of this kind wait.
 std::optional<github::error> held_back(self_ptr self, github_call call);
 // A Runner hands over its GitHub removal; answered once the status lists it.

@@ -1,8 +1,8 @@
 #include "actors/runnerset/set_status.hpp"
 
-#include "actors/runnerset/intake_condition.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
+#include "model/conditions.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset {
@@ -59,10 +59,24 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 
 }  // namespace
 
+std::vector<model::condition> set_conditions(const std::vector<model::condition>& previous,
+                                             std::vector<model::condition> current, std::string_view now,
+                                             std::int64_t generation) {
+  std::vector<model::condition> out;
+  for (auto& c : current) {
+    c.observed_generation = generation;
+    std::vector<model::condition> one;
+    for (const auto& p : previous)
+      if (p.type == c.type) one = {p};
+    model::set_condition(one, std::move(c), now);
+    out.push_back(std::move(one.front()));
+  }
+  return out;
+}
+
 std::string status_json(const model::runnerset& set, const variant_counts* counted, bool declared,
-                        bool loaded, const std::string& credentials_error, bool webhook_intake_enabled,
-                        const std::map<std::int64_t, deferred_removal>* pending,
-                        const std::optional<model::condition>& pod_config) {
+                        const std::vector<model::condition>& conditions,
+                        const std::map<std::int64_t, deferred_removal>* pending) {
   json::allocator a;
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("observedGeneration", set.metadata.generation, a);
@@ -70,17 +84,7 @@ std::string status_json(const model::runnerset& set, const variant_counts* count
   // are unknown), what no longer applies is written null.
   if (counted != nullptr) write_counts(status, *counted, declared, a);
   status.AddMember("selector", json::string_value(model::selector(set.metadata.name), a), a);
-  rapidjson::Value conditions(rapidjson::kArrayType);
-  rapidjson::Value ready(rapidjson::kObjectType);
-  ready.AddMember("type", "CredentialsReady", a);
-  ready.AddMember("status", rapidjson::StringRef(loaded ? "True" : "False"), a);
-  ready.AddMember("reason", rapidjson::StringRef(loaded ? "Loaded" : "Invalid"), a);
-  ready.AddMember("message", json::string_value(credentials_error, a), a);
-  conditions.PushBack(ready, a);
-  if (auto intake = intake_condition(set.spec.intake, webhook_intake_enabled))
-    conditions.PushBack(condition_json(*intake, a), a);
-  if (pod_config) conditions.PushBack(condition_json(*pod_config, a), a);
-  status.AddMember("conditions", conditions, a);
+  status.AddMember("conditions", model::conditions_json(conditions, a), a);
   if (pending != nullptr) {
     rapidjson::Value removals(rapidjson::kArrayType);
     for (const auto& [id, d] : *pending) {

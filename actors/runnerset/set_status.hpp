@@ -1,5 +1,5 @@
 // The RunnerSet's status as the set publishes it: counts in total and per
-// variant, the scale set ids, the CredentialsReady condition. Pure: plan()
+// variant, the scale set ids, the conditions. Pure: plan()
 // computes it and compares it with what was last written.
 #pragma once
 
@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "actors/runnerset/plan.hpp"
 
@@ -18,12 +20,19 @@ namespace octorun::runnerset {
 // patch leaves the rest as it was). `declared`: the set declares variants.
 // `pending`: the GitHub runners whose removal waits for the budget
 // (pendingRemovals; none: the field is dropped); null: left as it is.
-// `pod_config`: the PodConfigReady condition (pod_resources.hpp), when known.
+// `conditions`: set_conditions().
 std::string status_json(const model::runnerset& set, const variant_counts* per_variant, bool declared,
-                        bool credentials_loaded, const std::string& credentials_error,
-                        bool webhook_intake_enabled = true,
-                        const std::map<std::int64_t, deferred_removal>* pending = nullptr,
-                        const std::optional<model::condition>& pod_config = std::nullopt);
+                        const std::vector<model::condition>& conditions,
+                        const std::map<std::int64_t, deferred_removal>* pending = nullptr);
+
+// The set's conditions as metav1.Condition: `current` (CredentialsReady,
+// IntakeReady, PodConfigReady, as far as they apply), each with the
+// lastTransitionTime its type has in `previous` while its status is
+// unchanged, else `now` (model::set_condition), and observedGeneration
+// `generation`. `previous`: what the set last wrote, else the watched status.
+std::vector<model::condition> set_conditions(const std::vector<model::condition>& previous,
+                                             std::vector<model::condition> current, std::string_view now,
+                                             std::int64_t generation);
 
 // The ids in the pendingRemovals of a status status_json() wrote.
 std::set<std::int64_t> pending_removal_ids(const std::string& status_text);

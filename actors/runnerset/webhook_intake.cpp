@@ -95,6 +95,7 @@ void sweep(self_ptr self) {
   self->request(st.github, st.cfg.request_timeout, github::active_work_atom::value, ask)
       .then(
           [=](github::active_work_reply& reply) {
+            note_github_answer(self, reply ? nullptr : &reply.error(), github_call_target::scope);
             if (reply) {
               remember_listed_runs(self, ask, *reply, now);
               apply_sweep(self, followed, *reply);

@@ -57,7 +57,7 @@ std::uint64_t event_spam_filter::spam_key(const event_spec& e) {
 std::uint64_t event_spam_filter::series_key(const event_spec& e) {
   const auto& r = e.regarding;
   return fnv1a(r.namespace_ + '\x1f' + r.name + '\x1f' + r.uid + '\x1f' + e.reason + '\x1f' + e.action +
-               '\x1f' + e.type);
+               '\x1f' + e.type + '\x1f' + e.note);
 }
 
 bool event_spam_filter::take(std::uint64_t key, time_point now) {

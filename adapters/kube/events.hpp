@@ -3,9 +3,13 @@
 // clock-injected; event_recorder applies it with a blocking client.
 //
 // Policy (after client-go tools/record and tools/events):
-//  - a series is (regarding object, reason, action, type): the first
+//  - a series is (regarding object, reason, action, type, note), as
+//    client-go's record.EventCorrelator keys on the message: the first
 //    occurrence creates an Event; repeats only count, and the count is
-//    written to the Event's `series` at most once per `series_interval`;
+//    written to the Event's `series` at most once per `series_interval`.
+//    A different note is a different decision ("Scaled up from 0 to 5",
+//    later "from 0 to 7") and gets its own Event, never folded into the
+//    first one's series under the first one's note;
 //  - every write per (regarding object, type) takes a token from a bucket of
 //    `burst` refilled one per `refill`: beyond that, writes are dropped.
 #pragma once
@@ -69,7 +73,7 @@ class event_spam_filter {
     time_point last{};
   };
   // Keys are 64-bit digests of the strings that name a series (the object,
-  // reason, action, type) and a spam bucket (the object, type): tens of
+  // reason, action, type, note) and a spam bucket (the object, type): tens of
   // thousands of Runners each have both, and a digest is 8 bytes where the
   // strings were ~100. Two series sharing a digest (about 2^-64 a pair) would
   // only merge their counts.

@@ -41,6 +41,30 @@ TEST(EventSpam, RepeatsFormASeriesWrittenAtMostEveryInterval) {
   EXPECT_EQ(f.observe(e, t + 31s + 361s).what, action::create);
 }
 
+// Two bursts: the second scale-up is a decision of its own, with its own
+// note, not a repeat counted under the first one's.
+TEST(EventSpam, DistinctDecisionsAreDistinctEvents) {
+  event_spam_filter f(25, 300s, 30s, 360s);
+  auto t = std::chrono::steady_clock::time_point{} + 1h;
+  auto first = spec("ScaledUp");
+  first.note = "Scaled up from 0 to 5 runners";
+  EXPECT_EQ(f.observe(first, t).what, action::create);
+  f.created(first, "ci.first", t);
+  auto down = spec("ScaledDown");
+  down.note = "Scaled down from 5 to 0 runners";
+  EXPECT_EQ(f.observe(down, t + 60s).what, action::create);
+  f.created(down, "ci.down", t + 60s);
+  auto second = spec("ScaledUp");
+  second.note = "Scaled up from 0 to 7 runners";
+  EXPECT_EQ(f.observe(second, t + 120s).what, action::create);
+  f.created(second, "ci.second", t + 120s);
+  // The same decision again is a repeat of its own series.
+  auto again = f.observe(second, t + 200s);
+  EXPECT_EQ(again.what, action::update_series);
+  EXPECT_EQ(again.event_name, "ci.second");
+  EXPECT_EQ(again.count, 2);
+}
+
 TEST(EventSpam, BurstPerObjectThenOnePerRefill) {
   event_spam_filter f(3, 300s, 30s, 360s);
   auto t = std::chrono::steady_clock::time_point{} + 1h;

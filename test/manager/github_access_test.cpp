@@ -26,6 +26,16 @@ credentials_facts facts(github_access access) {
   return f;
 }
 
+// A set of Secret gh on https://github.com/acme, its credentials loaded.
+set_observation loaded_set() {
+  set_observation o;
+  o.set = model::runnerset{};
+  o.set->spec.credentials_secret_name = "gh";
+  o.set->spec.scope_url = "https://github.com/acme";
+  o.credentials_loaded = true;
+  return o;
+}
+
 TEST(GitHubAccess, ARefusedTokenIsRefused) {
   auto e = answer(error_kind::unauthorized, 401, "Bad credentials");
   auto a = after_github_answer({}, &e, github_call_target::object);
@@ -143,11 +153,7 @@ TEST(CredentialsReady, GitHubsLastVerdictStandsUntilItAnswersAgain) {
 // Event when GitHub takes the credentials again, and a new Warning when
 // GitHub's answer turns into another.
 TEST(CredentialsReady, OneWarningPerChangeNotPerRetry) {
-  set_observation o;
-  o.set = model::runnerset{};
-  o.set->spec.credentials_secret_name = "gh";
-  o.set->spec.scope_url = "https://github.com/acme";
-  o.credentials_loaded = true;
+  auto o = loaded_set();
   set_summary before;
   before.credentials = set_summary::credentials_state::ready;
   auto e = answer(error_kind::unauthorized, 401, "Bad credentials");
@@ -188,11 +194,7 @@ TEST(CredentialsReady, OneWarningPerChangeNotPerRetry) {
 
 // A restarted manager reads the reason from the status: nothing repeated.
 TEST(CredentialsReady, ARestartRepeatsNoRefusal) {
-  set_observation o;
-  o.set = model::runnerset{};
-  o.set->spec.credentials_secret_name = "gh";
-  o.set->spec.scope_url = "https://github.com/acme";
-  o.credentials_loaded = true;
+  auto o = loaded_set();
   o.access = {verdict::refused, "HTTP 401: Bad credentials"};
   o.set->status.conditions.push_back(credentials_condition(credentials_facts_of(o)));
   auto before = summary_from_status(*o.set);

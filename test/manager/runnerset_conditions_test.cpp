@@ -14,12 +14,6 @@ namespace {
 using namespace plan_fixtures;
 using verdict = github_access::verdict;
 
-const model::condition* find(const std::vector<model::condition>& list, const std::string& type) {
-  for (const auto& c : list)
-    if (c.type == type) return &c;
-  return nullptr;
-}
-
 // The status action of a plan of `o` (one expected).
 action status_of(const set_observation& o) {
   auto status = of(plan(o), action_kind::publish_status);
@@ -27,16 +21,28 @@ action status_of(const set_observation& o) {
   return status.empty() ? action{} : status.front();
 }
 
+// The CredentialsReady condition a status action writes (type empty: none).
+model::condition credentials_ready(const action& status) {
+  for (const auto& c : status.conditions)
+    if (c.type == "CredentialsReady") return c;
+  return {};
+}
+
+// `o` as it is once `status` was written.
+void written(set_observation& o, const action& status) {
+  o.published_status = status.text;
+  o.published_conditions = status.conditions;
+}
+
 TEST(RunnerSetConditions, CarryObservedGenerationAndTransitionTime) {
   auto o = ready_set();
   o.set->metadata.generation = 4;
   o.wall_time = "2026-12-04T20:00:00Z";
   auto first = status_of(o);
-  const auto* ready = find(first.conditions, "CredentialsReady");
-  ASSERT_NE(ready, nullptr);
-  EXPECT_EQ(ready->status, "True");
-  EXPECT_EQ(ready->observed_generation, 4);
-  EXPECT_EQ(ready->last_transition_time, "2026-12-04T20:00:00Z");
+  auto ready = credentials_ready(first);
+  EXPECT_EQ(ready.status, "True");
+  EXPECT_EQ(ready.observed_generation, 4);
+  EXPECT_EQ(ready.last_transition_time, "2026-12-04T20:00:00Z");
   EXPECT_NE(first.text.find(R"({"type":"CredentialsReady","status":"True","observedGeneration":4,)"
                             R"("lastTransitionTime":"2026-12-04T20:00:00Z","reason":"Loaded","message":""})"),
             std::string::npos)
@@ -44,40 +50,33 @@ TEST(RunnerSetConditions, CarryObservedGenerationAndTransitionTime) {
 
   // Written: a later plan keeps the time while the status stays, so the
   // status text is the same and nothing is written again.
-  o.published_status = first.text;
-  o.published_conditions = first.conditions;
+  written(o, first);
   o.wall_time = "2026-12-04T20:05:00Z";
   EXPECT_FALSE(has(plan(o), action_kind::publish_status));
 
   // GitHub refuses the token: the status changes, and the time with it.
   o.access = {verdict::refused, "HTTP 401: Bad credentials"};
   auto refused = status_of(o);
-  ready = find(refused.conditions, "CredentialsReady");
-  ASSERT_NE(ready, nullptr);
-  EXPECT_EQ(ready->status, "False");
-  EXPECT_EQ(ready->reason, "CredentialsRefused");
-  EXPECT_EQ(ready->last_transition_time, "2026-12-04T20:05:00Z");
+  ready = credentials_ready(refused);
+  EXPECT_EQ(ready.status, "False");
+  EXPECT_EQ(ready.reason, "CredentialsRefused");
+  EXPECT_EQ(ready.last_transition_time, "2026-12-04T20:05:00Z");
 
   // Another reason with the same status: the time stays.
-  o.published_conditions = refused.conditions;
-  o.published_status = refused.text;
+  written(o, refused);
   o.wall_time = "2026-12-04T20:09:00Z";
   o.access = {verdict::scope_not_found, "HTTP 404: Not Found"};
-  auto not_found = status_of(o);
-  ready = find(not_found.conditions, "CredentialsReady");
-  ASSERT_NE(ready, nullptr);
-  EXPECT_EQ(ready->reason, "ScopeNotFound");
-  EXPECT_EQ(ready->last_transition_time, "2026-12-04T20:05:00Z");
+  ready = credentials_ready(status_of(o));
+  EXPECT_EQ(ready.reason, "ScopeNotFound");
+  EXPECT_EQ(ready.last_transition_time, "2026-12-04T20:05:00Z");
 }
 
 TEST(RunnerSetConditions, AFreshActorStartsFromTheWatchedStatus) {
   auto o = ready_set();
   o.wall_time = "2026-12-04T21:00:00Z";
   o.set->status.conditions.push_back({"CredentialsReady", "True", "Loaded", "", "2026-12-01T08:00:00Z", 1});
-  auto status = status_of(o);
-  const auto* ready = find(status.conditions, "CredentialsReady");
-  ASSERT_NE(ready, nullptr);
-  EXPECT_EQ(ready->last_transition_time, "2026-12-01T08:00:00Z") << "what the last leader wrote";
+  EXPECT_EQ(credentials_ready(status_of(o)).last_transition_time, "2026-12-01T08:00:00Z")
+      << "what the last leader wrote";
 }
 
 TEST(RunnerSetConditions, OnlyTheTypesThatApplyAreWritten) {

@@ -103,8 +103,13 @@ void lifecycle_watch::on_runner(const kube::object& o, bool deleted, double now)
       it->second.phase = phase;
       it->second.deleting = !o.deletion_timestamp.empty();
       max_runners_ = std::max(max_runners_, runners_.size());
-      auto active =
-          std::count_if(runners_.begin(), runners_.end(), [](const auto& r) { return !r.second.deleting; });
+      // As the manager counts against maxRunners (the status' replicas,
+      // counts::add in actors/runnerset/plan.cpp): a runner that ended (its
+      // job completed, its pod failed for good, outdated) holds no place.
+      auto active = std::count_if(runners_.begin(), runners_.end(), [](const auto& r) {
+        const auto& p = r.second.phase;
+        return !r.second.deleting && p != "Succeeded" && p != "Failed" && p != "Outdated";
+      });
       max_active_ = std::max(max_active_, static_cast<std::size_t>(active));
     }
   }

@@ -59,9 +59,10 @@ class lifecycle_watch {
 
   std::map<std::string, runner_times> times() const;
   runner_counts counts() const;
-  std::size_t max_runners() const;         // most Runners that existed at once
-  std::size_t max_active_runners() const;  // ... of them not being deleted
-  std::size_t max_pods() const;            // most runner pods at once
+  std::size_t max_runners() const;  // most Runners that existed at once
+  std::size_t max_active_runners()
+      const;                     // ... of them neither being deleted nor ended (as the manager counts)
+  std::size_t max_pods() const;  // most runner pods at once
   std::size_t runners_seen() const;
   bool synced() const;  // every watch has listed once
 

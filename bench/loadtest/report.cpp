@@ -83,10 +83,16 @@ summary summarize(const run_record& r, const options& o) {
   s.gone_max = percentile(s.gone_s, 1);
 
   const double jobs = std::max(1, s.queued);
-  std::int64_t github = 0;
-  for (const auto& [k, v] : r.github_calls)
-    if (!k.starts_with("webhook.")) github += v;
+  std::int64_t github = 0, rest = 0, scale_set = 0;
+  for (const auto& [k, v] : r.github_calls) {
+    if (k.starts_with("webhook.")) continue;  // the simulator's deliveries, not the manager's calls
+    github += v;
+    if (k.starts_with("rest.")) rest += v;
+    if (k.starts_with("scaleset.")) scale_set += v;
+  }
   s.github_calls_per_job = static_cast<double>(github) / jobs;
+  s.rest_calls_per_job = static_cast<double>(rest) / jobs;
+  s.scale_set_calls_per_job = static_cast<double>(scale_set) / jobs;
   auto jit = r.github_calls.find("rest.generate_jitconfig");
   auto scale_set_jit = r.github_calls.find("scaleset.generate_jitconfig");
   s.jit_per_job = static_cast<double>((jit == r.github_calls.end() ? 0 : jit->second) +
@@ -165,11 +171,13 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
       << "queued -> running      " << pct(s.queue_p50, s.queue_p99, s.queue_max) << "\n"
       << "completed -> gone      " << pct(s.gone_p50, s.gone_p99, s.gone_max) << "\n"
       << "runners      at most " << s.max_active_runners
-      << " at once, not counting those being deleted (maxRunners " << s.max_runners_spec << ")"
+      << " at once as the manager counts them (not ended, not being deleted; maxRunners "
+      << s.max_runners_spec << ")"
       << (s.max_active_runners > static_cast<std::size_t>(s.max_runners_spec) ? "  EXCEEDED" : "") << "; "
       << s.max_runners << " with them; " << s.max_pods << " pods\n"
-      << "GitHub       " << fixed(s.github_calls_per_job) << " REST calls per job (" << fixed(s.jit_per_job)
-      << " JIT configurations)\n";
+      << "GitHub       " << fixed(s.github_calls_per_job) << " calls per job: " << fixed(s.rest_calls_per_job)
+      << " REST calls, " << fixed(s.scale_set_calls_per_job) << " scale-set protocol calls ("
+      << fixed(s.jit_per_job) << " JIT configurations)\n";
   if (s.writes_per_job)
     out << "Kubernetes   " << fixed(*s.writes_per_job) << " writes and " << fixed(*s.reads_per_job)
         << " reads per job by the manager (counted by the apiserver)\n";
@@ -223,6 +231,8 @@ std::string summary_json(const run_record& r, const options& o, const summary& s
       << ",\"p99\":" << fixed(s.gone_p99, 3) << ",\"max\":" << fixed(s.gone_max, 3)
       << "},\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
       << ",\"maxPods\":" << s.max_pods << ",\"githubCallsPerJob\":" << fixed(s.github_calls_per_job, 3)
+      << ",\"restCallsPerJob\":" << fixed(s.rest_calls_per_job, 3)
+      << ",\"scaleSetCallsPerJob\":" << fixed(s.scale_set_calls_per_job, 3)
       << ",\"writesPerJob\":" << opt(s.writes_per_job) << ",\"readsPerJob\":" << opt(s.reads_per_job)
       << ",\"rssMiB\":{\"start\":" << opt(s.rss_start_mib) << ",\"warm\":" << opt(s.rss_warm_mib)
       << ",\"max\":" << opt(s.rss_max_mib) << ",\"end\":" << opt(s.rss_end_mib) << "},\"targets\":[";
@@ -261,13 +271,21 @@ std::string gnuplot_script(const run_record& r, const options& o, bool rss, bool
     << "plot 'timeline.tsv' u 1:9 w steps lw 2 t 'queued, waiting', '' u 1:10 w steps lw 2 t 'running', "
     << "'' u 1:11 w steps lw 2 axes x1y2 t 'completed (right)'\n"
     << "unset y2label\nunset y2tics\n"
-    << "set output 'latency.png'\nset title 'Latency distributions'\nset xlabel 'seconds'\n"
+    << "set output 'latency.png'\nset xlabel 'seconds'\n"
     << "set ylabel 'fraction of jobs'\nset yrange [0:1]\nset xrange [0:*]\n";
-  std::vector<std::string> curves;
-  if (queue) curves.push_back("'queue.cdf' u 1:2 w steps lw 2 t 'queued -> running'");
-  if (gone) curves.push_back("'gone.cdf' u 1:2 w steps lw 2 t 'completed -> Runner gone'");
-  for (size_t i = 0; i < curves.size(); ++i) g << (i ? ", " : "plot ") << curves[i];
-  g << (curves.empty() ? "" : "\n") << "set autoscale x\n";
+  // One panel per latency, each on its own axis: completed -> gone takes
+  // tens of milliseconds where queued -> running takes seconds, and on one
+  // axis it would be a line against zero.
+  std::vector<std::pair<std::string, std::string>> panels;
+  if (queue) panels.emplace_back("queue.cdf", "queued -> running");
+  if (gone) panels.emplace_back("gone.cdf", "completed -> Runner gone");
+  if (!panels.empty()) {
+    g << "set multiplot layout " << panels.size() << ",1 title 'Latency distributions'\n";
+    for (const auto& [file, title] : panels)
+      g << "set title '" << title << "'\nplot '" << file << "' u 1:2 w steps lw 2 notitle\n";
+    g << "unset multiplot\n";
+  }
+  g << "set autoscale x\n";
   if (rss)
     g << "set output 'rss.png'\nset title 'Manager RSS'\nset xlabel 'seconds since the first job was "
          "queued'\n"

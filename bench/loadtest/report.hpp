@@ -48,7 +48,9 @@ struct summary {
   double queue_p50 = 0, queue_p99 = 0, queue_max = 0, gone_p50 = 0, gone_p99 = 0, gone_max = 0;
   std::size_t max_runners = 0, max_active_runners = 0, max_pods = 0;
   int max_runners_spec = 0;
-  double github_calls_per_job = 0, jit_per_job = 0;
+  // GitHub calls by API: REST (api.github.com) and the Actions service's
+  // scale-set protocol (sessions, polls, acquires, its JIT configurations).
+  double github_calls_per_job = 0, rest_calls_per_job = 0, scale_set_calls_per_job = 0, jit_per_job = 0;
   std::optional<double> writes_per_job, reads_per_job;
   std::optional<double> rss_start_mib, rss_warm_mib, rss_max_mib, rss_end_mib;
   // Queue time by window (steady and ramp runs): start s, jobs, p50, p99.

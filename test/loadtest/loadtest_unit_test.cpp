@@ -194,6 +194,23 @@ TEST(LoadtestSummary, FiguresFromTheRecords) {
   EXPECT_TRUE(s.passed());
 }
 
+// GitHub's calls are named by their API: the REST API's and the Actions
+// service's scale-set protocol (a Listener set's sessions, polls, acquires).
+TEST(LoadtestSummary, GitHubCallsByTheirAPI) {
+  options o;
+  auto r = three_jobs();
+  r.github_calls["scaleset.get_message"] = 6;
+  auto s = summarize(r, o);
+  EXPECT_DOUBLE_EQ(s.github_calls_per_job, 4);
+  EXPECT_DOUBLE_EQ(s.rest_calls_per_job, 2);
+  EXPECT_DOUBLE_EQ(s.scale_set_calls_per_job, 2);
+  auto text = summary_text(r, o, s);
+  EXPECT_NE(text.find("4.00 calls per job: 2.00 REST calls, 2.00 scale-set protocol calls"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(summary_json(r, o, s).find("\"scaleSetCallsPerJob\":2.000"), std::string::npos);
+}
+
 TEST(LoadtestSummary, TargetsMetMissedAndNotMeasured) {
   options o;
   o.want.max_queue_p99_s = 5;

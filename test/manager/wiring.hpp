@@ -134,7 +134,9 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
 }
 
 // Creates the credentials Secret "github" (the simulator's PAT) and the
-// RunnerSet "linux" (runner label "linux", one runner container) in `ns`;
+// RunnerSet "linux" (intake Webhook, which the tests drive with the
+// simulator's deliveries and no longer the CRD's default; runner label
+// "linux", one runner container) in `ns`;
 // returns the RunnerSet as the apiserver stored it. `extra_spec`: more spec
 // members, each followed by a comma (e.g. R"("containerMode":{"type":"dind"},)").
 inline std::string create_runnerset(const cluster_info& c, const std::string& ns,
@@ -147,8 +149,8 @@ inline std::string create_runnerset(const cluster_info& c, const std::string& ns
       "-n " + ns + " create -o json -f - <<'EOF'\n" +
           R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
           R"("scopeURL":")" +
-          scope_url + R"(","credentialsSecretName":"github","runnerLabels":["linux"],)" + extra_spec +
-          R"("minRunners":)" + std::to_string(min_runners) + R"(,"maxRunners":)" +
+          scope_url + R"(","credentialsSecretName":"github","intake":"Webhook","runnerLabels":["linux"],)" +
+          extra_spec + R"("minRunners":)" + std::to_string(min_runners) + R"(,"maxRunners":)" +
           std::to_string(max_runners) +
           R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
           "\nEOF");

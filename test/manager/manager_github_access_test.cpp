@@ -57,15 +57,15 @@ class ManagerGitHubAccess : public ::testing::Test {
   }
 
   void create_set(const std::string& name, const std::string& intake, const std::string& org,
-                  const std::string& secret_name) {
+                  const std::string& secret_name, int min_runners = 0) {
     test::kubectl(
-        c_,
-        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" + name +
-            R"("},"spec":{"scopeURL":")" + sim_->ghes_url() + "/" + org + R"(","credentialsSecretName":")" +
-            secret_name + R"(","intake":")" + intake + R"(","runnerLabels":[")" + name +
-            R"("],"minRunners":0,"maxRunners":2,"template":{"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})"
-            "\nEOF");
+        c_, "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
+                R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" + name +
+                R"("},"spec":{"scopeURL":")" + sim_->ghes_url() + "/" + org +
+                R"(","credentialsSecretName":")" + secret_name + R"(","intake":")" + intake +
+                R"(","runnerLabels":[")" + name + R"("],"minRunners":)" + std::to_string(min_runners) +
+                R"(,"maxRunners":2,"template":{"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})"
+                "\nEOF");
   }
 
   std::string get(const std::string& what) { return test::kubectl(c_, "-n " + ns_ + " get " + what); }
@@ -140,6 +140,39 @@ TEST_F(ManagerGitHubAccess, RefusedCredentialsAndAnUnseenScopeAreSaidOnceThrough
     EXPECT_TRUE(events.starts_with(e.reason + "|")) << e.set << ":\n" << events;
     EXPECT_NE(events.find(e.in_message), std::string::npos) << e.set << ":\n" << events;
   }
+  EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
+}
+
+// A Runner GitHub will not register says why on itself: Pending (it exists
+// and has no job), Registered=False reason RegistrationFailed with GitHub's
+// answer, and one Warning Event of its own however often it asks again.
+TEST_F(ManagerGitHubAccess, ARunnerGitHubRefusesToRegisterSaysWhy) {
+  start();
+  secret("refused", "ghp_not_known_to_github");
+  create_set("kept", "Webhook", "acme", "refused", /*min_runners=*/1);
+  auto runner = test::poll([&] { return get("runners -o jsonpath='{.items[0].metadata.name}'"); },
+                           [](const std::string& s) { return !s.empty(); }, 60s)
+                    .last;
+  ASSERT_FALSE(runner.empty()) << manager_->log_tail();
+  const std::string c = "{.status.conditions[?(@.type==\"Registered\")]";
+  auto said =
+      test::poll(
+          [&] {
+            return get("runner " + runner + " -o jsonpath='{.status.phase}|" + c + ".status}|" + c +
+                       ".reason}|" + c + ".message}'");
+          },
+          [](const std::string& s) { return s.starts_with("Pending|False|RegistrationFailed|"); }, 60s)
+          .last;
+  EXPECT_TRUE(said.starts_with("Pending|False|RegistrationFailed|")) << said << "\n" << manager_->log_tail();
+  EXPECT_NE(said.find("Bad credentials"), std::string::npos) << said;
+  // It asks again (its backoff), and says nothing more.
+  const auto before = sim_->call_counts()["rest.generate_jitconfig"];
+  EXPECT_TRUE(sim_->wait_until(
+      [&](const sim::simulator& s) { return s.call_counts()["rest.generate_jitconfig"] >= before + 2; },
+      90s));
+  auto events = get("events.events.k8s.io --field-selector regarding.kind=Runner,regarding.name=" + runner +
+                    ",type=Warning -o jsonpath='{range .items[*]}{.reason}{\"\\n\"}{end}'");
+  EXPECT_EQ(events, "RegistrationFailed\n");
   EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
 }
 

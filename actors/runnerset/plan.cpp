@@ -38,21 +38,6 @@ bool github_unreachable_for_deletion(const set_observation& o) {
          !o.scale_set_client;
 }
 
-credentials_facts credentials_facts_of(const set_observation& o) {
-  credentials_facts f;
-  f.loaded = o.credentials_loaded;
-  f.secret_problem = o.credentials_error;
-  f.connection_problem = o.github_connection_problem;
-  f.access = o.access;
-  if (o.set) {
-    f.secret = o.set->spec.credentials_secret_name;
-    f.scope_url = o.set->spec.scope_url;
-    for (const auto& c : o.published_conditions.value_or(o.set->status.conditions))
-      if (c.type == "CredentialsReady") f.published = c;
-  }
-  return f;
-}
-
 std::string retry_wake(const std::string& variant) { return "retry " + variant; }
 
 std::string scale_down_wake(const std::string& variant) { return "scale-down " + variant; }

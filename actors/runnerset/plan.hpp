@@ -283,9 +283,6 @@ struct set_plan {
 
 set_plan plan(const set_observation& o);
 
-// What CredentialsReady is judged from (the status and the Events judge alike).
-credentials_facts credentials_facts_of(const set_observation& o);
-
 // The set is being deleted and its credentials Secret is gone with nothing
 // loaded from it: GitHub cannot be reached on its behalf any more, so its
 // runners' registrations and its scale sets are left to GitHub (it drops

@@ -1,5 +1,7 @@
 #include "actors/runnerset/set_events.hpp"
 
+#include "actors/runnerset/set_status.hpp"
+
 namespace octorun::runnerset {
 namespace {
 

@@ -59,6 +59,21 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
 
 }  // namespace
 
+credentials_facts credentials_facts_of(const set_observation& o) {
+  credentials_facts f;
+  f.loaded = o.credentials_loaded;
+  f.secret_problem = o.credentials_error;
+  f.connection_problem = o.github_connection_problem;
+  f.access = o.access;
+  if (o.set) {
+    f.secret = o.set->spec.credentials_secret_name;
+    f.scope_url = o.set->spec.scope_url;
+    for (const auto& c : o.published_conditions.value_or(o.set->status.conditions))
+      if (c.type == "CredentialsReady") f.published = c;
+  }
+  return f;
+}
+
 std::vector<model::condition> set_conditions(const std::vector<model::condition>& previous,
                                              std::vector<model::condition> current, std::string_view now,
                                              std::int64_t generation) {

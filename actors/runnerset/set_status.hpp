@@ -34,6 +34,10 @@ std::vector<model::condition> set_conditions(const std::vector<model::condition>
                                              std::vector<model::condition> current, std::string_view now,
                                              std::int64_t generation);
 
+// What CredentialsReady is judged from (github_access.hpp), so that the
+// status and the Events (set_events.hpp) judge alike.
+credentials_facts credentials_facts_of(const set_observation& o);
+
 // The ids in the pendingRemovals of a status status_json() wrote.
 std::set<std::int64_t> pending_removal_ids(const std::string& status_text);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/runnerset/set_events.hpp"
+#include "actors/runnerset/set_status.hpp"
 
 namespace octorun::runnerset {
 namespace {

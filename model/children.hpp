@@ -52,6 +52,16 @@ inline bool owned_by(const owned_object_meta& child, std::string_view runner_uid
   return child.owner_uid.empty() || child.owner_uid == runner_uid;
 }
 
+// Whether a Runner is one the RunnerSet whose metadata.uid is `set_uid`
+// made: its controller ownerReference names that RunnerSet. Its label alone
+// does not say it: anyone who may create a Runner can write the label, and
+// the set's credentials would then register a runner with whatever labels
+// and pod that Runner declares. A Runner without a controller owner is not
+// the set's (unlike its children: the manager always writes the reference).
+inline bool runner_made_by(const object_meta& runner, std::string_view set_uid) {
+  return !set_uid.empty() && runner.owner_kind == "RunnerSet" && runner.owner_uid == set_uid;
+}
+
 // A Runner's Pod: metadata (owned_object_meta), phase, readiness and
 // container states.
 struct runner_pod {

@@ -137,6 +137,12 @@ void read_meta(reader& r, const Value& obj, object_meta& m) {
   r.string_list(*meta, "finalizers", "metadata.finalizers", m.finalizers);
   r.string(*meta, "creationTimestamp", "metadata.creationTimestamp", m.creation_timestamp);
   m.deleting = r.find(*meta, "deletionTimestamp") != nullptr;
+  if (const Value* owners = r.find(*meta, "ownerReferences"); owners != nullptr && owners->IsArray())
+    for (const auto& owner : owners->GetArray())
+      if (owner.IsObject() && json::boolean(owner, "controller")) {
+        m.owner_kind = json::str(owner, "kind");
+        m.owner_uid = json::str(owner, "uid");
+      }
 }
 
 void read_containers(reader& r, const Value& spec, const char* key, const std::string& path,

@@ -37,6 +37,10 @@ struct object_meta {
   std::vector<std::string> finalizers;
   std::string creation_timestamp;  // RFC 3339, as the apiserver wrote it
   bool deleting = false;           // deletionTimestamp is set
+  // Its controller ownerReference ("" when it has none): a Runner's says
+  // which RunnerSet made it (runner_made_by).
+  std::string owner_kind;
+  std::string owner_uid;
 };
 
 // Whether metadata.finalizers lists `name`.

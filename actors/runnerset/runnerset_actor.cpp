@@ -146,6 +146,8 @@ void stop_children(self_ptr self) {
   if (st.scaleset_admin) caf::anon_send_exit(st.scaleset_admin, caf::exit_reason::user_shutdown);
 }
 
+void on_runner(self_ptr self, watched::runner_event& ev);
+
 void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
@@ -166,6 +168,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   }
   w.set = set;
   st.set_object = std::move(ev.obj);
+  for (auto& [name, runner] : std::exchange(st.early_runners, {})) on_runner(self, runner);
   load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   if (credentials_changed) {
@@ -220,15 +223,58 @@ void on_secret(self_ptr self, watched::secret_event& ev) {
   route_to_runner(self, runner, std::move(ev));
 }
 
+// A Runner labelled for this set that the set did not make (a hand-made
+// one, or another set's): no actor, no JIT configuration, not counted; one
+// Warning Event on it says why, and it is otherwise left alone.
+void on_foreign_runner(self_ptr self, const model::runner& r) {
+  auto& st = self->state;
+  const auto& meta = r.metadata;
+  auto [known, added] = st.foreign_runners.try_emplace(meta.name, meta.uid);
+  if (!added && known->second == meta.uid) return;
+  known->second = meta.uid;
+  const auto& set = *st.world.set;
+  const auto owner = meta.owner_kind.empty()
+                         ? std::string("it has no controller ownerReference")
+                         : "its controller is " + meta.owner_kind + " uid " + meta.owner_uid;
+  const auto why = "RunnerSet " + set.metadata.name + " (uid " + set.metadata.uid +
+                   ") did not make this Runner (" + owner +
+                   "): it gets no GitHub registration and the manager leaves it alone; only the manager "
+                   "creates Runners";
+  spdlog::warn("runnerset {}: Runner {}: {}", id(self), meta.name, why);
+  if (!st.cfg.events) return;
+  kube::event_spec spec;
+  spec.regarding = {model::api_version, "Runner", meta.namespace_, meta.name, meta.uid};
+  spec.type = "Warning";
+  spec.reason = "NotMadeByRunnerSet";
+  spec.action = "Ignore";
+  spec.note = why;
+  caf::anon_send(st.cfg.events, std::move(spec));
+}
+
 void on_runner(self_ptr self, watched::runner_event& ev) {
   auto& st = self->state;
   auto& w = st.world;
   const auto name = ev.obj->metadata.name;
+  if (!w.set) {  // whose it is, is known with the set's uid
+    if (ev.type == kube::event_type::deleted)
+      st.early_runners.erase(name);
+    else
+      st.early_runners.insert_or_assign(name, std::move(ev));
+    return;
+  }
+  if (ev.type != kube::event_type::deleted && !model::runner_made_by(ev.obj->metadata, w.set->metadata.uid)) {
+    // One the set made keeps its place whatever is done to its references
+    // since: its registration is the set's to remove.
+    auto known = w.runners.find(name);
+    if (known == w.runners.end() || known->second.uid != ev.obj->metadata.uid)
+      return on_foreign_runner(self, *ev.obj);
+  }
   const bool made_here = w.being_created(name);
   w.in_flight.erase({action_kind::create_runners, name});  // created: the watch shows it
   w.unconfirmed_creates.erase(name);
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
+    st.foreign_runners.erase(name);
     st.early_children.erase(name);
     st.runner_jobs.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
@@ -300,8 +346,9 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
     if (st.cfg.metrics)
       st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
   }
-  // The Runner's actor promotes it (or finds it gone and stands down).
-  route_to_runner(self, m.runner_name, m);
+  // The Runner's actor promotes it (or finds it gone and stands down); a
+  // Runner the set did not make gets no actor.
+  if (st.foreign_runners.count(m.runner_name) == 0) route_to_runner(self, m.runner_name, m);
   mark_dirty(self);
 }
 
@@ -404,12 +451,24 @@ caf::result<github::maybe_reference_reply> find_runner(self_ptr self, github::fi
   return forward_to_github_then<github::maybe_reference_reply>(self, not_ours, a, std::move(name));
 }
 
+// The set's credentials register only Runners it made: on_runner gives
+// no other an actor, and a request naming one is refused where they are used.
+std::optional<github::error> not_its_runner(self_ptr self, const std::string& runner) {
+  if (self->state.foreign_runners.count(runner) == 0) return std::nullopt;
+  return github::error{github::error_kind::rejected,
+                       0,
+                       "Runner " + runner + " is not one RunnerSet " + id(self) + " made",
+                       {},
+                       0};
+}
+
 // The RunnerSet's runner-facing API (runner_github_api), checked against its
 // declaration at compile time.
 runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
   return {
       [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
         if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
+        if (auto refused = not_its_runner(self, req.name)) return github::jit_reply{unexpected{*refused}};
         if (listening(self->state)) return scale_set_jit(self, req);
         return forward_to_github<github::jit_reply>(self, a, std::move(req));
       },

@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +51,13 @@ struct set_state {
   // Pod and Secret events of a Runner not seen yet (a new leader's informers
   // list in any order), the latest per kind: handed to it once its Runner is.
   std::map<std::string, early_child_events> early_children;
+  // Runner events that came before the RunnerSet was read, the latest per
+  // Runner: whose a Runner is (its owner's uid) is known only then.
+  std::map<std::string, watched::runner_event> early_runners;
+  // Runners labelled for this set that it did not make
+  // (model::runner_made_by), name -> uid: said once each, in an Event on the
+  // Runner, and never served.
+  std::map<std::string, std::string> foreign_runners;
   caf::actor github;  // REST pool on the current credentials
   std::string credentials_version;
   // The credentials Secret as last read: what a change of the set's

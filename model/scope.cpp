@@ -53,6 +53,53 @@ unexpected<std::string> fail(const std::string& why) {
   return unexpected<std::string>{why + "; " + expected_forms};
 }
 
+// What is wrong, and the URL meant: no list of forms needed.
+unexpected<std::string> hint(const std::string& why, const std::string& meant) {
+  return unexpected<std::string>{why + ": " + meant};
+}
+
+// After "https://": the authority and what follows, up to the first
+// '?' or '#'; the part of the URL a forbidden character is in.
+std::string_view authority_of(std::string_view rest) { return rest.substr(0, rest.find_first_of("/?#")); }
+
+// Query, fragment and credentials, each named: the one sentence says which.
+std::optional<std::string> forbidden_part(std::string_view url) {
+  auto rest = url.substr(url.find("://") == std::string_view::npos ? 0 : url.find("://") + 3);
+  if (authority_of(rest).find('@') != std::string_view::npos)
+    return "must not carry credentials (USER@HOST): the manager takes them from spec.credentialsSecretName";
+  if (rest.find('?') != std::string_view::npos) return std::string("must not have a query (?...)");
+  if (rest.find('#') != std::string_view::npos) return std::string("must not have a fragment (#...)");
+  if (rest.find('@') != std::string_view::npos) return std::string("must not contain '@'");
+  return std::nullopt;
+}
+
+// The path of an API URL as the web URL names the same scope:
+// orgs/X -> X, repos/O/R -> O/R, enterprises/E as it is.
+std::string web_path(const std::vector<std::string_view>& parts, std::size_t from) {
+  if (parts.size() > from && (ascii_lower(parts[from]) == "orgs" || ascii_lower(parts[from]) == "repos" ||
+                              ascii_lower(parts[from]) == "users"))
+    ++from;
+  std::string out;
+  for (std::size_t i = from; i < parts.size() && i < from + 2; ++i) out += "/" + std::string(parts[i]);
+  return out;
+}
+
+// The host without its port, in lower case.
+std::string bare_host(std::string_view host) { return ascii_lower(host.substr(0, host.rfind(':'))); }
+
+bool is_api_host(const std::string& bare) {
+  return bare == "api.github.com" || (bare.starts_with("api.") && bare.ends_with(".ghe.com"));
+}
+
+// An IP address in any form a resolver takes: its last label all digits
+// (127.0.0.1, 2130706433) or hexadecimal (0x7f000001). No DNS name ends so.
+bool is_ip_literal(const std::string& bare) {
+  auto last = std::string_view(bare).substr(bare.rfind('.') == std::string::npos ? 0 : bare.rfind('.') + 1);
+  if (last.empty()) return false;
+  if (std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; })) return true;
+  return last.size() > 2 && last.starts_with("0x");
+}
+
 }  // namespace
 
 expected<http_url, url_problem> split_http_url(std::string_view url) {
@@ -106,7 +153,8 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
       case url_problem::not_http:
         return fail("must start with https://");
       case url_problem::forbidden_characters:
-        return fail("must not contain a query, fragment, credentials or spaces");
+        if (auto why = forbidden_part(url)) return unexpected<std::string>{*why};
+        return fail("must not contain spaces");
       case url_problem::bad_host: {
         auto host = url.substr(url.find("://") + 3);
         return fail("has an invalid host \"" + std::string(host.substr(0, host.find('/'))) + "\"");
@@ -126,9 +174,16 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
   }
   github_scope out;
   out.base_url = scheme + std::string(host);
-  if (parts.empty()) return fail("names no organization, repository or enterprise");
   for (auto p : parts)
     if (p.empty()) return fail("has an empty path segment");
+  const auto bare = bare_host(host);
+  if (is_api_host(bare))
+    return hint("is GitHub's API host, not a scope; use the web URL",
+                "https://" + bare.substr(4) + (parts.empty() ? "/ORG" : web_path(parts, 0)));
+  if (parts.size() >= 2 && ascii_lower(parts[0]) == "api" && ascii_lower(parts[1]) == "v3")
+    return hint("is a GitHub Enterprise Server API path, not a scope; use the web URL",
+                out.base_url + (parts.size() > 2 ? web_path(parts, 2) : std::string("/ORG")));
+  if (parts.empty()) return fail("names no organization, repository or enterprise");
   if (ascii_lower(parts[0]) == "enterprises") {
     if (parts.size() != 2) return fail("names an enterprise without a single ENTERPRISE slug");
     if (!valid_owner(parts[1]))
@@ -145,11 +200,32 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
     out.kind = github_scope::level::organization;
     return out;
   }
+  if (ascii_lower(parts[1]).ends_with(".git") && parts[1].size() > 4)
+    return hint("is a clone URL, not a scope; drop the .git suffix",
+                out.base_url + "/" + std::string(parts[0]) + "/" +
+                    std::string(parts[1].substr(0, parts[1].size() - 4)));
   if (!valid_repository(parts[1]))
     return fail("has an invalid repository name \"" + std::string(parts[1]) + "\"");
   out.kind = github_scope::level::repository;
   out.repository = parts[1];
   return out;
+}
+
+std::optional<std::string> scope_host_refused(std::string_view url, const scope_rules& rules) {
+  auto split = split_http_url(url);
+  if (!split) return std::nullopt;  // parse_scope_url says what is wrong
+  const auto bare = bare_host(split->host);
+  for (const auto& allowed : rules.http_hosts)
+    if (ascii_lower(allowed) == bare) return std::nullopt;
+  if (split->scheme != "https")
+    return std::string(
+        "must start with https:// (plain http only to a host the platform lists in the manager's "
+        "--github-http-hosts)");
+  if (is_ip_literal(bare))
+    return "names the IP address " + bare +
+           ": use GitHub's host name (an IP address only where the platform lists it in the manager's "
+           "--github-http-hosts)";
+  return std::nullopt;
 }
 
 }  // namespace octorun::model

@@ -9,8 +9,10 @@
 // case-insensitively, so any spelling names the same account.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/expected.hpp"
 
@@ -42,6 +44,22 @@ expected<http_url, std::string> parse_proxy_url(std::string_view url);
 // an optional trailing slash. The error says what is wrong, for a user.
 // The admission webhook and the GitHub adapter (github::parse_config_url)
 // both use it, so whatever is admitted is a scope the adapter can talk to.
+// What is never a GitHub scope is refused with a hint: a repository with a
+// .git suffix (a clone URL), an API URL (api.github.com, api.X.ghe.com or a
+// GHES /api/v3 path), credentials, a query or a fragment.
 expected<github_scope, std::string> parse_scope_url(std::string_view url);
+
+// What the platform admin allows a scope URL beyond https to a host name
+// (manager flag --github-http-hosts, never a RunnerSet field): the hosts a
+// scope may reach over plain http or name as an IP address, e.g. a test
+// server on 127.0.0.1. Compared without the port, case-insensitively.
+struct scope_rules {
+  std::vector<std::string> http_hosts;
+};
+
+// Why the scope URL's scheme or host is not allowed (plain http, an IP
+// address), for a user; nullopt when it is. The admission webhook refuses
+// such a RunnerSet, and the manager refuses to send it credentials.
+std::optional<std::string> scope_host_refused(std::string_view url, const scope_rules& rules);
 
 }  // namespace octorun::model

@@ -20,6 +20,7 @@
 #include "adapters/tls/ca_bundle.hpp"
 #include "common/json.hpp"
 #include "model/naming.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::runnerset::detail {
 
@@ -79,6 +80,8 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   if (!creds) return fail(creds.error());
   auto target = github::parse_config_url(w.set->spec.scope_url);
   if (!target) return fail("spec.scopeURL: " + target.error());
+  if (auto refused = model::scope_host_refused(w.set->spec.scope_url, s.cfg.scopes))
+    return fail("spec.scopeURL: \"" + w.set->spec.scope_url + "\" " + *refused);
   auto network = set_network_of(
       w.set->spec.pod, s.cfg.github_proxy,
       [&](const reference& ref) -> const rapidjson::Value* {

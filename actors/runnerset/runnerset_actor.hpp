@@ -27,6 +27,7 @@
 #include "actors/runnerset/runner_github_api.hpp"
 #include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::runnerset {
 
@@ -71,6 +72,9 @@ struct runnerset_actor_config {
   // The proxy for GitHub calls of sets without spec.proxy (the manager's
   // environment, http/proxy.hpp); none: libcurl reads the environment.
   std::optional<http::proxy_options> github_proxy;
+  // The GitHub hosts the platform lets a scope reach over plain http or by
+  // address (--github-http-hosts): checked again before credentials go out.
+  model::scope_rules scopes;
   // kube::spawn_event_recorder: the set's Events (actors/runnerset/set_events.hpp);
   // none: no Events.
   caf::actor events;

@@ -36,18 +36,53 @@ bool writes_object(const admission_request& req) {
          req.object.IsObject();
 }
 
-admission_response validate_set(const admission_request& req) {
+admission_response validate_set(const admission_request& req, const admission_policy& policy) {
   // An object on its way out (finalizers being removed) is never blocked.
   if (!writes_object(req) || deleting(req.object)) return allow(req);
   auto set = model::parse_runnerset(req.object);
   if (!set) return deny(req, "RunnerSet", set.error());
-  if (auto errors = validate_runnerset(*set); !errors.empty()) return deny(req, "RunnerSet", errors);
+  if (auto errors = validate_runnerset(*set, policy); !errors.empty()) return deny(req, "RunnerSet", errors);
   return allow(req);
 }
 
-admission_response validate_runner_request(const admission_request& req) {
+// Runners are the manager's: a Runner made by anyone else would get a JIT
+// configuration from its set's credentials with labels and a pod of its
+// maker's choosing (the manager also serves only the Runners its sets own,
+// by uid); nor may anyone else move one to another owner.
+admission_response forbid(const admission_request& req, const std::string& why) {
+  admission_response r;
+  r.uid = req.uid;
+  r.allowed = false;
+  r.code = 403;
+  r.reason = "Forbidden";
+  r.message = "Runner" + (req.name.empty() ? std::string() : " \"" + req.name + "\"") + " is refused: " + why;
+  return r;
+}
+
+const rapidjson::Value* owner_references(const rapidjson::Value& object) {
+  const rapidjson::Value* meta = json::member(object, "metadata");
+  return meta == nullptr ? nullptr : json::member(*meta, "ownerReferences");
+}
+
+bool same_owners(const rapidjson::Value& before, const rapidjson::Value& after) {
+  const auto* a = owner_references(before);
+  const auto* b = owner_references(after);
+  if (a == nullptr || b == nullptr) return a == b;
+  return *a == *b;
+}
+
+admission_response validate_runner_request(const admission_request& req, const admission_policy& policy) {
   if (!writes_object(req) || deleting(req.object)) return allow(req);
+  const bool manager = !policy.runner_creator.empty() && req.username == policy.runner_creator;
+  if (req.operation == "CREATE" && !manager)
+    return forbid(req, "only the Octorun manager (" +
+                           (policy.runner_creator.empty() ? std::string("unknown") : policy.runner_creator) +
+                           ") creates Runners, " +
+                           (req.username.empty() ? "not an anonymous user" : "not " + req.username) +
+                           ": declare a RunnerSet instead");
   if (req.operation == "UPDATE") {
+    if (!manager && !same_owners(req.old_object, req.object))
+      return forbid(req, "metadata.ownerReferences may be changed by the Octorun manager only");
     if (auto errors = validate_runner_update(req.old_object, req.object); !errors.empty())
       return deny(req, "Runner", errors);
     return allow(req);  // an unchanged spec was valid when it was created
@@ -78,19 +113,19 @@ const char* path_of(endpoint e) {
   return "";
 }
 
-admission_response review(endpoint e, const admission_request& request) {
+admission_response review(endpoint e, const admission_request& request, const admission_policy& policy) {
   switch (e) {
     case endpoint::mutate_runnerset:
       return mutate_set(request);
     case endpoint::validate_runnerset:
-      return validate_set(request);
+      return validate_set(request, policy);
     case endpoint::validate_runner:
-      return validate_runner_request(request);
+      return validate_runner_request(request, policy);
   }
   return allow(request);
 }
 
-http_reply handle_review(endpoint e, std::string_view body) {
+http_reply handle_review(endpoint e, std::string_view body, const admission_policy& policy) {
   auto request = parse_admission_review(body);
   if (!request) {
     return {400, json::writer()
@@ -99,7 +134,7 @@ http_reply handle_review(endpoint e, std::string_view body) {
                      .close()
                      .str()};
   }
-  return {200, encode_admission_review(review(e, *request))};
+  return {200, encode_admission_review(review(e, *request, policy))};
 }
 
 }  // namespace octorun::admission

@@ -56,6 +56,10 @@ expected<admission_request, std::string> parse_admission_review(std::string_view
         !read_string(*k, "kind", out.kind, error))
       return unexpected<std::string>{"request.kind: " + error};
   }
+  if (const Value* u = member(*req, "userInfo"); u != nullptr && u->IsObject()) {
+    if (!read_string(*u, "username", out.username, error))
+      return unexpected<std::string>{"request.userInfo: " + error};
+  }
   if (const Value* r = member(*req, "resource"); r != nullptr && r->IsObject()) {
     if (!read_string(*r, "resource", out.resource, error))
       return unexpected<std::string>{"request.resource: " + error};

@@ -23,6 +23,7 @@ struct admission_request {
   std::string name;
   std::string namespace_;
   std::string operation;  // CREATE | UPDATE | DELETE | CONNECT
+  std::string username;   // request.userInfo.username: who asks
   bool dry_run = false;
   rapidjson::Document object;      // Null when absent (DELETE)
   rapidjson::Document old_object;  // Null when absent (CREATE)

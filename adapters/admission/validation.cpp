@@ -37,9 +37,11 @@ void check_containers(const std::string& path, const std::vector<container_view>
 
 }  // namespace
 
-void check_scope_url(const std::string& path, const std::string& url, field_errors& out) {
+void check_scope_url(const std::string& path, const std::string& url, const scope_rules& rules,
+                     field_errors& out) {
   auto scope = parse_scope_url(url);
-  if (!scope) out.push_back({path, (url.empty() ? "" : quoted(url) + " ") + scope.error()});
+  if (!scope) return out.push_back({path, (url.empty() ? "" : quoted(url) + " ") + scope.error()});
+  if (auto refused = scope_host_refused(url, rules)) out.push_back({path, quoted(url) + " " + *refused});
 }
 
 void check_credentials_secret(const std::string& path, const std::string& name, field_errors& out) {
@@ -68,11 +70,27 @@ void check_runner_labels(const std::string& path, const std::vector<std::string>
   }
 }
 
+namespace {
+
+// A count is bounded: one set must not take the shared manager (and the
+// cluster) with it. The platform admin may raise the bound.
+void check_bound(const std::string& field, const std::optional<std::int32_t>& n, std::int32_t cap,
+                 field_errors& out) {
+  if (!n) return;
+  if (*n < 0) return out.push_back({field, "must not be negative"});
+  if (*n > cap)
+    out.push_back({field, std::to_string(*n) + " is over the limit of " + std::to_string(cap) +
+                              " runners per RunnerSet (the manager's --max-runners, which the platform "
+                              "admin may raise)"});
+}
+
+}  // namespace
+
 void check_runner_counts(const std::string& path, const std::optional<std::int32_t>& min,
-                         const std::optional<std::int32_t>& max, field_errors& out) {
+                         const std::optional<std::int32_t>& max, std::int32_t cap, field_errors& out) {
   const auto prefix = path.empty() ? std::string{} : path + ".";
-  if (min && *min < 0) out.push_back({prefix + "minRunners", "must not be negative"});
-  if (max && *max < 0) out.push_back({prefix + "maxRunners", "must not be negative"});
+  check_bound(prefix + "minRunners", min, cap, out);
+  check_bound(prefix + "maxRunners", max, cap, out);
   if (min && max && *min >= 0 && *max >= 0 && *min > *max)
     out.push_back({prefix + "minRunners", "must not exceed maxRunners (" + std::to_string(*min) + " > " +
                                               std::to_string(*max) + ")"});
@@ -110,7 +128,7 @@ void check_generated_names(const std::string& path, const std::string& set, cons
                            " by " + over});
 }
 
-void check_variants(const runnerset& set, field_errors& out) {
+void check_variants(const runnerset& set, std::int32_t cap, field_errors& out) {
   const auto& spec = set.spec;
   const std::string set_name = set.metadata.name.empty()
                                    ? set.metadata.generate_name + std::string(runner_suffix_length, 'x')
@@ -131,7 +149,7 @@ void check_variants(const runnerset& set, field_errors& out) {
       check_generated_names(path + ".name", set_name, v.name, out);
     }
     check_runner_labels(path + ".runnerLabels", v.runner_labels, out);
-    check_runner_counts(path, v.min_runners, v.max_runners, out);
+    check_runner_counts(path, v.min_runners, v.max_runners, cap, out);
     // A variant's own bound against the one it inherits from the set.
     if (v.min_runners && !v.max_runners && spec.max_runners && *v.min_runners > *spec.max_runners)
       out.push_back({path + ".minRunners", "must not exceed maxRunners inherited from spec.maxRunners (" +
@@ -161,7 +179,7 @@ void check_variants(const runnerset& set, field_errors& out) {
   }
 }
 
-field_errors validate_runnerset(const runnerset& set) {
+field_errors validate_runnerset(const runnerset& set, const admission_policy& policy) {
   field_errors out;
   const auto& spec = set.spec;
   if (!set.metadata.name.empty()) {
@@ -170,14 +188,14 @@ field_errors validate_runnerset(const runnerset& set) {
     check_generated_names("metadata.generateName",
                           set.metadata.generate_name + std::string(runner_suffix_length, 'x'), "", out);
   }
-  check_scope_url("spec.scopeURL", spec.scope_url, out);
+  check_scope_url("spec.scopeURL", spec.scope_url, policy.scopes, out);
   check_credentials_secret("spec.credentialsSecretName", spec.credentials_secret_name, out);
   check_runner_labels("spec.runnerLabels", spec.runner_labels, out);
-  check_runner_counts("spec", spec.min_runners, spec.max_runners, out);
-  if (spec.replicas && *spec.replicas < 0) out.push_back({"spec.replicas", "must not be negative"});
+  check_runner_counts("spec", spec.min_runners, spec.max_runners, policy.max_runners, out);
+  check_bound("spec.replicas", spec.replicas, policy.max_runners, out);
   check_pod_template("spec.template", spec.template_, out);
   check_pod_config("spec", spec.pod, out);
-  check_variants(set, out);
+  check_variants(set, policy.max_runners, out);
   return out;
 }
 
@@ -191,7 +209,8 @@ field_errors validate_runner(const runner& r) {
                    "is " + characters(effective.size() - max_label_value) +
                        " too long: a Runner name is also its Pod name and a label value, at most " +
                        std::to_string(max_label_value)});
-  check_scope_url("spec.scopeURL", r.spec->scope_url, out);
+  if (auto scope = parse_scope_url(r.spec->scope_url); !scope)
+    out.push_back({"spec.scopeURL", scope.error()});
   check_credentials_secret("spec.credentialsSecretName", r.spec->credentials_secret_name, out);
   check_runner_labels("spec.runnerLabels", r.spec->runner_labels, out);
   if (!r.spec->variant.empty() && !is_dns_label(r.spec->variant))

@@ -9,7 +9,8 @@ namespace octorun::admission {
 namespace {
 
 void webhook(json::writer& w, const webhook_configuration_options& o, const std::string& name, endpoint e,
-             const char* resource, const std::string& failure_policy) {
+             const char* resource, const std::string& failure_policy,
+             std::initializer_list<const char*> operations = {"CREATE", "UPDATE"}) {
   w.open().field("name", name);
   w.open_array("admissionReviewVersions").value("v1").close_array();
   w.field("sideEffects", "None")
@@ -32,7 +33,9 @@ void webhook(json::writer& w, const webhook_configuration_options& o, const std:
   w.open_array("rules").open();
   w.open_array("apiGroups").value("octorun.io").close_array();
   w.open_array("apiVersions").value("v1alpha1").close_array();
-  w.open_array("operations").value("CREATE").value("UPDATE").close_array();
+  w.open_array("operations");
+  for (const char* op : operations) w.value(op);
+  w.close_array();
   w.open_array("resources").value(resource).close_array();
   w.field("scope", "Namespaced").close().close_array();
   if (!o.namespace_selector.empty()) {
@@ -52,7 +55,10 @@ std::string configuration(const webhook_configuration_options& o, const char* ki
     webhook(w, o, "mrunnerset.octorun.io", endpoint::mutate_runnerset, "runnersets", o.failure_policy);
   } else {
     webhook(w, o, "vrunnerset.octorun.io", endpoint::validate_runnerset, "runnersets", o.failure_policy);
-    webhook(w, o, "vrunner.octorun.io", endpoint::validate_runner, "runners", o.runner_failure_policy);
+    webhook(w, o, "vrunner.octorun.io", endpoint::validate_runner, "runners", o.runner_create_failure_policy,
+            {"CREATE"});
+    webhook(w, o, "vrunner-update.octorun.io", endpoint::validate_runner, "runners", o.runner_failure_policy,
+            {"UPDATE"});
   }
   return w.close_array().close().str();
 }

@@ -28,16 +28,21 @@ struct webhook_configuration_options {
   std::map<std::string, std::string> namespace_selector;
   // RunnerSets: Fail, their URL and name rules exist only in the webhook.
   std::string failure_policy = "Fail";
-  // Runners: Ignore. The CRD's CEL rule already keeps the spec immutable, and
-  // the manager must be able to update Runners (finalizers) while no webhook
-  // replica answers, e.g. during its own rollout.
+  // Runner creates: Fail. Only the manager may create Runners (a Runner
+  // made by anyone else would be registered with its set's credentials), so
+  // no Runner is created while no replica answers.
+  std::string runner_create_failure_policy = "Fail";
+  // Runner updates: Ignore. The CRD's CEL rule already keeps the spec
+  // immutable, and the manager must be able to update Runners (finalizers)
+  // while no webhook replica answers, e.g. during its own rollout.
   std::string runner_failure_policy = "Ignore";
   int timeout_seconds = 10;
 };
 
 // JSON of the MutatingWebhookConfiguration (mrunnerset.octorun.io).
 std::string mutating_webhook_configuration(const webhook_configuration_options& options);
-// JSON of the ValidatingWebhookConfiguration (vrunnerset.octorun.io, vrunner.octorun.io).
+// JSON of the ValidatingWebhookConfiguration (vrunnerset.octorun.io,
+// vrunner.octorun.io for Runner creates, vrunner-update.octorun.io for updates).
 std::string validating_webhook_configuration(const webhook_configuration_options& options);
 
 // The JSON Patch operations that set caBundle on the first `webhooks`

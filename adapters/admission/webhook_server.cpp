@@ -7,11 +7,11 @@
 namespace octorun::admission {
 namespace {
 
-std::vector<http::route> routes() {
+std::vector<http::route> routes(const admission_policy& policy) {
   std::vector<http::route> out;
   for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner}) {
-    out.push_back({path_of(e), {"POST"}, [e](const http::server_request& req) {
-                     auto reply = handle_review(e, req.body);
+    out.push_back({path_of(e), {"POST"}, [e, policy](const http::server_request& req) {
+                     auto reply = handle_review(e, req.body, policy);
                      http::server_response r;
                      r.status = reply.status;
                      r.body = std::move(reply.body);
@@ -51,7 +51,7 @@ expected<ok_t, std::string> webhook_server::restart() {
   opts.tls_pem_file = material_.pem_file;
   opts.max_body_bytes = json::sources::admission_review.max_bytes;
   server_.reset();  // release the port before binding it again
-  auto srv = http::server::start(opts, routes());
+  auto srv = http::server::start(opts, routes(options_.policy));
   if (!srv) return unexpected<std::string>{"webhook server: " + srv.error()};
   server_ = std::move(*srv);
   options_.port = server_->port();

@@ -21,6 +21,7 @@ struct webhook_server_options {
   int threads = 4;
   // Replace the serving certificate when it has less than this left.
   std::chrono::seconds rotate_before = std::chrono::hours(24 * 30);
+  admission_policy policy;  // what the platform allows (manager flags)
 };
 
 class webhook_server {

@@ -15,6 +15,7 @@
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/metrics/metrics_feed.hpp"
 #include "adapters/admission/ca_injection.hpp"
+#include "adapters/admission/identity.hpp"
 #include "adapters/admission/shared_ca.hpp"
 #include "adapters/admission/webhook_server.hpp"
 #include "adapters/http/http_server.hpp"
@@ -76,6 +77,17 @@ expected<std::shared_ptr<admission::webhook_server>, std::string> start_admissio
     sc.ip_addresses = comma_list(o.admission_ip_addresses);
     certs = admission::certificate_source::self_signed(sc);
   }
+  wo.policy.scopes.http_hosts = comma_list(o.github_http_hosts);
+  wo.policy.max_runners = o.max_runners;
+  wo.policy.runner_creator = o.runner_creator;
+  if (wo.policy.runner_creator.empty()) {
+    kube::client api(kube_cfg);
+    auto me = admission::own_username(api);
+    if (!me)
+      return unexpected<std::string>{"who may create Runners (--runner-creator) is unknown: " + me.error()};
+    wo.policy.runner_creator = std::move(*me);
+  }
+  spdlog::info("admission webhook: only {} creates Runners", wo.policy.runner_creator);
   auto server = admission::webhook_server::start(wo, std::move(*certs));
   if (!server) return unexpected<std::string>{server.error()};
   return std::shared_ptr<admission::webhook_server>(std::move(*server));
@@ -302,6 +314,7 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.github_tls = settings_.github_tls;
   ccfg.runnerset_defaults.github_workers = static_cast<std::size_t>(std::max(1, options_.github_workers));
   ccfg.runnerset_defaults.github_proxy = settings_.github_proxy;
+  ccfg.runnerset_defaults.scopes.http_hosts = comma_list(options_.github_http_hosts);
   for (auto [endpoint, scheme] :
        {std::pair{&settings_.github_proxy.https, "https"}, std::pair{&settings_.github_proxy.http, "http"}})
     if (*endpoint)

@@ -71,6 +71,17 @@ const std::vector<flag>& flags() {
        1},
       {"github-ca-file", &options::github_ca_file,
        "PEM bundle trusted for GitHub (Enterprise Server) connections in addition to the system CAs"},
+      {"github-http-hosts", &options::github_http_hosts,
+       "GitHub hosts (without port, comma-separated) a RunnerSet's scopeURL may reach over plain http or "
+       "name "
+       "as an IP address, e.g. a test server on 127.0.0.1; every other scope must be https to a host name"},
+      {"max-runners", &options::max_runners,
+       "the largest minRunners, maxRunners and replicas the admission webhook admits per RunnerSet and "
+       "variant (the CRD's bound, 10000, is the ceiling)",
+       1},
+      {"runner-creator", &options::runner_creator,
+       "the one user (request.userInfo.username) the admission webhook lets create Runners (default: this "
+       "manager's own name, asked of the apiserver with a SelfSubjectReview)"},
       {"admission", &options::admission,
        "serve the admission webhook on --admission-port (every replica, leader or not; off unless given)"},
       {"admission-bind", &options::admission_bind, "address of the admission webhook (HTTPS)"},

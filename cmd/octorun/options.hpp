@@ -47,6 +47,15 @@ struct options {
   double kube_qps = 0;
   int32_t kube_burst = 100;
   std::string github_ca_file;
+  // GitHub hosts a scope may reach over plain http or name as an IP address
+  // (comma-separated; test servers): model::scope_rules.
+  std::string github_http_hosts;
+  // The largest minRunners, maxRunners and replicas admitted per RunnerSet
+  // and variant (the CRD's own bound, 10,000, is the ceiling).
+  int32_t max_runners = 1000;
+  // The one user who may create Runners; empty: this manager's own name
+  // (a SelfSubjectReview at start).
+  std::string runner_creator;
   bool admission = false;
   std::string admission_bind = "0.0.0.0";
   uint16_t admission_port = 9443;

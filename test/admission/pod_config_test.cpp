@@ -118,7 +118,8 @@ TEST(PodConfig, TheWebhookDeniesAnUnknownModeWithTheField) {
       R"("kind":{"group":"octorun.io","version":"v1alpha1","kind":"RunnerSet"},)"
       R"("resource":{"group":"octorun.io","version":"v1alpha1","resource":"runnersets"},"name":"ci",)"
       R"("namespace":"team","operation":"CREATE","userInfo":{"username":"alice"},"object":)" +
-          test::json(d) + R"(,"oldObject":null}})");
+          test::json(d) + R"(,"oldObject":null}})",
+      admission_policy{});
   ASSERT_EQ(reply.status, 200) << reply.body;
   auto r = doc(reply.body.c_str());
   EXPECT_FALSE(r["response"]["allowed"].GetBool());

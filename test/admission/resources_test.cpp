@@ -169,8 +169,7 @@ TEST(ScopeUrl, RejectsWhatIsNotAScope) {
   for (const char* bad :
        {"", "github.com/acme", "ftp://github.com/acme", "https://github.com", "https://github.com/",
         "https://github.com/acme/app/tree", "https://github.com/enterprises",
-        "https://github.com/enterprises/a/b", "https://github.com/acme/app?x=1",
-        "https://user@github.com/acme", "https://github.com/-acme", "https://github.com/ac_me",
+        "https://github.com/enterprises/a/b", "https://github.com/-acme", "https://github.com/ac_me",
         "https://github.com/acme/..", "https://git hub.com/acme", "https://github.com:0/acme",
         "https://github.com:99999/acme", "https://github.com//acme"}) {
     auto s = parse_scope_url(bad);
@@ -179,6 +178,48 @@ TEST(ScopeUrl, RejectsWhatIsNotAScope) {
       EXPECT_NE(s.error().find("expected https://github.com/ORG"), std::string::npos) << s.error();
     }
   }
+}
+
+// What a user may paste that is no GitHub scope (issue 32: admission took
+// https://github.com/org/app.git as the repository "app.git" and
+// https://api.github.com/orgs/x as a GHES host "api.github.com"): refused,
+// with the URL meant.
+TEST(ScopeUrl, RefusesWhatIsNotAGitHubScopeWithAHint) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"https://github.com/org/app.git",
+       "is a clone URL, not a scope; drop the .git suffix: https://github.com/org/app"},
+      {"https://api.github.com/orgs/x",
+       "is GitHub's API host, not a scope; use the web URL: https://github.com/x"},
+      {"https://api.github.com/repos/o/r/",
+       "is GitHub's API host, not a scope; use the web URL: https://github.com/o/r"},
+      {"https://api.acme.ghe.com/orgs/x",
+       "is GitHub's API host, not a scope; use the web URL: https://acme.ghe.com/x"},
+      {"https://ghes.example.com/api/v3/orgs/x",
+       "is a GitHub Enterprise Server API path, not a scope; use the web URL: https://ghes.example.com/x"},
+      {"https://user:pw@github.com/acme",
+       "must not carry credentials (USER@HOST): the manager takes them from spec.credentialsSecretName"},
+      {"https://github.com/acme/app?x=1", "must not have a query (?...)"},
+      {"https://github.com/acme#readme", "must not have a fragment (#...)"},
+  };
+  for (const auto& [url, why] : cases) {
+    auto s = parse_scope_url(url);
+    ASSERT_FALSE(s) << url;
+    EXPECT_EQ(s.error(), why) << url;
+    EXPECT_FALSE(github::parse_config_url(url)) << "the manager took it at use: " << url;
+  }
+}
+
+TEST(ScopeUrl, PlainHttpAndIpAddressesAreThePlatformsToAllow) {
+  const scope_rules none;
+  EXPECT_FALSE(scope_host_refused("https://github.com/acme", none));
+  EXPECT_FALSE(scope_host_refused("https://ghes.example.com:8443/acme", none));
+  EXPECT_TRUE(scope_host_refused("http://github.com/acme", none));
+  EXPECT_TRUE(scope_host_refused("https://192.168.1.4/acme", none));
+  EXPECT_TRUE(scope_host_refused("https://2130706433/acme", none));
+  const scope_rules simulator{{"127.0.0.1", "LocalHost"}};
+  EXPECT_FALSE(scope_host_refused("http://127.0.0.1:4000/acme", simulator));
+  EXPECT_FALSE(scope_host_refused("http://localhost:4000/acme", simulator));
+  EXPECT_TRUE(scope_host_refused("http://127.0.0.10:4000/acme", simulator));
 }
 
 // Scheme, host and the "enterprises" keyword are case-insensitive; owner and

@@ -25,6 +25,9 @@ std::string review_json(const std::string& operation, const std::string& object,
          R"(,"dryRun":true}})";
 }
 
+// The platform's policy in these tests: the manager is "manager".
+const admission_policy policy{"system:serviceaccount:octorun-system:octorun", {}, 1000};
+
 rapidjson::Document response_of(const http_reply& reply) {
   EXPECT_EQ(reply.status, 200) << reply.body;
   auto d = doc(reply.body.c_str());
@@ -62,7 +65,7 @@ TEST(AdmissionReview, RejectsMalformedReviews) {
         std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a",)"
                     R"("operation":"CREATE","object":[1]}})")}) {
     EXPECT_FALSE(parse_admission_review(bad)) << bad;
-    EXPECT_EQ(handle_review(endpoint::validate_runnerset, bad).status, 400) << bad;
+    EXPECT_EQ(handle_review(endpoint::validate_runnerset, bad, policy).status, 400) << bad;
   }
 }
 
@@ -125,7 +128,8 @@ TEST(Defaults, AreIdempotentOnTheSample) {
 }
 
 TEST(Endpoints, MutateAddsDefaults) {
-  auto d = response_of(handle_review(endpoint::mutate_runnerset, review_json("CREATE", R"({"spec":{}})")));
+  auto d =
+      response_of(handle_review(endpoint::mutate_runnerset, review_json("CREATE", R"({"spec":{}})"), policy));
   const auto& resp = d["response"];
   EXPECT_STREQ(resp["uid"].GetString(), "u-1");
   EXPECT_TRUE(resp["allowed"].GetBool());
@@ -138,7 +142,8 @@ TEST(Endpoints, MutateAddsDefaults) {
 TEST(Endpoints, ValidateRunnerSetDeniesWithTheFieldAndReason) {
   auto d = doc(test::valid_runnerset_json());
   test::set(d, "/spec/scopeURL", std::string("https://github.com"));
-  auto r = response_of(handle_review(endpoint::validate_runnerset, review_json("CREATE", test::json(d))));
+  auto r =
+      response_of(handle_review(endpoint::validate_runnerset, review_json("CREATE", test::json(d)), policy));
   const auto& resp = r["response"];
   EXPECT_FALSE(resp["allowed"].GetBool());
   std::string msg = resp["status"]["message"].GetString();
@@ -151,7 +156,7 @@ TEST(Endpoints, ValidateRunnerSetDeniesWithTheFieldAndReason) {
 
 TEST(Endpoints, ValidateRunnerSetAllowsValidDeletingAndDeletedObjects) {
   auto allowed = [](const std::string& body) {
-    auto r = response_of(handle_review(endpoint::validate_runnerset, body));
+    auto r = response_of(handle_review(endpoint::validate_runnerset, body, policy));
     return r["response"]["allowed"].GetBool();
   };
   EXPECT_TRUE(allowed(review_json("CREATE", test::valid_runnerset_json())));
@@ -162,8 +167,11 @@ TEST(Endpoints, ValidateRunnerSetAllowsValidDeletingAndDeletedObjects) {
 }
 
 TEST(Endpoints, ValidateRunnerGuardsTheSpec) {
-  auto allowed = [](const std::string& op, const std::string& obj, const std::string& old) {
-    auto r = response_of(handle_review(endpoint::validate_runner, review_json(op, obj, old, "Runner")));
+  // alice acts as the manager here: only its creates are judged on the spec.
+  const admission_policy alice_manages{"alice", {}, 1000};
+  auto allowed = [&](const std::string& op, const std::string& obj, const std::string& old) {
+    auto r = response_of(
+        handle_review(endpoint::validate_runner, review_json(op, obj, old, "Runner"), alice_manages));
     return r["response"]["allowed"].GetBool();
   };
   const std::string runner = test::valid_runner_json();
@@ -177,6 +185,45 @@ TEST(Endpoints, ValidateRunnerGuardsTheSpec) {
   EXPECT_FALSE(allowed("CREATE", R"({"metadata":{"name":"r"},"spec":{}})", "null"));
 }
 
+// The attack (issue 32): a tenant who may create Runners writes one by hand
+// with a set's label and labels of its own; before, the webhook admitted it
+// and the manager registered it with the set's credentials. Only the
+// manager's own user creates Runners now; nobody else moves one to another
+// owner.
+TEST(Endpoints, OnlyTheManagerCreatesRunners) {
+  const std::string runner = test::valid_runner_json();
+  auto reply = [&](const std::string& op, const std::string& obj, const std::string& old) {
+    return response_of(handle_review(endpoint::validate_runner, review_json(op, obj, old, "Runner"), policy));
+  };
+  auto by_alice = reply("CREATE", runner, "null");
+  EXPECT_FALSE(by_alice["response"]["allowed"].GetBool());
+  EXPECT_EQ(by_alice["response"]["status"]["code"].GetInt(), 403);
+  EXPECT_EQ(std::string(by_alice["response"]["status"]["message"].GetString()),
+            "Runner \"ci\" is refused: only the Octorun manager "
+            "(system:serviceaccount:octorun-system:octorun) creates Runners, not alice: declare a RunnerSet "
+            "instead");
+  auto as_manager = review_json("CREATE", runner);
+  as_manager.replace(as_manager.find("\"alice\""), 7, "\"" + policy.runner_creator + "\"");
+  EXPECT_TRUE(response_of(handle_review(endpoint::validate_runner, as_manager, policy))["response"]["allowed"]
+                  .GetBool());
+  // No manager name known: nobody creates Runners.
+  EXPECT_FALSE(response_of(handle_review(endpoint::validate_runner, as_manager,
+                                         admission_policy{}))["response"]["allowed"]
+                   .GetBool());
+  // Re-parenting a Runner the manager made, to hand it to another set.
+  auto moved = doc(runner.c_str());
+  test::set(moved, "/metadata/ownerReferences",
+            doc(R"([{"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","name":"other","uid":"x",)"
+                R"("controller":true}])"));
+  auto r = reply("UPDATE", test::json(moved), runner);
+  EXPECT_FALSE(r["response"]["allowed"].GetBool());
+  EXPECT_NE(std::string(r["response"]["status"]["message"].GetString()).find("metadata.ownerReferences"),
+            std::string::npos);
+  auto labelled = doc(runner.c_str());
+  test::set(labelled, "/metadata/labels/x", std::string("y"));
+  EXPECT_TRUE(reply("UPDATE", test::json(labelled), runner)["response"]["allowed"].GetBool());
+}
+
 TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   webhook_configuration_options o;
   o.name = "octorun-test";
@@ -186,7 +233,7 @@ TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   auto v = doc(validating_webhook_configuration(o).c_str());
   ASSERT_TRUE(v.IsObject());
   EXPECT_STREQ(v["kind"].GetString(), "ValidatingWebhookConfiguration");
-  ASSERT_EQ(v["webhooks"].Size(), 2u);
+  ASSERT_EQ(v["webhooks"].Size(), 3u);
   const auto& w = v["webhooks"][0];
   EXPECT_STREQ(w["name"].GetString(), "vrunnerset.octorun.io");
   EXPECT_STREQ(w["clientConfig"]["url"].GetString(), "https://127.0.0.1:4443/validate-runnerset");
@@ -194,7 +241,13 @@ TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   EXPECT_STREQ(w["failurePolicy"].GetString(), "Fail");
   EXPECT_STREQ(w["namespaceSelector"]["matchLabels"]["octorun.io/test"].GetString(), "abc");
   EXPECT_STREQ(v["webhooks"][1]["rules"][0]["resources"][0].GetString(), "runners");
-  EXPECT_STREQ(v["webhooks"][1]["failurePolicy"].GetString(), "Ignore");
+  // Runner creates fail closed (only the manager may create one); updates fail open.
+  EXPECT_STREQ(v["webhooks"][1]["failurePolicy"].GetString(), "Fail");
+  EXPECT_STREQ(v["webhooks"][1]["rules"][0]["operations"][0].GetString(), "CREATE");
+  EXPECT_EQ(v["webhooks"][1]["rules"][0]["operations"].Size(), 1u);
+  EXPECT_STREQ(v["webhooks"][2]["rules"][0]["resources"][0].GetString(), "runners");
+  EXPECT_STREQ(v["webhooks"][2]["rules"][0]["operations"][0].GetString(), "UPDATE");
+  EXPECT_STREQ(v["webhooks"][2]["failurePolicy"].GetString(), "Ignore");
 
   o.target = {"octorun-system", "octorun-webhook", 443, ""};
   o.ca_bundle_pem.clear();

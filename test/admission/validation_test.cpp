@@ -12,10 +12,10 @@ namespace {
 using model::field_error;
 using test::doc;
 
-field_errors validate_set(const rapidjson::Document& d) {
+field_errors validate_set(const rapidjson::Document& d, const admission_policy& policy = {}) {
   auto set = model::parse_runnerset(d);
   EXPECT_TRUE(set);
-  return set ? validate_runnerset(*set) : field_errors{};
+  return set ? validate_runnerset(*set, policy) : field_errors{};
 }
 
 // The single error expected, as "field: message".
@@ -40,6 +40,61 @@ TEST(ValidateRunnerSet, RejectsBadScopeUrls) {
       << msg;
   test::erase(d, "/spec/scopeURL");
   EXPECT_NE(only_error(validate_set(d)).find("spec.scopeURL: is required"), std::string::npos);
+}
+
+// The attack (issue 32): a tenant points its set at a server of its own,
+// over plain http or at an address, and receives the credentials. Only the
+// hosts the platform lists (--github-http-hosts) may be reached so.
+TEST(ValidateRunnerSet, PlainHttpAndIpAddressesOnlyWhereThePlatformAllows) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/scopeURL", std::string("http://sink.tenant.svc:8080/acme"));
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.scopeURL: \"http://sink.tenant.svc:8080/acme\" must start with https:// (plain http only to a "
+      "host the platform lists in the manager's --github-http-hosts)");
+  test::set(d, "/spec/scopeURL", std::string("https://10.0.0.7/acme"));
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.scopeURL: \"https://10.0.0.7/acme\" names the IP address 10.0.0.7: use GitHub's host name (an "
+      "IP address only where the platform lists it in the manager's --github-http-hosts)");
+  for (const char* ip :
+       {"https://2130706433/acme", "https://0x7f000001/acme", "http://127.0.0.1:4000/acme"}) {
+    test::set(d, "/spec/scopeURL", std::string(ip));
+    EXPECT_EQ(validate_set(d).size(), 1u) << ip;
+  }
+  admission_policy simulator;
+  simulator.scopes.http_hosts = {"127.0.0.1"};
+  EXPECT_TRUE(validate_set(d, simulator).empty());  // the tests' GitHub simulator
+  test::set(d, "/spec/scopeURL", std::string("http://127.0.0.2:4000/acme"));
+  EXPECT_EQ(validate_set(d, simulator).size(), 1u) << "only the hosts listed";
+}
+
+// The attack (issue 32): minRunners 100000 was admitted and the manager
+// made 8,275 Runners in 70 s for one tenant. Each count has a bound the
+// platform may raise.
+TEST(ValidateRunnerSet, CountsAreBounded) {
+  auto d = doc(test::valid_runnerset_json());
+  test::erase(d, "/spec/variants");
+  test::set(d, "/spec/minRunners", 0);
+  test::set(d, "/spec/maxRunners", 100000);
+  EXPECT_EQ(only_error(validate_set(d)),
+            "spec.maxRunners: 100000 is over the limit of 1000 runners per RunnerSet (the manager's "
+            "--max-runners, which the platform admin may raise)");
+  test::set(d, "/spec/maxRunners", 1000);
+  EXPECT_TRUE(validate_set(d).empty());
+  test::set(d, "/spec/replicas", 1001);
+  EXPECT_EQ(validate_set(d).at(0).field, "spec.replicas");
+  test::erase(d, "/spec/replicas");
+  admission_policy raised;
+  raised.max_runners = 10000;
+  test::set(d, "/spec/maxRunners", 10000);
+  EXPECT_TRUE(validate_set(d, raised).empty());
+  auto v = doc(test::valid_runnerset_json());
+  test::set(v, "/spec/variants/1/maxRunners", 5000);
+  auto errors = validate_set(v);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].field, "spec.variants[1].maxRunners");
+  EXPECT_NE(errors[0].message.find("over the limit of 1000"), std::string::npos) << errors[0].message;
 }
 
 TEST(ValidateRunnerSet, RequiresAValidCredentialsSecretName) {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "adapters/admission/ca_injection.hpp"
+#include "adapters/admission/identity.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/admission/webhook_server.hpp"
 #include "common/base64.hpp"
@@ -84,8 +85,15 @@ class webhook_under_test {
     self_signed_config certs;
     certs.dir = dir + "/certs";
     certs.ip_addresses = {"127.0.0.1"};
+    auto kube_config = kube::load_kubeconfig(cluster().kubeconfig);
+    ASSERT_TRUE(kube_config) << kube_config.error();
+    kube::client api(*kube_config);
     webhook_server_options o;
     o.bind_address = "127.0.0.1";
+    // The test's own user plays the manager: the one that may create Runners.
+    auto me = own_username(api);
+    ASSERT_TRUE(me) << me.error();
+    o.policy.runner_creator = *me;
     auto srv = webhook_server::start(o, certificate_source::self_signed(certs));
     ASSERT_TRUE(srv) << srv.error();
     server = std::move(*srv);
@@ -102,9 +110,6 @@ class webhook_under_test {
     configurations =
         "mutatingwebhookconfiguration/" + config.name + " validatingwebhookconfiguration/" + config.name;
     name = config.name;
-    auto kube_config = kube::load_kubeconfig(cluster().kubeconfig);
-    ASSERT_TRUE(kube_config) << kube_config.error();
-    kube::client api(*kube_config);
     auto injected = inject_ca_bundle(api, name, server->ca_bundle());
     ASSERT_TRUE(injected) << injected.error();
     wait_until_in_effect();
@@ -269,6 +274,18 @@ TEST_F(Admission, RejectsRunnerSpecChangesAndAllowsMetadataAndStatus) {
   EXPECT_EQ(run("get " + target + " -o jsonpath={.status.runnerId}").output, "17");
 }
 
+// The attack (issue 32): a user allowed to create Runners writes one by
+// hand; only the manager's user may. (system:masters lets the request past
+// RBAC, so the webhook is what refuses it.)
+TEST_F(Admission, RefusesARunnerCreatedByAnyoneButTheManager) {
+  auto& w = *webhook;
+  auto r =
+      run(w.apply("hand-made", runner_yaml(w.ns, "ci-hand1")) + " --as=tenant --as-group=system:masters");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.output.find("only the Octorun manager"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not tenant"), std::string::npos) << r.output;
+}
+
 TEST_F(Admission, RejectsAnInvalidRunner) {
   auto& w = *webhook;
   auto yaml = runner_yaml(w.ns, "bad-runner");
@@ -278,8 +295,9 @@ TEST_F(Admission, RejectsAnInvalidRunner) {
   EXPECT_NE(r.output.find("spec.scopeURL"), std::string::npos) << r.output;
 }
 
-// failurePolicy (README.md): RunnerSet writes fail closed while no webhook
-// answers; Runner writes go on (their immutability is also a CEL rule).
+// failurePolicy (README.md): RunnerSet writes and Runner creates fail
+// closed while no webhook answers; Runner updates go on (their immutability
+// is also a CEL rule).
 TEST(AdmissionWebhookDown, RunnerSetsFailClosedAndRunnersStayWritable) {
   webhook_under_test w;
   w.start("admission-down");
@@ -292,6 +310,9 @@ TEST(AdmissionWebhookDown, RunnerSetsFailClosedAndRunnersStayWritable) {
   auto set = run(w.apply("set", runnerset_yaml(w.ns, "ci")));
   EXPECT_FALSE(set.ok);
   EXPECT_NE(set.output.find("failed calling webhook"), std::string::npos) << set.output;
+  auto another = run(w.apply("runner2", runner_yaml(w.ns, "ci-down2")));
+  EXPECT_FALSE(another.ok) << "a Runner created while no webhook answers";
+  EXPECT_NE(another.output.find("failed calling webhook"), std::string::npos) << another.output;
   const std::string target = "runner/ci-down1 -n " + w.ns;
   auto label = run("label " + target + " during=outage");
   EXPECT_TRUE(label.ok) << label.output;

@@ -108,7 +108,8 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
                                          "--health-bind=127.0.0.1",
                                          "--health-port=0",
                                          "--log-format=text",
-                                         "--scheduler.max-threads=2"};
+                                         "--scheduler.max-threads=2",
+                                         "--github-http-hosts=127.0.0.1"};
   manager_ =
       std::make_unique<octorun_process>(OCTORUN_BINARY, args, "", "/tmp/octorun-manager-" + ns_ + ".log");
   ASSERT_FALSE(manager_->wait_for_log(std::regex("(leading: no webhook intake)"), 60s).empty())

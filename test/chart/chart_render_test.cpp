@@ -79,11 +79,14 @@ TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIn
         "--admission-inject-ca=octorun",
         "--admission-dns-names=octorun-webhook.octorun-system.svc,octorun-webhook.octorun-system.svc.cluster."
         "local",
-        "--scheduler.max-threads=2"})
+        "--scheduler.max-threads=2", "--max-runners=1000",
+        // Only the manager's own ServiceAccount creates Runners.
+        "--runner-creator=system:serviceaccount:octorun-system:octorun-manager"})
     EXPECT_TRUE(has(args, a)) << a;
-  // Unset values leave the manager's own defaults.
-  for (const char* a : {"--namespaces", "--kube-qps", "--kube-burst", "--github-workers", "--github-ca-file",
-                        "--webhook-secret-file", "--webhook-sweep-seconds", "--runner-phase-events"})
+  // Unset values leave the manager's own defaults (no plain-http GitHub host).
+  for (const char* a :
+       {"--namespaces", "--kube-qps", "--kube-burst", "--github-workers", "--github-ca-file",
+        "--webhook-secret-file", "--webhook-sweep-seconds", "--runner-phase-events", "--github-http-hosts"})
     EXPECT_FALSE(has_prefix(args, a)) << a;
   for (const auto& kind_name :
        std::vector<std::pair<std::string, std::string>>{{"ServiceAccount", "octorun-manager"},

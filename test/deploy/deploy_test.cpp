@@ -114,7 +114,7 @@ class Deploy : public test::binary_test_base {
            R"("replicas":1,"pdb":{"enabled":false},"logFormat":"text","watchNamespaces":[")"
         << ns_
         << R"("],)"
-           R"("githubWebhook":{"enabled":false},)"
+           R"("githubWebhook":{"enabled":false},"githubClient":{"httpHosts":["127.0.0.1"]},)"
            R"("admission":{"port":)"
         << free_port() << R"(},"metrics":{"port":)" << free_port()
         << R"(},)"

@@ -21,10 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"f","operation":"UPDATE",)"
       R"("oldObject":{"spec":{"template":{}}},"object":)" +
       std::string(input) + "}}";
+  const octorun::admission::admission_policy policy{"system:serviceaccount:octorun-system:octorun", {}, 1000};
   for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner}) {
-    handle_review(e, input);
-    handle_review(e, wrapped_create);
-    handle_review(e, wrapped_update);
+    handle_review(e, input, policy);
+    handle_review(e, wrapped_create, policy);
+    handle_review(e, wrapped_update, policy);
   }
   octorun::model::parse_runnerset(input);
   octorun::model::parse_runner(input);

@@ -38,13 +38,21 @@ extern char** environ;
 namespace octorun::test {
 
 // The options every test and bench run gives the manager: one namespace,
-// its Lease there, loopback and free ports, text logs, two CAF threads.
+// its Lease there, loopback and free ports, text logs, two CAF threads, and
+// the GitHub simulator's plain-http loopback host allowed as a scope.
 inline std::vector<std::string> octorun_args(const std::string& kubeconfig, const std::string& ns,
                                              const std::string& identity) {
-  return {"--kubeconfig=" + kubeconfig, "--namespace=" + ns,        "--lease-namespace=" + ns,
-          "--identity=" + identity,     "--webhook-bind=127.0.0.1", "--webhook-port=0",
-          "--health-bind=127.0.0.1",    "--health-port=0",          "--log-format=text",
-          "--scheduler.max-threads=2"};
+  return {"--kubeconfig=" + kubeconfig,
+          "--namespace=" + ns,
+          "--lease-namespace=" + ns,
+          "--identity=" + identity,
+          "--webhook-bind=127.0.0.1",
+          "--webhook-port=0",
+          "--health-bind=127.0.0.1",
+          "--health-port=0",
+          "--log-format=text",
+          "--scheduler.max-threads=2",
+          "--github-http-hosts=127.0.0.1"};
 }
 
 class octorun_process {

@@ -38,6 +38,7 @@ class RunnerSetActor : public test::actor_test_base {
     cfg.ns = ns_;
     cfg.name = "linux";
     cfg.kube = kube_;
+    cfg.scopes.http_hosts = {"127.0.0.1"};  // the GitHub simulator
     cfg.resync = resync;
     cfg.busy_recheck = 200ms;
     cfg.runner_defaults.busy_recheck = 200ms;

@@ -79,6 +79,7 @@ class Variants : public test::actor_test_base {
     cfg.ns = ns_;
     cfg.name = "ci";
     cfg.kube = kube_;
+    cfg.scopes.http_hosts = {"127.0.0.1"};  // the GitHub simulator
     cfg.resync = 2s;
     cfg.busy_recheck = 200ms;
     cfg.request_timeout = 10s;

@@ -36,6 +36,15 @@ class hostile_github {
                                                     : registration_token_body;
            return r;
          }},
+        {"/api/v3/app/installations/42/access_tokens",
+         {"POST"},
+         [this](const http::server_request&) {
+           std::lock_guard l(mu);
+           http::server_response r;
+           r.status = 201;
+           r.body = installation_token_body;
+           return r;
+         }},
         {"/api/v3/actions/runner-registration",
          {"POST"},
          [this](const http::server_request&) {
@@ -109,7 +118,7 @@ class hostile_github {
 
   std::mutex mu;
   std::string tenant_url, queue_url, session_body, message_body, registration_redirect,
-      registration_token_body;
+      registration_token_body, installation_token_body;
   int tenant_calls = 0;
   std::unique_ptr<http::server> server;
   std::string base;

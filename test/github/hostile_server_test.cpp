@@ -28,23 +28,10 @@ class hostile_github {
     std::vector<http::route> routes{
         {"/api/v3/orgs/octo/actions/runners/registration-token",
          {"POST"},
-         [this](const http::server_request&) {
-           std::lock_guard l(mu);
-           http::server_response r;
-           r.status = 201;
-           r.body = registration_token_body.empty() ? R"({"token":"reg","expires_at":"2099-01-01T00:00:00Z"})"
-                                                    : registration_token_body;
-           return r;
-         }},
+         stored(&hostile_github::registration_token_body, 201)},
         {"/api/v3/app/installations/42/access_tokens",
          {"POST"},
-         [this](const http::server_request&) {
-           std::lock_guard l(mu);
-           http::server_response r;
-           r.status = 201;
-           r.body = installation_token_body;
-           return r;
-         }},
+         stored(&hostile_github::installation_token_body, 201)},
         {"/api/v3/actions/runner-registration",
          {"POST"},
          [this](const http::server_request&) {
@@ -82,14 +69,7 @@ class hostile_github {
            }
            return r;
          }},
-        {"/queue",
-         {"GET"},
-         [this](const http::server_request&) {
-           std::lock_guard l(mu);
-           http::server_response r;
-           r.body = message_body;
-           return r;
-         }},
+        {"/queue", {"GET"}, stored(&hostile_github::message_body, 200)},
     };
     auto s = http::server::start({}, std::move(routes));
     if (!s) ADD_FAILURE() << s.error();
@@ -97,6 +77,17 @@ class hostile_github {
     base = server->base_url();
     tenant_url = base + "/tenant/1/";
     queue_url = base + "/queue";
+  }
+
+  // A handler answering `status` with the body the test stored in `answer`.
+  http::handler stored(std::string hostile_github::*answer, int status) {
+    return [this, answer, status](const http::server_request&) {
+      std::lock_guard l(mu);
+      http::server_response r;
+      r.status = status;
+      r.body = this->*answer;
+      return r;
+    };
   }
 
   // Sets one of the answers, under the lock the handlers take.
@@ -118,7 +109,8 @@ class hostile_github {
 
   std::mutex mu;
   std::string tenant_url, queue_url, session_body, message_body, registration_redirect,
-      registration_token_body, installation_token_body;
+      registration_token_body = R"({"token":"reg","expires_at":"2099-01-01T00:00:00Z"})",
+      installation_token_body;
   int tenant_calls = 0;
   std::unique_ptr<http::server> server;
   std::string base;

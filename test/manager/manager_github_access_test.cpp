@@ -150,7 +150,7 @@ TEST_F(ManagerGitHubAccess, ARunnerGitHubRefusesToRegisterSaysWhy) {
   start();
   secret("refused", "ghp_not_known_to_github");
   create_set("kept", "Webhook", "acme", "refused", /*min_runners=*/1);
-  auto runner = test::poll([&] { return get("runners -o jsonpath='{.items[0].metadata.name}'"); },
+  auto runner = test::poll([&] { return get("runners -o jsonpath='{.items[*].metadata.name}'"); },
                            [](const std::string& s) { return !s.empty(); }, 60s)
                     .last;
   ASSERT_FALSE(runner.empty()) << manager_->log_tail();

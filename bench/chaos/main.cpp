@@ -252,6 +252,7 @@ int run(const options& o) {
   if (!simulator) throw std::runtime_error(simulator.error());
   auto& sim = **simulator;
   sim.add_organization("acme");
+  sim.add_app_installation(77, "acme");
   std::string pat = random_token(rng, "ghp_"), webhook_secret = random_token(rng, "whsec_");
   sim.add_pat(pat);
 

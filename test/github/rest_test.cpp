@@ -354,6 +354,7 @@ struct AppAuth : ::testing::Test {
     o.app_public_key_pem = key.public_key;
     o.installation_token_ttl = 400s;
     sim = testing::start_simulator(o);
+    sim->add_app_installation(42, "octo");
   }
   rsa_key_pem key;
   std::unique_ptr<sim::simulator> sim;
@@ -398,6 +399,42 @@ TEST_F(AppAuth, ExpiredTokenIsRefreshedOnceAfter401) {
   ASSERT_TRUE(r) << r.error().describe();
   EXPECT_EQ(app->fetches(), 2);
   EXPECT_EQ(sim->calls("rest.registration_token"), 3);  // ok, 401, ok
+}
+
+// Issue 32: the simulator gave a token for any installation id, so a test
+// could not tell an App JWT that reaches every installation of the App from
+// one that reaches its own. GitHub answers 404 for an installation not of the
+// App, and an installation token reaches only its installation's account
+// and granted repositories.
+TEST_F(AppAuth, TokensOnlyForTheAppsInstallationsAndOnlyTheirScopes) {
+  auto stranger = app_auth({"Iv1.simulated", 4343, key.private_key, sim->api_url()});
+  rest_client other(
+      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, stranger, fast_calls(sleeps)});
+  auto refused = other.registration_token();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(sim->calls("rest.app_token"), 1);
+  EXPECT_EQ(sim->calls("rest.registration_token"), 0) << "an installation not of the App got a token";
+
+  sim->add_organization("elsewhere");
+  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
+  rest_client theirs(
+      rest_options{sim->api_url(), {scope_kind::organization, "elsewhere", {}}, app, fast_calls(sleeps)});
+  auto r = theirs.list_runners();
+  ASSERT_FALSE(r) << "installation 42 (on octo) served the organisation elsewhere";
+  EXPECT_EQ(r.error().kind, error_kind::not_found);
+
+  sim->add_repository("acme/granted");
+  sim->add_repository("acme/withheld");
+  sim->add_app_installation(7, "acme", {"granted"});
+  auto acme = app_auth({"Iv1.simulated", 7, key.private_key, sim->api_url()});
+  rest_client granted(
+      rest_options{sim->api_url(), {scope_kind::repository, "acme", "granted"}, acme, fast_calls(sleeps)});
+  rest_client withheld(
+      rest_options{sim->api_url(), {scope_kind::repository, "acme", "withheld"}, acme, fast_calls(sleeps)});
+  EXPECT_TRUE(granted.list_runners());
+  auto w = withheld.list_runners();
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().kind, error_kind::not_found);
 }
 
 TEST_F(AppAuth, JwtSignedWithAnotherKeyIsRefused) {

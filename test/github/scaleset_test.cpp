@@ -78,6 +78,11 @@ TEST_F(ScaleSet, RegistersAndManagesScaleSets) {
   auto found = c->scale_set_by_name(1, "arc");
   ASSERT_TRUE(found && found->has_value());
   EXPECT_EQ((*found)->id, s.id);
+  // A lookup compares names as create does (issue 32: "ARC" was missed by
+  // the lookup while create refused it as taken).
+  auto other_case = c->scale_set_by_name(1, "ARC");
+  ASSERT_TRUE(other_case && other_case->has_value()) << "a lookup missed the scale set create calls taken";
+  EXPECT_EQ((*other_case)->id, s.id);
   scale_set change;
   change.labels = {"arc", "gpu"};
   auto updated = c->update_scale_set(s.id, change);

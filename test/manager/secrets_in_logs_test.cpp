@@ -67,6 +67,7 @@ class SecretsInLogs : public test::binary_test_base {
  protected:
   SecretsInLogs() : binary_test_base("sec", secrets_simulator()) {
     sim_->add_pat(pat_);
+    sim_->add_app_installation(77, "acme");
     auto cfg = kube::load_kubeconfig(c_.kubeconfig);
     if (!cfg) ADD_FAILURE() << cfg.error();
     // The JIT configurations as the runners get them: the data of every

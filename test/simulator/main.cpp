@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "test/simulator/simulator.hpp"
 
@@ -25,6 +26,12 @@ std::string read_file(const std::string& path) {
 int main(int argc, char** argv) {
   octorun::sim::simulator_options o;
   std::vector<std::string> repos, orgs;
+  struct installation {
+    std::int64_t id;
+    std::string account;
+    std::vector<std::string> granted;
+  };
+  std::vector<installation> installations;
   bool pats_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -43,7 +50,18 @@ int main(int argc, char** argv) {
       o.http.tls_pem_file = next();
     else if (a == "--app-public-key")
       o.app_public_key_pem = read_file(next());
-    else if (a == "--webhook-url")
+    else if (a == "--app-installation") {  // ID:ACCOUNT[:REPO,REPO...]
+      auto spec = next();
+      auto colon = spec.find(':');
+      auto rest = colon == std::string::npos ? std::string() : spec.substr(colon + 1);
+      auto account = rest.substr(0, rest.find(':'));
+      std::vector<std::string> granted;
+      if (rest.find(':') != std::string::npos) {
+        std::stringstream list(rest.substr(rest.find(':') + 1));
+        for (std::string r; std::getline(list, r, ',');) granted.push_back(r);
+      }
+      installations.push_back({std::atoll(spec.substr(0, colon).c_str()), account, granted});
+    } else if (a == "--webhook-url")
       o.webhook_url = next();
     else if (a == "--webhook-secret")
       o.webhook_secret = next();
@@ -91,6 +109,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& r : repos) (*sim)->add_repository(r);
   for (const auto& org : orgs) (*sim)->add_organization(org);
+  for (const auto& [id, account, granted] : installations) (*sim)->add_app_installation(id, account, granted);
   std::cout << "listening on " << (*sim)->base_url() << std::endl;
   int sig = 0;
   sigwait(&set, &sig);

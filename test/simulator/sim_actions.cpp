@@ -52,6 +52,8 @@ std::optional<server_response> simulator::impl::actions_rest(const server_reques
   std::string token;
   if (auto denied = check_rest_auth(r, token)) return *denied;
   const std::string owner = seg[1];
+  if (!token_covers(token, org_repos ? "orgs/" + owner : "repos/" + owner + "/" + seg[2]))
+    return rest_json(404, "{\"message\":\"Not Found\"}", token);
   if (org_repos) {
     if (!scope_known("orgs/" + owner)) return rest_json(404, "{\"message\":\"Not Found\"}", token);
     // The organisation's repositories: those added and those jobs ran in.

@@ -69,6 +69,24 @@ std::optional<server_response> simulator::impl::check_rest_auth(const server_req
   return std::nullopt;
 }
 
+bool simulator::impl::token_covers(const std::string& token, const std::string& scope_key) const {
+  auto of = token_installation.find(token);
+  if (of == token_installation.end()) return true;  // a PAT
+  auto in = installations.find(of->second);
+  if (in == installations.end()) return false;
+  const auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  auto parts = scope_key.substr(scope_key.find('/') + 1);
+  auto owner = parts.substr(0, parts.find('/'));
+  if (lower(owner) != lower(in->second.account)) return false;
+  if (!scope_key.starts_with("repos/") || in->second.repositories.empty()) return true;
+  auto repo = lower(parts.substr(owner.size() + 1));
+  return std::any_of(in->second.repositories.begin(), in->second.repositories.end(),
+                     [&](const std::string& r) { return lower(r) == repo; });
+}
+
 server_response simulator::impl::rest(const server_request& r, const std::vector<std::string>& seg,
                                       lock_type& lock) {
   const bool post = r.method == "POST";
@@ -80,9 +98,13 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     if (options.app_public_key_pem.empty()) return rest_error(401, "A JSON web token could not be decoded");
     auto claims = github::testing::verify_app_jwt(h.substr(7), options.app_public_key_pem, now());
     if (!claims) return rest_error(401, "A JSON web token could not be decoded: " + claims.error());
+    // Only an installation of this App (GitHub: 404 for any other id).
+    const auto installation = std::atoll(seg[2].c_str());
+    if (installations.count(installation) == 0) return rest_error(404, "Not Found");
     auto token = new_token("ghs_");
     auto expires = now() + options.installation_token_ttl.count();
     installation_tokens[token] = expires;
+    token_installation[token] = installation;
     return json_response(
         201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + format_rfc3339(expires) +
                  "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
@@ -149,7 +171,8 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
   if (auto f = enter(endpoint, false, lock)) return *f;
   std::string token;
   if (auto denied = check_rest_auth(r, token)) return *denied;
-  if (!scope_known(scope_key)) return rest_json(404, "{\"message\":\"Not Found\"}", token);
+  if (!scope_known(scope_key) || !token_covers(token, scope_key))
+    return rest_json(404, "{\"message\":\"Not Found\"}", token);
 
   if (endpoint == "rest.registration_token" || endpoint == "rest.remove_token") {
     auto t = new_token("AAREG");

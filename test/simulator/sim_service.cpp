@@ -174,7 +174,8 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     std::string list = "[";
     int n = 0;
     for (const auto& [sid, s] : scale_sets)
-      if (s.tenant_id == tenant_id && s.name == name && (group == 0 || s.group_id == group))
+      // As on create: the service compares scale-set names case-insensitively.
+      if (s.tenant_id == tenant_id && same_name(s.name, name) && (group == 0 || s.group_id == group))
         list += (n++ ? "," : "") + scale_set_json(s);
     return json_response(200, "{\"count\":" + std::to_string(n) + ",\"value\":" + list + "]}");
   }

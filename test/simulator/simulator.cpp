@@ -315,6 +315,11 @@ void simulator::add_enterprise(const std::string& slug) {
   std::lock_guard l(impl_->mu);
   impl_->scopes.insert("enterprises/" + slug);
 }
+void simulator::add_app_installation(std::int64_t id, const std::string& account,
+                                     std::vector<std::string> repositories) {
+  std::lock_guard l(impl_->mu);
+  impl_->installations[id] = {account, std::move(repositories)};
+}
 void simulator::add_pat(const std::string& token) {
   std::lock_guard l(impl_->mu);
   impl_->pats.insert(token);

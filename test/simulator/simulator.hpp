@@ -98,6 +98,12 @@ class simulator {
   void add_organization(const std::string& login);
   void add_enterprise(const std::string& slug);
   void add_pat(const std::string& token);
+  // An installation of the App (options.app_public_key_pem) on `account` (an
+  // organisation, user or enterprise), granted `repositories` of it (empty:
+  // all). Only these get installation tokens, and a token serves only its
+  // installation's account and repositories (404 otherwise, as GitHub).
+  void add_app_installation(std::int64_t id, const std::string& account,
+                            std::vector<std::string> repositories = {});
   void set_webhook(const std::string& url, const std::string& secret);
   std::int64_t add_job(const job_spec& spec);
   bool runner_online(const std::string& name);  // the JIT runner connects; it gets a waiting job

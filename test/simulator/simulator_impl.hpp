@@ -115,6 +115,14 @@ struct simulator::impl {
   std::set<std::string> scopes;
   std::set<std::string> pats;
   std::map<std::string, std::int64_t> installation_tokens;  // token -> expiry epoch
+  // The App's installations: id -> the account it is on and the repositories
+  // it was granted (empty: all of the account's). A token serves only these.
+  struct sim_installation {
+    std::string account;
+    std::vector<std::string> repositories;
+  };
+  std::map<std::int64_t, sim_installation> installations;
+  std::map<std::string, std::int64_t> token_installation;  // installation token -> its installation
   std::map<std::string, scoped_token> registration_tokens;
   std::map<std::string, scoped_token> admin_tokens;
   std::map<std::string, sim_tenant> tenants;  // by scope key
@@ -192,6 +200,10 @@ struct simulator::impl {
   static std::string new_uuid();  // random (version 4), lower-case hex
   bool scope_known(const std::string& key);
   std::optional<server_response> check_rest_auth(const server_request& r, std::string& token);
+  // Whether `token` may act on the scope "orgs/X", "repos/O/R" or
+  // "enterprises/E": a PAT on any; an installation token on its
+  // installation's account (and, for a repository, its granted ones).
+  bool token_covers(const std::string& token, const std::string& scope_key) const;
   server_response rest_json(int status, std::string body, const std::string& token);
   // The tenant an admin token was issued for, if it is valid.
   std::optional<std::int64_t> admin_tenant(const server_request& r) const;

@@ -100,10 +100,15 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   if (st.cfg.observer) self->send(st.cfg.observer, ev);
   auto key = owning_set(ev.obj->metadata);
   if (!key) return;
-  if (ev.type == kube::event_type::deleted)
-    st.routes.runner_set.erase(ev.obj->metadata.name);
-  else
-    st.routes.runner_set[ev.obj->metadata.name] = *key;
+  const auto& meta = ev.obj->metadata;
+  if (ev.type == kube::event_type::deleted) {
+    if (auto holders = st.routes.runner_sets.find(meta.name); holders != st.routes.runner_sets.end()) {
+      holders->second.erase(meta.namespace_);
+      if (holders->second.empty()) st.routes.runner_sets.erase(holders);
+    }
+  } else {
+    st.routes.runner_sets[meta.name][meta.namespace_] = *key;
+  }
   route_owned(self, *key, ev);
 }
 

@@ -23,19 +23,38 @@ keys demand(const job_routes& r, const messages::job_info& job) {
 keys destinations(const job_routes& r, const messages::job_available& m) { return demand(r, m.job); }
 keys destinations(const job_routes& r, const messages::job_assigned& m) { return demand(r, m.job); }
 
+// One owner among `candidates` (set keys): the only one, else the only one
+// whose scope serves `repository`; none when that leaves several.
+keys one_owner(const job_routes& r, const keys& candidates, const std::string& repository) {
+  if (candidates.size() <= 1) return candidates;
+  keys serving;
+  for (const auto& key : candidates)
+    if (auto set = r.sets.find(key);
+        set != r.sets.end() && scope_serves(set->second->spec.scope_url, repository))
+      serving.push_back(key);
+  return serving.size() == 1 ? serving : keys{};
+}
+
 keys destinations(const job_routes& r, const messages::job_started& m) {
-  if (auto owner = r.runner_set.find(m.runner_name); owner != r.runner_set.end()) return {owner->second};
+  if (auto holders = r.runner_sets.find(m.runner_name); holders != r.runner_sets.end()) {
+    keys owners;
+    for (const auto& [ns, key] : holders->second) owners.push_back(key);
+    return one_owner(r, owners, m.job.repository);
+  }
   // Not seen yet (a restart before the watches synced): our runner names say
   // which set and variant made them. A start on a runner that is not ours at
   // all (another pool, a hosted runner) goes nowhere.
+  keys named;
   for (const auto& [key, set] : r.sets)
     for (const auto& v : model::effective_variants(set->spec)) {
       auto prefix = model::runner_name_prefix(set->metadata.name, v.name);
       if (m.runner_name.size() == prefix.size() + model::runner_suffix_length &&
-          m.runner_name.starts_with(prefix))
-        return {key};
+          m.runner_name.starts_with(prefix)) {
+        named.push_back(key);
+        break;
+      }
     }
-  return {};
+  return one_owner(r, named, m.job.repository);
 }
 
 keys destinations(const job_routes& r, const messages::job_completed&) {

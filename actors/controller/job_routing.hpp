@@ -10,6 +10,10 @@
 //     whose variants takes its labels.
 //   - A start goes to the set that owns the named runner: its Runner's
 //     label, or before the watches caught up, our runner-name prefix.
+//     Never across namespaces: when sets in several namespaces could own
+//     the name, only the one whose scope serves the job's repository gets
+//     it (GitHub's runner names are unique within a scope), and none when
+//     that still leaves more than one (the sweep follows the job up).
 //   - A completion goes to every set: each drops the job from its demand,
 //     the owner also ends the runner.
 //
@@ -39,7 +43,9 @@ using job_router =
 // What the router knows, kept by the controller from its watches.
 struct job_routes {
   std::map<std::string, std::shared_ptr<const model::runnerset>> sets;  // "namespace/name" -> as watched
-  std::map<std::string, std::string> runner_set;                        // runner name -> "namespace/set"
+  // runner name -> namespace -> "namespace/set": two namespaces may each
+  // hold a Runner of the same name (equal set names, the same suffix).
+  std::map<std::string, std::map<std::string, std::string>> runner_sets;
 };
 
 // The keys ("namespace/name") of the sets to send the message to.

@@ -75,7 +75,7 @@ TEST(JobRouting, EachMessageGoesToTheSetsItsRuleNames) {
   r.sets = {{"ci/0-leaving", std::make_shared<const model::runnerset>(leaving)},
             {"ci/acme", std::make_shared<const model::runnerset>(acme)},
             {"ci/other", std::make_shared<const model::runnerset>(other)}};
-  r.runner_set = {{"seen-runner", "ci/acme"}};
+  r.runner_sets = {{"seen-runner", {{"ci", "ci/acme"}}}};
   using keys = std::vector<std::string>;
 
   EXPECT_EQ(destinations(r, messages::job_available{job_of("acme/app", {"self-hosted", "linux"})}),
@@ -106,6 +106,36 @@ TEST(JobRouting, EachMessageGoesToTheSetsItsRuleNames) {
   EXPECT_EQ(destinations(r, session), keys{"ci/acme"});
   session.runner_set = "ci/gone";
   EXPECT_TRUE(destinations(r, session).empty()) << "a listener whose set is gone reaches nobody";
+}
+
+// Issue 32: routing keyed on the runner name alone, so of two namespaces
+// with a set "ci" and a Runner "ci-ab12c" each, the later watched took the
+// other's job starts (its Runner went Running on a job it never ran, the
+// other's demand leaked). A start reaches only the namespace whose set
+// serves the job's repository.
+TEST(JobRouting, AStartNeverCrossesNamespaces) {
+  auto team_a = set_for("https://github.com/team-a");
+  auto team_b = set_for("https://github.com/team-b");
+  team_a.metadata.name = team_b.metadata.name = "ci";
+  job_routes r;
+  r.sets = {{"a/ci", std::make_shared<const model::runnerset>(team_a)},
+            {"b/ci", std::make_shared<const model::runnerset>(team_b)}};
+  const auto name = model::runner_name("ci", "", "ab12c");
+  r.runner_sets = {{name, {{"a", "a/ci"}, {"b", "b/ci"}}}};
+  using keys = std::vector<std::string>;
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("team-a/app", {}), name, 1}), keys{"a/ci"});
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("team-b/app", {}), name, 2}), keys{"b/ci"});
+  EXPECT_TRUE(destinations(r, messages::job_started{job_of("team-c/app", {}), name, 3}).empty())
+      << "neither namespace's set serves it";
+  // Not watched yet: the name's prefix fits both sets; the repository decides.
+  r.runner_sets.clear();
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("team-b/app", {}), name, 4}), keys{"b/ci"});
+  // Both serve it (one GitHub scope, two namespaces): neither gets it.
+  auto shared = set_for("https://github.com/team-a");
+  shared.metadata.name = "ci";
+  r.sets["b/ci"] = std::make_shared<const model::runnerset>(shared);
+  r.runner_sets = {{name, {{"a", "a/ci"}, {"b", "b/ci"}}}};
+  EXPECT_TRUE(destinations(r, messages::job_started{job_of("team-a/app", {}), name, 5}).empty());
 }
 
 // Every rejected input is counted; each distinct one is logged once.

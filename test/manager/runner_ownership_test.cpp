@@ -16,9 +16,9 @@
 #include "actors/watched.hpp"
 #include "adapters/kube/events.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "common/base64.hpp"
 #include "messages/jobs.hpp"
 #include "test/support/caf_test_system.hpp"
+#include "test/support/credentials_secret.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -63,9 +63,7 @@ caf::behavior fake_kube(caf::event_based_actor*, std::shared_ptr<seen> s) {
   return {
       [=](kube::get_request& r) -> kube::object_result {
         if (r.res.plural != "secrets" || r.name != "gh") return unexpected{not_found()};
-        return *kube::parse_object(R"({"kind":"Secret","metadata":{"name":"gh","resourceVersion":"3"},)"
-                                   R"("data":{"github_token":")" +
-                                   base64_encode("ghp_CANARY") + R"("}})");
+        return test::pat_credentials_secret("ghp_CANARY");
       },
       [=](kube::create_request& r) -> kube::object_result {
         if (r.res.plural == "secrets") ++s->secret_creates;

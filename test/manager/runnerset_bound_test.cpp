@@ -22,10 +22,10 @@
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "common/base64.hpp"
 #include "common/json.hpp"
 #include "messages/jobs.hpp"
 #include "test/support/caf_test_system.hpp"
+#include "test/support/credentials_secret.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -109,9 +109,7 @@ caf::behavior fake_apiserver(caf::event_based_actor*, std::shared_ptr<world> w, 
   return {
       [=](kube::get_request& r) -> kube::object_result {
         if (r.res.plural != "secrets" || r.name != "gh") return unexpected{server_error()};
-        return *kube::parse_object(R"({"kind":"Secret","metadata":{"name":"gh","resourceVersion":"3"},)"
-                                   R"("data":{"github_token":")" +
-                                   base64_encode("ghp_x") + R"("}})");
+        return test::pat_credentials_secret("ghp_x");
       },
       [=](kube::create_request& r) -> kube::object_result {
         if (r.res.plural != "runners") return unexpected{server_error()};

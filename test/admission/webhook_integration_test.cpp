@@ -209,7 +209,8 @@ TEST_F(Admission, InjectsTheCaBundleIntoEveryWebhook) {
     rapidjson::Document d;
     d.Parse(read.output.c_str());
     ASSERT_TRUE(d.IsObject() && d.HasMember("webhooks") && d["webhooks"].IsArray()) << read.output;
-    EXPECT_EQ(d["webhooks"].Size(), std::string(kind).starts_with("mutating") ? 1u : 2u) << kind;
+    // Validating: RunnerSets, Runner creates, Runner updates.
+    EXPECT_EQ(d["webhooks"].Size(), std::string(kind).starts_with("mutating") ? 1u : 3u) << kind;
     for (const auto& hook : d["webhooks"].GetArray())
       EXPECT_EQ(std::string(hook["clientConfig"]["caBundle"].GetString()), expected) << kind;
   }

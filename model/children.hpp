@@ -62,6 +62,17 @@ inline bool runner_made_by(const object_meta& runner, std::string_view set_uid) 
   return !set_uid.empty() && runner.owner_kind == "RunnerSet" && runner.owner_uid == set_uid;
 }
 
+// Whether a RunnerSet being deleted may go on past its Runners: none of
+// those the apiserver lists with its label is one it made. A Runner it did
+// not make (hand-made, or made while admission was off) is left alone, so
+// it must not hold the set's deletion, its scale sets and its finalizer for
+// good.
+inline bool no_runner_made_by(const std::vector<object_meta>& labelled, std::string_view set_uid) {
+  for (const auto& runner : labelled)
+    if (runner_made_by(runner, set_uid)) return false;
+  return true;
+}
+
 // A Runner's Pod: metadata (owned_object_meta), phase, readiness and
 // container states.
 struct runner_pod {

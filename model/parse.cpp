@@ -403,6 +403,14 @@ std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret) {
   return out;
 }
 
+object_meta read_object_meta(const rapidjson::Value& object) {
+  object_meta out;
+  if (!object.IsObject()) return out;
+  reader r;
+  read_meta(r, object, out);
+  return out;
+}
+
 jit_secret read_jit_secret_view(const rapidjson::Value& secret) {
   jit_secret out;
   out.metadata = owned_meta(secret);

@@ -25,5 +25,7 @@ std::optional<jit_config> read_jit_secret(const rapidjson::Value& secret);
 // reads as absent (the apiserver validated these objects).
 runner_pod read_runner_pod(const rapidjson::Value& pod);
 jit_secret read_jit_secret_view(const rapidjson::Value& secret);
+// An object's metadata alone (a field of the wrong type reads as absent).
+object_meta read_object_meta(const rapidjson::Value& object);
 
 }  // namespace octorun::model

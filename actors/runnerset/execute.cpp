@@ -207,7 +207,8 @@ void patch_finalizer(self_ptr self, bool ours) {
           ""});
 }
 
-// A consistent LIST of the set's Runners; when it is empty, draining goes on.
+// A consistent LIST of the set's Runners; when it holds none the set made,
+// draining goes on.
 void confirm_no_runners(self_ptr self) {
   auto& st = self->state;
   auto failed = [=](const std::string& why) {
@@ -220,9 +221,14 @@ void confirm_no_runners(self_ptr self) {
       self, {action_kind::confirm_no_runners, ""}, st.cfg.kube,
       [=](kube::list_result& r) {
         if (!r) return failed(kube::to_string(r.error()));
-        // Runners the watch has not shown yet arrive through it and are drained then.
+        // Runners the watch has not shown yet arrive through it and are drained
+        // then; one the set did not make is left alone, and holds nothing.
         auto& w = self->state.world;
-        w.no_runners_confirmed = r->items.empty();
+        if (!w.set) return;
+        std::vector<model::object_meta> labelled;
+        for (const auto& item : r->items)
+          if (item) labelled.push_back(model::read_object_meta(*item.doc));
+        w.no_runners_confirmed = model::no_runner_made_by(labelled, w.set->metadata.uid);
         if (w.no_runners_confirmed) mark_dirty(self);
       },
       failed, kube::list_request{kinds::runners(), st.cfg.ns, only_ours});

@@ -126,6 +126,24 @@ TEST(RunnerChildren, AreTheirRunnersByOwnerUidNotByName) {
   EXPECT_TRUE(model::owned_by(other.metadata, successor.metadata.uid));
 }
 
+// A set being deleted waits for the Runners the apiserver lists with its
+// label, but only for those it made: a hand-made one (no controller) or
+// another set's is left alone, and must not hold the deletion for good.
+TEST(RunnerChildren, ASetsDeletionWaitsOnlyForTheRunnersItMade) {
+  const auto hand_made = model::read_object_meta(
+      parse_json(R"({"metadata":{"name":"linux-hand1","labels":{"octorun.io/runnerset":"linux"}}})"));
+  const auto other_sets = model::read_object_meta(
+      parse_json(R"({"metadata":{"name":"linux-forg1","ownerReferences":[)"
+                 R"({"kind":"RunnerSet","name":"linux","uid":"other-uid","controller":true}]}})"));
+  const auto its_own = model::read_object_meta(
+      parse_json(R"({"metadata":{"name":"linux-ownd1","ownerReferences":[)"
+                 R"({"kind":"RunnerSet","name":"linux","uid":"set-uid","controller":true}]}})"));
+  EXPECT_EQ(its_own.owner_uid, "set-uid");
+  EXPECT_TRUE(model::no_runner_made_by({}, "set-uid"));
+  EXPECT_TRUE(model::no_runner_made_by({hand_made, other_sets}, "set-uid"));
+  EXPECT_FALSE(model::no_runner_made_by({hand_made, its_own}, "set-uid"));
+}
+
 TEST(RunnerObject, IsOwnedByItsSetAndCarriesTheVariantsLabelsAndTemplate) {
   auto set = model::parse_runnerset(std::string(
       R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux","namespace":"ci","uid":"set-uid"},)"

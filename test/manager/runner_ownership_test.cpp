@@ -8,6 +8,7 @@
 // be, while a Runner the set made is served.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,15 +56,28 @@ struct seen {
   std::vector<std::string> jit_names;  // JIT configurations GitHub generated
   std::vector<kube::event_spec> events;
   int secret_creates = 0;
+  bool no_secret = false;  // the credentials Secret is never read: the set waits on it
+  std::vector<caf::response_promise> unanswered;
+  std::map<std::string, std::string> stored_runners;  // what a GET of a Runner answers
+  std::vector<std::string> runner_writes;             // Runners patched or updated, by name
+  std::vector<std::string> listed_runners;            // what a LIST of Runners answers
+  std::vector<std::string> set_patches;               // patches of the RunnerSet (its finalizer)
 };
 
 kube::api_error not_found() { return kube::api_error{404, "NotFound", "not found", {}, false}; }
 
-caf::behavior fake_kube(caf::event_based_actor*, std::shared_ptr<seen> s) {
+caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<seen> s) {
   return {
-      [=](kube::get_request& r) -> kube::object_result {
-        if (r.res.plural != "secrets" || r.name != "gh") return unexpected{not_found()};
-        return test::pat_credentials_secret("ghp_CANARY");
+      [=](kube::get_request& r) -> caf::result<kube::object_result> {
+        if (s->no_secret && r.res.plural == "secrets") {  // never answered: the set waits on it
+          s->unanswered.push_back(self->make_response_promise<kube::object_result>());
+          return s->unanswered.back();
+        }
+        if (auto stored = s->stored_runners.find(r.name);
+            r.res.plural == "runners" && stored != s->stored_runners.end())
+          return kube::object_result{*kube::parse_object(stored->second)};
+        if (r.res.plural != "secrets" || r.name != "gh") return kube::object_result{unexpected{not_found()}};
+        return kube::object_result{test::pat_credentials_secret("ghp_CANARY")};
       },
       [=](kube::create_request& r) -> kube::object_result {
         if (r.res.plural == "secrets") ++s->secret_creates;
@@ -71,11 +85,23 @@ caf::behavior fake_kube(caf::event_based_actor*, std::shared_ptr<seen> s) {
       },
       [=](kube::delete_request&) -> kube::object_result { return kube::object{}; },
       [=](kube::patch_request& r) -> kube::object_result {
-        if (r.res.plural == "runnersets") return *kube::parse_object(set_json);
+        if (r.res.plural == "runners") s->runner_writes.push_back(r.name);
+        if (r.res.plural == "runnersets") {
+          s->set_patches.push_back(r.body);
+          return *kube::parse_object(set_json);
+        }
         return *kube::parse_object(r.body);
       },
-      [=](kube::list_request&) -> kube::list_result { return kube::object_list{}; },
-      [=](kube::update_request& r) -> kube::object_result { return *kube::parse_object(r.body); },
+      [=](kube::list_request& r) -> kube::list_result {
+        kube::object_list out;
+        if (r.res.plural == "runners")
+          for (const auto& body : s->listed_runners) out.items.push_back(*kube::parse_object(body));
+        return out;
+      },
+      [=](kube::update_request& r) -> kube::object_result {
+        if (r.res.plural == "runners") s->runner_writes.push_back(r.name);
+        return *kube::parse_object(r.body);
+      },
   };
 }
 
@@ -133,10 +159,15 @@ class RunnerOwnership : public ::testing::Test {
       caf::anon_send_exit(a, caf::exit_reason::kill);
     t_.run();
   }
-  void set_seen() {
+  void set_seen(const std::string& body = set_json) {
     caf::anon_send(set_, watched::runnerset_event{"rs", kube::event_type::added,
-                                                  watched::read_runnerset(*kube::parse_object(set_json))});
+                                                  watched::read_runnerset(*kube::parse_object(body))});
     t_.run();
+  }
+  bool set_finalizer_released() const {
+    for (const auto& p : s_->set_patches)
+      if (p.find(R"("finalizers":[])") != std::string::npos) return true;
+    return false;
   }
   void runner_seen(const std::string& body) {
     caf::anon_send(set_, watched::runner_event{"runners", kube::event_type::added,
@@ -227,6 +258,20 @@ TEST_F(RunnerOwnership, AJobStartedOnAForeignRunnerProvisionsNothing) {
   runner_seen(runner_json("linux-hand1", "hand-uid", ""));
   EXPECT_TRUE(s_->jit_names.empty());
   EXPECT_EQ(s_->secret_creates, 0);
+}
+
+// A hand-made Runner with the set's label is left alone: it does not hold
+// the set's deletion (the apiserver still lists it by the label).
+TEST_F(RunnerOwnership, AForeignRunnerDoesNotHoldTheSetsDeletion) {
+  const auto hand_made = runner_json("linux-hand1", "hand-uid", "");
+  s_->listed_runners.push_back(hand_made);
+  std::string deleting = set_json;
+  deleting.replace(deleting.find(R"("finalizers")"), 0, R"("deletionTimestamp":"2026-01-01T00:00:00Z",)");
+  set_seen(deleting);
+  runner_seen(hand_made);
+  t_.advance(1min);
+  EXPECT_TRUE(set_finalizer_released()) << "the set waits for a Runner it did not make";
+  EXPECT_TRUE(s_->jit_names.empty());
 }
 
 }  // namespace

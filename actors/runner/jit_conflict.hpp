@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "adapters/github/error.hpp"
+
 namespace octorun::runner {
 
 struct jit_conflict_view {
@@ -23,5 +25,18 @@ enum class jit_conflict_action {
 };
 
 jit_conflict_action on_jit_name_conflict(const jit_conflict_view& conflict);
+
+// Whether a failed JIT request is GitHub refusing to register the runner
+// until someone changes something (credentials, scope, runner group,
+// labels): the Runner then says so (Registered=False, a Warning Event).
+// Only an answer GitHub gave (an HTTP status) is: the set's own answers
+// (its credentials not loaded yet, the scale set not registered yet) are
+// not, nor is a rate limit (the set's pause), a 5xx or no answer; those are
+// retried unsaid.
+inline bool lasting_registration_refusal(const github::error& e) {
+  if (e.status == 0) return false;
+  return e.kind == github::error_kind::unauthorized || e.kind == github::error_kind::not_found ||
+         e.kind == github::error_kind::rejected;
+}
 
 }  // namespace octorun::runner

@@ -23,7 +23,10 @@ namespace octorun::runner::detail {
 // A spent GitHub budget is logged once per pause, by the RunnerSet; each
 // runner waiting on it says so only at debug level.
 spdlog::level::level_enum github_failure_level(const github::error& e) {
-  return e.kind == github::error_kind::rate_limited ? spdlog::level::debug : spdlog::level::warn;
+  // The set not ready yet (a new leader loading its credentials) is no failure either.
+  return e.kind == github::error_kind::rate_limited || e.kind == github::error_kind::not_ready
+             ? spdlog::level::debug
+             : spdlog::level::warn;
 }
 
 void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seconds retry_after,
@@ -54,12 +57,9 @@ bool own_secret(self_ptr self, const kube::object& o) {
 // (a second registration would strand the first).
 void on_jit_failed(self_ptr self, const github::error& e) {
   auto& st = self->state;
-  // A refusal that stays until someone changes something (credentials,
-  // scope, runner group, labels): the Runner says so (next_step). A rate
-  // limit is the set's pause, a 5xx or no answer a blip: retried unsaid.
-  if (e.kind == github::error_kind::unauthorized || e.kind == github::error_kind::not_found ||
-      e.kind == github::error_kind::rejected)
-    st.memory.registration_failure = e.describe();
+  // GitHub's lasting refusal: the Runner says so (next_step); anything else
+  // is retried unsaid (lasting_registration_refusal).
+  if (lasting_registration_refusal(e)) st.memory.registration_failure = e.describe();
   if (e.kind != github::error_kind::conflict)
     return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
   ask_kube(self, kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
@@ -124,6 +124,7 @@ bool refused(const github::error& e) {
     case github::error_kind::rate_limited:
     case github::error_kind::not_found:
     case github::error_kind::rejected:
+    case github::error_kind::not_ready:  // never sent
       return true;
     case github::error_kind::server_error:
     case github::error_kind::transport:

@@ -34,6 +34,7 @@ github_access after_github_answer(const github_access& before, const github::err
     case github::error_kind::conflict:
     case github::error_kind::server_error:
     case github::error_kind::bad_response:
+    case github::error_kind::not_ready:
       return before;
     case github::error_kind::transport:
       if (e.message.starts_with("cancelled: ")) return before;  // the set stopped it

@@ -192,7 +192,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
   auto admin = scale_set_admin(self);
   if (ss == 0 || !admin)
     return github::jit_reply{
-        unexpected{github::error{github::error_kind::server_error,
+        unexpected{github::error{github::error_kind::not_ready,
                                  0,
                                  "the scale set of variant '" + variant + "' is not registered yet",
                                  {},

@@ -414,7 +414,7 @@ caf::result<Reply> forward_to_github_then(self_ptr self, Finish finish, Ts... xs
   auto target = runner_github(self);
   if (!target)
     return Reply{unexpected{
-        github::error{github::error_kind::unauthorized,
+        github::error{github::error_kind::not_ready,
                       0,
                       "the RunnerSet's GitHub credentials are not loaded: " + st.world.credentials_error,
                       {},

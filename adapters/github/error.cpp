@@ -22,6 +22,8 @@ const char* to_string(error_kind k) {
       return "transport";
     case error_kind::bad_response:
       return "bad_response";
+    case error_kind::not_ready:
+      return "not_ready";
   }
   return "unknown";
 }

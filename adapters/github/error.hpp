@@ -21,6 +21,7 @@ enum class error_kind {
   server_error,  // 5xx after retries
   transport,     // no status line (DNS, connect, TLS, timeout)
   bad_response,  // a 2xx whose body is not what the API documents
+  not_ready,     // never sent: the RunnerSet cannot ask GitHub yet (its credentials or scale set)
 };
 
 const char* to_string(error_kind k);

@@ -260,6 +260,25 @@ TEST_F(RunnerOwnership, AJobStartedOnAForeignRunnerProvisionsNothing) {
   EXPECT_EQ(s_->secret_creates, 0);
 }
 
+// While the set's credentials are not loaded (a new leader still reading
+// them), a JIT request is answered "not ready",
+// never as GitHub refusing it: the Runner gets no RegistrationFailed.
+TEST_F(RunnerOwnership, ARequestBeforeTheCredentialsAreLoadedIsNotARefusal) {
+  s_->no_secret = true;
+  set_seen();
+  runner_seen(runner_json("linux-ownd1", "own-uid", set_owner("RunnerSet", "set-uid")));
+  auto replies = std::make_shared<std::vector<github::jit_reply>>();
+  auto stub = t_.sys.spawn(runner_stub, set_, replies);
+  caf::anon_send(stub, ask_atom::value, std::string("linux-ownd1"));
+  t_.run();
+  ASSERT_EQ(replies->size(), 1u);
+  ASSERT_FALSE((*replies)[0]);
+  EXPECT_EQ((*replies)[0].error().kind, github::error_kind::not_ready) << (*replies)[0].error().describe();
+  EXPECT_TRUE(s_->jit_names.empty());
+  for (const auto& e : s_->events) EXPECT_NE(e.reason, "RegistrationFailed") << e.note;
+  caf::anon_send_exit(stub, caf::exit_reason::kill);
+}
+
 // A hand-made Runner with the set's label is left alone: it does not hold
 // the set's deletion (the apiserver still lists it by the label).
 TEST_F(RunnerOwnership, AForeignRunnerDoesNotHoldTheSetsDeletion) {

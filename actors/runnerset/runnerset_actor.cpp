@@ -147,6 +147,7 @@ void stop_children(self_ptr self) {
 }
 
 void on_runner(self_ptr self, watched::runner_event& ev);
+void on_job_started(self_ptr self, const messages::job_started& m);
 
 void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto& st = self->state;
@@ -171,6 +172,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   for (auto& [name, runner] : std::exchange(st.early_runners, {})) on_runner(self, runner);
   load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
+  for (const auto& m : std::exchange(st.early_starts, {})) on_job_started(self, m);
   if (credentials_changed) {
     st.credentials_version.clear();
     if (!w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
@@ -229,6 +231,7 @@ void on_secret(self_ptr self, watched::secret_event& ev) {
 void on_foreign_runner(self_ptr self, const model::runner& r) {
   auto& st = self->state;
   const auto& meta = r.metadata;
+  st.unjudged_starts.erase(meta.name);
   auto [known, added] = st.foreign_runners.try_emplace(meta.name, meta.uid);
   if (!added && known->second == meta.uid) return;
   known->second = meta.uid;
@@ -275,6 +278,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
   if (ev.type == kube::event_type::deleted) {
     w.runners.erase(name);
     st.foreign_runners.erase(name);
+    st.unjudged_starts.erase(name);
     st.early_children.erase(name);
     st.runner_jobs.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
@@ -305,6 +309,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
       if (auto& secret = early.mapped().secret) on_secret(self, *secret);
     }
     route_to_runner(self, name, std::move(ev));
+    if (auto start = st.unjudged_starts.extract(name)) route_to_runner(self, name, start.mapped());
   }
   mark_dirty(self);
 }
@@ -335,20 +340,29 @@ void on_demand(self_ptr self, const Job& m) {
 
 void on_job_started(self_ptr self, const messages::job_started& m) {
   auto& st = self->state;
+  if (!st.world.set) {  // whether it is heeded, and whose Runner it names, is known with the set
+    st.early_starts.push_back(m);
+    return;
+  }
   if (other_intake(self, m.job)) return;
+  const bool foreign = st.foreign_runners.count(m.runner_name) > 0;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
     if (runner != st.world.runners.end()) {
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
       st.job_runs[m.job.job_id] = followed_job{m.job.run_id, m.job.repository};
-    } else
+    } else if (!foreign)
       add_demand(self, m.job);  // a runner we have not seen yet: count the job by its labels
     if (st.cfg.metrics)
       st.cfg.metrics->job_started(st.cfg.ns, st.cfg.name, variant_of(st.world, m.runner_name), m.job);
   }
-  // The Runner's actor promotes it (or finds it gone and stands down); a
-  // Runner the set did not make gets no actor.
-  if (st.foreign_runners.count(m.runner_name) == 0) route_to_runner(self, m.runner_name, m);
+  // The Runner's actor promotes it (or finds it gone and stands down). Only
+  // a Runner the set judged its own gets one: a start naming one not seen
+  // yet waits for its event (on_runner), a foreign one gets none.
+  if (st.world.runners.count(m.runner_name) > 0 || st.world.being_created(m.runner_name))
+    route_to_runner(self, m.runner_name, m);
+  else if (!foreign)
+    st.unjudged_starts.insert_or_assign(m.runner_name, m);
   mark_dirty(self);
 }
 
@@ -359,6 +373,11 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
   st.world.unheard_completions.erase(m.job.job_id);
   st.job_runs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
+  std::erase_if(st.early_starts,
+                [&](const messages::job_started& j) { return j.job.job_id == m.job.job_id; });
+  if (auto held = st.unjudged_starts.find(m.runner_name);
+      held != st.unjudged_starts.end() && held->second.job.job_id == m.job.job_id)
+    st.unjudged_starts.erase(held);
   const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
   st.completed_jobs[m.job.job_id] = self->clock().now();
   if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
@@ -454,10 +473,13 @@ caf::result<github::maybe_reference_reply> find_runner(self_ptr self, github::fi
 // The set's credentials register only Runners it made: on_runner gives
 // no other an actor, and a request naming one is refused where they are used.
 std::optional<github::error> not_its_runner(self_ptr self, const std::string& runner) {
-  if (self->state.foreign_runners.count(runner) == 0) return std::nullopt;
+  const auto& w = self->state.world;
+  // Positive: a name the set has not judged its own (not seen yet, or seen
+  // before the set was read) is refused too, not only a known foreign one.
+  if (w.runners.count(runner) > 0 || w.being_created(runner)) return std::nullopt;
   return github::error{github::error_kind::rejected,
                        0,
-                       "Runner " + runner + " is not one RunnerSet " + id(self) + " made",
+                       "Runner " + runner + " is not one RunnerSet " + id(self) + " made (or has seen yet)",
                        {},
                        0};
 }

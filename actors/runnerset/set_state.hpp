@@ -58,7 +58,12 @@ struct set_state {
   // (model::runner_made_by), name -> uid: said once each, in an Event on the
   // Runner, and never served.
   std::map<std::string, std::string> foreign_runners;
-  caf::actor github;  // REST pool on the current credentials
+  // Job starts naming a Runner the set has not judged yet (not seen, or
+  // seen before the set was read), the latest per Runner: handed to its
+  // actor once the Runner is judged the set's own, dropped if it is not.
+  std::map<std::string, messages::job_started> unjudged_starts;
+  std::vector<messages::job_started> early_starts;  // before the RunnerSet was read
+  caf::actor github;                                // REST pool on the current credentials
   std::string credentials_version;
   // The credentials Secret as last read: what a change of the set's
   // finalizer on it is locked on.

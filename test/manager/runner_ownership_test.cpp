@@ -236,13 +236,20 @@ TEST_F(RunnerOwnership, TheSetRefusesAJitRequestForARunnerItDidNotMake) {
   auto stub = t_.sys.spawn(runner_stub, set_, replies);
   caf::anon_send(stub, ask_atom::value, std::string("linux-hand1"));
   t_.run();
-  caf::anon_send(stub, ask_atom::value, std::string("linux-other"));
+  caf::anon_send(stub, ask_atom::value, std::string("linux-unseen"));  // not judged at all
   t_.run();
-  ASSERT_EQ(replies->size(), 2u);
+  runner_seen(runner_json("linux-ownd1", "own-uid", set_owner("RunnerSet", "set-uid")));
+  const auto served = s_->jit_names.size();  // its own actor asked already
+  caf::anon_send(stub, ask_atom::value, std::string("linux-ownd1"));
+  t_.run();
+  ASSERT_EQ(replies->size(), 3u);
   ASSERT_FALSE((*replies)[0]);
   EXPECT_EQ((*replies)[0].error().kind, github::error_kind::rejected);
-  EXPECT_TRUE((*replies)[1]) << "the check refuses the foreign Runner only";
-  EXPECT_EQ(s_->jit_names, std::vector<std::string>{"linux-other"});
+  ASSERT_FALSE((*replies)[1]) << "a name the set has not judged its own is refused";
+  EXPECT_EQ((*replies)[1].error().kind, github::error_kind::rejected);
+  EXPECT_TRUE((*replies)[2]) << "the set's own Runner is served";
+  EXPECT_EQ(s_->jit_names.size(), served + 1);
+  for (const auto& name : s_->jit_names) EXPECT_EQ(name, "linux-ownd1");
   caf::anon_send_exit(stub, caf::exit_reason::kill);
 }
 
@@ -277,6 +284,25 @@ TEST_F(RunnerOwnership, ARequestBeforeTheCredentialsAreLoadedIsNotARefusal) {
   EXPECT_TRUE(s_->jit_names.empty());
   for (const auto& e : s_->events) EXPECT_NE(e.reason, "RegistrationFailed") << e.note;
   caf::anon_send_exit(stub, caf::exit_reason::kill);
+}
+
+// A job message that comes before the set is read (a new leader's webhook
+// delivery) and names a Runner the set did not make spawns nothing for it.
+TEST_F(RunnerOwnership, AJobStartedBeforeTheSetIsReadGivesAForeignRunnerNoActor) {
+  messages::job_info job;
+  job.job_id = 7;
+  job.labels = {"self-hosted"};
+  const auto hand_made = runner_json("linux-hand1", "hand-uid", "");
+  s_->stored_runners["linux-hand1"] = hand_made;
+  caf::anon_send(set_, messages::job_started{job, "linux-hand1", 0});
+  t_.run();
+  runner_seen(hand_made);
+  set_seen();
+  EXPECT_EQ(warnings_about("linux-hand1"), 1);
+  EXPECT_TRUE(s_->runner_writes.empty()) << "a job message gave a Runner the set did not make an actor, "
+                                         << "which wrote it";
+  EXPECT_TRUE(s_->jit_names.empty());
+  EXPECT_EQ(s_->secret_creates, 0);
 }
 
 // A hand-made Runner with the set's label is left alone: it does not hold

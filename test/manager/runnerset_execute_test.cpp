@@ -162,6 +162,7 @@ struct runner_asks {
   std::vector<github::jit_reply> jits;
   std::vector<github::delete_reply> removals;
   std::vector<std::int64_t> deferred;  // ids the set took over
+  std::string name = "linux-abcde";    // the Runner the JIT requests name
 };
 using ask_jit_atom = caf::atom_constant<caf::atom("askjit")>;
 using ask_remove_atom = caf::atom_constant<caf::atom("askrm")>;
@@ -171,7 +172,7 @@ caf::behavior runner_stub(caf::event_based_actor* self, caf::actor set, std::sha
   return {
       [=](ask_jit_atom) {
         github::jit_request req;
-        req.name = "linux-abcde";
+        req.name = out->name;
         self->request(set, 5s, github::jit_config_atom::value, req)
             .then([=](github::jit_reply& r) { out->jits.push_back(r); }, [](caf::error&) {});
       },
@@ -472,6 +473,10 @@ class RunnerSetBudget : public RunnerSetExecute {
  protected:
   RunnerSetBudget() {
     start();
+    // A Runner the set is making (its create not yet watched): the set
+    // serves JIT requests only for Runners it knows as its own.
+    demand(1);
+    if (!s_->created.empty()) asks_->name = std::string(kube::parse_object(s_->created[0])->name);
     runner_ = t_.sys.spawn(runner_stub, set_, asks_);
   }
   ~RunnerSetBudget() override { caf::anon_send_exit(runner_, caf::exit_reason::kill); }

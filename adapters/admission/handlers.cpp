@@ -1,9 +1,12 @@
 #include "adapters/admission/handlers.hpp"
 
+#include <algorithm>
+
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/validation.hpp"
 #include "common/json.hpp"
 #include "common/json_writer.hpp"
+#include "model/naming.hpp"
 #include "model/parse.hpp"
 
 namespace octorun::admission {
@@ -64,15 +67,39 @@ const rapidjson::Value* owner_references(const rapidjson::Value& object) {
   return meta == nullptr ? nullptr : json::member(*meta, "ownerReferences");
 }
 
-bool same_owners(const rapidjson::Value& before, const rapidjson::Value& after) {
-  const auto* a = owner_references(before);
-  const auto* b = owner_references(after);
+// Whether `after` keeps only references `before` had: none added, none
+// changed. Adding or changing one could hand a Runner to another RunnerSet
+// (the manager serves a Runner whose controller reference names the set's
+// uid). Removing them cannot: a Runner no set made is served by none, and
+// one a set made keeps its place in that set whatever is done to its
+// references since. The garbage collector removes references this way when
+// an owner is deleted with --cascade=orphan, and is not refused.
+bool only_removes_owners(const rapidjson::Value& before, const rapidjson::Value& after) {
+  const auto* kept = owner_references(after);
+  if (kept == nullptr || (kept->IsArray() && kept->Empty())) return true;
+  const auto* had = owner_references(before);
+  if (had == nullptr || !had->IsArray() || !kept->IsArray()) return had != nullptr && *had == *kept;
+  for (const auto& ref : kept->GetArray())
+    if (std::find(had->Begin(), had->End(), ref) == had->End()) return false;
+  return true;
+}
+
+// The label that routes a Runner to its RunnerSet's actor.
+const rapidjson::Value* set_label(const rapidjson::Value& object) {
+  const rapidjson::Value* meta = json::member(object, "metadata");
+  const rapidjson::Value* labels = meta == nullptr ? nullptr : json::member(*meta, "labels");
+  return labels == nullptr ? nullptr : json::member(*labels, model::label_runnerset);
+}
+
+bool same_set_label(const rapidjson::Value& before, const rapidjson::Value& after) {
+  const auto* a = set_label(before);
+  const auto* b = set_label(after);
   if (a == nullptr || b == nullptr) return a == b;
   return *a == *b;
 }
 
 admission_response validate_runner_request(const admission_request& req, const admission_policy& policy) {
-  if (!writes_object(req) || deleting(req.object)) return allow(req);
+  if (!writes_object(req)) return allow(req);
   const bool manager = !policy.runner_creator.empty() && req.username == policy.runner_creator;
   if (req.operation == "CREATE" && !manager)
     return forbid(req, "only the Octorun manager (" +
@@ -81,12 +108,22 @@ admission_response validate_runner_request(const admission_request& req, const a
                            (req.username.empty() ? "not an anonymous user" : "not " + req.username) +
                            ": declare a RunnerSet instead");
   if (req.operation == "UPDATE") {
-    if (!manager && !same_owners(req.old_object, req.object))
-      return forbid(req, "metadata.ownerReferences may be changed by the Octorun manager only");
+    // Checked on a Runner being deleted too: while its finalizer holds it,
+    // moving it to another set would still hand it to that set.
+    if (!manager && !only_removes_owners(req.old_object, req.object))
+      return forbid(req,
+                    "metadata.ownerReferences may be added or changed by the Octorun manager only "
+                    "(removing them is allowed)");
+    if (!manager && !same_set_label(req.old_object, req.object))
+      return forbid(req, std::string("the label ") + model::label_runnerset +
+                             " may be changed by the Octorun manager only");
+    // An object on its way out (finalizers being removed) is not judged on its spec.
+    if (deleting(req.object)) return allow(req);
     if (auto errors = validate_runner_update(req.old_object, req.object); !errors.empty())
       return deny(req, "Runner", errors);
     return allow(req);  // an unchanged spec was valid when it was created
   }
+  if (deleting(req.object)) return allow(req);
   auto runner = model::parse_runner(req.object);
   if (!runner) return deny(req, "Runner", runner.error());
   if (auto errors = validate_runner(*runner); !errors.empty()) return deny(req, "Runner", errors);

@@ -224,6 +224,54 @@ TEST(Endpoints, OnlyTheManagerCreatesRunners) {
   EXPECT_TRUE(reply("UPDATE", test::json(labelled), runner)["response"]["allowed"].GetBool());
 }
 
+// A Runner being deleted (its finalizer still held) is no way around the
+// ownership rules: moving it to another set by its ownerReferences or by the
+// label that routes it is refused from anyone but the manager, while the
+// garbage collector orphaning it (removing references) is not.
+TEST(Endpoints, RunnerOwnersAndSetLabelAreTheManagersEvenWhileDeleting) {
+  auto owned = doc(test::valid_runner_json());
+  test::set(owned, "/metadata/ownerReferences",
+            doc(R"([{"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","name":"ci","uid":"ci-uid",)"
+                R"("controller":true,"blockOwnerDeletion":true}])"));
+  const auto before = test::json(owned);
+  auto terminating = doc(before.c_str());
+  test::set(terminating, "/metadata/deletionTimestamp", std::string("2026-01-01T00:00:00Z"));
+  const auto deleting = test::json(terminating);
+  auto reply = [&](const std::string& obj, const std::string& old, const std::string& user = "alice") {
+    auto body = review_json("UPDATE", obj, old, "Runner");
+    body.replace(body.find("\"alice\""), 7, "\"" + user + "\"");
+    return response_of(handle_review(endpoint::validate_runner, body, policy))["response"]["allowed"]
+        .GetBool();
+  };
+  auto moved = doc(deleting.c_str());
+  test::set(moved, "/metadata/ownerReferences/0/uid", std::string("other-uid"));
+  test::set(moved, "/metadata/ownerReferences/0/name", std::string("other"));
+  EXPECT_FALSE(reply(test::json(moved), deleting)) << "re-parented while being deleted";
+  auto relabelled = doc(deleting.c_str());
+  test::set(relabelled, "/metadata/labels/octorun.io~1runnerset", std::string("other"));
+  EXPECT_FALSE(reply(test::json(relabelled), deleting)) << "moved by its label while being deleted";
+  auto relabelled_live = doc(before.c_str());
+  test::set(relabelled_live, "/metadata/labels/octorun.io~1runnerset", std::string("other"));
+  EXPECT_FALSE(reply(test::json(relabelled_live), before)) << "moved by its label";
+  auto unlabelled = doc(before.c_str());
+  unlabelled["metadata"]["labels"].RemoveMember("octorun.io/runnerset");
+  EXPECT_FALSE(reply(test::json(unlabelled), before)) << "the label removed";
+  EXPECT_TRUE(reply(test::json(relabelled_live), before, policy.runner_creator)) << "the manager may";
+  // The finalizer removed, or the references removed (an orphaning delete): allowed.
+  auto released = doc(deleting.c_str());
+  test::set(released, "/metadata/finalizers", doc("[]"));
+  EXPECT_TRUE(reply(test::json(released), deleting));
+  auto orphaned = doc(before.c_str());
+  orphaned["metadata"].RemoveMember("ownerReferences");
+  EXPECT_TRUE(
+      reply(test::json(orphaned), before, "system:serviceaccount:kube-system:generic-garbage-collector"));
+  auto emptied = doc(before.c_str());
+  test::set(emptied, "/metadata/ownerReferences", doc("[]"));
+  EXPECT_TRUE(reply(test::json(emptied), before));
+  // Adding a reference where there was none is still refused.
+  EXPECT_FALSE(reply(before, test::valid_runner_json()));
+}
+
 TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   webhook_configuration_options o;
   o.name = "octorun-test";

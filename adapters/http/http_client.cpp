@@ -182,10 +182,14 @@ expected<response, transport_error> client::run(const request& req, const chunk_
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   const char* protocols = plain_http_ ? "http,https" : "https";
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protocols);
+  const auto protocols_rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protocols);
   // Redirects are not followed (CURLOPT_FOLLOWLOCATION stays off); were one
   // ever followed, it could not change to another scheme either.
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
+  const auto redirect_rc = curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
+  if (auto refused =
+          protocols_not_restricted(protocols_rc == CURLE_OK, redirect_rc == CURLE_OK,
+                                   curl_easy_strerror(protocols_rc != CURLE_OK ? protocols_rc : redirect_rc)))
+    return unexpected{std::move(*refused)};
   // A body announced longer than the cap is refused before it is read.
   if (sink == nullptr)
     curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(req.max_body_bytes));
@@ -281,6 +285,17 @@ expected<response, transport_error> client::run(const request& req, const chunk_
     return unexpected{std::move(err)};
   }
   return std::move(t.resp);
+}
+
+std::optional<transport_error> protocols_not_restricted(bool protocols_set, bool redirect_protocols_set,
+                                                        std::string_view failure) {
+  if (protocols_set && redirect_protocols_set) return std::nullopt;
+  transport_error refused;
+  refused.cause = transport_cause::refused;
+  refused.message = std::string("request refused: libcurl did not restrict the schemes it may use (") +
+                    (protocols_set ? "CURLOPT_REDIR_PROTOCOLS_STR" : "CURLOPT_PROTOCOLS_STR") + ": " +
+                    std::string(failure) + "); a libcurl of 7.85 or later is required";
+  return refused;
 }
 
 std::string url_scheme(std::string_view url) {

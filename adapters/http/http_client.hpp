@@ -123,6 +123,14 @@ class client {
 // The scheme of a URL, lower-cased ("https"); empty when it has none.
 std::string url_scheme(std::string_view url);
 
+// A request is refused (transport_cause::refused) unless libcurl accepted
+// both restrictions of the schemes it may use (CURLOPT_PROTOCOLS_STR,
+// CURLOPT_REDIR_PROTOCOLS_STR; a libcurl older than 7.85 knows neither):
+// without them it would fetch any scheme it supports. `failure` is libcurl's
+// text for the first one it refused.
+std::optional<transport_error> protocols_not_restricted(bool protocols_set, bool redirect_protocols_set,
+                                                        std::string_view failure);
+
 // Percent-encodes a query parameter value or path segment (RFC 3986 unreserved kept).
 std::string url_encode(std::string_view s);
 

@@ -303,6 +303,22 @@ TEST(HttpClient, ReadsTheSchemeOfAUrl) {
   for (const auto& [url, scheme] : cases) EXPECT_EQ(url_scheme(url), scheme) << url;
 }
 
+// A libcurl that does not take the scheme restriction (before 7.85: an
+// unknown option) must not run the request unrestricted.
+TEST(HttpClient, FailsClosedWhenLibcurlDoesNotRestrictTheSchemes) {
+  EXPECT_FALSE(protocols_not_restricted(true, true, "No error"));
+  for (const auto& [protocols, redirects] : {std::pair{false, true}, {true, false}, {false, false}}) {
+    auto refused =
+        protocols_not_restricted(protocols, redirects, "An unknown option was passed in to libcurl");
+    ASSERT_TRUE(refused) << protocols << redirects;
+    EXPECT_EQ(refused->cause, transport_cause::refused);
+    EXPECT_NE(refused->message.find(protocols ? "CURLOPT_REDIR_PROTOCOLS_STR" : "CURLOPT_PROTOCOLS_STR"),
+              std::string::npos)
+        << refused->message;
+    EXPECT_NE(refused->message.find("unknown option"), std::string::npos) << refused->message;
+  }
+}
+
 class TlsServer : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -8,6 +8,14 @@
 
 namespace octorun {
 
+// `s` without the ASCII white space (space, tab, CR, LF, VT, FF) around it.
+inline std::string_view trim_space(std::string_view s) {
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 // ASCII lower case (HTTP header names, host names, labels).
 inline std::string ascii_lower(std::string_view s) {
   std::string out(s);

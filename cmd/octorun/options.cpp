@@ -8,6 +8,8 @@
 #include <string_view>
 #include <variant>
 
+#include "common/strings.hpp"
+
 namespace octorun::manager {
 namespace {
 
@@ -182,6 +184,7 @@ std::optional<std::string> assign(options& o, const flag& f, const std::string& 
 std::optional<std::string> check(const options& o) {
   if (o.log_format != "json" && o.log_format != "text")
     return "--log-format: '" + o.log_format + "' is not json or text";
+  if (auto bad = check_github_http_hosts(o.github_http_hosts)) return bad;
   return std::nullopt;
 }
 
@@ -217,8 +220,29 @@ std::vector<std::string> comma_list(const std::string& s) {
   std::string item;
   std::istringstream in(s);
   while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
+    if (auto trimmed = trim_space(item); !trimmed.empty()) out.emplace_back(trimmed);
   return out;
+}
+
+std::optional<std::string> check_github_http_hosts(const std::string& value) {
+  if (trim_space(value).empty()) return std::nullopt;
+  const std::string flag = "--github-http-hosts: ";
+  std::string raw;
+  std::istringstream in(value);
+  while (std::getline(in, raw, ',')) {
+    const auto host = std::string(trim_space(raw));
+    if (host.empty()) return flag + "an empty item in '" + value + "' (host names, comma-separated)";
+    if (host.find("://") != std::string::npos || host.find('/') != std::string::npos)
+      return flag + "'" + host + "' is a URL; give the host alone (e.g. ghes.example.com)";
+    // The scope's host is compared without its port: a port here would never match.
+    const bool ipv6 = host.front() == '[' && host.back() == ']';
+    if (!ipv6 && host.find(':') != std::string::npos)
+      return flag + "'" + host + "' has a port; give the host alone (any port of it is allowed)";
+    if (host.find_first_of(" \t") != std::string::npos) return flag + "'" + host + "' is not a host name";
+  }
+  if (trim_space(value).back() == ',')  // getline gives no last, empty item
+    return flag + "an empty item in '" + value + "' (host names, comma-separated)";
+  return std::nullopt;
 }
 
 expected<options, std::string> parse_options(const std::vector<std::string>& args) {

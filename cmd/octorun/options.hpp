@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,12 @@ expected<options, std::string> parse_options(const std::vector<std::string>& arg
 // What `octorun --help` prints: every flag, its default and what it does.
 std::string help_text();
 
-// "a,b,,c" -> {"a", "b", "c"}.
+// "a, b,,c" -> {"a", "b", "c"}: each item trimmed, empty ones dropped.
 std::vector<std::string> comma_list(const std::string& s);
+
+// What is wrong with a --github-http-hosts value, naming the flag: an empty
+// item, a URL (a scheme or a path) or a port (a scope's host is compared
+// without its port, so such an item would never match).
+std::optional<std::string> check_github_http_hosts(const std::string& value);
 
 }  // namespace octorun::manager

@@ -93,6 +93,21 @@ TEST(Options, EveryBadFlagGetsOneSentenceNamingIt) {
             "unexpected argument 'stray' (flags start with --; octorun --help lists them)");
 }
 
+// An item of --github-http-hosts that could never match a scope's host is
+// refused at startup, naming the flag, rather than doing nothing.
+TEST(Options, GithubHttpHostsAreTrimmedHostsWithoutSchemeOrPort) {
+  auto o = parsed({"--github-http-hosts=127.0.0.1, ghes.local ,[::1]"});
+  EXPECT_EQ(comma_list(o.github_http_hosts), (std::vector<std::string>{"127.0.0.1", "ghes.local", "[::1]"}));
+  for (const char* bad : {"--github-http-hosts=a,,b", "--github-http-hosts=a, ,b", "--github-http-hosts=a,"})
+    EXPECT_EQ(error_of({bad}).find("--github-http-hosts: an empty item"), 0u) << bad;
+  EXPECT_EQ(
+      error_of({"--github-http-hosts=ghes.local:8080"}),
+      "--github-http-hosts: 'ghes.local:8080' has a port; give the host alone (any port of it is allowed)");
+  EXPECT_EQ(error_of({"--github-http-hosts=http://ghes.local"}),
+            "--github-http-hosts: 'http://ghes.local' is a URL; give the host alone (e.g. ghes.example.com)");
+  EXPECT_TRUE(parse_options({"--github-http-hosts="}));
+}
+
 TEST(Options, CafSettingsPassThroughNormalised) {
   auto o = parsed({"--scheduler.max-threads", "2", "--caf.logger.verbosity=quiet", "--config-file=x.ini"});
   EXPECT_EQ(o.caf_args,

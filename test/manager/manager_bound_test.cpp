@@ -225,7 +225,12 @@ TEST_F(ManagerRateLimit, ASpentBudgetPausesOnceFinishedRunnersGoAndRemovalsWaitF
   // The idle runner's process ends (a runner too old for GitHub): it can run
   // no job, so it goes now; its GitHub removal waits for the reset.
   test::runner_pod_exits(c_, ns_, idle, 7);
-  http::client().perform({"POST", sim_->base_url() + "/_sim/runners/" + idle + "/offline", {}, "{}", 5s});
+  http::client sim_control;
+  sim_control.set_plain_http(true);  // the simulator serves plain http
+  auto offline =
+      sim_control.perform({"POST", sim_->base_url() + "/_sim/runners/" + idle + "/offline", {}, "{}", 5s});
+  ASSERT_TRUE(offline) << offline.error().message;
+  ASSERT_EQ(offline->status, 200) << offline->body;
   EXPECT_TRUE(
       watch_->wait([&](const test::namespace_watch& w) { return w.runner_deleted().count(idle) > 0; }, 30s))
       << manager_->log_tail();

@@ -3,8 +3,8 @@
 // Kubernetes API's responses, watch events, kubeconfig, JWT payloads, and the
 // templates the manager re-reads from objects it was given.
 //
-// RapidJSON's default Parse recurses once per nesting level, so a body of
-// about a million '[' overflows a worker thread's stack. json::parse runs
+// RapidJSON's default Parse recurses once per nesting level, so a body that
+// is nothing but nested '[' overflows a worker thread's stack. json::parse runs
 // the iterative parser (no recursion) and refuses a document nested deeper
 // than max_depth or larger than its source's limit, with a message that says
 // which. Every recursive walk over a parsed tree (json::canonical, write,
@@ -21,11 +21,9 @@
 
 namespace octorun::json {
 
-// Nesting levels (objects and arrays) a parsed document may have. A
-// Kubernetes object nests about 20 deep, a RunnerSet with a pod template a
-// little deeper, a CRD's OpenAPI schema (two levels per field) about 40;
-// 128 leaves room for all of them while a recursive walk stays a few
-// kilobytes of stack.
+// Nesting levels (objects and arrays) a parsed document may have: well
+// above what Kubernetes objects, pod templates and CRD OpenAPI schemas (two
+// levels per field) use, while it bounds the stack a recursive walk needs.
 inline constexpr unsigned max_depth = 128;
 
 // Where the bytes came from and how many of them may be parsed.
@@ -42,9 +40,9 @@ namespace sources {
 inline constexpr source admission_review{"an admission review body", 3u << 20};
 // GitHub caps webhook payloads at 25 MB.
 inline constexpr source github_webhook{"a GitHub webhook delivery", 25u << 20};
-// A REST page holds at most 100 items (runs with their repository objects
-// are the largest, a few KiB each); the installation-token, registration and
-// error answers are far smaller.
+// A REST page holds at most 100 items (GitHub's per_page bound; runs with
+// their repository objects are the largest); the installation-token,
+// registration and error answers are far smaller.
 inline constexpr source github_response{"a GitHub API response", 16u << 20};
 // The Actions service: scale sets, sessions, JIT configurations, the
 // registration answer, and a message with its serialized job list.

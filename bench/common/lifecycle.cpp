@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "actors/runner/phase.hpp"
+#include "actors/runnerset/scaling.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
 #include "common/json.hpp"
@@ -27,6 +29,13 @@ void first(double& slot, double now) {
 double unix_ms_now() {
   return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+bool holds_a_slot(const std::string& phase, bool deleting) {
+  runnerset::runner_view runner;
+  runner.phase = runner::parse_phase(phase).value_or(runner::phase::unset);
+  runner.deleting = deleting;
+  return runnerset::holds_capacity(runner);
 }
 
 lifecycle_watch::lifecycle_watch(const kube::config& cfg, const std::string& ns,
@@ -103,12 +112,9 @@ void lifecycle_watch::on_runner(const kube::object& o, bool deleted, double now)
       it->second.phase = phase;
       it->second.deleting = !o.deletion_timestamp.empty();
       max_runners_ = std::max(max_runners_, runners_.size());
-      // As the manager counts against maxRunners (the status' replicas,
-      // counts::add in actors/runnerset/plan.cpp): a runner that ended (its
-      // job completed, its pod failed for good, outdated) holds no place.
+      // As the manager bounds its runners by maxRunners (holds_a_slot).
       auto active = std::count_if(runners_.begin(), runners_.end(), [](const auto& r) {
-        const auto& p = r.second.phase;
-        return !r.second.deleting && p != "Succeeded" && p != "Failed" && p != "Outdated";
+        return holds_a_slot(r.second.phase, r.second.deleting);
       });
       max_active_ = std::max(max_active_, static_cast<std::size_t>(active));
     }

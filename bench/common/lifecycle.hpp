@@ -27,6 +27,12 @@ namespace octorun::bench {
 
 double unix_ms_now();  // wall clock, milliseconds
 
+// Whether a Runner in `phase` (status.phase, "" for none) holds one of its
+// set's maxRunners slots, by the manager's own rule
+// (runnerset::holds_capacity): every Runner that has not ended does, until
+// it is gone, being deleted or not.
+bool holds_a_slot(const std::string& phase, bool deleting);
+
 // First sightings, in unix milliseconds; 0: not seen.
 struct runner_times {
   double created = 0, pending = 0, running = 0, succeeded = 0, failed = 0, deleting = 0, deleted = 0;
@@ -59,10 +65,9 @@ class lifecycle_watch {
 
   std::map<std::string, runner_times> times() const;
   runner_counts counts() const;
-  std::size_t max_runners() const;  // most Runners that existed at once
-  std::size_t max_active_runners()
-      const;                     // ... of them neither being deleted nor ended (as the manager counts)
-  std::size_t max_pods() const;  // most runner pods at once
+  std::size_t max_runners() const;         // most Runners that existed at once
+  std::size_t max_active_runners() const;  // ... of them holding a slot (holds_a_slot)
+  std::size_t max_pods() const;            // most runner pods at once
   std::size_t runners_seen() const;
   bool synced() const;  // every watch has listed once
 

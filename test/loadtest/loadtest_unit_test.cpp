@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "adapters/kube/request_trace.hpp"
+#include "bench/common/lifecycle.hpp"
 #include "bench/loadtest/options.hpp"
 #include "bench/loadtest/report.hpp"
 #include "bench/loadtest/schedule.hpp"
@@ -177,6 +178,21 @@ run_record three_jobs() {
   r.max_active_runners = 2;
   r.github_calls = {{"rest.generate_jitconfig", 3}, {"rest.delete_runner", 3}, {"webhook.workflow_job", 9}};
   return r;
+}
+
+// The load test's maxRunners check counts what the manager bounds: a Runner
+// being deleted still holds its slot until it is gone (new runners made
+// while it goes are the breach the check is there to catch); one that ended
+// holds none.
+TEST(LoadtestBound, ARunnerHoldsASlotUntilItEndsBeingDeletedOrNot) {
+  for (const char* phase : {"", "Pending", "Running"}) {
+    EXPECT_TRUE(bench::holds_a_slot(phase, false)) << phase;
+    EXPECT_TRUE(bench::holds_a_slot(phase, true)) << phase << ", being deleted";
+  }
+  for (const char* phase : {"Succeeded", "Failed", "Outdated"}) {
+    EXPECT_FALSE(bench::holds_a_slot(phase, false)) << phase;
+    EXPECT_FALSE(bench::holds_a_slot(phase, true)) << phase;
+  }
 }
 
 TEST(LoadtestSummary, FiguresFromTheRecords) {

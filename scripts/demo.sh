@@ -89,7 +89,7 @@ spec:
     spec:
       containers:
       - name: runner
-        image: ghcr.io/actions/actions-runner:latest
+        image: ghcr.io/actions/actions-runner:2.330.0
 EOF
 
 # Deliveries that come before the manager knows the set are turned away (no

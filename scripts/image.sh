@@ -2,12 +2,16 @@
 # Builds the manager's OCI image from Debian bookworm packages only; nothing is
 # pulled from a registry.
 #   scripts/image.sh [--tag octorun:VERSION] [--output FILE] [--build-dir DIR] [--refresh-base]
+#                    [--base-max-age DAYS]
 #     --tag         image name and tag (default: octorun:<project version>, the chart's default)
 #     --output      the OCI archive to write (default: <build dir>/octorun-<tag>.oci.tar)
 #     --build-dir   take the manager from this existing CMake build tree (e.g. the
 #                   test build) instead of building it in build-image/
-#     --refresh-base  download the Debian packages again (security updates)
-# The last line on stdout is the archive's path. It loads with
+#     --refresh-base  download the Debian packages again now (a release does)
+#     --base-max-age  download them again when the cached base is older (default 7 days)
+# The last line on stdout is the archive's path; beside it, FILE.spdx.json is
+# the image's SBOM (also in the image at /usr/share/doc/octorun/sbom.spdx.json).
+# It loads with
 #   ctr -n k8s.io images import FILE     (named docker.io/library/<name>:<tag>)
 #   skopeo copy oci-archive:FILE ...     (or podman load -i FILE)
 #
@@ -25,19 +29,21 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-tag="" output="" build_dir="" refresh_base=0
+tag="" output="" build_dir="" refresh_base=0 base_max_age_days=7
 while [[ $# -gt 0 ]]; do
   case $1 in
   --tag) tag=$2; shift 2 ;;
   --output) output=$2; shift 2 ;;
   --build-dir) build_dir=$2; shift 2 ;;
   --refresh-base) refresh_base=1; shift ;;
-  -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+  --base-max-age) base_max_age_days=$2; shift 2 ;;
+  -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
   *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 log() { echo "image.sh: $*" >&2; }
 fail() { echo "image.sh: error: $*" >&2; exit 1; }
+[[ $base_max_age_days =~ ^[0-9]+$ ]] || fail "--base-max-age takes whole days, got $base_max_age_days"
 [[ $(id -u) -eq 0 ]] || fail "needs root (mmdebstrap's root mode, chroot, file owners in the image)"
 
 scripts/install-deps.sh
@@ -136,22 +142,37 @@ without_inherited_fds() {
   done
   "$@"
 }
+manifest=usr/share/doc/octorun/debian-packages
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/octorun/image-base
-key=$(printf '%s\n' "${packages[@]}" "${mirrors[@]}" | sha256sum | cut -c1-16)
+# (The last line names the base's layout: bases cached before it held a
+# package manifest are not reused.)
+key=$(printf '%s\n' "${packages[@]}" "${mirrors[@]}" "manifest: $manifest" | sha256sum | cut -c1-16)
 base=$cache/bookworm-$key.tar
 mkdir -p "$cache"
 # One download at a time per machine (concurrent image builds wait for it);
 # a failed download (a mirror's hiccup) is tried again before giving up.
 exec 8>"$cache/.lock"
 flock 8
-if [[ $refresh_base -eq 1 || ! -s $base ]]; then
+# Security fixes reach the image on a schedule, not only when asked: a base
+# older than --base-max-age is downloaded again by whatever build comes next.
+stale=0
+if [[ -s $base ]] && (($(date +%s) - $(stat -c %Y "$base") > base_max_age_days * 86400)); then
+  stale=1
+  log "the cached Debian base is older than $base_max_age_days days: downloading it again"
+fi
+if [[ $refresh_base -eq 1 || $stale -eq 1 || ! -s $base ]]; then
   log "unpacking the Debian packages with mmdebstrap (once per package list)"
   # Its own log (apt's reasons included), shown only when an attempt fails;
-  # a mirror's hiccup is tried again, over about five minutes.
+  # a mirror's hiccup is tried again, over about five minutes. The extract
+  # hook records what was unpacked (the extract variant leaves dpkg's status
+  # empty): one "package version architecture source" line per .deb.
   attempts=5
   for attempt in $(seq $attempts); do
     rm -f "$base.partial.tar"
     (without_inherited_fds mmdebstrap --variant=extract --include="$(IFS=,; echo "${packages[*]}")" \
+      --extract-hook='mkdir -p "$1/'"${manifest%/*}"'" && for deb in "$1"/var/cache/apt/archives/*.deb; do
+        dpkg-deb --showformat="\${Package} \${Version} \${Architecture} \${source:Package}\n" --show "$deb"
+        done >"$1/'"$manifest"'"' \
       bookworm "$base.partial.tar" "${mirrors[@]}") >"$cache/mmdebstrap.log" 2>&1 && break
     grep -E '^(E|W): |Err:|Failed|failed' "$cache/mmdebstrap.log" | grep -v 'skipping mounting' | tail -20 >&2
     [[ $attempt -lt $attempts ]] || fail "mmdebstrap failed $attempts times (its log: $cache/mmdebstrap.log)"
@@ -161,11 +182,16 @@ if [[ $refresh_base -eq 1 || ! -s $base ]]; then
   done
   mv "$base.partial.tar" "$base"
 fi
+# Bases of other package lists (an older manager) go once they are stale too.
+find "$cache" -maxdepth 1 -name 'bookworm-*.tar' ! -name "${base##*/}" -mtime "+$base_max_age_days" -delete
 flock -u 8
 
 rootfs=$work/rootfs
 mkdir -p "$rootfs"
 tar -C "$rootfs" -xf "$base"
+[[ -s $rootfs/$manifest ]] || fail "the Debian base $base has no package manifest ($manifest)"
+mv "$rootfs/$manifest" "$work/debian-packages"
+base_date=$(date -u -d "@$(stat -c %Y "$base")" +%Y-%m-%dT%H:%M:%SZ)
 # Keep each package's copyright file (its licence), drop the rest of the docs.
 find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
 find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
@@ -208,7 +234,56 @@ unshare --fork --pid --mount-proc="$rootfs/proc" \
   chroot --userspec=65532:65532 "$rootfs" /usr/bin/octorun --help >/dev/null ||
   fail "octorun --help fails inside the image's root filesystem"
 
-# 5. The OCI image: one layer, run as nonroot, the manager as entrypoint.
+# 5. The SBOM (SPDX 2.3): the manager and every Debian package unpacked into
+# the image, each with its version and a purl, so a scanner can match them to
+# Debian's security tracker without opening the image.
+sbom=$work/sbom.spdx.json
+python3 - "$work/debian-packages" "$version" "$revision" "$source_url" "$base_date" >"$sbom" <<'EOF'
+import datetime, hashlib, json, re, sys, urllib.parse
+packages_file, version, revision, source_url, base_date = sys.argv[1:]
+def spdx_id(kind, name): return "SPDXRef-" + kind + "-" + re.sub(r"[^A-Za-z0-9.-]", "-", name)
+manager = {
+    "name": "octorun", "SPDXID": "SPDXRef-Package-octorun", "versionInfo": version,
+    "downloadLocation": source_url, "filesAnalyzed": False,
+    "licenseConcluded": "Apache-2.0", "licenseDeclared": "Apache-2.0", "copyrightText": "NOASSERTION",
+    "sourceInfo": "built from commit " + revision,
+    "externalRefs": [{"referenceCategory": "PACKAGE-MANAGER", "referenceType": "purl",
+                      "referenceLocator": "pkg:generic/octorun@" + urllib.parse.quote(version, safe="")}],
+}
+packages, relationships = [manager], [
+    {"spdxElementId": "SPDXRef-DOCUMENT", "relationshipType": "DESCRIBES", "relatedSpdxElement": manager["SPDXID"]}]
+for line in open(packages_file):
+    fields = line.split()
+    if not fields: continue
+    if len(fields) != 4: sys.exit("image.sh: malformed package manifest line: " + line.strip())
+    name, ver, arch, source = fields
+    purl = "pkg:deb/debian/%s@%s?arch=%s&distro=debian-12" % (name, urllib.parse.quote(ver, safe=".~-_"), arch)
+    if source != name: purl += "&upstream=" + urllib.parse.quote(source, safe="")
+    packages.append({
+        "name": name, "SPDXID": spdx_id("Package-deb", name), "versionInfo": ver,
+        "supplier": "Organization: Debian", "downloadLocation": "NOASSERTION", "filesAnalyzed": False,
+        "licenseConcluded": "NOASSERTION", "licenseDeclared": "NOASSERTION", "copyrightText": "NOASSERTION",
+        "sourceInfo": "Debian source package " + source,
+        "externalRefs": [{"referenceCategory": "PACKAGE-MANAGER", "referenceType": "purl", "referenceLocator": purl}],
+    })
+    relationships.append({"spdxElementId": manager["SPDXID"], "relationshipType": "DEPENDS_ON",
+                          "relatedSpdxElement": packages[-1]["SPDXID"]})
+if len(packages) < 2: sys.exit("image.sh: the package manifest lists no Debian package")
+digest = hashlib.sha256(json.dumps(packages, sort_keys=True).encode()).hexdigest()[:16]
+print(json.dumps({
+    "spdxVersion": "SPDX-2.3", "dataLicense": "CC0-1.0", "SPDXID": "SPDXRef-DOCUMENT",
+    "name": "octorun-" + version + "-image",
+    "documentNamespace": "https://octorun.io/spdx/octorun-%s-%s-%s" % (version, revision[:12], digest),
+    "creationInfo": {"created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "creators": ["Tool: octorun-scripts/image.sh"],
+                     "comment": "Debian bookworm packages downloaded " + base_date},
+    "packages": packages, "relationships": relationships,
+}, indent=1))
+EOF
+mkdir -p "$rootfs/usr/share/doc/octorun"
+cp "$sbom" "$rootfs/usr/share/doc/octorun/sbom.spdx.json"
+
+# 6. The OCI image: one layer, run as nonroot, the manager as entrypoint.
 layout=$work/oci
 rootfs_bytes=$(du -s --apparent-size -B1 "$rootfs" | cut -f1)
 umoci init --layout "$layout"
@@ -239,6 +314,7 @@ EOF
 rm -rf "$work/bundle"
 tar -C "$layout" -cf "$output.partial" oci-layout index.json blobs
 mv "$output.partial" "$output"
+cp "$sbom" "$output.spdx.json"
 
 layer=$(python3 - "$layout" <<'EOF'
 import json, os, sys

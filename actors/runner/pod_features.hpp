@@ -18,7 +18,9 @@ namespace octorun::runner {
 // The actions/runner image's conventions (runners-in-practice: its Dockerfile).
 inline constexpr const char* runner_start_command = "/home/runner/run.sh";
 inline constexpr const char* runner_work_dir = "/home/runner/_work";
-inline constexpr const char* dind_image = "docker:dind";
+// Pinned: a default never floats (a template with its own `dind` container
+// chooses another, e.g. by digest or from a mirror).
+inline constexpr const char* dind_image = "docker:28.5.2-dind";
 inline constexpr const char* docker_group_id = "123";  // the image's docker group; the runner user is in it
 // The file the CA bundle is mounted as: run.sh's update-ca-certificates
 // (RUNNER_UPDATE_CA_CERTS) takes *.crt files from this directory.

@@ -3,7 +3,8 @@
 # the way the kubelet runs it: imported with `ctr -n k8s.io images import` into
 # a containerd of the test's own, started through containerd's runc shim with
 # the image's user (65532) and a read-only root filesystem. Checks the image
-# config (user, entrypoint, labels), its size (aim: <= 50 MB unpacked), that
+# config (user, entrypoint, labels), its size (aim: <= 50 MB unpacked), its
+# SBOM (every Debian package the image holds, with its version), that
 # `octorun --version` names this version and commit, and that `octorun --help`
 # runs (every library resolves in the image).
 #   image_test.sh BUILD_DIR
@@ -87,6 +88,45 @@ revision=$(git -C "$root" rev-parse HEAD)
 unpacked=$(fact unpacked)
 echo "size: $((unpacked / 1000)) kB unpacked, $(($(fact compressed) / 1000)) kB compressed (aim: <= $((size_aim / 1000)) kB unpacked)"
 [[ $unpacked -le $size_aim ]] || fail "the image is $unpacked bytes unpacked, over the $size_aim aim"
+
+# The SBOM beside the archive is the one in the image, and it names the manager
+# at this version and every Debian package whose files the image holds.
+[[ -s $archive.spdx.json ]] || fail "image.sh wrote no SBOM beside the archive ($archive.spdx.json)"
+python3 - "$work/layout" "$archive.spdx.json" "$version" "$revision" <<'EOF' || fail "the SBOM does not describe the image"
+import json, os, re, sys, tarfile
+layout, sbom_path, version, revision = sys.argv[1:]
+def blob(d): return os.path.join(layout, "blobs", *d["digest"].split(":"))
+manifest = json.load(open(blob(json.load(open(os.path.join(layout, "index.json")))["manifests"][0])))
+inside, copyrights = None, set()
+for layer in manifest["layers"]:
+    with tarfile.open(blob(layer)) as t:
+        for m in t:
+            name = m.name.lstrip("./")
+            if name == "usr/share/doc/octorun/sbom.spdx.json": inside = t.extractfile(m).read()
+            hit = re.fullmatch(r"usr/share/doc/([^/]+)/copyright", name)
+            if hit: copyrights.add(hit.group(1))
+sbom_bytes = open(sbom_path, "rb").read()
+assert inside is not None, "no /usr/share/doc/octorun/sbom.spdx.json in the image"
+assert inside == sbom_bytes, "the SBOM in the image differs from the one beside the archive"
+sbom = json.loads(sbom_bytes)
+assert sbom["spdxVersion"] == "SPDX-2.3" and sbom["SPDXID"] == "SPDXRef-DOCUMENT", sbom["spdxVersion"]
+packages = {p["name"]: p for p in sbom["packages"]}
+ids = [p["SPDXID"] for p in sbom["packages"]]
+assert len(ids) == len(set(ids)), "SPDXIDs repeat"
+assert all(re.fullmatch(r"SPDXRef-[A-Za-z0-9.-]+", i) for i in ids), ids
+octorun = packages.pop("octorun")
+assert octorun["versionInfo"] == version and revision in octorun["sourceInfo"], octorun
+for name, p in packages.items():
+    purl = p["externalRefs"][0]["referenceLocator"]
+    assert p["versionInfo"] and purl.startswith("pkg:deb/debian/" + name + "@"), p
+missing = copyrights - packages.keys()
+assert not missing, "packages in the image missing from the SBOM: %s" % sorted(missing)
+assert "libssl3" in packages and "libc6" in packages, sorted(packages)
+related = {r["relatedSpdxElement"] for r in sbom["relationships"] if r["relationshipType"] == "DEPENDS_ON"}
+assert related == {p["SPDXID"] for p in packages.values()}, "DEPENDS_ON does not cover every package"
+print("SBOM: octorun %s and %d Debian packages (%s)" % (version, len(packages),
+      ", ".join("%s %s" % (n, packages[n]["versionInfo"]) for n in ("libc6", "libssl3"))))
+EOF
 
 # 3. A containerd of our own (no CRI plugin, everything under $work), as on a node.
 mkdir -p "$work/containerd"

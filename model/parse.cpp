@@ -295,6 +295,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
 void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) {
   r.int64(status, "observedGeneration", "status.observedGeneration", s.observed_generation);
   r.int64(status, "scaleSetId", "status.scaleSetId", s.scale_set_id);
+  r.string(status, "sessionId", "status.sessionId", s.session_id);
   read_counts(r, status, "status", s.counts);
   r.string(status, "selector", "status.selector", s.selector);
   read_conditions(r, status, "status.conditions", s.conditions);
@@ -302,6 +303,7 @@ void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) 
             [&](const Value& v, const std::string& at, variant_status& out) {
               r.string(v, "name", at + ".name", out.name);
               r.int64(v, "scaleSetId", at + ".scaleSetId", out.scale_set_id);
+              r.string(v, "sessionId", at + ".sessionId", out.session_id);
               read_counts(r, v, at, out.counts);
             });
   r.objects(status, "pendingRemovals", "status.pendingRemovals", s.pending_removals,

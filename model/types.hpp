@@ -170,6 +170,7 @@ struct variant_status {
   std::string name;
   std::int64_t scale_set_id = 0;
   runner_counts counts;
+  std::string session_id;  // the message session the manager last opened on its scale set
 };
 
 // A GitHub runner the set removes once its GitHub budget allows (its Runner
@@ -182,6 +183,7 @@ struct pending_removal {
 struct runnerset_status {
   std::int64_t observed_generation = 0;
   std::int64_t scale_set_id = 0;  // the scale set of a set without variants (Listener intake)
+  std::string session_id;         // the message session the manager last opened on that scale set
   runner_counts counts;
   std::string selector;
   std::vector<condition> conditions;

@@ -127,12 +127,14 @@ void open_session(self_ptr self) {
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   });
   self->request(st.worker, st.cfg.request_timeout, github::open_session_atom::value, st.setup.scale_set_id,
-                st.setup.owner)
+                st.setup.owner, st.setup.previous_session_id)
       .then(
           [=](github::session_reply& r) {
             if (!r) return fail(self, "opening the message session", r.error().describe());
             spdlog::info("listener {}: session open on scale set {}", id(self),
                          self->state.setup.scale_set_id);
+            self->send(self->state.cfg.runnerset, listener_session_atom::value, self->state.cfg.variant,
+                       r->session_id);
             record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
               m.listener_session(ns, set, self->state.cfg.variant, true);
             });

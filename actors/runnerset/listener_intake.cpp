@@ -241,9 +241,7 @@ void spawn_listener_supervisor(self_ptr self) {
       });
 }
 
-caf::typed_behavior<
-    caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
-listener_handlers(self_ptr self) {
+listener::listener_setup_api::behavior_type listener_handlers(self_ptr self) {
   return {
       [=](listener::listener_setup_atom, const std::string& variant) -> listener::listener_setup_reply {
         auto& st = self->state;
@@ -255,7 +253,14 @@ listener_handlers(self_ptr self) {
         std::int32_t max_runners = 0;
         for (const auto& v : model::effective_variants(st.world.set->spec))
           if (v.name == variant) max_runners = v.max_runners;
-        return listener::listener_setup{ss, host_name() + "/" + id(self), *st.scaleset_options, max_runners};
+        return listener::listener_setup{ss, host_name() + "/" + id(self), *st.scaleset_options, max_runners,
+                                        session_id(st.world, variant)};
+      },
+      [=](listener::listener_session_atom, const std::string& variant, const std::string& session) {
+        auto it = self->state.world.scale_sets.find(variant);
+        if (it == self->state.world.scale_sets.end() || it->second.session_id == session) return;
+        it->second.session_id = session;
+        mark_dirty(self);  // the status records it
       },
   };
 }

@@ -47,6 +47,12 @@ std::int64_t scale_set_id(const set_observation& o, const std::string& variant) 
   return it == o.scale_sets.end() ? 0 : it->second.id;
 }
 
+std::string session_id(const set_observation& o, const std::string& variant) {
+  if (auto it = o.scale_sets.find(variant); it != o.scale_sets.end() && !it->second.session_id.empty())
+    return it->second.session_id;
+  return o.set ? recorded_session(o.set->status, variant) : std::string();
+}
+
 std::string variant_of(const set_observation& o, const std::string& runner) {
   if (auto r = o.runners.find(runner); r != o.runners.end()) return r->second.variant;
   auto creating = o.in_flight.of(action_kind::create_runners);
@@ -137,6 +143,7 @@ class planner {
           was = &vs.counts;
           c.scale_set_id = vs.scale_set_id;
         }
+      c.session_id = recorded_session(status, v.name);
       if (was != nullptr) {
         c.desired = was->desired_replicas;
         c.outdated = was->outdated_runners;
@@ -422,6 +429,7 @@ class planner {
     c.desired = desired;
     c.assigned = counted_jobs(o_, v.name);  // GitHub's count (status.assignedJobs)
     c.scale_set_id = scale_set_id(o_, v.name);
+    if (listener()) c.session_id = session_id(o_, v.name);
     if (c.scale_set_id == 0 && listener()) {  // not registered yet this run: keep the recorded id
       auto recorded = recorded_scale_sets(o_.set->status);
       if (auto it = recorded.find(v.name); it != recorded.end()) c.scale_set_id = it->second;

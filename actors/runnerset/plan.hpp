@@ -160,6 +160,7 @@ struct observed_scale_set {
   time_point retry_at{};            // not before, after a failure
   std::int64_t assigned_jobs = 0;   // its statistics' total assigned jobs
   std::int64_t running_jobs = 0;    // its statistics' total running jobs
+  std::string session_id;           // the message session opened on it this run; empty: none yet
 };
 
 // The set's credentials Secret as it was read. The set holds a finalizer
@@ -264,6 +265,7 @@ struct counts {
   std::int32_t outdated = 0;  // not finished, made from an older template or pod configuration
   std::int64_t assigned = 0;
   std::int64_t scale_set_id = 0;  // Listener intake; not a count
+  std::string session_id;         // the session last opened on it; not a count
   void add(const runner_view& v);
 };
 using variant_counts = std::vector<std::pair<std::string, counts>>;
@@ -292,6 +294,9 @@ bool github_unreachable_for_deletion(const set_observation& o);
 
 // The id of the scale set registered for `variant` this run (0: none).
 std::int64_t scale_set_id(const set_observation& o, const std::string& variant);
+// The message session last opened on a variant's scale set: this run's, else
+// the one the status recorded (a predecessor's); empty when neither is known.
+std::string session_id(const set_observation& o, const std::string& variant);
 
 // The variant of a runner the set created or is creating ("" if unknown).
 std::string variant_of(const set_observation& o, const std::string& runner);

@@ -25,6 +25,13 @@ std::map<std::string, std::int64_t> recorded_scale_sets(const model::runnerset_s
   return out;
 }
 
+std::string recorded_session(const model::runnerset_status& status, const std::string& variant) {
+  if (variant.empty()) return status.session_id;
+  for (const auto& v : status.variants)
+    if (v.name == variant) return v.session_id;
+  return {};
+}
+
 std::vector<retired_variant> retired_variants(const std::vector<model::effective_variant>& current,
                                               const std::vector<std::string>& runner_variants,
                                               const std::map<std::string, std::int64_t>& scale_sets) {

@@ -24,6 +24,11 @@ bool same_labels(std::vector<std::string> a, std::vector<std::string> b);
 // removed while no manager ran is still found and deleted.
 std::map<std::string, std::int64_t> recorded_scale_sets(const model::runnerset_status& status);
 
+// The message session the status records for a variant's scale set ("" for
+// a set without variants): the one a successor may delete when GitHub still
+// holds it after a crash. Empty when none is recorded.
+std::string recorded_session(const model::runnerset_status& status, const std::string& variant);
+
 // A variant no longer in the spec that still has something to clean up:
 // runners (drained: idle first, busy after their job) and/or a scale set
 // (deleted once its runners are gone).

@@ -240,9 +240,7 @@ void stop_listener(self_ptr self, const std::string& variant);
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req);
 // The scale set's statistics: its assigned jobs are the variant's demand.
 void on_statistics(self_ptr self, const messages::job_statistics& stats);
-caf::typed_behavior<
-    caf::replies_to<listener::listener_setup_atom, std::string>::with<listener::listener_setup_reply>>
-listener_handlers(self_ptr self);
+listener::listener_setup_api::behavior_type listener_handlers(self_ptr self);
 void spawn_listener_supervisor(self_ptr self);
 
 // ---- Webhook intake (webhook_intake.cpp) ----

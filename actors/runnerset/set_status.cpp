@@ -25,11 +25,15 @@ void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
 // scale set ids (Listener intake).
 void write_counts(rapidjson::Value& status, const variant_counts& per_variant, bool declared,
                   json::allocator& a) {
-  const std::int64_t single = !declared && !per_variant.empty() ? per_variant.front().second.scale_set_id : 0;
-  if (single != 0)
-    status.AddMember("scaleSetId", single, a);
+  const counts* single = !declared && !per_variant.empty() ? &per_variant.front().second : nullptr;
+  if (single != nullptr && single->scale_set_id != 0)
+    status.AddMember("scaleSetId", single->scale_set_id, a);
   else
     status.AddMember("scaleSetId", rapidjson::Value(rapidjson::kNullType), a);
+  if (single != nullptr && !single->session_id.empty())
+    status.AddMember("sessionId", json::string_value(single->session_id, a), a);
+  else
+    status.AddMember("sessionId", rapidjson::Value(rapidjson::kNullType), a);
   counts total;
   for (const auto& [v, c] : per_variant) {
     total.desired += c.desired;
@@ -51,6 +55,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     rapidjson::Value entry(rapidjson::kObjectType);
     entry.AddMember("name", json::string_value(v, a), a);
     if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
+    if (!c.session_id.empty()) entry.AddMember("sessionId", json::string_value(c.session_id, a), a);
     put_counts(entry, c, a);
     variants.PushBack(entry, a);
   }

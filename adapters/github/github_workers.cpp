@@ -62,9 +62,8 @@ caf::behavior scaleset_worker(caf::event_based_actor*, std::shared_ptr<scaleset_
       [c](runner_group_atom, const std::string& name) -> group_reply {
         return c->runner_group_by_name(name);
       },
-      [c](open_session_atom, std::int64_t id, const std::string& owner) -> session_reply {
-        return c->create_session(id, owner);
-      },
+      [c](open_session_atom, std::int64_t id, const std::string& owner,
+          const std::string& previous) -> session_reply { return c->take_over_session(id, owner, previous); },
       [c](close_session_atom) -> ok_reply { return c->delete_session(); },
       [c](poll_atom, std::int64_t last, std::int32_t capacity) -> message_reply {
         return c->get_message(last, capacity);

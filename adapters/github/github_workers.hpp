@@ -43,8 +43,8 @@ using create_scale_set_atom = caf::atom_constant<caf::atom("ss_create")>;  // (s
 using update_scale_set_atom =
     caf::atom_constant<caf::atom("ss_update")>;  // (int64 id, scale_set) -> scale_set_reply
 using delete_scale_set_atom = caf::atom_constant<caf::atom("ss_delete")>;  // (int64 id) -> ok_reply
-using open_session_atom =
-    caf::atom_constant<caf::atom("ss_open")>;  // (int64 id, string owner) -> session_reply
+// (int64 id, string owner, string previous session id or "") -> session_reply
+using open_session_atom = caf::atom_constant<caf::atom("ss_open")>;
 using close_session_atom = caf::atom_constant<caf::atom("ss_close")>;  // () -> ok_reply
 using poll_atom =
     caf::atom_constant<caf::atom("ss_poll")>;              // (int64 last id, int32 capacity) -> message_reply

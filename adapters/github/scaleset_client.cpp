@@ -338,6 +338,21 @@ result<scaleset_session> scaleset_client::create_session(std::int64_t scale_set_
   return session_answer(*r, scale_set_id);
 }
 
+result<scaleset_session> scaleset_client::take_over_session(std::int64_t scale_set_id,
+                                                            const std::string& owner_name,
+                                                            const std::string& previous_session_id) {
+  auto created = create_session(scale_set_id, owner_name);
+  if (created || created.error().kind != error_kind::conflict || previous_session_id.empty()) return created;
+  auto r = service("DELETE", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/sessions/" +
+                                 previous_session_id);
+  if (!r) return unexpected{r.error()};
+  // 404: the previous session is gone already, so another owner holds the
+  // conflicting one; the conflict stands.
+  if (r->status == 404) return created;
+  if (r->status != 204) return unexpected{fail(*r)};
+  return create_session(scale_set_id, owner_name);
+}
+
 result<scaleset_session> scaleset_client::session_answer(const http::response& r, std::int64_t scale_set_id) {
   auto s = parse_session(r.body);
   if (!s) return unexpected{error{error_kind::bad_response, r.status, s.error()}};

@@ -89,6 +89,12 @@ class scaleset_client {
 
   // A 409 (another listener holds the session) comes back as error_kind::conflict.
   result<scaleset_session> create_session(std::int64_t scale_set_id, const std::string& owner_name);
+  // As create_session, but on a 409 deletes `previous_session_id` (a session
+  // this owner opened before, e.g. before a crash, which the service still
+  // holds) and tries once more. Only that one session is ever deleted: a
+  // session someone else holds stays a conflict.
+  result<scaleset_session> take_over_session(std::int64_t scale_set_id, const std::string& owner_name,
+                                             const std::string& previous_session_id);
   result<scaleset_session> refresh_session();
   result<ok_t> delete_session();
   const std::optional<scaleset_session>& session() const { return session_; }

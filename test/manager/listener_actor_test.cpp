@@ -18,9 +18,16 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Plays the RunnerSet: the scale set and the client's options.
-listener_setup_api::behavior_type runnerset_stand_in(listener_setup_api::pointer, listener_setup setup) {
-  return {[setup](listener_setup_atom, const std::string&) -> listener_setup_reply { return setup; }};
+// Plays the RunnerSet: the scale set and the client's options; the session
+// ids the listener reports go on to `told`.
+listener_setup_api::behavior_type runnerset_stand_in(listener_setup_api::pointer, listener_setup setup,
+                                                     caf::actor told) {
+  return {
+      [setup](listener_setup_atom, const std::string&) -> listener_setup_reply { return setup; },
+      [told](listener_session_atom a, const std::string& variant, const std::string& session) {
+        caf::anon_send(told, a, variant, session);
+      },
+  };
 }
 
 struct ListenerActor : ::testing::Test {
@@ -31,14 +38,16 @@ struct ListenerActor : ::testing::Test {
   caf::scoped_actor router{sys};  // receives what the listener sends the job route
   listener_setup_api runnerset;
   caf::actor listener;
+  github::scaleset_options options;
+  std::int64_t scale_set_id = 0;
 
   void SetUp() override {
     sim::simulator_options o;
     o.long_poll = 1s;
     sim = github::testing::start_simulator(o);
     ASSERT_TRUE(sim);
-    github::scaleset_options options{sim->ghes_url() + "/octo", github::pat_auth("ghp_simulator"),
-                                     github::testing::fast_calls(sleeps), 1s, nullptr};
+    options = {sim->ghes_url() + "/octo", github::pat_auth("ghp_simulator"),
+               github::testing::fast_calls(sleeps), 1s, nullptr};
     auto client = github::scaleset_client::make(options);
     ASSERT_TRUE(client) << client.error();
     github::scale_set s;
@@ -46,15 +55,38 @@ struct ListenerActor : ::testing::Test {
     s.runner_group_id = 1;
     auto created = (*client)->create_scale_set(s);
     ASSERT_TRUE(created) << created.error().describe();
+    scale_set_id = created->id;
+  }
+  // Starts the listener; its set's status recorded `previous_session` as the
+  // session last opened on the scale set.
+  void start(const std::string& previous_session = "") {
     listener_config cfg;
     cfg.set_id = "ci/linux";
-    runnerset = sys.spawn(runnerset_stand_in, listener_setup{created->id, "test-host/ci/linux", options, 10});
+    runnerset = sys.spawn(runnerset_stand_in,
+                          listener_setup{scale_set_id, "test-host/ci/linux", options, 10, previous_session},
+                          caf::actor{router});
     cfg.runnerset = runnerset;
     cfg.jobs = caf::actor_cast<controller::job_router>(router);
     cfg.request_timeout = 10s;
     listener = spawn_listener(router.ptr(), std::move(cfg));
+    router->monitor(listener);
+  }
+  // A session opened by a replica that then crashed: never deleted, and
+  // recent enough that the service still holds it.
+  std::string abandoned_session() {
+    auto crashed = github::scaleset_client::make(options);
+    EXPECT_TRUE(crashed) << crashed.error();
+    auto s = (*crashed)->create_session(scale_set_id, "crashed-host/ci/linux");
+    EXPECT_TRUE(s) << s.error().describe();
+    return s ? s->session_id : std::string();
+  }
+  std::string session_on_the_service() const {
+    for (const auto& s : sim->scale_sets())
+      if (s.id == scale_set_id) return s.session_id;
+    return {};
   }
   void TearDown() override {
+    if (!listener) return;
     caf::anon_send_exit(listener, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(runnerset, caf::exit_reason::kill);
   }
@@ -71,6 +103,7 @@ struct ListenerActor : ::testing::Test {
 };
 
 TEST_F(ListenerActor, HandsEachMessageToItsSetWholeAndAcquiresWhatItOffers) {
+  start();
   auto opened = next();
   EXPECT_EQ(opened.runner_set, "ci/linux");
   EXPECT_TRUE(opened.jobs.empty());
@@ -100,6 +133,39 @@ TEST_F(ListenerActor, HandsEachMessageToItsSetWholeAndAcquiresWhatItOffers) {
   ASSERT_TRUE(std::holds_alternative<messages::job_assigned>(assigned.jobs[0]));
   ASSERT_TRUE(assigned.statistics);
   EXPECT_EQ(assigned.statistics->total_assigned_jobs, 1) << "the acquired job now counts as assigned";
+}
+
+// A replica that crashed left its session on the service; the set's status
+// recorded its id, so the successor deletes it and opens its own at once
+// instead of getting 409s until the service lets the old one go.
+TEST_F(ListenerActor, TakesOverTheSessionItsCrashedPredecessorLeft) {
+  const auto left = abandoned_session();
+  ASSERT_FALSE(left.empty());
+  start(left);
+  auto opened = next();
+  EXPECT_EQ(opened.runner_set, "ci/linux");
+  std::string reported;
+  router->receive([&](listener_session_atom, const std::string&, const std::string& id) { reported = id; },
+                  caf::after(std::chrono::seconds(20)) >> [] {});
+  EXPECT_FALSE(reported.empty()) << "the listener tells its set the session it opened";
+  EXPECT_NE(reported, left);
+  EXPECT_EQ(session_on_the_service(), reported);
+  EXPECT_EQ(sim->calls("scaleset.delete_session"), 1);
+}
+
+// A session the set did not record (another owner's: e.g. a set of the same
+// name in another namespace) is never deleted: the conflict stands and the
+// listener ends, to be restarted with backoff.
+TEST_F(ListenerActor, LeavesASessionItDidNotOpen) {
+  const auto someone_elses = abandoned_session();
+  ASSERT_FALSE(someone_elses.empty());
+  start("5d6b2c1e-0000-4000-8000-000000000000");  // a session of its own that is gone
+  bool ended = false;
+  router->receive([&](const caf::down_msg& d) { ended = d.reason != caf::none; },
+                  caf::after(std::chrono::seconds(20)) >> [] {});
+  EXPECT_TRUE(ended) << "the 409 ends the incarnation";
+  EXPECT_EQ(session_on_the_service(), someone_elses) << "someone else's session is untouched";
+  listener = nullptr;
 }
 
 }  // namespace

@@ -19,11 +19,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The simulator's long poll and session lapse, short enough for a test.
+// The simulator's long poll, short enough for a test; a killed manager's
+// session lapses only after GitHub's own idle time, so a successor that
+// opens one sooner took the old one over.
+constexpr auto session_lapse = 120s;
 sim::simulator_options listener_simulator() {
   sim::simulator_options o;
-  o.long_poll = 20s;            // polls are in flight whenever the manager stops
-  o.session_idle_timeout = 4s;  // a killed manager's session lapses this long after its last poll
+  o.long_poll = 20s;  // polls are in flight whenever the manager stops
+  o.session_idle_timeout = session_lapse;
   return o;
 }
 
@@ -37,11 +40,12 @@ class ManagerListener : public test::binary_test_base {
 
   void create_listener_set(int max_runners) { create_linux_set("Listener", max_runners); }
 
-  bool session_open() {
+  std::string open_session() {
     for (const auto& s : sim_->scale_sets())
-      if (s.name == "linux" && !s.session_id.empty()) return true;
-    return false;
+      if (s.name == "linux") return s.session_id;
+    return {};
   }
+  bool session_open() { return !open_session().empty(); }
 
   std::string count(const std::string& what) {
     return test::kubectl(c_, "-n " + ns_ + " get " + what + " -o name | wc -l | tr -d ' \\n'");
@@ -90,15 +94,32 @@ TEST_F(ManagerListener, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
   // Mid-scale: runners exist and jobs run.
   ASSERT_TRUE(watch_->wait([](const test::namespace_watch& w) { return w.online() >= 1; }, 60s))
       << manager_->log_tail();
+  const auto killed_session = open_session();
+  // The status recorded the session it opened, for a successor.
+  EXPECT_EQ(test::kubectl(c_, "-n " + ns_ + " get rset linux -o jsonpath={.status.sessionId}"),
+            killed_session);
   manager_->stop(SIGKILL);
-  // Its session is still open on GitHub; the next manager gets 409 until it
-  // lapses, retries with backoff, and serves the rest.
+  // Its session is still open on GitHub; the next manager deletes it (the
+  // status names it) and opens its own long before GitHub lets it lapse.
+  const auto restarted = std::chrono::steady_clock::now();
   start_manager();
+  ASSERT_TRUE(sim_->wait_until(
+      [&](const sim::simulator&) { return session_open() && open_session() != killed_session; }, 60s))
+      << sim_->state_json() << manager_->log_tail();
+  EXPECT_LT(std::chrono::steady_clock::now() - restarted, session_lapse / 2);
+  EXPECT_GE(sim_->calls("scaleset.delete_session"), 1) << "the killed manager's session was taken over";
   EXPECT_TRUE(test::all_completed(*sim_, jobs, 180s)) << sim_->state_json() << manager_->log_tail();
   expect_nothing_left("after the restart");
   // No duplicates: never more Runners than jobs plus the cap.
   EXPECT_LE(watch_->runners_seen(), 6u + 3u);
   EXPECT_GE(sim_->calls("scaleset.create_session"), 2);
+  EXPECT_TRUE(watch_->wait(
+      [&](const test::namespace_watch&) {
+        return test::kubectl(c_, "-n " + ns_ + " get rset linux -o jsonpath={.status.sessionId}") ==
+               open_session();
+      },
+      30s))
+      << "the status records the new session";
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ TEST(RunnerSetPlan, ARetiredVariantsRunnersAreDrainedBusyOnesAfterTheirJob) {
 
 TEST(RunnerSetPlan, ARetiredVariantsScaleSetGoesOnceItsRunnersAre) {
   auto o = with_retired_variant();
-  o.set->status.variants = {model::variant_status{"old", 9, {}}};  // recorded before a restart
+  o.set->status.variants = {model::variant_status{"old", 9, {}, {}}};  // recorded before a restart
   auto del = of(plan(o), action_kind::delete_scale_set);
   ASSERT_EQ(del.size(), 1u);
   EXPECT_EQ(del[0].subject, "old");
@@ -89,7 +89,7 @@ TEST(RunnerSetPlan, DeletionWaitsForCreatesInFlight) {
 
 TEST(RunnerSetPlan, DeletionConfirmsNoRunnersThenDeletesScaleSetsThenTheFinalizer) {
   auto o = deleting_set();
-  o.set->status.variants = {model::variant_status{"old", 9, {}}};
+  o.set->status.variants = {model::variant_status{"old", 9, {}, {}}};
   auto p = plan(o);
   EXPECT_EQ(of(p, action_kind::confirm_no_runners).size(), 1u);
   EXPECT_FALSE(has(p, action_kind::delete_scale_set));

@@ -419,6 +419,25 @@ TEST(RunnerSetPlan, ARegisteredScaleSetGetsItsListener) {
   EXPECT_FALSE(has(p, action_kind::register_scale_set)) << "labels unchanged: left alone";
 }
 
+// The status keeps the session last opened on the scale set, so a successor
+// (after a crash) can delete it: a restarted manager keeps the recorded id
+// until its own listener opens one, then records that.
+TEST(RunnerSetPlan, TheStatusRecordsTheSessionLastOpened) {
+  auto o = listener_set();
+  o.set->status.scale_set_id = 7;
+  o.set->status.session_id = "before-the-crash";
+  auto status = of(plan(o), action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("sessionId":"before-the-crash")"), std::string::npos) << status[0].text;
+  EXPECT_EQ(session_id(o, ""), "before-the-crash") << "what the next listener may take over";
+  registered(o, 0);
+  o.scale_sets[""].session_id = "opened-now";
+  status = of(plan(o), action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("sessionId":"opened-now")"), std::string::npos) << status[0].text;
+  EXPECT_EQ(session_id(o, ""), "opened-now");
+}
+
 TEST(RunnerSetPlan, ChangedLabelsUpdateTheScaleSet) {
   auto o = listener_set();
   registered(o, 0);

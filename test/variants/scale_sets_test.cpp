@@ -36,9 +36,25 @@ TEST(ScaleSets, TheIntakeIsParsedAndAnUnknownOneIsRefused) {
 TEST(ScaleSets, RecordedIdsComeFromTheStatusForTheDefaultAndEachVariant) {
   model::runnerset_status status;
   status.scale_set_id = 7;
-  status.variants = {{"small", 8, {}}, {"large", 0, {}}};
+  status.variants = {{"small", 8, {}, {}}, {"large", 0, {}, {}}};
   auto ids = runnerset::recorded_scale_sets(status);
   EXPECT_EQ(ids, (std::map<std::string, std::int64_t>{{"", 7}, {"small", 8}}));
+}
+
+TEST(ScaleSets, TheRecordedSessionComesFromTheStatusForTheDefaultAndEachVariant) {
+  model::runnerset_status status;
+  status.session_id = "s-default";
+  status.variants = {{"small", 8, {}, "s-small"}, {"large", 9, {}, ""}};
+  EXPECT_EQ(runnerset::recorded_session(status, ""), "s-default");
+  EXPECT_EQ(runnerset::recorded_session(status, "small"), "s-small");
+  EXPECT_EQ(runnerset::recorded_session(status, "large"), "");
+  EXPECT_EQ(runnerset::recorded_session(status, "gone"), "");
+  auto parsed = model::parse_runnerset(
+      R"({"metadata":{"name":"ci"},"spec":{"template":{"spec":{"containers":[]}}},)"
+      R"("status":{"scaleSetId":7,"sessionId":"s-default","variants":[{"name":"small","sessionId":"s-small"}]}})");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(runnerset::recorded_session(parsed->status, ""), "s-default") << "read back after a restart";
+  EXPECT_EQ(runnerset::recorded_session(parsed->status, "small"), "s-small");
 }
 
 TEST(ScaleSets, RetiredVariantsAreThoseStillReferencedButNoLongerDeclared) {

@@ -21,7 +21,8 @@
 # A reaper process watches OWNER_PID (default: the caller) and tears the
 # cluster down when the owner disappears, so a crashed or killed test run
 # leaks no process. DIR/env is a shell file: source it for KUBECONFIG,
-# OCTORUN_TEST_APISERVER, OCTORUN_TEST_TOKEN, OCTORUN_TEST_CA and friends.
+# OCTORUN_TEST_APISERVER, OCTORUN_TEST_TOKEN, OCTORUN_TEST_CA and friends,
+# with this cluster's kubectl and the pinned helm first on PATH.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -279,7 +280,15 @@ start)
   wait_for 60 "kwok to mark the fake node Ready" \
     "$bin/kubectl" --kubeconfig="$dir/kubeconfig" wait --for=condition=Ready node/kwok-node-0 --timeout=1s
 
+  # kubectl and helm first on PATH for whoever sources env: this cluster's
+  # kubectl, and the pinned helm (built into its cache on first use).
+  mkdir -p "$dir/path"
+  ln -sf "$bin/kubectl" "$dir/path/kubectl"
+  printf '#!/usr/bin/env bash\nset -euo pipefail\nhelm=$(%q | tail -n 1)\nexec "$helm" "$@"\n' \
+    "$here/../tools/helm/build.sh" >"$dir/path/helm"
+  chmod +x "$dir/path/helm"
   cat >"$dir/env" <<EOF
+export PATH=$dir/path:\$PATH
 export KUBECONFIG=$dir/kubeconfig
 export OCTORUN_TEST_CLUSTER=$dir
 export OCTORUN_TEST_APISERVER=https://127.0.0.1:$api_port

@@ -6,13 +6,10 @@
 // Listener-intake RunnerSet 0 -> N -> 0 against the GitHub simulator.
 //
 // The test cluster has no kube-proxy, no cluster DNS and no ServiceAccount
-// admission plugin, so three values stand in for what a cluster provides:
-// KUBERNETES_SERVICE_HOST/PORT name the apiserver's loopback address (the pod
-// shares the machine's network), the ServiceAccount token volume is given as
-// an extra volume (test::service_account_volume_json), and the apiserver
-// reaches the webhook Service at its EndpointSlice's address (cluster.sh runs
-// it with --enable-aggregator-routing). The simulator listens on loopback,
-// where the host-network pod reaches it.
+// admission plugin: the committed test/deploy/real-node.values.yaml (which
+// scripts/try-chart.sh installs with too) stands in for what a cluster
+// provides, and the test adds what only it knows (ports, tag, namespace).
+// The simulator listens on loopback, where the host-network pod reaches it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -101,38 +98,18 @@ class Deploy : public test::binary_test_base {
            in_system("logs -l app.kubernetes.io/instance=" + release_ + " --tail=60 2>&1 || true");
   }
 
-  // The chart's values for this cluster (see the comment at the top).
+  // What only this run knows, over the committed values for this cluster
+  // (test/deploy/real-node.values.yaml; see the comment at the top).
   void write_values(const std::string& image_tag) {
     const auto api_port = c_.server.substr(c_.server.rfind(':') + 1);
     values_ = "/tmp/octorun-deploy-" + release_ + ".values.json";
-    std::ofstream(values_)
-        << R"({"fullnameOverride":")" << release_
-        << R"(",)"
-           R"("image":{"repository":"octorun","tag":")"
-        << image_tag
-        << R"(","pullPolicy":"Never"},)"
-           R"("replicas":1,"pdb":{"enabled":false},"logFormat":"text","watchNamespaces":[")"
-        << ns_
-        << R"("],)"
-           R"("githubWebhook":{"enabled":false},"githubClient":{"httpHosts":["127.0.0.1"]},)"
-           R"("admission":{"port":)"
-        << free_port() << R"(},"metrics":{"port":)" << free_port()
-        << R"(},)"
-           R"("hostNetwork":true,"nodeSelector":{"kubernetes.io/hostname":")"
-        << node_.name
-        << R"("},)"
-           R"("tolerations":[{"key":"octorun.io/real-node","operator":"Exists","effect":"NoSchedule"}],)"
-           R"("resources":{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"cpu":"1","memory":"256Mi"}},)"
-           R"("workerThreads":1,)"
-           R"("extraEnv":[{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
-           R"({"name":"KUBERNETES_SERVICE_PORT","value":")"
-        << api_port
-        << R"("}],)"
-           R"("extraVolumes":[)"
-        << test::service_account_volume_json("kube-api-access")
-        << R"(],)"
-           R"("extraVolumeMounts":[{"name":"kube-api-access","readOnly":true,)"
-           R"("mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}]})";
+    std::ofstream(values_) << R"({"fullnameOverride":")" << release_ << R"(","image":{"tag":")" << image_tag
+                           << R"("},"watchNamespaces":[")" << ns_ << R"("],"admission":{"port":)"
+                           << free_port() << R"(},"metrics":{"port":)" << free_port()
+                           << R"(},"nodeSelector":{"kubernetes.io/hostname":")" << node_.name
+                           << R"("},"extraEnv":[{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
+                              R"({"name":"KUBERNETES_SERVICE_PORT","value":")"
+                           << api_port << R"("}]})";
   }
 
   std::string runnerset(const std::string& name, const std::string& scope_url) {
@@ -176,8 +153,9 @@ TEST_F(Deploy, TheChartRunsTheManagerImageOnTheRealNodeAndItScalesARunnerSet) {
   // 2. helm install; --wait: the Deployment's pod is Ready on the real node.
   write_values(tag);
   test::create_root_ca_configmap(c_, system_ns_);
-  auto install = helm("install " + release_ + " " + test::shell_quote(test::chart_dir()) + " -f " + values_ +
-                      " --wait --timeout 300s");
+  auto install =
+      helm("install " + release_ + " " + test::shell_quote(test::chart_dir()) + " -f " +
+           test::shell_quote(OCTORUN_REAL_NODE_VALUES) + " -f " + values_ + " --wait --timeout 300s");
   installed_ = install.status == 0;
   ASSERT_TRUE(installed_) << install.output << diagnostics();
   const auto pod = manager_pod();

@@ -18,7 +18,7 @@ check=false
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$helm" template octorun "$here/chart/octorun" --namespace octorun-system \
-  -f "$here/plain-values.yaml" --output-dir "$out" >/dev/null
+  -f "$here/plain-values.yaml" --no-hooks --output-dir "$out" >/dev/null
 mkdir -p "$out/deploy"
 for f in "$out"/octorun/templates/*.yaml; do
   {

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "cmd/octorun/caf_settings.hpp"
 #include "cmd/octorun/manager.hpp"
 #include "cmd/octorun/options.hpp"
+#include "cmd/octorun/stop_manager.hpp"
 #include "cmd/octorun/version.hpp"
 
 namespace {
@@ -126,6 +128,18 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (argc > 1 && std::string_view(argv[1]) == "stop-manager") {
+    auto stop = manager::parse_stop_manager(std::vector<std::string>(argv + 2, argv + argc));
+    if (!stop) {
+      std::cerr << "octorun: " << stop.error() << "\n";
+      return 2;
+    }
+    if (auto logged = logging::setup({logging::format::json, "info", "octorun"}); !logged) {
+      std::cerr << "octorun: " << logged.error() << "\n";
+      return 2;
+    }
+    return manager::stop_manager(*stop);
+  }
   auto opts = manager::parse_options(std::vector<std::string>(argv + 1, argv + argc));
   if (!opts) {
     std::cerr << "octorun: " << opts.error() << "\n";

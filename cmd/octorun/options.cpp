@@ -293,7 +293,10 @@ expected<options, std::string> parse_options(const std::vector<std::string>& arg
 std::string help_text() {
   std::ostringstream out;
   out << "octorun: runs GitHub Actions self-hosted runners as Kubernetes pods.\n\n"
-         "Usage: octorun [--flag=value | --flag value]...\n\n"
+         "Usage: octorun [--flag=value | --flag value]...\n"
+         "       octorun stop-manager --namespace=NS --deployment=NAME --selector=LABELS "
+         "[--timeout-seconds=120]\n"
+         "         (the chart's pre-delete hook: scale the manager to 0, wait for its pods to leave)\n\n"
          "Flags:\n";
   for (const auto& f : flags()) {
     out << "  --" << f.name;

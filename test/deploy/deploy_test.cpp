@@ -219,6 +219,9 @@ TEST_F(Deploy, TheChartRunsTheManagerImageOnTheRealNodeAndItScalesARunnerSet) {
   in_system("wait --for=delete pod/" + pod + " --timeout=120s >/dev/null 2>&1 || true");
   EXPECT_EQ(in_system("get pods -o name"), "");
   EXPECT_TRUE(sim_->wait_until([&](const sim::simulator&) { return !session_open(); }, 30s));
+  EXPECT_EQ(in_system("get lease " + release_ + "-manager -o jsonpath='{.spec.holderIdentity}' 2>&1 || true"),
+            "")
+      << "uninstall releases the Lease";
 }
 
 }  // namespace

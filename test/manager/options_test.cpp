@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "adapters/kube/politeness.hpp"
+#include "cmd/octorun/stop_manager.hpp"
 
 namespace octorun::manager {
 namespace {
@@ -140,6 +141,29 @@ TEST(Options, KubeQpsAndBurstBoundTheRequestRate) {
   now += std::chrono::seconds(10);                 // refills, up to the burst
   for (int i = 0; i < 100; ++i) ASSERT_EQ(bucket.reserve().count(), 0) << i;
   EXPECT_GT(bucket.reserve().count(), 0);
+}
+
+// `octorun stop-manager`, the chart's pre-delete hook: what the chart passes
+// is read; anything else is a clear error (exit 2 before any call).
+TEST(StopManager, TakesWhatTheChartPassesAndRefusesTheRest) {
+  auto o = parse_stop_manager({"--namespace=octorun-system", "--deployment=octorun-manager",
+                               "--selector=app.kubernetes.io/instance=octorun", "--timeout-seconds=60"});
+  ASSERT_TRUE(o) << o.error();
+  EXPECT_EQ(o->ns, "octorun-system");
+  EXPECT_EQ(o->deployment, "octorun-manager");
+  EXPECT_EQ(o->selector, "app.kubernetes.io/instance=octorun");
+  EXPECT_EQ(o->timeout_seconds, 60);
+  EXPECT_EQ(parse_stop_manager({"--namespace=x"}).error(),
+            "stop-manager: --namespace, --deployment and --selector are required");
+  EXPECT_EQ(
+      parse_stop_manager({"--namespace=x", "--deployment=y", "--selector=z", "--timeout-seconds=0"}).error(),
+      "stop-manager: --timeout-seconds takes a positive whole number, got '0'");
+  EXPECT_EQ(
+      parse_stop_manager({"--namespace=x", "--deployment=y", "--selector=z", "--timeout-seconds=5s"}).error(),
+      "stop-manager: --timeout-seconds takes a positive whole number, got '5s'");
+  EXPECT_EQ(parse_stop_manager({"--replicas=0"}).error(), "stop-manager: unknown flag --replicas");
+  EXPECT_EQ(parse_stop_manager({"namespace"}).error(),
+            "stop-manager: expected --name=value, got 'namespace'");
 }
 
 }  // namespace

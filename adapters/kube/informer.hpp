@@ -16,11 +16,14 @@
 namespace octorun::kube {
 
 // `size` detached workers, each owning a client (and its connection), serve
-// get/list/create/update/patch/delete requests round robin. A request that
-// waited in a worker's queue longer than `max_queue_wait` (0: no limit; the
-// manager gives its actors' request timeout) is answered with a transport
-// api_error without being sent: its requester stopped waiting. Stop the pool
-// with caf::anon_send_exit(pool, caf::exit_reason::user_shutdown).
+// get/list/create/update/patch/delete requests. Requests wait in the pool by
+// namespace and are served round robin over the namespaces with requests
+// waiting, so one namespace's burst does not delay another's first request
+// by more than about one request per worker (request_pool.cpp). A request
+// that waited longer than `max_queue_wait` (0: no limit; the manager gives
+// its actors' request timeout) is answered with a transport api_error
+// without being sent: its requester stopped waiting. Stop the pool with
+// caf::anon_send_exit(pool, caf::exit_reason::user_shutdown).
 caf::actor spawn_request_pool(caf::actor_system& sys, const config& cfg, client_options opts = {},
                               size_t size = 4, std::chrono::milliseconds max_queue_wait = {});
 

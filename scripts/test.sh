@@ -18,6 +18,9 @@ test/tools/prometheus-adapter/build.sh >/dev/null
 # The scale-set conformance driver: GitHub's own Go client (actions/scaleset, pinned in
 # test/tools/scaleset-conformance) against the simulator; cached the same way.
 test/tools/scaleset-conformance/build.sh >/dev/null
+# Karpenter's kwok provider and its CRDs for the real-shaped cluster (test/tools/karpenter,
+# test/controlplane/karpenter.sh); cached the same way.
+test/tools/karpenter/build.sh >/dev/null
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

@@ -272,8 +272,11 @@ start)
 
   launch kube-scheduler "$bin/kube-scheduler" --kubeconfig="$dir/kubeconfig" \
     --leader-elect=false --secure-port=0
+  # Karpenter's nodes (karpenter.sh, label karpenter.sh/nodepool) carry kwok's
+  # annotation too: the kwok of karpenter.sh runs them, with slow pod stages.
   launch kwok "$bin/kwok" --kubeconfig="$dir/kubeconfig" -c "$bin/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --manage-nodes-with-label-selector='!karpenter.sh/nodepool' \
     --disregard-status-with-annotation-selector=kwok.x-k8s.io/status=custom \
     --server-address=127.0.0.1:0 --node-lease-duration-seconds=40
   create_fake_node kwok-node-0
@@ -306,6 +309,7 @@ stop)
   [[ -d "$dir" ]] || exit 0
   # A real node first, while the apiserver still answers.
   [[ ! -d "$dir/node" ]] || "$here/node.sh" down "$dir" || log "node.sh down failed"
+  [[ ! -d "$dir/karpenter" ]] || "$here/karpenter.sh" down "$dir" || log "karpenter.sh down failed"
   # The data is thrown away: no need for graceful shutdowns.
   for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do kill_named "$name" KILL; done
   reaper_pid=$(cat "$dir/pids/reaper" 2>/dev/null || true)

@@ -101,14 +101,17 @@ fast_stages() {
   ' "$bin/kwok-stages.yaml"
 }
 
-# A pod stage's delay: from the pod's annotation KEY if set (a duration), else
-# uniformly between MIN and MAX milliseconds.
+# A pod stage's delay: uniformly between MIN and MAX milliseconds, or exactly
+# the pod's annotation KEY if set (a duration; as the jitter too, since kwok
+# takes the jitter bound whenever it is below the duration).
 delay() {  # delay MIN MAX KEY
   cat <<EOF
   delay:
     durationMilliseconds: $1
     jitterDurationMilliseconds: $2
     durationFrom:
+      expressionFrom: '.metadata.annotations["$3"]'
+    jitterDurationFrom:
       expressionFrom: '.metadata.annotations["$3"]'
 EOF
 }

@@ -50,7 +50,7 @@ wait_until() {
 # The delays this test runs with (karpenter.sh's settings).
 export KARPENTER_NODE_REGISTRATION_DELAY=5s KARPENTER_CONSOLIDATE_AFTER=5s
 export KARPENTER_INSTANCE_TYPES="c-4x-amd64-linux c-16x-amd64-linux" KARPENTER_CPU_LIMIT=40
-export KARPENTER_BATCH_IDLE_DURATION=1s KARPENTER_BATCH_MAX_DURATION=3s
+export KARPENTER_BATCH_IDLE_DURATION=2s KARPENTER_BATCH_MAX_DURATION=5s
 export KWOK_IMAGE_PULL_COLD_MS=4000 KWOK_IMAGE_PULL_COLD_MAX_MS=5000
 export KWOK_IMAGE_PULL_CACHED_MS=0 KWOK_IMAGE_PULL_CACHED_MAX_MS=200
 registration_s=5 cold_pull_s=4
@@ -65,12 +65,14 @@ ns=karpenter-test
 kubectl create namespace "$ns" >/dev/null
 wait_until 60 "the default ServiceAccount in $ns" kubectl -n "$ns" get serviceaccount default
 
-# pod NAME CPU [ANNOTATIONS...]: a runner-like pod that only a NodePool node takes.
+# pod NAME CPU [ANNOTATIONS...]: a runner-like pod that only a NodePool node
+# takes, as YAML (several go to one `kubectl apply`: one batch for Karpenter).
 pod() {
   local name=$1 cpu=$2 annotations=""
   shift 2
   for a in "$@"; do annotations+="    ${a%%=*}: \"${a#*=}\""$'\n'; done
-  kubectl -n "$ns" apply -f - >/dev/null <<EOF
+  cat <<EOF
+---
 apiVersion: v1
 kind: Pod
 metadata:
@@ -106,7 +108,7 @@ blocked_by_annotation() {
 }
 
 step "1. a pod that fits no node makes Karpenter launch one"
-pod first 3
+pod first 3 | kubectl -n "$ns" apply -f - >/dev/null
 wait_until 60 "a NodeClaim for the pending pod" one_nodeclaim
 claim=$(nodeclaims)
 wait_until 60 "the NodeClaim's Node" one_pool_node
@@ -135,8 +137,10 @@ wait_until 120 "consolidation to remove the empty node $node" no_pool_node
 step "3. do-not-disrupt keeps an underutilized node"
 # Launched together, one large node takes both; without the big pod the small
 # one leaves it underutilized: a cheaper small node would do.
-pod keeper 1 karpenter.sh/do-not-disrupt=true octorun.io/image-cached=true
-pod big 12
+{
+  pod keeper 1 karpenter.sh/do-not-disrupt=true octorun.io/image-cached=true
+  pod big 12
+} | kubectl -n "$ns" apply -f - >/dev/null
 both_running() { is_running keeper && is_running big; }
 wait_until 60 "pods keeper and big Running" both_running
 node=$(podfield keeper '{.spec.nodeName}')

@@ -234,10 +234,20 @@ EOF
 
 write_stages() {
   local sandbox sandbox_max cold cold_max cached cached_max start start_max
-  sandbox=$(ms KWOK_SANDBOX_MS 1000) sandbox_max=$(ms KWOK_SANDBOX_MAX_MS 2000)
-  cold=$(ms KWOK_IMAGE_PULL_COLD_MS 15000) cold_max=$(ms KWOK_IMAGE_PULL_COLD_MAX_MS 25000)
-  cached=$(ms KWOK_IMAGE_PULL_CACHED_MS 0) cached_max=$(ms KWOK_IMAGE_PULL_CACHED_MAX_MS 500)
-  start=$(ms KWOK_CONTAINER_START_MS 500) start_max=$(ms KWOK_CONTAINER_START_MAX_MS 1500)
+  # One assignment a line: set -e sees only the last substitution of a line.
+  sandbox=$(ms KWOK_SANDBOX_MS 1000)
+  sandbox_max=$(ms KWOK_SANDBOX_MAX_MS 2000)
+  cold=$(ms KWOK_IMAGE_PULL_COLD_MS 15000)
+  cold_max=$(ms KWOK_IMAGE_PULL_COLD_MAX_MS 25000)
+  cached=$(ms KWOK_IMAGE_PULL_CACHED_MS 0)
+  cached_max=$(ms KWOK_IMAGE_PULL_CACHED_MAX_MS 500)
+  start=$(ms KWOK_CONTAINER_START_MS 500)
+  start_max=$(ms KWOK_CONTAINER_START_MAX_MS 1500)
+  # kwok would take a maximum below the minimum as the delay.
+  ((sandbox <= sandbox_max)) || { log "KWOK_SANDBOX_MAX_MS is below KWOK_SANDBOX_MS"; exit 2; }
+  ((cold <= cold_max)) || { log "KWOK_IMAGE_PULL_COLD_MAX_MS is below KWOK_IMAGE_PULL_COLD_MS"; exit 2; }
+  ((cached <= cached_max)) || { log "KWOK_IMAGE_PULL_CACHED_MAX_MS is below KWOK_IMAGE_PULL_CACHED_MS"; exit 2; }
+  ((start <= start_max)) || { log "KWOK_CONTAINER_START_MAX_MS is below KWOK_CONTAINER_START_MS"; exit 2; }
   {
     fast_stages node-initialize node-heartbeat-with-lease pod-complete pod-delete
     pod_stages "$sandbox" "$sandbox_max" "$cold" "$cold_max" "$cached" "$cached_max" "$start" "$start_max"
@@ -305,11 +315,18 @@ up)
   bin=$(cat "$dir/bin")
   karpenter=$("$here/../tools/karpenter/build.sh" | tail -n 1)
   kubectl() { "$bin/kubectl" --kubeconfig="$dir/kubeconfig" "$@"; }
-  mkdir -p "$dir/karpenter"
+  # Every setting is checked before anything starts.
+  staging=$(mktemp -d)
+  trap 'rm -rf "$staging"' EXIT
+  write_stages "$staging/kwok-stages.yaml"
+  write_nodepool "$staging/nodepool.yaml"
+  batch_idle=$(duration KARPENTER_BATCH_IDLE_DURATION 1s)
+  batch_max=$(duration KARPENTER_BATCH_MAX_DURATION 10s)
+  mkdir "$dir/karpenter"
+  mv "$staging"/* "$dir/karpenter/"
   start_reaper "$owner"
-  # Validate every setting before anything starts.
-  write_stages "$dir/karpenter/kwok-stages.yaml"
-  write_nodepool "$dir/karpenter/nodepool.yaml"
+  # A failed start leaves nothing running.
+  trap 'status=$?; rm -rf "$staging"; ((status == 0)) || { log "up failed: stopping what it started"; "$here/karpenter.sh" down "$dir"; }' EXIT
 
   wait_for 60 "Karpenter's CRDs (apply)" kubectl apply --server-side -f "$karpenter/crds"
   # kubectl wait fails outright while a new CRD has no conditions yet: retried.
@@ -331,10 +348,18 @@ up)
   # version; the kubeconfig comes from KUBECONFIG (controller-runtime).
   launch karpenter env KUBECONFIG="$dir/kubeconfig" "$karpenter/karpenter-kwok" \
     --disable-leader-election=true --metrics-port="$metrics_port" --health-probe-port="$health_port" \
-    --batch-idle-duration="$(duration KARPENTER_BATCH_IDLE_DURATION 1s)" \
-    --batch-max-duration="$(duration KARPENTER_BATCH_MAX_DURATION 10s)" \
+    --batch-idle-duration="$batch_idle" --batch-max-duration="$batch_max" \
     --feature-gates=CapacityBuffer=true --log-level="${KARPENTER_LOG_LEVEL:-info}"
-  wait_for 120 "Karpenter /readyz" curl -fsS "http://127.0.0.1:$health_port/readyz"
+  deadline=$((SECONDS + 120))
+  until curl -fsS "http://127.0.0.1:$health_port/readyz" >/dev/null 2>&1; do
+    if ! kill -0 "$(cat "$dir/pids/karpenter")" 2>/dev/null; then
+      log "Karpenter exited; the end of $dir/logs/karpenter.log:"
+      tail -n 5 "$dir/logs/karpenter.log" >&2
+      exit 1
+    fi
+    ((SECONDS < deadline)) || { log "timed out waiting for Karpenter /readyz (logs in $dir/logs)"; exit 1; }
+    sleep 0.2
+  done
 
   kubectl apply -f "$dir/karpenter/nodepool.yaml" >/dev/null
   wait_for 60 "the KWOKNodeClass to be Ready" kubectl wait --for=condition=Ready --timeout=1s kwoknodeclass/default

@@ -22,6 +22,8 @@
 #   KWOK_IMAGE_PULL_CACHED_MS / _MAX_MS  with it: the pod annotated
 #                                      octorun.io/image-cached=true (0 / 500)
 #   KWOK_CONTAINER_START_MS / _MAX_MS  image pulled to Running (500 / 1500)
+#   KARPENTER_NODEPOOL                 the NodePool's name (runners)
+#   KARPENTER_LOG_LEVEL                Karpenter's --log-level (info)
 #
 # Karpenter's nodes carry the label karpenter.sh/nodepool; the cluster's own
 # kwok leaves them alone and a kwok of this script runs them with the slow pod
@@ -33,7 +35,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cmd=${1:-}
 dir=${2:-}
-usage() { sed -n '2,30p' "$0" >&2; exit 2; }
+usage() { sed -n '2,32p' "$0" >&2; exit 2; }
 [[ -n "$cmd" && -n "$dir" ]] || usage
 
 log() { echo "karpenter.sh: $*" >&2; }

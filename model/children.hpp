@@ -18,6 +18,13 @@ namespace octorun::model {
 // The container that runs the GitHub Actions runner (the CRD requires it).
 inline constexpr const char* runner_container = "runner";
 
+// A pod's resource requests, in cores and bytes.
+struct pod_requests {
+  double cpu_cores = 0;
+  double memory_bytes = 0;
+  bool operator==(const pod_requests&) const = default;
+};
+
 // One entry of the Pod's status.containerStatuses.
 struct container_state {
   std::string name;
@@ -80,6 +87,16 @@ struct runner_pod {
   std::string phase;   // status.phase
   bool ready = false;  // the Ready condition is True
   std::vector<container_state> containers;
+  // Its way up (seconds since the epoch, 0: not yet or not said): the
+  // lastTransitionTime of PodScheduled and of Ready once True, and the
+  // runner container's startedAt (its image pulled, running or since ended).
+  std::int64_t scheduled_at = 0;
+  std::int64_t ready_at = 0;
+  std::int64_t runner_started_at = 0;
+  // What the scheduler reserves for it (cores, bytes): the containers'
+  // requests plus those of native sidecars, or an init container's when
+  // larger, plus spec.overhead.
+  pod_requests requests;
 };
 
 // The JIT configuration GitHub generated for a runner, as its Secret stores it.

@@ -3,10 +3,14 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+
 #include "common/base64.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
+#include "common/rfc3339.hpp"
 #include "model/naming.hpp"
+#include "model/quantity.hpp"
 
 namespace octorun::model {
 namespace {
@@ -313,6 +317,28 @@ void read_runnerset_status(reader& r, const Value& status, runnerset_status& s) 
             });
 }
 
+// An RFC 3339 member as seconds since the epoch: nothing when absent, 0
+// when it is not a time (model::job_timeline: reached, without a time the
+// manager can use; never an error that would make the object unreadable).
+time_point_seconds time_member(const Value& obj, const char* key) {
+  const Value* v = json::find_value(obj, key);
+  if (v == nullptr || v->IsNull()) return std::nullopt;
+  if (!v->IsString()) return 0;
+  return parse_rfc3339(std::string_view(v->GetString(), v->GetStringLength())).value_or(0);
+}
+
+void read_timeline(const Value& status, job_timeline& t) {
+  const Value* v = json::find_value(status, "timeline");
+  if (v == nullptr || !v->IsObject()) return;
+  t.queued = time_member(*v, "queued");
+  t.created = time_member(*v, "created");
+  t.pod_scheduled = time_member(*v, "podScheduled");
+  t.containers_started = time_member(*v, "containersStarted");
+  t.online = time_member(*v, "online");
+  t.started = time_member(*v, "started");
+  t.completed = time_member(*v, "completed");
+}
+
 void read_runner_status(reader& r, const Value& status, runner_status& s) {
   r.string(status, "phase", "status.phase", s.phase);
   r.int64(status, "runnerId", "status.runnerId", s.runner_id);
@@ -338,6 +364,51 @@ void read_runner_status(reader& r, const Value& status, runner_status& s) {
               r.int32(f, "exitCode", at + ".exitCode", out.exit_code);
               r.string(f, "podUID", at + ".podUID", out.pod_uid);
             });
+  read_timeline(status, s.timeline);
+}
+
+// One container's resources.requests (0 for what it does not request or
+// requests in a form that is not a quantity).
+pod_requests container_requests(const Value& container) {
+  pod_requests out;
+  const Value* resources = json::find_value(container, "resources");
+  const Value* requests =
+      resources && resources->IsObject() ? json::find_value(*resources, "requests") : nullptr;
+  if (requests == nullptr || !requests->IsObject()) return out;
+  out.cpu_cores = parse_quantity(json::str(*requests, "cpu")).value_or(0);
+  out.memory_bytes = parse_quantity(json::str(*requests, "memory")).value_or(0);
+  return out;
+}
+
+// What the scheduler reserves for the pod: the containers' requests and the
+// native sidecars' (init containers with restartPolicy Always), or a regular
+// init container's when larger, plus spec.overhead.
+pod_requests read_pod_requests(const Value& spec) {
+  pod_requests sum;
+  auto add = [](pod_requests& to, const pod_requests& r) {
+    to.cpu_cores += r.cpu_cores;
+    to.memory_bytes += r.memory_bytes;
+  };
+  if (const Value* cs = json::find_value(spec, "containers"); cs && cs->IsArray())
+    for (const auto& c : cs->GetArray()) add(sum, container_requests(c));
+  pod_requests largest_init;
+  if (const Value* cs = json::find_value(spec, "initContainers"); cs && cs->IsArray())
+    for (const auto& c : cs->GetArray()) {
+      if (json::str(c, "restartPolicy") == "Always") {
+        add(sum, container_requests(c));
+        continue;
+      }
+      const auto r = container_requests(c);
+      largest_init.cpu_cores = std::max(largest_init.cpu_cores, r.cpu_cores);
+      largest_init.memory_bytes = std::max(largest_init.memory_bytes, r.memory_bytes);
+    }
+  sum.cpu_cores = std::max(sum.cpu_cores, largest_init.cpu_cores);
+  sum.memory_bytes = std::max(sum.memory_bytes, largest_init.memory_bytes);
+  if (const Value* overhead = json::find_value(spec, "overhead"); overhead && overhead->IsObject()) {
+    sum.cpu_cores += parse_quantity(json::str(*overhead, "cpu")).value_or(0);
+    sum.memory_bytes += parse_quantity(json::str(*overhead, "memory")).value_or(0);
+  }
+  return sum;
 }
 
 template <class T, class Fn>
@@ -424,18 +495,33 @@ jit_secret read_jit_secret_view(const rapidjson::Value& secret) {
 runner_pod read_runner_pod(const rapidjson::Value& pod) {
   runner_pod out;
   out.metadata = owned_meta(pod);
+  if (const Value* spec = json::find_value(pod, "spec"); spec && spec->IsObject())
+    out.requests = read_pod_requests(*spec);
   const Value* status = json::find_value(pod, "status");
   if (status == nullptr || !status->IsObject()) return out;
   out.phase = json::str(*status, "phase");
+  auto transition = [](const Value& c) { return time_member(c, "lastTransitionTime").value_or(0); };
   if (const auto* conditions = json::find_value(*status, "conditions"); conditions && conditions->IsArray())
-    for (const auto& c : conditions->GetArray())
-      if (json::str(c, "type") == "Ready") out.ready = json::str(c, "status") == "True";
+    for (const auto& c : conditions->GetArray()) {
+      const auto type = json::str(c, "type");
+      const bool is_true = json::str(c, "status") == "True";
+      if (type == "Ready") {
+        out.ready = is_true;
+        if (is_true) out.ready_at = transition(c);
+      } else if (type == "PodScheduled" && is_true) {
+        out.scheduled_at = transition(c);
+      }
+    }
   if (const auto* cs = json::find_value(*status, "containerStatuses"); cs && cs->IsArray())
     for (const auto& c : cs->GetArray()) {
       container_state state;
       state.name = json::str(c, "name");
       const auto* st = json::find_value(c, "state");
       const auto* terminated = st ? json::find_value(*st, "terminated") : nullptr;
+      const auto* running = st ? json::find_value(*st, "running") : nullptr;
+      if (state.name == runner_container)
+        for (const auto* s : {running, terminated})
+          if (s != nullptr && s->IsObject()) out.runner_started_at = time_member(*s, "startedAt").value_or(0);
       if (terminated != nullptr && terminated->IsObject()) {
         state.terminated = true;
         state.exit_code = static_cast<std::int32_t>(json::i64(*terminated, "exitCode", 1));

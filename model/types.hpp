@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/timeline.hpp"
+
 namespace octorun::model {
 
 inline constexpr const char* api_group = "octorun.io";
@@ -249,6 +251,10 @@ struct runner_status {
   std::string message;
   std::vector<condition> conditions;
   std::vector<runner_failure> failures;
+  // status.timeline: when its job was queued, its pod scheduled, ... (the
+  // Runner actor writes them with the patches it makes anyway; `gone` is
+  // never stored).
+  job_timeline timeline;
 };
 
 struct runner {

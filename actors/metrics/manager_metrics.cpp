@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
@@ -66,6 +67,14 @@ const prometheus::Histogram::BucketBoundaries& job_queue_buckets() {
 const prometheus::Histogram::BucketBoundaries& job_run_buckets() {
   static const prometheus::Histogram::BucketBoundaries b{10,   30,   60,   120,  300,   600,
                                                          1200, 1800, 3600, 7200, 14400, 21600};
+  return b;
+}
+
+// From a second (the timestamps' precision: a phase within one second
+// counts 0) to six hours (a job's longest run on GitHub-hosted runners).
+const prometheus::Histogram::BucketBoundaries& job_phase_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{1,   2,   5,   10,   20,   30,   60,
+                                                         120, 300, 600, 1800, 3600, 7200, 21600};
   return b;
 }
 
@@ -143,11 +152,13 @@ class manager_metrics::github_requests : public github::request_observer {
   std::pair<std::string, std::string> key_;
 };
 
-std::shared_ptr<manager_metrics> manager_metrics::make(const manager_identity& id) {
-  return std::shared_ptr<manager_metrics>(new manager_metrics(id));
+std::shared_ptr<manager_metrics> manager_metrics::make(const manager_identity& id,
+                                                       const metrics_options& options) {
+  return std::shared_ptr<manager_metrics>(new manager_metrics(id, options));
 }
 
-manager_metrics::manager_metrics(const manager_identity& id) {
+manager_metrics::manager_metrics(const manager_identity& id, const metrics_options& options)
+    : options_(options) {
   // Every family is declared (declared.hpp).
   auto& r = *registry_;
   auto declare = [&](auto builder, const char* name, const char* help, prometheus::MetricType type) -> auto& {
@@ -221,6 +232,29 @@ manager_metrics::manager_metrics(const manager_identity& id) {
                       "Time from a job starting on a runner of the set to its end, by variant (GitHub's "
                       "timestamps).",
                       prometheus::MetricType::Histogram);
+  job_phase_ = &declare(prometheus::BuildHistogram(), "octorun_job_phase_seconds",
+                        "Time of each phase of a job's way through the system, by variant and phase "
+                        "(runner_created, pod_scheduled, containers_started, runner_online, job_started, "
+                        "job_completed, runner_gone; docs/monitoring.md says from which point to which).",
+                        prometheus::MetricType::Histogram);
+  timestamp_problems_ =
+      &counter("octorun_job_phase_timestamp_problems_total",
+               "Phases not measured as their timestamps say, by phase and reason: missing, future, "
+               "far_past, reordered (left out), skewed (counted as 0 s).");
+  start_target_exceeded_ =
+      &counter("octorun_jobs_start_target_exceeded_total",
+               "Jobs that waited longer than the start target from GitHub queueing them to a runner of "
+               "the set starting them, by variant.");
+  runner_seconds_ = &counter("octorun_runner_seconds_total",
+                             "Seconds the set's runners existed with their pod's resources reserved, by "
+                             "variant, state (busy: running a job; idle) and the busy job's repository.");
+  cpu_core_seconds_ = &counter("octorun_runner_cpu_request_core_seconds_total",
+                               "The runners' pod CPU requests (cores) times the seconds they were reserved, "
+                               "by variant, state and repository.");
+  memory_byte_seconds_ =
+      &counter("octorun_runner_memory_request_byte_seconds_total",
+               "The runners' pod memory requests (bytes) times the seconds they were reserved, by variant, "
+               "state and repository.");
 }
 
 std::string manager_metrics::scrape() const {
@@ -275,21 +309,80 @@ void manager_metrics::listener_failed(std::string_view ns, std::string_view set,
   listener_failures_->Add(set_labels(ns, set, variant)).Increment();
 }
 
+void manager_metrics::record_phases(const Labels& set_labels, const model::phase_measurement& m) {
+  for (const auto& sample : m.samples) {
+    auto l = set_labels;
+    l.emplace("phase", std::string(model::to_string(sample.phase)));
+    job_phase_->Add(l, job_phase_buckets()).Observe(static_cast<double>(sample.seconds));
+  }
+  for (const auto& drop : m.drops) {
+    auto l = set_labels;
+    l.emplace("phase", std::string(model::to_string(drop.phase)));
+    l.emplace("reason", std::string(model::to_string(drop.problem)));
+    timestamp_problems_->Add(l).Increment();
+  }
+}
+
 void manager_metrics::job_started(std::string_view ns, std::string_view set, std::string_view variant,
                                   const messages::job_info& job) {
   const auto l = set_labels(ns, set, variant);
   jobs_started_->Add(l).Increment();
-  if (job.queued_at > 0 && job.started_at >= job.queued_at)
-    job_queue_->Add(l, job_queue_buckets()).Observe(static_cast<double>(job.started_at - job.queued_at));
+  // The message came: both points are reached (0: the message did not say when).
+  model::job_timeline t;
+  t.queued = job.queued_at;
+  t.started = job.started_at;
+  const auto m = model::measure(t, {model::job_phase::job_started}, std::time(nullptr), options_.timeline);
+  record_phases(l, m);
+  for (const auto& sample : m.samples) {
+    job_queue_->Add(l, job_queue_buckets()).Observe(static_cast<double>(sample.seconds));
+    if (sample.seconds > options_.job_start_target_seconds) start_target_exceeded_->Add(l).Increment();
+  }
 }
 
 void manager_metrics::job_completed(std::string_view ns, std::string_view set, std::string_view variant,
                                     std::string_view result, const messages::job_info& job) {
   auto l = set_labels(ns, set, variant);
-  if (job.started_at > 0 && job.completed_at >= job.started_at)
-    job_run_->Add(l, job_run_buckets()).Observe(static_cast<double>(job.completed_at - job.started_at));
+  model::job_timeline t;
+  t.started = job.started_at;
+  t.completed = job.completed_at;
+  const auto m = model::measure(t, {model::job_phase::job_completed}, std::time(nullptr), options_.timeline);
+  record_phases(l, m);
+  for (const auto& sample : m.samples)
+    job_run_->Add(l, job_run_buckets()).Observe(static_cast<double>(sample.seconds));
   l.emplace("result", result_label(result));
   jobs_completed_->Add(l).Increment();
+}
+
+std::string manager_metrics::repository_value(std::string_view ns, std::string_view set,
+                                              std::string_view repository) {
+  const std::string_view label = model::repository_label(repository);
+  if (label.empty() || label == "invalid") return std::string(label);
+  std::lock_guard lock(repositories_mutex_);
+  auto& seen = repositories_[{std::string(ns), std::string(set)}];
+  if (seen.count(label) > 0) return std::string(label);
+  if (seen.size() >= options_.repositories_per_set) return "other";
+  return *seen.emplace(label).first;
+}
+
+void manager_metrics::runner_gone(std::string_view ns, std::string_view set, std::string_view variant,
+                                  const runner_end& end) {
+  const auto l = set_labels(ns, set, variant);
+  const std::int64_t gone = end.timeline.gone.value_or(std::time(nullptr));
+  record_phases(l, model::measure(end.timeline, model::phases_at_runner_end, gone, options_.timeline));
+  const auto usage = model::usage_of(end.timeline, gone, options_.timeline);
+  const std::string repository = repository_value(ns, set, end.repository);
+  const std::pair<const char*, std::int64_t> parts[] = {{"busy", usage.busy_seconds},
+                                                        {"idle", usage.idle_seconds}};
+  for (const auto& [state, seconds] : parts) {
+    if (seconds <= 0) continue;
+    auto cost = l;
+    cost.emplace("state", state);
+    cost.emplace("repository", std::string(state) == "busy" ? repository : std::string());
+    const auto s = static_cast<double>(seconds);
+    runner_seconds_->Add(cost).Increment(s);
+    cpu_core_seconds_->Add(cost).Increment(s * end.requests.cpu_cores);
+    memory_byte_seconds_->Add(cost).Increment(s * end.requests.memory_bytes);
+  }
 }
 
 std::shared_ptr<github::request_observer> manager_metrics::github_observer(std::string_view ns,

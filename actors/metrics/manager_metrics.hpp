@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,11 +38,24 @@ struct manager_identity {
   std::string commit;
 };
 
+// What the job timeline and cost families measure against.
+struct metrics_options {
+  // A job that waited longer than this from GitHub queueing it to a runner
+  // starting it counts in octorun_jobs_start_target_exceeded_total
+  // (--job-start-target-seconds; a set's own target would replace it).
+  std::int64_t job_start_target_seconds = 300;
+  model::timeline_limits timeline;
+  // Distinct repository label values per RunnerSet in the cost families;
+  // later repositories count as "other".
+  std::size_t repositories_per_set = 20;
+};
+
 class manager_metrics : public recorder,
                         public kube::request_observer,
                         public std::enable_shared_from_this<manager_metrics> {
  public:
-  static std::shared_ptr<manager_metrics> make(const manager_identity& id);
+  static std::shared_ptr<manager_metrics> make(const manager_identity& id,
+                                               const metrics_options& options = {});
 
   // The Prometheus text of every family, the state metrics last.
   std::string scrape() const;
@@ -69,11 +83,18 @@ class manager_metrics : public recorder,
                    const messages::job_info& job) override;
   void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
                      std::string_view result, const messages::job_info& job) override;
+  void runner_gone(std::string_view ns, std::string_view set, std::string_view variant,
+                   const runner_end& end) override;
   std::shared_ptr<github::request_observer> github_observer(std::string_view ns,
                                                             std::string_view set) override;
 
  private:
-  explicit manager_metrics(const manager_identity& id);
+  manager_metrics(const manager_identity& id, const metrics_options& options);
+  // Records what `measure` found of the phases of one job or Runner.
+  void record_phases(const prometheus::Labels& set_labels, const model::phase_measurement& m);
+  // The label value of `repository` in `ns`/`set`'s cost series (bounded:
+  // metrics_options::repositories_per_set).
+  std::string repository_value(std::string_view ns, std::string_view set, std::string_view repository);
   class github_requests;
   // The rate-limit series of one RunnerSet (by x-ratelimit-resource) and how
   // many github_requests observers hold them.
@@ -107,16 +128,26 @@ class manager_metrics : public recorder,
   prometheus::Family<prometheus::Counter>* jobs_completed_ = nullptr;
   prometheus::Family<prometheus::Histogram>* job_queue_ = nullptr;
   prometheus::Family<prometheus::Histogram>* job_run_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* job_phase_ = nullptr;
+  prometheus::Family<prometheus::Counter>* timestamp_problems_ = nullptr;
+  prometheus::Family<prometheus::Counter>* start_target_exceeded_ = nullptr;
+  prometheus::Family<prometheus::Counter>* runner_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* cpu_core_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* memory_byte_seconds_ = nullptr;
+  metrics_options options_;
+  std::mutex repositories_mutex_;
+  std::map<std::pair<std::string, std::string>, std::set<std::string, std::less<>>> repositories_;
   std::mutex listener_mutex_;  // a session series is set and removed by different threads
   std::mutex budgets_mutex_;
   std::map<std::pair<std::string, std::string>, set_budget> budgets_;  // by (namespace, set)
 };
 
-// The buckets of octorun_kube_request_duration_seconds, octorun_job_queue_duration_seconds
-// and octorun_job_run_duration_seconds.
+// The buckets of octorun_kube_request_duration_seconds, octorun_job_queue_duration_seconds,
+// octorun_job_run_duration_seconds and octorun_job_phase_seconds.
 const prometheus::Histogram::BucketBoundaries& kube_latency_buckets();
 const prometheus::Histogram::BucketBoundaries& job_queue_buckets();
 const prometheus::Histogram::BucketBoundaries& job_run_buckets();
+const prometheus::Histogram::BucketBoundaries& job_phase_buckets();
 
 // A job's conclusion as a label value: GitHub's words (webhook conclusions,
 // the scale-set protocol's results) lower-cased, anything else "other", none

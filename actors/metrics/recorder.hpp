@@ -6,10 +6,13 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "adapters/github/request_metrics.hpp"
 #include "messages/jobs.hpp"
+#include "model/children.hpp"
+#include "model/timeline.hpp"
 
 namespace octorun::metrics {
 
@@ -18,6 +21,15 @@ enum class deletion_reason {
   finished,     // its phase was terminal (Succeeded, Failed, Outdated)
   scaled_down,  // idle, and not wanted any more (removed from GitHub first)
   drained,      // its variant was removed, or its RunnerSet is being deleted
+};
+
+// A Runner at its end: its timeline (status.timeline, with the points its
+// actor saw of its last pod and `gone`), the repository of the job it ran
+// ("" when none) and what its pod requested.
+struct runner_end {
+  model::job_timeline timeline;
+  std::string repository;
+  model::pod_requests requests;
 };
 
 class recorder {
@@ -44,11 +56,18 @@ class recorder {
   // A job started on one of the set's runners, and a job that ended on one
   // (`result`: GitHub's conclusion). Queue time (queued -> started) and run
   // time (started -> completed) come from GitHub's timestamps in `job`,
-  // when the message has them.
+  // when the message has them and they can be trusted (model::measure); a
+  // start later than the start target counts as a breach.
   virtual void job_started(std::string_view ns, std::string_view set, std::string_view variant,
                            const messages::job_info& job) = 0;
   virtual void job_completed(std::string_view ns, std::string_view set, std::string_view variant,
                              std::string_view result, const messages::job_info& job) = 0;
+
+  // A Runner is gone: the phases of its way up and down
+  // (model::phases_at_runner_end) and the runner-seconds and requested
+  // core- and byte-seconds it spent busy and idle (model::usage_of).
+  virtual void runner_gone(std::string_view ns, std::string_view set, std::string_view variant,
+                           const runner_end& end) = 0;
 
   // The observer for the GitHub calls made on one RunnerSet's credentials:
   // requests by endpoint, and that credential's rate-limit budget (its series

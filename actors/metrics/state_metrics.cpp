@@ -1,5 +1,7 @@
 #include "actors/metrics/state_metrics.hpp"
 
+#include <algorithm>
+
 namespace octorun::metrics {
 namespace {
 
@@ -76,6 +78,18 @@ const std::vector<generator<runnerset_record>>& runnerset_generators() {
        emit_variant_field<&variant_counts::max_runners>},
       {"octorun_runnerset_assigned_jobs", "Jobs assigned to the variant and not yet completed.",
        MetricType::Gauge, emit_variant_field<&variant_counts::assigned_jobs>},
+      // The queue depth, from the same status counts: assigned jobs no runner
+      // has started (clamped at 0: a start may be counted before the
+      // statistics that assign its job).
+      {"octorun_runnerset_queued_jobs",
+       "Jobs assigned to the variant that no runner has started yet: assigned jobs less running runners "
+       "(status assignedJobs - runningRunners, at least 0).",
+       MetricType::Gauge,
+       [](const runnerset_record& s, std::vector<ClientMetric>& out) {
+         for (const auto& v : s.variants)
+           out.push_back(gauge(variant_labels(s, v),
+                               static_cast<double>(std::max<std::int64_t>(v.assigned_jobs - v.running, 0))));
+       }},
       {"octorun_runnerset_runners",
        "Runners of the variant by state, as the RunnerSet's status counts them: starting (no job, pod not "
        "ready: status pendingRunners), idle (online, no job), running (a job is assigned), failed.",

@@ -10,6 +10,7 @@
 #include "actors/runner/runner_state.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "common/json.hpp"
+#include "common/rfc3339.hpp"
 #include "model/parse.hpp"
 
 namespace octorun::runner::detail {
@@ -53,14 +54,23 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
   rapidjson::Value status(rapidjson::kObjectType);
   status.AddMember("phase", json::string_value(to_string(target), a), a);
   status.AddMember("job", j, a);
+  // GitHub's times of the job join the timeline in the same patch.
+  auto add_time = [&](const char* key, std::int64_t at) {
+    if (at > 0)
+      timeline_of(status, a).AddMember(rapidjson::StringRef(key), json::string_value(format_rfc3339(at), a),
+                                       a);
+  };
   if (target == phase::succeeded) {
     status.AddMember("reason", "JobCompleted", a);
     status.AddMember("message", json::string_value(detail, a), a);
+    add_time("completed", job.completed_at);
   } else {
     // Its readiness (as the actor saw the pod: status.podReady also says
     // the pod existed, observe.cpp), conditions and registration ride along,
     // so no patch of their own.
     add_readiness(self, status, read, st.pod && st.pod->ready, a);
+    add_time("queued", job.queued_at);
+    add_time("started", job.started_at);
   }
   d.AddMember("status", status, a);
   ask_kube(self, kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,

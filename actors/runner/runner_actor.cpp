@@ -65,6 +65,8 @@ void set_child(self_ptr self, Ptr runner_state::*slot, kube::informer_update<Ptr
   auto& st = self->state;
   st.*slot = ev.type == kube::event_type::deleted ? nullptr : std::move(ev.obj);
   drop_strangers(st);
+  if constexpr (std::is_same_v<Ptr, watched::pod_ptr>)
+    if (st.pod) st.last_pod = st.pod;
 }
 
 // A create answered AlreadyExists while this actor holds no such child: made
@@ -96,7 +98,10 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
             [=](kube::object_result& r) {
               self->state.step_in_flight = false;
               if (r) set_runner(self, watched::read_runner(*r));
-              if (!r && r.error().not_found()) return self->quit();
+              if (!r && r.error().not_found()) {
+                if (self->state.runner) record_end(self, *self->state.runner);
+                return self->quit();
+              }
               reconcile(self);
             },
             [=](caf::error&) {
@@ -170,7 +175,10 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
             if (!r && !r.error().not_found() && !r.error().already_exists())
               return on_api_error(self, what, r.error());
             s.consecutive_errors = 0;
-            if (is_runner && !r && r.error().not_found()) return self->quit();  // the Runner is gone
+            if (is_runner && !r && r.error().not_found()) {  // the Runner is gone
+              if (s.runner) record_end(self, *s.runner);
+              return self->quit();
+            }
             if (r && remember) remember(s.memory);
             auto& kept = s.*slot;
             auto returned = r ? read_reply(*r, kept) : nullptr;
@@ -254,6 +262,19 @@ void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner&
                                       runner.metadata.generation);
   status.AddMember("podReady", pod_ready, a);
   status.AddMember("conditions", conditions_json(conditions, a), a);
+  // The pod's way up rides along with its readiness: no write of its own.
+  rapidjson::Value timeline(rapidjson::kObjectType);
+  auto add_time = [&](const char* key, std::int64_t at) {
+    if (at > 0) timeline.AddMember(rapidjson::StringRef(key), json::string_value(format_rfc3339(at), a), a);
+  };
+  if (!runner.metadata.creation_timestamp.empty())
+    timeline.AddMember("created", json::string_value(runner.metadata.creation_timestamp, a), a);
+  if (const auto& pod = self->state.pod) {
+    add_time("podScheduled", pod->scheduled_at);
+    add_time("containersStarted", pod->runner_started_at);
+    if (pod->ready) add_time("online", pod->ready_at);
+  }
+  if (timeline.MemberCount() > 0) status.AddMember("timeline", timeline, a);
   if (secret && secret->registration) {
     status.AddMember("runnerId", secret->registration->runner_id, a);
     status.AddMember("runnerName", json::string_value(secret->registration->runner_name, a), a);
@@ -399,6 +420,36 @@ void reconcile(self_ptr self) {
   execute(self, next_step(o, st.cfg.lim), o);
 }
 
+rapidjson::Value& timeline_of(rapidjson::Value& status, json::allocator& a) {
+  auto it = status.FindMember("timeline");
+  if (it != status.MemberEnd()) return it->value;
+  status.AddMember("timeline", rapidjson::Value(rapidjson::kObjectType), a);
+  return status["timeline"];
+}
+
+void record_end(self_ptr self, const model::runner& last) {
+  auto& st = self->state;
+  if (!st.cfg.metrics || st.end_recorded) return;
+  st.end_recorded = true;
+  metrics::runner_end end;
+  end.timeline = last.status.timeline;
+  end.timeline.created = parse_rfc3339(last.metadata.creation_timestamp);
+  // What its last pod said, where the status was not written since (a
+  // runner removed before it went online).
+  if (const auto& pod = st.last_pod; pod && model::owned_by(pod->metadata, last.metadata.uid)) {
+    auto fill = [](model::time_point_seconds& point, std::int64_t at) {
+      if (!point && at > 0) point = at;
+    };
+    fill(end.timeline.pod_scheduled, pod->scheduled_at);
+    fill(end.timeline.containers_started, pod->runner_started_at);
+    fill(end.timeline.online, pod->ready_at);
+    end.requests = pod->requests;
+  }
+  end.timeline.gone = static_cast<std::int64_t>(std::time(nullptr));
+  if (last.status.job) end.repository = last.status.job->repository;
+  st.cfg.metrics->runner_gone(st.cfg.ns, last.spec->runner_set_name, last.spec->variant, end);
+}
+
 runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cfg) {
   self->state.cfg = std::move(cfg);
   self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
@@ -408,8 +459,10 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
         self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
       },
       [=](watched::runner_event& ev) {
-        if (ev.type == kube::event_type::deleted)
-          return self->quit();  // finalizer removed: nothing left to do
+        if (ev.type == kube::event_type::deleted) {  // finalizer removed: nothing left to do
+          if (ev.obj) record_end(self, *ev.obj);
+          return self->quit();
+        }
         set_runner(self, std::move(ev.obj));
         reconcile(self);
       },

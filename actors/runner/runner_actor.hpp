@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/metrics/recorder.hpp"
 #include "actors/runner/next_step.hpp"
 #include "actors/runnerset/runner_github_api.hpp"
 #include "actors/watched.hpp"
@@ -52,6 +53,9 @@ struct runner_actor_config {
   // Reconcile from what the watches last showed even without news: the
   // level-triggered safety net for anything an event did not trigger.
   std::chrono::milliseconds resync{60'000};
+  // The manager's metrics: the Runner's timeline and cost once it is gone
+  // (recorder::runner_gone). None: nothing is recorded.
+  std::shared_ptr<metrics::recorder> metrics;
 };
 
 // Sent by the RunnerSet after it removed this runner from GitHub itself

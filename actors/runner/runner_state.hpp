@@ -35,6 +35,10 @@ struct runner_state {
   watched::runner_ptr runner;
   watched::pod_ptr pod;
   watched::secret_ptr secret;
+  // Its latest pod, kept after the pod is gone: when it was scheduled,
+  // started and ready, and what it requested, for the Runner's end.
+  watched::pod_ptr last_pod;
+  bool end_recorded = false;  // recorder::runner_gone was called
   actor_memory memory;
   bool step_in_flight = false;
   // The job path, one at a time, in order (a vector: an empty std::deque
@@ -64,6 +68,11 @@ void record_event(self_ptr self, const runner_event& e, const model::runner& run
 // status patch of `runner`.
 void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner& runner, bool pod_ready,
                    json::allocator& a);
+// The Runner is gone (its deletion watched, or a write found it so): records
+// its timeline and cost once, from `last`, the Runner as last seen.
+void record_end(self_ptr self, const model::runner& last);
+// The "timeline" object of a status patch, added when it has none.
+rapidjson::Value& timeline_of(rapidjson::Value& status, json::allocator& a);
 // Wakes reconcile at `at`; a later wake replaces an earlier one.
 void wake_at(self_ptr self, clock::time_point at);
 // Sends `req` to the request pool. No CAF timeout: the pool answers every

@@ -520,6 +520,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   st.world.status_hold = st.cfg.status_hold;
   st.world.reference_recheck = st.cfg.resync;
   auto runner_defaults = st.cfg.runner_defaults;
+  runner_defaults.metrics = st.cfg.metrics;  // a Runner's timeline and cost are its set's
   auto kube = st.cfg.kube;
   auto ns = st.cfg.ns;
   auto me = caf::actor_cast<runner_github_api>(self);

@@ -141,7 +141,9 @@ expected<settings, std::string> resolve(const options& o) {
   s.kube = std::move(*kube_cfg);
   s.kube_options.limiter = kube_limiter(o);
   s.identity = o.identity.empty() ? default_identity() : o.identity;
-  s.metrics = metrics::manager_metrics::make({s.identity, version, git_commit});
+  metrics::metrics_options metrics_options;
+  metrics_options.job_start_target_seconds = o.job_start_target_seconds;
+  s.metrics = metrics::manager_metrics::make({s.identity, version, git_commit}, metrics_options);
   s.kube_options.observer = s.metrics;
   if (o.webhook_intake) {
     auto secret = webhook_secret(o);

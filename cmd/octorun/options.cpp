@@ -61,6 +61,10 @@ const std::vector<flag>& flags() {
       {"runner-phase-events", &options::runner_phase_events,
        "record Normal Events on Runners: Running, naming the job (one write per job), Pending for a runner "
        "that waits for its job; false: only Warnings (Failed, Outdated, pod failures)"},
+      {"job-start-target-seconds", &options::job_start_target_seconds,
+       "a job that waits longer than this from GitHub queueing it to a runner starting it counts in "
+       "octorun_jobs_start_target_exceeded_total",
+       1},
       {"kube-workers", &options::kube_workers, "threads making Kubernetes requests", 1},
       {"kube-qps", &options::kube_qps,
        "Kubernetes requests per second, on average, from this process (a token bucket); 0: no limit, the "

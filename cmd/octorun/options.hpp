@@ -34,6 +34,9 @@ struct options {
   int32_t resync_seconds = 30;
   int32_t webhook_sweep_seconds = 60;
   bool runner_phase_events = true;
+  // A job that waited longer from GitHub queueing it to its start counts in
+  // octorun_jobs_start_target_exceeded_total (docs/monitoring.md).
+  int32_t job_start_target_seconds = 300;
   // Sixteen connections: a burst queues each request behind the others in
   // front of an exchange with the apiserver. Sixteen came closer to the floor
   // than eight at the largest burst (bench/floor/README.md), and took 10,000

@@ -152,6 +152,22 @@ class ManagerBinary : public ::testing::Test {
     return test::all_completed(*sim_, ids, within);
   }
 
+  // Every phase of the jobs' way has a sample, none of their timestamps was
+  // a problem (GitHub's clock is the cluster's here), and the runners' cost
+  // is counted busy for the jobs' repository and idle (docs/monitoring.md).
+  void expect_job_timeline_and_cost() {
+    const auto health = manager_->wait_health(10s);
+    EXPECT_EQ(test::job_phases_without_sample(health, ns_, 30s), "") << log_tail();
+    const std::string in_ns = "namespace=\"" + ns_ + "\"";
+    EXPECT_EQ(test::scrape_metric(health, "octorun_job_phase_timestamp_problems_total", {in_ns}), "");
+    EXPECT_NE(test::scrape_metric(health, "octorun_runner_seconds_total",
+                                  {in_ns, "repository=\"acme/app\"", "state=\"busy\""}),
+              "");
+    EXPECT_NE(test::scrape_metric(health, "octorun_runner_cpu_request_core_seconds_total",
+                                  {in_ns, "state=\"idle\""}),
+              "");
+  }
+
   std::string count(const std::string& kind) {
     auto out = test::kubectl(c_, "-n " + ns_ + " get " + kind + " -o name | wc -l");
     return out.substr(0, out.find_first_of(" \n"));
@@ -192,6 +208,7 @@ TEST_F(ManagerBinary, ScalesFromZeroWithDemandAndBackThenStopsCleanly) {
   EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 5);
   EXPECT_EQ(sim_->calls("rest.delete_runner"), 0);
   EXPECT_EQ(sim_->state_json().find("\"ephemeral\":true"), std::string::npos) << "a GitHub runner leaked";
+  expect_job_timeline_and_cost();
 
   auto status = stop(SIGTERM);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log_tail();
@@ -278,6 +295,13 @@ TEST_F(ManagerBinary, ServesStateMetricsOnEveryReplicaWithTheControllerStateOnTh
   EXPECT_TRUE(has_line(text, running)) << text;
   EXPECT_TRUE(has_line(text, "octorun_runnerset_spec_max_runners{" + set + "} 3")) << text;
   EXPECT_TRUE(has_line(text, R"(octorun_manager_leader{identity="replica-0"} 1)")) << text;
+  // A running Runner's timeline (kubectl describe runner shows it): its
+  // pod's way up and GitHub's times of its job.
+  const auto timeline =
+      test::kubectl(c_, "-n " + ns_ + " get runners -o jsonpath='{.items[0].status.timeline}'");
+  for (const char* point : {"created", "podScheduled", "containersStarted", "online", "queued", "started"})
+    EXPECT_NE(timeline.find(std::string("\"") + point + "\":\""), std::string::npos)
+        << point << ": " << timeline;
   // The follower serves the same families, without the controller's state.
   auto standby = http_get(follower + "/metrics");
   EXPECT_TRUE(has_line(standby, R"(octorun_manager_leader{identity="replica-1"} 0)")) << standby;

@@ -78,6 +78,13 @@ TEST_F(ManagerListener, ScalesFromZeroOnTheScaleSetsStatisticsAndBack) {
       << "listener runners get JIT configs from the scale set";
   EXPECT_GE(sim_->calls("scaleset.generate_jitconfig"), 7);
   EXPECT_EQ(sim_->calls("scaleset.create_session"), 1);
+  // Every phase of the jobs' way has a sample (docs/monitoring.md), and none
+  // of their timestamps was a problem: GitHub's clock is the cluster's here.
+  const auto health = manager_->wait_health(10s);
+  EXPECT_EQ(test::job_phases_without_sample(health, ns_, 30s), "") << manager_->log_tail();
+  EXPECT_EQ(test::scrape_metric(health, "octorun_job_phase_timestamp_problems_total",
+                                {"namespace=\"" + ns_ + "\""}),
+            "");
   // SIGTERM cuts the long poll in flight short and deletes the session, well
   // inside a pod's termination grace period (30 s) and the poll's 20 s.
   auto stopping = std::chrono::steady_clock::now();

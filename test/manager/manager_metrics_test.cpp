@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ctime>
 #include <sstream>
 #include <vector>
 
@@ -246,10 +247,12 @@ TEST(ManagerMetrics, WhatTheActorsReport) {
 TEST(ManagerMetrics, JobsStartedAndCompletedWithTheirQueueAndRunTimes) {
   auto m = make();
   messages::job_info job;
-  job.queued_at = 1000;
-  job.started_at = 1012;  // 12 s in the queue
+  // An hour ago: times older than a week are not believed (model/timeline.hpp).
+  const std::int64_t t = std::time(nullptr) - 3600;
+  job.queued_at = t;
+  job.started_at = t + 12;  // 12 s in the queue
   m->job_started("ci", "linux", "", job);
-  job.completed_at = 1012 + 400;  // 400 s of work
+  job.completed_at = t + 12 + 400;  // 400 s of work
   m->job_completed("ci", "linux", "", "success", job);
   messages::job_info unknown;  // a message without times: counted, not timed
   m->job_started("ci", "linux", "large", unknown);
@@ -297,6 +300,127 @@ TEST(ManagerMetrics, JobsStartedAndCompletedWithTheirQueueAndRunTimes) {
       << run;
 }
 
+// One line of the Prometheus text format is in `text`.
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+// The value of the series `series` (name and labels) in `text`; -1 when absent.
+double sample_value(const std::string& text, const std::string& series) {
+  const auto at = ("\n" + text).find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 1));
+}
+
+TEST(ManagerMetrics, JobPhasesTheStartTargetAndTimestampProblems) {
+  metrics_options options;
+  options.job_start_target_seconds = 300;
+  auto m = manager_metrics::make({"replica-0", "1.2.3", "abc1234"}, options);
+  const std::int64_t t = std::time(nullptr) - 3600;
+  messages::job_info quick;
+  quick.queued_at = t;
+  quick.started_at = t + 30;
+  m->job_started("ci", "linux", "", quick);
+  messages::job_info late;  // 400 s in the queue: past the target
+  late.queued_at = t;
+  late.started_at = t + 400;
+  m->job_started("ci", "linux", "", late);
+  late.completed_at = t + 300;  // completed before it started
+  m->job_completed("ci", "linux", "", "success", late);
+  messages::job_info skewed;  // GitHub's clock a day ahead
+  skewed.queued_at = t;
+  skewed.started_at = std::time(nullptr) + 86400;
+  m->job_started("ci", "linux", "", skewed);
+  messages::job_info untimed;  // no times at all
+  m->job_started("ci", "linux", "", untimed);
+
+  const auto text = m->scrape();
+  const auto phases = family_text(text, "octorun_job_phase_seconds");
+  EXPECT_NE(phases.find("# HELP octorun_job_phase_seconds Time of each phase of a job's way through the "
+                        "system, by variant and phase"),
+            std::string::npos)
+      << phases;
+  EXPECT_NE(phases.find("# TYPE octorun_job_phase_seconds histogram\n"), std::string::npos) << phases;
+  const std::string started = R"(namespace="ci",phase="job_started",runnerset="linux",variant="")";
+  EXPECT_TRUE(has_line(phases, "octorun_job_phase_seconds_count{" + started + "} 2")) << phases;
+  EXPECT_TRUE(has_line(phases, "octorun_job_phase_seconds_sum{" + started + "} 430")) << phases;
+  EXPECT_TRUE(has_line(phases, "octorun_job_phase_seconds_bucket{" + started + ",le=\"300\"} 1")) << phases;
+  EXPECT_EQ(phases.find("phase=\"job_completed\""), std::string::npos) << "a reordered phase is no sample";
+  EXPECT_EQ(
+      family_text(text, "octorun_jobs_start_target_exceeded_total"),
+      "# HELP octorun_jobs_start_target_exceeded_total Jobs that waited longer than the start target "
+      "from GitHub queueing them to a runner of the set starting them, by variant.\n"
+      "# TYPE octorun_jobs_start_target_exceeded_total counter\n"
+      "octorun_jobs_start_target_exceeded_total{namespace=\"ci\",runnerset=\"linux\",variant=\"\"} 1\n");
+  const std::string problem = "octorun_job_phase_timestamp_problems_total{namespace=\"ci\",phase=\"";
+  const auto problems = family_text(text, "octorun_job_phase_timestamp_problems_total");
+  EXPECT_TRUE(
+      has_line(problems, problem + R"(job_completed",reason="reordered",runnerset="linux",variant=""} 1)"))
+      << problems;
+  EXPECT_TRUE(has_line(problems, problem + R"(job_started",reason="future",runnerset="linux",variant=""} 1)"))
+      << problems;
+  EXPECT_TRUE(
+      has_line(problems, problem + R"(job_started",reason="missing",runnerset="linux",variant=""} 1)"))
+      << problems;
+  // Every start counts, timed or not.
+  EXPECT_TRUE(has_line(text, R"(octorun_jobs_started_total{namespace="ci",runnerset="linux",variant=""} 4)"));
+}
+
+TEST(ManagerMetrics, ARunnersEndGivesItsPhasesAndItsCostByStateAndBoundedRepository) {
+  metrics_options options;
+  options.repositories_per_set = 2;
+  auto m = manager_metrics::make({"replica-0", "1.2.3", "abc1234"}, options);
+  const std::int64_t t = std::time(nullptr) - 3600;
+  auto end_of = [&](std::string repository) {
+    runner_end end;
+    end.timeline.queued = t;
+    end.timeline.created = t + 1;
+    end.timeline.pod_scheduled = t + 2;
+    end.timeline.containers_started = t + 12;
+    end.timeline.online = t + 20;
+    end.timeline.started = t + 22;
+    end.timeline.completed = t + 122;  // 100 s busy, 20 + 3 s idle
+    end.timeline.gone = t + 125;
+    end.repository = std::move(repository);
+    end.requests = {0.5, 1024.0 * 1024 * 1024};
+    return end;
+  };
+  m->runner_gone("ci", "linux", "", end_of("acme/app"));
+  m->runner_gone("ci", "linux", "", end_of("acme/lib"));
+  m->runner_gone("ci", "linux", "", end_of("acme/third"));  // past the bound: other
+  m->runner_gone("ci", "linux", "", end_of("acme/app"));
+  m->runner_gone("ci", "linux", "", end_of("not a \"repository\"\n"));
+  const auto text = m->scrape();
+  const std::string set = R"(namespace="ci",)";
+  for (const auto& [repo, count] : std::vector<std::pair<std::string, int>>{
+           {"acme/app", 2}, {"acme/lib", 1}, {"other", 1}, {"invalid", 1}}) {
+    const std::string labels =
+        set + "repository=\"" + repo + R"(",runnerset="linux",state="busy",variant="")";
+    EXPECT_TRUE(has_line(text, "octorun_runner_seconds_total{" + labels + "} " + std::to_string(100 * count)))
+        << repo << "\n"
+        << family_text(text, "octorun_runner_seconds_total");
+    EXPECT_TRUE(has_line(
+        text, "octorun_runner_cpu_request_core_seconds_total{" + labels + "} " + std::to_string(50 * count)))
+        << repo;
+    EXPECT_DOUBLE_EQ(sample_value(text, "octorun_runner_memory_request_byte_seconds_total{" + labels + "}"),
+                     100.0 * count * 1024 * 1024 * 1024)
+        << repo;
+  }
+  const std::string idle = set + R"(repository="",runnerset="linux",state="idle",variant="")";
+  EXPECT_TRUE(has_line(text, "octorun_runner_seconds_total{" + idle + "} 115"))
+      << family_text(text, "octorun_runner_seconds_total");
+  const auto phases = family_text(text, "octorun_job_phase_seconds");
+  for (const auto& [phase, seconds] : std::vector<std::pair<std::string, int>>{{"runner_created", 1},
+                                                                               {"pod_scheduled", 1},
+                                                                               {"containers_started", 10},
+                                                                               {"runner_online", 8},
+                                                                               {"runner_gone", 3}})
+    EXPECT_TRUE(has_line(phases, "octorun_job_phase_seconds_sum{namespace=\"ci\",phase=\"" + phase +
+                                     R"(",runnerset="linux",variant=""} )" + std::to_string(5 * seconds)))
+        << phase << "\n"
+        << phases;
+}
+
 TEST(ManagerMetrics, ResultLabelsAreBounded) {
   EXPECT_EQ(result_label("success"), "success");
   EXPECT_EQ(result_label("Succeeded"), "succeeded");
@@ -323,6 +447,13 @@ TEST(ManagerMetrics, EveryFamilyIsThereBeforeAnyEvent) {
                              "octorun_jobs_completed_total",
                              "octorun_job_queue_duration_seconds",
                              "octorun_job_run_duration_seconds",
+                             "octorun_job_phase_seconds",
+                             "octorun_job_phase_timestamp_problems_total",
+                             "octorun_jobs_start_target_exceeded_total",
+                             "octorun_runner_seconds_total",
+                             "octorun_runner_cpu_request_core_seconds_total",
+                             "octorun_runner_memory_request_byte_seconds_total",
+                             "octorun_runnerset_queued_jobs",
                              "octorun_runnerset_runners",
                              "octorun_runner_status_phase",
                              "octorun_rejected_input_total",

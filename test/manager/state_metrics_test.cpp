@@ -57,6 +57,7 @@ TEST(StateMetrics, CountsPerVariantAndTheReplicasPerSet) {
   EXPECT_TRUE(has_line(text, "octorun_runnerset_desired_runners{" + d + "} 3")) << text;
   EXPECT_TRUE(has_line(text, "octorun_runnerset_runners{" + d + R"(,state="idle"} 1)")) << text;
   EXPECT_TRUE(has_line(text, "octorun_runnerset_assigned_jobs{" + d + "} 2")) << text;
+  EXPECT_TRUE(has_line(text, "octorun_runnerset_queued_jobs{" + d + "} 1")) << text;  // 2 assigned, 1 running
   EXPECT_TRUE(has_line(text, R"(octorun_runnerset_spec_replicas{namespace="ci",runnerset="linux"} 4)"))
       << text;
   EXPECT_EQ(text.find("busy_ratio"), std::string::npos) << "a derived value: PromQL's";
@@ -99,6 +100,10 @@ octorun_runnerset_spec_max_runners{namespace="ci",runnerset="linux",variant="gpu
 # TYPE octorun_runnerset_assigned_jobs gauge
 octorun_runnerset_assigned_jobs{namespace="ci",runnerset="linux",variant=""} 2
 octorun_runnerset_assigned_jobs{namespace="ci",runnerset="linux",variant="gpu"} 0
+# HELP octorun_runnerset_queued_jobs Jobs assigned to the variant that no runner has started yet: assigned jobs less running runners (status assignedJobs - runningRunners, at least 0).
+# TYPE octorun_runnerset_queued_jobs gauge
+octorun_runnerset_queued_jobs{namespace="ci",runnerset="linux",variant=""} 1
+octorun_runnerset_queued_jobs{namespace="ci",runnerset="linux",variant="gpu"} 0
 # HELP octorun_runnerset_runners Runners of the variant by state, as the RunnerSet's status counts them: starting (no job, pod not ready: status pendingRunners), idle (online, no job), running (a job is assigned), failed.
 # TYPE octorun_runnerset_runners gauge
 octorun_runnerset_runners{namespace="ci",runnerset="linux",variant="",state="starting"} 1

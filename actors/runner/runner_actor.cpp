@@ -182,6 +182,12 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
             if (r && remember) remember(s.memory);
             auto& kept = s.*slot;
             auto returned = r ? read_reply(*r, kept) : nullptr;
+            if constexpr (is_runner) {
+              // Its finalizer released, the Runner is gone: the set retires
+              // this actor on its deletion, which it never sees.
+              const auto& last = returned ? returned : s.runner;
+              if (r && s.memory.finalizer_released && last) record_end(self, *last);
+            }
             if (returned && event) {
               if constexpr (is_runner) record_event(self, *event, *returned);
             }

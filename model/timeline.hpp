@@ -34,7 +34,7 @@ struct job_timeline {
   time_point_seconds online;              // the pod's Ready condition became True (the runner listens)
   time_point_seconds started;             // GitHub: a runner of the set picked the job up
   time_point_seconds completed;           // GitHub: the job ended
-  time_point_seconds gone;                // the manager saw the Runner deleted
+  time_point_seconds gone;                // the manager released the Runner's finalizer
   bool operator==(const job_timeline&) const = default;
 };
 

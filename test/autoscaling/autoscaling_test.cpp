@@ -309,7 +309,8 @@ TEST_F(Autoscaling, PrometheusLoadedEveryAlertAndTheyReadExportedFamilies) {
   EXPECT_EQ(alerts,
             (std::set<std::string>{"OctorunRunnerStuckStarting", "OctorunJobsQueuedWithoutCapacity",
                                    "OctorunListenerSessionDown", "OctorunGitHubRateLimitNearlyExhausted",
-                                   "OctorunNoLeader", "OctorunAdmissionWebhookFailing"}));
+                                   "OctorunNoLeader", "OctorunAdmissionWebhookFailing",
+                                   "OctorunJobStartTargetBreached"}));
 }
 
 // ---- bad input: the HPA says what is wrong, nothing scales to zero -----------------

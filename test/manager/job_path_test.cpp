@@ -10,6 +10,7 @@
 
 #include "actors/runner/runner_actor.hpp"
 #include "adapters/kube/protocol.hpp"
+#include "common/rfc3339.hpp"
 #include "messages/jobs.hpp"
 #include "test/support/caf_test_system.hpp"
 
@@ -113,6 +114,43 @@ TEST_F(JobPath, PromotesWithTheResourceVersionItRead) {
   EXPECT_NE(s_->patches[0].find(R"("resourceVersion":"5")"), std::string::npos) << s_->patches[0];
   EXPECT_NE(s_->patches[0].find(R"("phase":"Running")"), std::string::npos);
   EXPECT_NE(s_->patches[0].find(R"("id":42)"), std::string::npos);
+}
+
+// GitHub's times of the job join status.timeline in the job path's own
+// patch: no write of their own (docs/monitoring.md, "Job timeline").
+TEST_F(JobPath, GitHubsTimesOfTheJobRideOnItsRunningAndSucceededPatches) {
+  s_->reads = {runner_at("5", "Pending")};
+  spawn();
+  auto start = started();
+  start.job.queued_at = 1'780'000'000;
+  start.job.started_at = 1'780'000'030;
+  caf::anon_send(runner_, start);
+  t_.run();
+  ASSERT_EQ(s_->patches.size(), 1u);
+  EXPECT_NE(s_->patches[0].find(R"("queued":")" + format_rfc3339(1'780'000'000) + "\""), std::string::npos)
+      << s_->patches[0];
+  EXPECT_NE(s_->patches[0].find(R"("started":")" + format_rfc3339(1'780'000'030) + "\""), std::string::npos)
+      << s_->patches[0];
+}
+
+TEST_F(JobPath, ACompletionWritesGitHubsTimeOfIt) {
+  s_->reads = {runner_at("5", "Pending")};
+  spawn();
+  auto done = completed();
+  done.job.completed_at = 1'780'000'090;
+  caf::anon_send(runner_, done);
+  t_.run();
+  ASSERT_EQ(s_->patches.size(), 1u);
+  EXPECT_NE(s_->patches[0].find(R"("timeline":{"completed":")" + format_rfc3339(1'780'000'090) + "\"}"),
+            std::string::npos)
+      << s_->patches[0];
+}
+
+TEST_F(JobPath, AStartWithoutGitHubsTimesWritesNoTimeline) {
+  s_->reads = {runner_at("5", "Pending")};
+  start();
+  ASSERT_EQ(s_->patches.size(), 1u);
+  EXPECT_EQ(s_->patches[0].find("timeline"), std::string::npos) << s_->patches[0];
 }
 
 TEST_F(JobPath, ATerminalWriteBetweenReadAndPatchIsNotUndone) {

@@ -112,6 +112,8 @@ Observe:
   --manager-user USER                 count the manager's Kubernetes writes by the apiserver (FlowSchemas
                                       for USER, e.g. system:serviceaccount:octorun-system:octorun-manager)
   --count-priority-level NAME         their priority level (default: the one USER's requests use already)
+  --manager-metrics URL               the leader's /metrics (e.g. http://127.0.0.1:8081/metrics): the run's
+                                      cost, runner-seconds busy and idle and requested core-seconds
   --report DIR                        default loadtest-report-<id>
   --no-plots                          no gnuplot
 Targets (the exit status is 1 when one is missed):
@@ -222,6 +224,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"cleanup-timeout", duration(o.cleanup_timeout)},
       {"manager-pid", integer(o.manager_pid, 1)},
       {"manager-user", text(o.manager_user)},
+      {"manager-metrics", text(o.manager_metrics)},
       {"count-priority-level", text(o.count_priority_level)},
       {"report", text(o.report_dir)},
       {"max-queue-p50", limit(o.want.max_queue_p50_s, true)},

@@ -69,6 +69,7 @@ struct options {
   // What to observe.
   int manager_pid = 0;               // a manager on this machine: RSS over time
   std::string manager_user;          // count its Kubernetes writes (FlowSchemas); empty: not counted
+  std::string manager_metrics;       // its /metrics URL: the run's cost (octorun_runner_*); empty: not shown
   std::string count_priority_level;  // empty: workload-low for ServiceAccounts, global-default otherwise
   std::string report_dir;            // empty: loadtest-report-<run id>
   bool plots = true;

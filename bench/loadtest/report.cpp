@@ -183,6 +183,13 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
         << " reads per job by the manager (counted by the apiserver)\n";
   else
     out << "Kubernetes   writes per job not measured (--manager-user)\n";
+  if (r.cost) {
+    const double total = r.cost->busy_s + r.cost->idle_s;
+    out << "cost         " << fixed(r.cost->busy_s, 0) << " runner-s busy, " << fixed(r.cost->idle_s, 0)
+        << " idle (" << fixed(total > 0 ? 100 * r.cost->idle_s / total : 0, 0) << "% idle); requested "
+        << fixed(r.cost->core_s, 1) << " core-s, " << fixed(r.cost->byte_s / (1024.0 * 1024 * 1024), 1)
+        << " GiB-s (the manager's octorun_runner_* counters)\n";
+  }
   if (s.rss_max_mib)
     out << "manager RSS  " << fixed(*s.rss_start_mib, 1) << " MiB at the start, " << fixed(*s.rss_warm_mib, 1)
         << " MiB after a quarter of the run, " << fixed(*s.rss_end_mib, 1) << " MiB at the end, max "

@@ -12,6 +12,7 @@
 
 #include "bench/common/lifecycle.hpp"
 #include "bench/common/stats.hpp"
+#include "bench/loadtest/cost.hpp"
 #include "bench/loadtest/options.hpp"
 
 namespace octorun::loadtest {
@@ -33,6 +34,7 @@ struct run_record {
   std::size_t max_runners_seen = 0, max_active_runners = 0, max_pods = 0;
   std::map<std::string, std::int64_t> github_calls;                  // during the run
   std::optional<std::map<std::string, std::int64_t>> kube_requests;  // the manager's, during the run
+  std::optional<run_cost> cost;  // the run's RunnerSet's, from the manager's counters (--manager-metrics)
   bool timed_out = false;
 };
 

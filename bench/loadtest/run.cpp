@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "actors/kinds.hpp"
+#include "adapters/http/http_client.hpp"
 #include "adapters/kube/client.hpp"
 #include "bench/common/apiserver_metrics.hpp"
 #include "bench/common/lifecycle.hpp"
@@ -31,6 +32,19 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 void say(const std::string& what) { std::fprintf(stderr, "octorun-loadtest: %s\n", what.c_str()); }
+
+// The run's RunnerSet's cost so far, as the manager's /metrics at `url` counts it; nothing when it does not
+// answer.
+std::optional<run_cost> scrape_cost(const std::string& url, const std::string& ns, const std::string& set) {
+  http::client client;
+  client.set_plain_http(true);
+  auto r = client.perform({"GET", url, {}, {}, 10s});
+  if (!r || r->status != 200) {
+    say("cannot read the manager's metrics at " + url + " (cost not shown)");
+    return std::nullopt;
+  }
+  return cost_in(r->body, ns, set);
+}
 
 std::string random_id() {
   static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -290,6 +304,8 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   std::optional<std::map<std::string, std::int64_t>> kube_before;
   if (res.counting())
     if (auto c = bench::read_flow_counters(api, res.counter_prefix())) kube_before = *c;
+  std::optional<run_cost> cost_before;
+  if (!o.manager_metrics.empty()) cost_before = scrape_cost(o.manager_metrics, res.ns(), res.runnerset());
   const auto plan = plan_jobs(o.load, o.durations, o.seed);
   run_record rec;
   rec.run_id = id;
@@ -377,6 +393,9 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   if (kube_before)
     if (auto after = bench::read_flow_counters(api, res.counter_prefix()))
       rec.kube_requests = minus(*after, *kube_before);
+  if (cost_before)
+    if (auto after = scrape_cost(o.manager_metrics, res.ns(), res.runnerset()))
+      rec.cost = minus(*after, *cost_before);
 
   // 7. The report, then the cleanup.
   auto s = summarize(rec, o);

@@ -139,12 +139,17 @@ class Loadtest : public ::testing::Test {
 };
 
 TEST_F(Loadtest, ABurstThroughTheWebhookIntakeMeetsItsTargetsAndWritesAReport) {
-  tool_run run(
-      with({"--intake=Webhook", "--webhook-url=" + webhook_, "--webhook-secret=" + secret_, "--jobs=12",
-            "--max-runners=4", "--job-duration=uniform:100ms:500ms", "--max-queue-p99=60s",
-            "--min-jobs-per-s=0.05", "--max-github-calls-per-job=3", "--max-rss-mib=512"}));
+  tool_run run(with({"--intake=Webhook", "--webhook-url=" + webhook_, "--webhook-secret=" + secret_,
+                     "--jobs=12", "--max-runners=4", "--job-duration=uniform:100ms:500ms",
+                     "--max-queue-p99=60s", "--min-jobs-per-s=0.05", "--max-github-calls-per-job=3",
+                     "--max-rss-mib=512", "--manager-metrics=" + manager_->wait_health(10s) + "/metrics"}));
   ASSERT_EQ(run.wait(80s), 0) << run.output();
   auto out = run.output();
+  // What the run cost, read off the manager's counters (their sums:
+  // LoadtestCost; sub-second jobs on kwok round to a few seconds here).
+  EXPECT_NE(out.find("cost         "), std::string::npos) << out;
+  EXPECT_NE(out.find(" core-s, "), std::string::npos) << out;
+  EXPECT_EQ(out.find("cannot read the manager's metrics"), std::string::npos) << out;
   EXPECT_NE(out.find("12 planned, 12 queued, 12 started, 12 completed"), std::string::npos) << out;
   EXPECT_NE(out.find("result       PASSED: every target met"), std::string::npos) << out;
   EXPECT_NE(out.find("removed: nothing is left behind"), std::string::npos) << out;

@@ -7,6 +7,7 @@
 
 #include "adapters/kube/request_trace.hpp"
 #include "bench/common/lifecycle.hpp"
+#include "bench/loadtest/cost.hpp"
 #include "bench/loadtest/options.hpp"
 #include "bench/loadtest/report.hpp"
 #include "bench/loadtest/schedule.hpp"
@@ -287,6 +288,38 @@ TEST(RequestTrace, KindsNameTheResourceAndSubresource) {
   EXPECT_EQ(name_of("/api/v1/namespaces/ci/pods?watch=1"), "-");
   EXPECT_EQ(name_of("/api/v1/namespaces/ci"), "ci");
   EXPECT_EQ(name_of("/version"), "-");
+}
+
+// The run's cost is its own RunnerSet's series of the manager's cost
+// counters, the difference across the run.
+TEST(LoadtestCost, SumsTheRunsSetsSeriesByState) {
+  const std::string before =
+      "# TYPE octorun_runner_seconds_total counter\n"
+      "octorun_runner_seconds_total{namespace=\"lt\",repository=\"acme/"
+      "app\",runnerset=\"loadtest-x\",state=\"busy\","
+      "variant=\"\"} 10\n";
+  const std::string after =
+      "# TYPE octorun_runner_seconds_total counter\n"
+      "octorun_runner_seconds_total{namespace=\"lt\",repository=\"acme/"
+      "app\",runnerset=\"loadtest-x\",state=\"busy\","
+      "variant=\"\"} 70\n"
+      "octorun_runner_seconds_total{namespace=\"lt\",repository=\"acme/"
+      "lib\",runnerset=\"loadtest-x\",state=\"busy\","
+      "variant=\"\"} 5\n"
+      "octorun_runner_seconds_total{namespace=\"lt\",repository=\"\",runnerset=\"loadtest-x\",state=\"idle\","
+      "variant=\"\"} 25\n"
+      "octorun_runner_seconds_total{namespace=\"other\",repository=\"\",runnerset=\"loadtest-x\",state="
+      "\"idle\","
+      "variant=\"\"} 1000\n"
+      "octorun_runner_cpu_request_core_seconds_total{namespace=\"lt\",repository=\"\",runnerset=\"loadtest-"
+      "x\","
+      "state=\"idle\",variant=\"\"} 12.5\n"
+      "octorun_runner_memory_request_byte_seconds_total{namespace=\"lt\",repository=\"\",runnerset="
+      "\"loadtest-x\","
+      "state=\"idle\",variant=\"\"} 1.073741824e+09\n";
+  const auto cost = minus(cost_in(after, "lt", "loadtest-x"), cost_in(before, "lt", "loadtest-x"));
+  EXPECT_EQ(cost, (run_cost{65, 25, 12.5, 1073741824.0}));
+  EXPECT_EQ(cost_in("", "lt", "loadtest-x"), run_cost{});
 }
 
 }  // namespace

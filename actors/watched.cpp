@@ -52,9 +52,5 @@ caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::cli
                       kube::informer_options io) {
   return watch(sys, cfg, std::move(opts), std::move(io), kinds::pods(), &read_pod);
 }
-caf::actor watch_secrets(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
-                         kube::informer_options io) {
-  return watch(sys, cfg, std::move(opts), std::move(io), kinds::secrets(), &read_secret);
-}
 
 }  // namespace octorun::watched

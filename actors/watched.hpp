@@ -7,7 +7,11 @@
 //   RunnerSet  every one in the namespace         model::runnerset
 //   Runner     octorun.io/runnerset label         model::runner
 //   Pod        octorun.io/runnerset label         model::runner_pod (phase, readiness, container states)
-//   Secret     octorun.io/runnerset label         model::jit_secret (its registration; never its data)
+//
+// Secrets are not watched: the manager holds no list or watch on them (a
+// list or watch returns every Secret's data). A Runner's actor reads its own
+// JIT Secret by name and keeps what its create returned, decoded by
+// read_secret into model::jit_secret (its registration; never its data).
 //
 // The same decoders read the objects a write returns, so the Runner actor
 // holds one kind of value whether it came from the watch or from a reply.
@@ -32,7 +36,6 @@ using secret_ptr = std::shared_ptr<const model::jit_secret>;
 using runnerset_event = kube::informer_update<runnerset_ptr>;
 using runner_event = kube::informer_update<runner_ptr>;
 using pod_event = kube::informer_update<pod_ptr>;
-using secret_event = kube::informer_update<secret_ptr>;
 
 // What takes the RunnerSet and Runner events the controller forwards (the
 // state metrics' feed, actors/metrics/metrics_feed.hpp).
@@ -52,8 +55,6 @@ caf::actor watch_runners(caf::actor_system& sys, const kube::config& cfg, kube::
                          kube::informer_options io);
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io);
-caf::actor watch_secrets(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
-                         kube::informer_options io);
 
 }  // namespace octorun::watched
 

@@ -28,9 +28,9 @@ struct controller_state {
   caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
   job_routes routes;  // the sets and their runners, as watched: where job messages go
-  // The Pod and Secret informers of each watched namespace, until both have
-  // listed (then its Runner informer starts): informer -> namespace.
-  std::map<caf::actor_addr, std::string> children_listing;
+  // The Pod informer of each watched namespace, until it has listed (then
+  // its Runner informer starts): informer -> namespace.
+  std::map<caf::actor_addr, std::string> pods_listing;
   // The Runner informer of each watched namespace, until it has listed.
   std::map<caf::actor_addr, std::string> runners_listing;
   // Watched namespaces ("": all) whose Runners have listed.
@@ -56,7 +56,7 @@ bool runners_listed(const controller_state& st, const std::string& ns) {
 // A set plans from its Runners: one that planned before they were listed
 // (a new leader) would count none and create more than maxRunners, or a
 // second runner for a job the sweep found running. So its RunnerSet reaches
-// it once its namespace's Runners have listed; Runner, Pod and Secret events
+// it once its namespace's Runners have listed; Runner and Pod events
 // and job messages that come first wait in its actor, which acts on none of
 // them before it has read its RunnerSet.
 void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
@@ -79,14 +79,14 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
 
 // The "namespace/set" an object made by a RunnerSet belongs to (its label),
 // or nothing when no RunnerSet made it.
-template <class Meta>  // model::object_meta (a Runner) or model::owned_object_meta (a Pod, a Secret)
+template <class Meta>  // model::object_meta (a Runner) or model::owned_object_meta (a Pod)
 std::optional<std::string> owning_set(const Meta& meta) {
   auto label = meta.labels.find(model::label_runnerset);
   if (label == meta.labels.end() || label->second.empty()) return std::nullopt;
   return meta.namespace_ + "/" + label->second;
 }
 
-// Routes the event of an object a RunnerSet owns (a Runner, Pod or Secret)
+// Routes the event of an object a RunnerSet owns (a Runner or a Pod)
 // to that set's actor. A deletion for a set we do not know (its own deletion
 // already seen, or a late event after the set went) must not spawn an actor.
 template <class Event>
@@ -164,14 +164,14 @@ void start_watches(self_ptr self) {
   const std::string owned_by_set = model::label_runnerset;
   for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
     watch(self, watched::watch_runnersets, ns, "");
-    // A Runner's actor judges on its first event whether its pod is gone and
-    // whether it still needs a JIT configuration: its Pods and Secrets must
-    // be known by then. So a namespace's Runners are watched once its Pods
-    // and Secrets have listed (a new leader's informers would list in any
+    // A Runner's actor judges on its first event whether its pod is gone:
+    // its Pods must be known by then. So a namespace's Runners are watched
+    // once its Pods have listed (a new leader's informers would list in any
     // order; a Runner seen before its pod was marked Failed while it ran its
     // job). Relists keep their caches, so this holds after a 410 too.
-    for (auto spawn : {watched::watch_pods, watched::watch_secrets})
-      st.children_listing[watch(self, spawn, ns, owned_by_set).address()] = ns;
+    // Secrets are not watched (no list or watch right on them): a Runner's
+    // actor reads its own JIT Secret by name before it decides anything.
+    st.pods_listing[watch(self, watched::watch_pods, ns, owned_by_set).address()] = ns;
   }
 }
 
@@ -189,7 +189,7 @@ void release_held_sets(self_ptr self, const std::string& ns) {
   }
 }
 
-// An informer listed: once a namespace's Pods and Secrets have, its Runners
+// An informer listed: once a namespace's Pods have, its Runners
 // are watched; once its Runners have, its RunnerSets are served.
 void on_synced(self_ptr self, const kube::informer_synced& s) {
   spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
@@ -200,16 +200,12 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
     st.runners_listing.erase(runners);
     return release_held_sets(self, ns);
   }
-  auto& listing = st.children_listing;
-  auto it = listing.find(sender);
-  if (it == listing.end()) return;
-  const auto ns = it->second;
-  listing.erase(it);
-  const bool children_listed =
-      std::none_of(listing.begin(), listing.end(), [&](const auto& l) { return l.second == ns; });
-  if (children_listed)
-    st.runners_listing[watch(self, watched::watch_runners, ns, std::string(model::label_runnerset))
-                           .address()] = ns;
+  auto pods = st.pods_listing.find(sender);
+  if (pods == st.pods_listing.end()) return;
+  const auto ns = pods->second;
+  st.pods_listing.erase(pods);
+  st.runners_listing[watch(self, watched::watch_runners, ns, std::string(model::label_runnerset)).address()] =
+      ns;
 }
 
 controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
@@ -255,7 +251,6 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
       [=](watched::runner_event& ev) { on_runner(self, ev); },
       [=](watched::pod_event& ev) { on_child(self, ev); },
-      [=](watched::secret_event& ev) { on_child(self, ev); },
       [=](kube::informer_synced& s) { on_synced(self, s); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },

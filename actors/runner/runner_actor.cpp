@@ -59,7 +59,7 @@ void set_runner(self_ptr self, watched::runner_ptr runner) {
   drop_strangers(self->state);
 }
 
-// A Pod or Secret event: the slot holds the Runner's own child or nothing.
+// A Pod event: the slot holds the Runner's own pod or nothing.
 template <class Ptr>
 void set_child(self_ptr self, Ptr runner_state::*slot, kube::informer_update<Ptr>& ev) {
   auto& st = self->state;
@@ -69,11 +69,30 @@ void set_child(self_ptr self, Ptr runner_state::*slot, kube::informer_update<Ptr
     if (st.pod) st.last_pod = st.pod;
 }
 
+// Reads the Runner's JIT Secret from the server (runner_state::secret_read
+// says when), keeping it if it is the Runner's own, then decides again.
+void read_own_secret(self_ptr self) {
+  auto& st = self->state;
+  st.step_in_flight = true;
+  ask_kube(self, kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
+      .then(
+          [=](kube::object_result& r) {
+            auto& s = self->state;
+            s.step_in_flight = false;
+            if (!r && !r.error().not_found()) return on_api_error(self, "reading the JIT Secret", r.error());
+            s.secret = r ? watched::read_secret(*r) : nullptr;
+            s.secret_read = s.secret_checked = true;
+            drop_strangers(s);
+            reconcile(self);
+          },
+          [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+}
+
 // A create answered AlreadyExists while this actor holds no such child: made
-// by an attempt whose answer was lost (the watch brings it), or an earlier
-// Runner's of this name that the garbage collector has not removed yet (its
-// deletion event wakes the actor). Looked at again after a backoff, not at
-// once: asked again at once, the server gives the same answer.
+// by an attempt whose answer was lost (the watch, or for a Secret the read
+// that follows, brings it), or an earlier Runner's of this name that the
+// garbage collector has not removed yet. Looked at again after a backoff,
+// not at once: asked again at once, the server gives the same answer.
 void create_conflict(self_ptr self, const char* what) {
   auto& st = self->state;
   st.step_in_flight = false;
@@ -149,9 +168,6 @@ watched::runner_ptr read_reply(const kube::object& o, const watched::runner_ptr&
   return watched::read_runner(o);
 }
 watched::pod_ptr read_reply(const kube::object& o, const watched::pod_ptr&) { return watched::read_pod(o); }
-watched::secret_ptr read_reply(const kube::object& o, const watched::secret_ptr&) {
-  return watched::read_secret(o);
-}
 
 // Sends a write of the Runner or one of its children (`slot`: where the
 // actor keeps it); on success records `event` (if any), keeps what the
@@ -375,6 +391,8 @@ void execute(self_ptr self, const step& s, const observation& o) {
     case step_kind::store_secret:
       return store_secret(self);
     case step_kind::create_pod: {
+      // A pod made anew (a retry) mounts the Secret as the server has it now.
+      if (!std::exchange(st.secret_checked, false)) return read_own_secret(self);
       auto body = pod_json(*st.runner, st.cfg.user_agent);
       if (!body) {
         // Admission rejects such templates; a Runner made without it fails here.
@@ -414,7 +432,8 @@ void reconcile(self_ptr self) {
   auto& st = self->state;
   process_jobs(self);  // first: a job's write waits for no step, and a step for no job's write
   if (st.step_in_flight || st.job_in_flight || !st.runner) return;
-  if (st.secret) st.memory.unstored_jit.reset();  // stored
+  if (!st.secret_read) return read_own_secret(self);  // before its first decision
+  if (st.secret) st.memory.unstored_jit.reset();      // stored
   const auto now = clock::now();
   if (st.pod && !st.memory.pod_seen) st.memory.pod_seen_since = now;
   if (st.pod) st.memory.pod_seen = true;
@@ -474,10 +493,6 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
       },
       [=](watched::pod_event& ev) {
         set_child(self, &runner_state::pod, ev);
-        reconcile(self);
-      },
-      [=](watched::secret_event& ev) {
-        set_child(self, &runner_state::secret, ev);
         reconcile(self);
       },
       [=](messages::job_started& job) {

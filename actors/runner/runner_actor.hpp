@@ -1,5 +1,6 @@
-// The Runner actor: one per Runner object. It holds the latest Runner, Pod
-// and JIT Secret its watches delivered, asks next_step() what to do, does
+// The Runner actor: one per Runner object. It holds the latest Runner and
+// Pod its watches delivered and its JIT Secret as it last read or wrote it
+// (Secrets are not watched), asks next_step() what to do, does
 // that one thing through the Kubernetes and GitHub worker pools, and asks
 // again — level-triggered, one write in flight at a time.
 //
@@ -69,15 +70,14 @@ using made_here_atom = caf::atom_constant<caf::atom("rmadehere")>;
 
 // The Runner actor's inbound protocol (its RunnerSet sends all of it,
 // through the supervisor of its Runners: supervision::route_to checks it):
-// the watch events of its Runner, Pod and Secret; the job path's start and
+// the watch events of its Runner and Pod; the job path's start and
 // completion; the set's scale-down having removed it from GitHub; that the
 // set made the Runner. It quits
 // when the Runner is gone.
 using runner_actor =
     caf::typed_actor<caf::reacts_to<watched::runner_event>, caf::reacts_to<watched::pod_event>,
-                     caf::reacts_to<watched::secret_event>, caf::reacts_to<messages::job_started>,
-                     caf::reacts_to<messages::job_completed>, caf::reacts_to<removed_from_github_atom>,
-                     caf::reacts_to<made_here_atom>>;
+                     caf::reacts_to<messages::job_started>, caf::reacts_to<messages::job_completed>,
+                     caf::reacts_to<removed_from_github_atom>, caf::reacts_to<made_here_atom>>;
 
 runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg);
 runner_actor spawn_runner(caf::actor_system& sys, runner_actor_config cfg);

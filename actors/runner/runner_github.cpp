@@ -52,7 +52,7 @@ bool own_secret(self_ptr self, const kube::object& o) {
 }
 
 // A JIT request failed. GitHub refusing the name may mean this Runner is
-// registered already, its Secret written but not yet in the cache: the
+// registered already, its Secret written after this actor read it: the
 // server is asked for the Secret first, and one found is used as it is
 // (a second registration would strand the first).
 void on_jit_failed(self_ptr self, const github::error& e) {
@@ -136,11 +136,11 @@ bool refused(const github::error& e) {
 
 }  // namespace
 
-// Asks GitHub for a JIT configuration. The Secret informer listed before
-// the Runners were watched (controller.cpp), so a JIT Secret from an earlier
-// incarnation is in the cache; one the cache missed (written moments ago by
-// an actor before this one) makes GitHub refuse the name, and that path
-// reads the Secret from the server before anything else (on_jit_failed).
+// Asks GitHub for a JIT configuration. The actor read its JIT Secret before
+// its first decision (read_own_secret), so one an earlier incarnation stored
+// is known; one written after that read (by an actor before this one) makes
+// GitHub refuse the name, and that path reads the Secret from the server
+// before anything else (on_jit_failed).
 void provision(self_ptr self) {
   auto& st = self->state;
   st.step_in_flight = true;
@@ -187,7 +187,8 @@ void store_secret(self_ptr self) {
     auto& s = self->state;
     s.step_in_flight = false;
     s.consecutive_errors = 0;
-    if (!s.secret) s.secret = watched::read_secret(found);  // unless the watch brought it already
+    s.secret = watched::read_secret(found);
+    s.secret_checked = true;
     s.memory.unstored_jit.reset();
     reconcile(self);
   };

@@ -29,9 +29,9 @@ using job_event = std::variant<messages::job_started, messages::job_completed>;
 
 struct runner_state {
   runner_actor_config cfg;
-  // The Runner, its Pod and its JIT Secret as the watches or this actor's
-  // own writes last showed them (decoded once, shared with the informers'
-  // caches); null while there is none.
+  // The Runner and its Pod as the watches or this actor's own writes last
+  // showed them (decoded once, shared with the informers' caches), its JIT
+  // Secret as this actor last read or created it; null while there is none.
   watched::runner_ptr runner;
   watched::pod_ptr pod;
   watched::secret_ptr secret;
@@ -39,6 +39,12 @@ struct runner_state {
   // started and ready, and what it requested, for the Runner's end.
   watched::pod_ptr last_pod;
   bool end_recorded = false;  // recorder::runner_gone was called
+  // Secrets are not watched: the JIT Secret is read by name before the
+  // actor's first decision (secret_read) and again before a pod is made
+  // anew (secret_checked: read or created since the last pod was made), so
+  // a Secret deleted meanwhile is registered again, never mounted missing.
+  bool secret_read = false;
+  bool secret_checked = false;
   actor_memory memory;
   bool step_in_flight = false;
   // The job path, one at a time, in order (a vector: an empty std::deque

@@ -54,12 +54,14 @@ void check_runner_as_stored(self_ptr self, const kube::object& stored, std::uint
 }
 
 // Whether a new Runner may not take `name`: a Runner of the set has it or is
-// being made under it, or the Pod or Secret of an earlier one is still there
-// (the garbage collector removes them after their Runner): the new Runner's
-// own children, named after it, could not be made until they are gone.
+// being made under it, or the Pod of an earlier one is still there (the
+// garbage collector removes it after its Runner): the new Runner's own pod,
+// named after it, could not be made until it is gone. (An earlier JIT
+// Secret is not seen, Secrets being unwatched: the new Runner's create of
+// its own finds the name taken and looks again after a backoff.)
 bool name_taken(const set_state& st, const std::string& name) {
   const auto& w = st.world;
-  return w.runners.count(name) > 0 || w.being_created(name) || st.early_children.count(name) > 0;
+  return w.runners.count(name) > 0 || w.being_created(name) || st.early_pods.count(name) > 0;
 }
 
 void create_runner(self_ptr self, const model::effective_variant& v) {

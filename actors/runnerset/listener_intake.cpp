@@ -198,6 +198,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
                                  {},
                                  0}}};
   auto rp = self->make_response_promise<github::jit_reply>();
+  const auto uid = runner_uid(self, req.name);
   self->request(admin, st.cfg.request_timeout, github::jit_config_atom::value, ss, req.name)
       .then(
           [=](github::scaleset_jit_reply& r) mutable {
@@ -221,6 +222,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
             out.registered.name = r->runner.name;
             out.registered.ephemeral = true;
             out.encoded_jit_config = std::move(r->encoded_jit_config);
+            note_registration(self, req.name, uid, out.registered.id);
             rp.deliver(github::jit_reply{std::move(out)});
           },
           [=](caf::error& e) mutable { rp.deliver(e); });

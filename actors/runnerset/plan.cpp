@@ -27,10 +27,10 @@ void counts::add(const runner_view& v) {
     ++pending;
 }
 
-void note_jit_secret(observed_runner& runner, const model::jit_secret& secret) {
-  if (secret.registration && secret.registration->runner_id != 0 &&
-      model::owned_by(secret.metadata, runner.uid))
-    runner.secret_runner_id = secret.registration->runner_id;
+void note_jit_registration(observed_runner& runner, const std::string& requested_for,
+                           std::int64_t github_runner_id) {
+  if (github_runner_id != 0 && (requested_for.empty() || requested_for == runner.uid))
+    runner.jit_runner_id = github_runner_id;
 }
 
 bool github_unreachable_for_deletion(const set_observation& o) {
@@ -205,7 +205,7 @@ class planner {
   }
 
   // Scale-down of an idle runner: GitHub first, by the id its status or,
-  // before the status publishes it, its JIT Secret holds. A runner can come
+  // before the status publishes it, its JIT configuration holds. A runner can come
   // online (and take a job) before its status says so: only one registered
   // in neither is deleted without asking GitHub (its finalizer still checks).
   // While the budget is kept for new runners, a registered idle runner stays
@@ -213,7 +213,7 @@ class planner {
   void remove_idle(const std::string& name, const observed_runner& r) {
     auto a = act(action_kind::remove_idle_runner);
     a.subject = name;
-    a.id = registered_runner_id(r.status_runner_id, r.secret_runner_id);
+    a.id = registered_runner_id(r.status_runner_id, r.jit_runner_id);
     if (a.id != 0 && !github_allows(github_call::cleanup)) return;
     add(std::move(a));
   }

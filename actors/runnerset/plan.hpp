@@ -130,9 +130,10 @@ struct observed_runner {
   std::string uid;   // metadata.uid: which Secret of its name is its own (model::owned_by)
   std::string variant;
   std::int64_t status_runner_id = 0;  // status.runnerId
-  // The GitHub runner id in its own JIT Secret, as the Secret watch shows
-  // it: known before the Runner's status publishes it.
-  std::int64_t secret_runner_id = 0;
+  // The GitHub runner id of the JIT configuration the set obtained for it
+  // (its actor's request passes through the set): known before the Runner's
+  // status publishes it.
+  std::int64_t jit_runner_id = 0;
   time_point busy_until{};  // GitHub called it busy when it was being removed: keep it until then
   // GitHub said (webhook) its job completed, until the Runner is gone: it
   // holds no capacity even before its actor writes Succeeded.
@@ -143,11 +144,13 @@ struct observed_runner {
   bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's Role)
 };
 
-// Takes the GitHub runner id a JIT Secret of the Runner's name registers
-// (watched, not deleted) when the Secret is its own (model::owned_by): an
-// earlier Runner's Secret of the name, not collected yet, registers that
-// Runner, and removing this one from GitHub by it would remove the other.
-void note_jit_secret(observed_runner& runner, const model::jit_secret& secret);
+// Takes the GitHub runner id of a JIT configuration obtained for the
+// Runner of uid `requested_for` (its uid when the request passed through the
+// set; empty: not known then) when that is still this Runner: an answer for
+// an earlier Runner of the name registers that one, and removing this one
+// from GitHub by it would remove the other.
+void note_jit_registration(observed_runner& runner, const std::string& requested_for,
+                           std::int64_t github_runner_id);
 
 // One variant's scale set (Listener intake).
 struct observed_scale_set {

@@ -100,7 +100,7 @@ void reconcile(self_ptr self) {
 
 // ---- observing -------------------------------------------------------------------
 
-// A Runner as watched; what the set remembers of it (its JIT Secret's id,
+// A Runner as watched; what the set remembers of it (its JIT registration's id,
 // busy, job completed) is kept. A Runner of the name with another uid comes
 // after its predecessor's deletion, which erased the record: a watch is
 // ordered, and a relist sends the deletion first (kube::replace_all).
@@ -180,49 +180,27 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   mark_dirty(self);
 }
 
-// The Runner a Pod or Secret belongs to (its label); empty: none.
-template <class Event>
-std::string runner_of(const Event& ev) {
+// The Runner a Pod belongs to (its label); empty: none.
+std::string runner_of(const watched::pod_event& ev) {
   const auto& labels = ev.obj->metadata.labels;
   auto label = labels.find(model::label_runner);
   return label == labels.end() ? std::string() : label->second;
 }
 
-// The Pod or Secret event of a Runner not seen yet (a new leader's
-// informers list in any order): the latest per kind is kept and handed over
-// once its Runner is (on_runner); its deletion drops it.
-template <class Event>
-void keep_early(self_ptr self, const std::string& runner, std::optional<Event> early_child_events::*slot,
-                Event& ev) {
-  auto& early = self->state.early_children;
-  if (ev.type != kube::event_type::deleted) {
-    early[runner].*slot = std::move(ev);
-    return;
-  }
-  auto it = early.find(runner);
-  if (it == early.end()) return;
-  (it->second.*slot).reset();
-  if (!it->second.pod && !it->second.secret) early.erase(it);
-}
-
-// Pod and Secret events go to their Runner's actor, only for Runners the set
-// knows: a late event must not resurrect a retired actor.
+// Pod events go to their Runner's actor, only for Runners the set knows: a
+// late event must not resurrect a retired actor. The Pod event of a Runner
+// not seen yet (a new leader's informers list in any order) is kept, the
+// latest, and handed over once its Runner is (on_runner); its deletion
+// drops it.
 void on_pod(self_ptr self, watched::pod_event& ev) {
   auto runner = runner_of(ev);
   if (runner.empty()) return;
-  if (self->state.world.runners.count(runner) == 0)
-    return keep_early(self, runner, &early_child_events::pod, ev);
-  route_to_runner(self, runner, std::move(ev));
-}
-
-void on_secret(self_ptr self, watched::secret_event& ev) {
-  auto runner = runner_of(ev);
-  if (runner.empty()) return;
-  auto known = self->state.world.runners.find(runner);
-  if (known == self->state.world.runners.end())
-    return keep_early(self, runner, &early_child_events::secret, ev);
-  if (ev.type != kube::event_type::deleted) note_jit_secret(known->second, *ev.obj);
-  route_to_runner(self, runner, std::move(ev));
+  if (self->state.world.runners.count(runner) > 0) return route_to_runner(self, runner, std::move(ev));
+  auto& early = self->state.early_pods;
+  if (ev.type == kube::event_type::deleted)
+    early.erase(runner);
+  else
+    early.insert_or_assign(runner, std::move(ev));
 }
 
 // A Runner labelled for this set that the set did not make (a hand-made
@@ -279,7 +257,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     w.runners.erase(name);
     st.foreign_runners.erase(name);
     st.unjudged_starts.erase(name);
-    st.early_children.erase(name);
+    st.early_pods.erase(name);
     st.runner_jobs.erase(name);
     caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
   } else {
@@ -301,13 +279,10 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
                                               runner.view.finished() && !st.completed_jobs.contains(job->id))
       w.unheard_completions.insert_or_assign(job->id,
                                              unheard_completion{runner.variant, self->clock().now()});
-    // Its Pod and Secret first, when they were watched before it: its actor
-    // decides on its first Runner event, and without them would take a
-    // running pod for a vanished one (and provision again).
-    if (auto early = st.early_children.extract(name)) {
-      if (auto& pod = early.mapped().pod) on_pod(self, *pod);
-      if (auto& secret = early.mapped().secret) on_secret(self, *secret);
-    }
+    // Its Pod first, when it was watched before it: its actor decides on its
+    // first Runner event, and without it would take a running pod for a
+    // vanished one.
+    if (auto early = st.early_pods.extract(name)) on_pod(self, early.mapped());
     route_to_runner(self, name, std::move(ev));
     if (auto start = st.unjudged_starts.extract(name)) route_to_runner(self, name, start.mapped());
   }
@@ -470,6 +445,19 @@ caf::result<github::maybe_reference_reply> find_runner(self_ptr self, github::fi
   return forward_to_github_then<github::maybe_reference_reply>(self, not_ours, a, std::move(name));
 }
 
+std::string runner_uid(self_ptr self, const std::string& runner) {
+  const auto& runners = self->state.world.runners;
+  auto it = runners.find(runner);
+  return it == runners.end() ? std::string() : it->second.uid;
+}
+
+void note_registration(self_ptr self, const std::string& runner, const std::string& uid,
+                       std::int64_t github_runner_id) {
+  auto& runners = self->state.world.runners;
+  if (auto it = runners.find(runner); it != runners.end())
+    note_jit_registration(it->second, uid, github_runner_id);
+}
+
 // The set's credentials register only Runners it made: on_runner gives
 // no other an actor, and a request naming one is refused where they are used.
 std::optional<github::error> not_its_runner(self_ptr self, const std::string& runner) {
@@ -492,7 +480,10 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
         if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
         if (auto refused = not_its_runner(self, req.name)) return github::jit_reply{unexpected{*refused}};
         if (listening(self->state)) return scale_set_jit(self, req);
-        return forward_to_github<github::jit_reply>(self, a, std::move(req));
+        auto noted = [=, runner = req.name, uid = runner_uid(self, req.name)](github::jit_reply& r) {
+          if (r) note_registration(self, runner, uid, r->registered.id);
+        };
+        return forward_to_github_then<github::jit_reply>(self, noted, a, std::move(req));
       },
       [=](github::find_runner_atom a, std::string& name) -> caf::result<github::maybe_reference_reply> {
         using found = std::optional<github::runner_reference>;
@@ -555,7 +546,6 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
       [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
       [=](watched::runner_event& ev) { on_runner(self, ev); },
       [=](watched::pod_event& ev) { on_pod(self, ev); },
-      [=](watched::secret_event& ev) { on_secret(self, ev); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job_started(self, m); },

@@ -7,7 +7,7 @@
 // reach GitHub through it (so a credential rotation reaches them all).
 //
 // Its interface, runnerset_actor below: the watch events of the RunnerSet,
-// its Runners and their Pods and Secrets, and the job messages and
+// its Runners and their Pods, and the job messages and
 // statistics (from the controller, through the supervisor of the sets:
 // supervision::route_to checks them); its listeners' setup requests; its
 // Runner actors' GitHub requests (runner_github_api).
@@ -95,7 +95,7 @@ inline constexpr std::chrono::milliseconds default_status_hold{2'000};
 using runnerset_actor =
     runner_github_api::extend_with<listener::listener_setup_api, controller::job_router>::extend<
         caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
-        caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::secret_event>>;
+        caf::reacts_to<watched::pod_event>>;
 
 runnerset_actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);
 runnerset_actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg);

@@ -62,8 +62,8 @@ std::vector<std::int32_t> replica_floors(std::int32_t replicas, const std::vecto
   return {share.begin(), share.end()};
 }
 
-std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t secret_id) {
-  return status_id != 0 ? status_id : secret_id;
+std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t jit_id) {
+  return status_id != 0 ? status_id : jit_id;
 }
 
 bool holds_capacity(const runner_view& r) { return !r.finished(); }

@@ -56,9 +56,9 @@ struct runner_view {
 };
 
 // The GitHub runner id scale-down removes a runner by: its status's, else
-// its JIT Secret's (the status publishes it only after the pod is made). 0:
-// not registered, so it can be deleted without asking GitHub.
-std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t secret_id);
+// its JIT configuration's (the status publishes it only after the pod is
+// made). 0: not registered, so it can be deleted without asking GitHub.
+std::int64_t registered_runner_id(std::int64_t status_id, std::int64_t jit_id);
 
 struct scale_plan {
   std::int32_t create = 0;

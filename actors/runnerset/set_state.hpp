@@ -25,12 +25,6 @@
 
 namespace octorun::runnerset::detail {
 
-// The latest Pod and Secret event of a Runner the set has not seen yet.
-struct early_child_events {
-  std::optional<watched::pod_event> pod;
-  std::optional<watched::secret_event> secret;
-};
-
 struct set_state {
   runnerset_actor_config cfg;
   // Everything plan() decides on; the actor's handlers update it.
@@ -48,9 +42,9 @@ struct set_state {
   // GitHub-hosted): not listed again until they end or turn stale.
   std::map<std::int64_t, time_point> listed_runs;
   bool sweeping = false;
-  // Pod and Secret events of a Runner not seen yet (a new leader's informers
-  // list in any order), the latest per kind: handed to it once its Runner is.
-  std::map<std::string, early_child_events> early_children;
+  // The Pod event of a Runner not seen yet (a new leader's informers list in
+  // any order), the latest: handed to it once its Runner is.
+  std::map<std::string, watched::pod_event> early_pods;
   // Runner events that came before the RunnerSet was read, the latest per
   // Runner: whose a Runner is (its owner's uid) is known only then.
   std::map<std::string, watched::runner_event> early_runners;
@@ -129,6 +123,13 @@ void route_to_runner(self_ptr self, const std::string& runner, Ts&&... xs) {
                                               std::forward<Ts>(xs)...);
 }
 bool listening(const set_state& st);
+// The uid of the set's Runner `runner` ("" when the set has not seen it).
+std::string runner_uid(self_ptr self, const std::string& runner);
+// GitHub registered the Runner (a JIT configuration its actor asked the set
+// for, when the Runner had uid `uid`): scale-down removes it from GitHub by
+// that id before its status publishes one (note_jit_registration).
+void note_registration(self_ptr self, const std::string& runner, const std::string& uid,
+                       std::int64_t github_runner_id);
 // Logs, once, that GitHub is left alone for the set's deletion; true then.
 bool github_unreachable(self_ptr self);
 

@@ -86,9 +86,10 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       "get runners.octorun.io", "list runners.octorun.io", "watch runners.octorun.io",
       "create runners.octorun.io", "delete runners.octorun.io", "patch runners.octorun.io",
       "patch runners.octorun.io --subresource=status", "update runners.octorun.io --subresource=finalizers",
-      // Runner pods and JIT Secrets; credentials Secrets.
-      "get pods", "list pods", "watch pods", "create pods", "delete pods", "get secrets", "list secrets",
-      "watch secrets", "create secrets", "delete secrets",
+      // Runner pods; JIT Secrets created and read by name; credentials Secrets
+      // read and their RunnerSet's finalizer patched.
+      "get pods", "list pods", "watch pods", "create pods", "delete pods", "get secrets", "create secrets",
+      "patch secrets",
       // Events on Runner phase transitions and RunnerSet changes.
       "create events.events.k8s.io", "patch events.events.k8s.io",
       // Each namespace of --namespaces looked up once (one that does not exist is logged).
@@ -118,7 +119,7 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
 TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
   for (const auto& call :
        {"delete runnersets.octorun.io", "create runnersets.octorun.io", "update runners.octorun.io",
-        "update pods", "update secrets", "list configmaps", "create configmaps", "get serviceaccounts",
+        "update pods", "update secrets", "delete secrets", "list configmaps", "create configmaps", "get serviceaccounts",
         "escalate roles.rbac.authorization.k8s.io", "bind roles.rbac.authorization.k8s.io",
         // What the hooks' Role grants: only with rbac.containerModeKubernetes.
         "create pods --subresource=exec", "get pods --subresource=log", "create jobs.batch", "create events",

@@ -143,6 +143,28 @@ TEST_F(ManagerGitHubAccess, RefusedCredentialsAndAnUnseenScopeAreSaidOnceThrough
   EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
 }
 
+// Secrets are not watched (docs/security.md): the credentials Secret is
+// read by name when the set changes and on every resync, so one rotated in
+// place (its data changed, the set untouched) is in use within a resync.
+TEST_F(ManagerGitHubAccess, ACredentialsSecretRotatedInPlaceIsInUseWithinAResync) {
+  start();
+  secret("github", "ghp_not_known_to_github");
+  create_set("rotated", "Listener", "acme", "github", 1);
+  auto refused = wait_reason("rotated", "False|CredentialsRefused");
+  ASSERT_TRUE(refused.starts_with("False|CredentialsRefused|")) << refused << "\n" << manager_->log_tail();
+  test::kubectl(
+      c_, "-n " + ns_ +
+              R"( patch secret github --type=merge -p '{"stringData":{"github_token":"ghp_simulator"}}')"
+              " >/dev/null");
+  auto ready = wait_reason("rotated", "True");
+  EXPECT_TRUE(ready.starts_with("True|")) << ready << "\n" << manager_->log_tail();
+  EXPECT_TRUE(
+      test::poll([&] { return get("runners -o name"); }, [](const std::string& r) { return !r.empty(); }, 60s)
+          .met)
+      << "a runner on the new credentials";
+  EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
+}
+
 // A Runner GitHub will not register says why on itself: Pending (it exists
 // and has no job), Registered=False reason RegistrationFailed with GitHub's
 // answer, and one Warning Event of its own however often it asks again.

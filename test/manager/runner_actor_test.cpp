@@ -65,11 +65,9 @@ class RunnerActor : public test::actor_test_base {
     cfg.retry_initial = 100ms;
     runner_ = caf::actor_cast<caf::actor>(spawn_runner(sys_, cfg));
     const std::string selector = "octorun.io/runner=" + name_;
-    informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
-                                         {{kinds::runners(), "", "metadata.name=" + name_},
-                                          {kinds::pods(), selector, ""},
-                                          {kinds::secrets(), selector, ""}},
-                                         runner_);
+    informers_ = test::forward_informers(
+        sys_, kube_cfg_, ns_,
+        {{kinds::runners(), "", "metadata.name=" + name_}, {kinds::pods(), selector, ""}}, runner_);
   }
 
   // Polls `jsonpath` of the Runner (or another object) until it equals `want`.

@@ -60,8 +60,7 @@ class RunnerSetActor : public test::actor_test_base {
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runnersets(), "", "metadata.name=linux"},
                                           {kinds::runners(), mine, ""},
-                                          {kinds::pods(), mine, ""},
-                                          {kinds::secrets(), mine, ""}},
+                                          {kinds::pods(), mine, ""}},
                                          set_);
   }
 
@@ -164,7 +163,8 @@ TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRun
   ASSERT_TRUE(
       eventually("runner " + busy + " -o jsonpath='{.status.phase} {.status.podReady}'", "Running true"));
 
-  // The leader goes; the next one hears of the Pod and the Secret first.
+  // The leader goes; the next one hears of the Pod first (its Runner's actor
+  // reads the JIT Secret itself: Secrets are not watched).
   for (auto& i : informers_) caf::anon_send_exit(i, caf::exit_reason::user_shutdown);
   informers_.clear();
   caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
@@ -176,7 +176,6 @@ TEST_F(RunnerSetActor, ANewLeaderThatHearsOfPodsBeforeRunnersKeepsABusyRunnerRun
     test::send_as_watched(set_, r, *obj);
   };
   hear(kinds::pods(), busy);
-  hear(kinds::secrets(), busy + "-jit");
   hear(kinds::runnersets(), "linux");
   hear(kinds::runners(), busy);
   ASSERT_TRUE(eventually("runnerset linux -o jsonpath='{.status.runningRunners}'", "1"));
@@ -218,13 +217,13 @@ TEST_F(RunnerSetActor, ANewLeaderFindsARunnerThatFinishedItsJobWhileNoneLedSucce
   test::runner_pod_exits(c_, ns_, done, 0);
   ASSERT_TRUE(eventually("pod " + done + " -o jsonpath='{.status.phase}'", "Succeeded"));
 
-  // The next leader hears of the Pod and the Secret first (the controller
-  // watches Runners once they have listed), then of the set and the Runner.
+  // The next leader hears of the Pod first (the controller watches Runners
+  // once Pods have listed), then of the set and the Runner.
   set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config()));
   kube::client api(kube_cfg_);
   for (const auto& [res, name] :
-       {std::pair{kinds::pods(), done}, std::pair{kinds::secrets(), done + "-jit"},
-        std::pair{kinds::runnersets(), std::string("linux")}, std::pair{kinds::runners(), done}}) {
+       {std::pair{kinds::pods(), done}, std::pair{kinds::runnersets(), std::string("linux")},
+        std::pair{kinds::runners(), done}}) {
     auto obj = api.get(res, ns_, name);
     ASSERT_TRUE(obj) << kube::to_string(obj.error());
     test::send_as_watched(set_, res, *obj);

@@ -253,8 +253,8 @@ TEST(RunnerSetPlan, FinishedRunnersAreDeletedAndHoldNoCapacity) {
 TEST(RunnerSetPlan, IdleRunnersAreRemovedGitHubFirstByTheBestKnownId) {
   auto o = ready_set();
   add_runner(o, "linux-a", runner::phase::pending, true).status_runner_id = 11;
-  add_runner(o, "linux-b", runner::phase::pending, false).secret_runner_id = 12;  // status not published yet
-  add_runner(o, "linux-c", runner::phase::pending, false);                        // never registered
+  add_runner(o, "linux-b", runner::phase::pending, false).jit_runner_id = 12;  // status not published yet
+  add_runner(o, "linux-c", runner::phase::pending, false);                     // never registered
   auto removals = of(plan(o), action_kind::remove_idle_runner);
   ASSERT_EQ(removals.size(), 3u);
   std::map<std::string, std::int64_t> ids;
@@ -262,30 +262,26 @@ TEST(RunnerSetPlan, IdleRunnersAreRemovedGitHubFirstByTheBestKnownId) {
   EXPECT_EQ(ids, (std::map<std::string, std::int64_t>{{"linux-a", 11}, {"linux-b", 12}, {"linux-c", 0}}));
 }
 
-// The set may give a Runner the name of an earlier one whose JIT Secret is
-// still there: that Secret's runner id is the earlier Runner's, and removing
-// the new one from GitHub by it would remove another runner.
-TEST(RunnerSetPlan, OnlyItsOwnJitSecretGivesAnIdleRunnerItsGitHubId) {
+// The set may give a Runner the name of an earlier one: a JIT configuration
+// obtained for the earlier Runner (its answer arriving after the new one was
+// seen) holds that one's runner id, and removing the new one from GitHub by
+// it would remove another runner.
+TEST(RunnerSetPlan, OnlyItsOwnJitRegistrationGivesAnIdleRunnerItsGitHubId) {
   auto o = ready_set();
   auto& r = add_runner(o, "linux-b", runner::phase::pending, false);
   r.uid = "uid-2";
-  auto secret = [](std::string owner, std::int64_t id) {
-    model::jit_secret s;
-    s.metadata.name = "linux-b";
-    s.metadata.owner_uid = std::move(owner);
-    s.registration = model::jit_registration{id, "linux-b"};
-    return s;
-  };
   auto removal_id = [&] {
     auto removals = of(plan(o), action_kind::remove_idle_runner);
     return removals.size() == 1 ? removals[0].id : -1;
   };
-  note_jit_secret(r, secret("uid-1", 12));  // the earlier Runner's
-  EXPECT_EQ(r.secret_runner_id, 0);
+  note_jit_registration(r, "uid-1", 12);  // asked for the earlier Runner
+  EXPECT_EQ(r.jit_runner_id, 0);
   EXPECT_EQ(removal_id(), 0) << "not registered as far as the set knows: deleted without asking GitHub";
-  note_jit_secret(r, secret("uid-2", 13));
+  note_jit_registration(r, "uid-2", 13);
   EXPECT_EQ(removal_id(), 13);
-  note_jit_secret(r, secret("", 14));  // no controller owner: taken as its own
+  note_jit_registration(r, "", 14);  // asked before the set saw the Runner: taken as its own
+  EXPECT_EQ(removal_id(), 14);
+  note_jit_registration(r, "uid-2", 0);  // no id: nothing learnt
   EXPECT_EQ(removal_id(), 14);
 }
 

@@ -28,13 +28,13 @@ struct watched {
 };
 
 // Forwards every event to `target` in the order the controller guarantees:
-// a Runner's events once the Pods and Secrets have listed (its actor would
-// otherwise take a Runner whose JIT Secret it has not seen for one without),
+// a Runner's events once the Pods have listed (its actor would otherwise
+// take a Runner whose pod it has not seen for one without one),
 // a RunnerSet's once the Runners have listed (a set that planned before
 // would count none of its Runners). An informer not given: nothing waits
 // for it.
 struct forward_state {
-  std::set<caf::actor_addr> children;  // Pods and Secrets informers not listed yet
+  std::set<caf::actor_addr> children;  // Pods informers not listed yet
   caf::actor_addr runners;             // the Runners informer, until it has listed
   std::vector<::octorun::watched::runner_event> held_runners;
   std::vector<::octorun::watched::runnerset_event> held_sets;
@@ -60,7 +60,6 @@ inline caf::behavior forward_to(caf::stateful_actor<forward_state>* self, caf::a
           self->state.held_runners.push_back(std::move(ev));
       },
       [=](::octorun::watched::pod_event& ev) { caf::anon_send(target, std::move(ev)); },
-      [=](::octorun::watched::secret_event& ev) { caf::anon_send(target, std::move(ev)); },
       [=](kube::informer_synced&) {
         auto& st = self->state;
         const auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
@@ -78,16 +77,14 @@ inline caf::behavior forward_to(caf::stateful_actor<forward_state>* self, caf::a
   };
 }
 
-// The manager's typed informer for `res` (one of the four kinds it watches).
+// The manager's typed informer for `res` (one of the three kinds it watches).
 inline caf::actor spawn_watch(caf::actor_system& sys, const kube::config& cfg, kube::informer_options io) {
   namespace w = ::octorun::watched;
   const auto& plural = io.res.plural;
   auto spawn = plural == "runnersets" ? w::watch_runnersets
                : plural == "runners"  ? w::watch_runners
-               : plural == "pods"     ? w::watch_pods
-                                      : w::watch_secrets;
-  EXPECT_TRUE(plural == "runnersets" || plural == "runners" || plural == "pods" || plural == "secrets")
-      << plural;
+                                      : w::watch_pods;
+  EXPECT_TRUE(plural == "runnersets" || plural == "runners" || plural == "pods") << plural;
   return spawn(sys, cfg, {}, std::move(io));
 }
 
@@ -103,8 +100,6 @@ inline void send_as_watched(const caf::actor& target, const kube::resource& res,
     caf::anon_send(target, w::runner_event{res.id(), added, w::read_runner(obj)});
   else if (plural == "pods")
     caf::anon_send(target, w::pod_event{res.id(), added, w::read_pod(obj)});
-  else if (plural == "secrets")
-    caf::anon_send(target, w::secret_event{res.id(), added, w::read_secret(obj)});
   else
     ADD_FAILURE() << "not a kind the manager watches: " << plural;
 }
@@ -126,7 +121,7 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
     io.field_selector = w.field_selector;
     out.push_back(spawn_watch(sys, cfg, io));
     if (w.res.plural == "runners") runners = out.back().address();
-    if (w.res.plural == "pods" || w.res.plural == "secrets") children.insert(out.back().address());
+    if (w.res.plural == "pods") children.insert(out.back().address());
   }
   auto fwd = sys.spawn(forward_to, target, std::move(children), runners);
   for (const auto& inf : out) caf::anon_send(inf, kube::subscribe_atom::value, fwd);

@@ -90,8 +90,7 @@ class Variants : public test::actor_test_base {
     informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
                                          {{kinds::runnersets(), "", "metadata.name=ci"},
                                           {kinds::runners(), mine, ""},
-                                          {kinds::pods(), mine, ""},
-                                          {kinds::secrets(), mine, ""}},
+                                          {kinds::pods(), mine, ""}},
                                          set_);
   }
 

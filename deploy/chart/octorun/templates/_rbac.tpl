@@ -18,12 +18,18 @@
 - apiGroups: [octorun.io]
   resources: [runnersets/finalizers, runners/finalizers]
   verbs: [update]
-# Runner pods and their JIT configuration Secrets; the credentials Secrets
-# named by RunnerSets are read, and hold their RunnerSet's finalizer while
-# GitHub holds its runners (patch). A busy runner's pod is labelled (patch).
+# Runner pods, watched; a busy runner's pod is labelled (patch).
 - apiGroups: [""]
-  resources: [pods, secrets]
+  resources: [pods]
   verbs: [get, list, watch, create, delete, patch]
+# Secrets are never listed nor watched (either returns every Secret's data).
+# Each Runner's JIT configuration Secret is created by its actor and read
+# back by name; the garbage collector deletes it with its Runner. The
+# credentials Secrets named by RunnerSets are read by name, and hold their
+# RunnerSet's finalizer while GitHub holds its runners (patch).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, create, patch]
 # Each RunnerSet's ServiceAccount for its runner pods and the
 # PodDisruptionBudget over its busy runners (server-side apply: patch, and
 # create for the first apply).
@@ -54,6 +60,9 @@
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [get, list, create, delete]
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [list, delete]
 {{- end }}
 # Events on Runner phase transitions and RunnerSet changes (series updates are patches).
 - apiGroups: [events.k8s.io]

@@ -503,7 +503,13 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
         self->state.jobs.push_back(std::move(job));
         process_jobs(self);
       },
-      [=](made_here_atom) { self->state.memory.earlier_registration_possible = false; },
+      [=](made_here_atom) {
+        // No earlier actor registered it, so none stored its JIT Secret:
+        // nothing to read before the first decision.
+        auto& st = self->state;
+        st.memory.earlier_registration_possible = false;
+        st.secret_read = st.secret_checked = true;
+      },
       [=](removed_from_github_atom) {
         self->state.memory.removal = github_removal::removed;
         reconcile(self);

@@ -40,9 +40,10 @@ struct runner_state {
   watched::pod_ptr last_pod;
   bool end_recorded = false;  // recorder::runner_gone was called
   // Secrets are not watched: the JIT Secret is read by name before the
-  // actor's first decision (secret_read) and again before a pod is made
-  // anew (secret_checked: read or created since the last pod was made), so
-  // a Secret deleted meanwhile is registered again, never mounted missing.
+  // actor's first decision (secret_read; not for a Runner its set has just
+  // made, made_here_atom) and again before a pod is made anew
+  // (secret_checked: read or created since the last pod was made), so a
+  // Secret deleted meanwhile is registered again, never mounted missing.
   bool secret_read = false;
   bool secret_checked = false;
   actor_memory memory;

@@ -150,7 +150,7 @@ void delete_runner(self_ptr self, const std::string& name, metrics::deletion_rea
       [](const std::string&) {}, kube::delete_request{kinds::runners(), st.cfg.ns, name, {}});
 }
 
-void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id) {
+void remove_registered_or_not(self_ptr self, const std::string& name, std::int64_t github_id) {
   spdlog::info("runnerset {}: scaling down: removing idle runner {} (GitHub runner {})", id(self), name,
                github_id);
   if (github_id == 0)
@@ -178,6 +178,34 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
         delete_runner(self, name, metrics::deletion_reason::scaled_down);
       },
       failed, github::delete_runner_atom::value, github_id);
+}
+
+// Scale-down of an idle runner, GitHub first by its id. One whose status
+// names no GitHub runner yet and whose JIT configuration did not pass
+// through this set's actor (a new leader's Runners, a restarted set's) may
+// be registered all the same, and may take a job any moment: its JIT
+// Secret, read by name (Secrets are not watched), says; only a runner
+// registered nowhere is deleted without asking GitHub.
+void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id) {
+  if (github_id != 0) return remove_registered_or_not(self, name, github_id);
+  const auto uid = runner_uid(self, name);
+  request_in_flight<kube::object_result>(
+      self, {action_kind::delete_runner, name}, self->state.cfg.kube,
+      [=](kube::object_result& r) {
+        if (!r && !r.error().not_found())
+          return spdlog::warn("runnerset {}: reading the JIT Secret of runner {}: {}", id(self), name,
+                              kube::to_string(r.error()));
+        std::int64_t registered = 0;
+        if (auto secret = r ? watched::read_secret(*r) : nullptr;
+            secret && secret->registration && model::owned_by(secret->metadata, uid))
+          registered = secret->registration->runner_id;
+        note_registration(self, name, uid, registered);
+        remove_registered_or_not(self, name, registered);
+      },
+      [=](const std::string& why) {
+        spdlog::warn("runnerset {}: reading the JIT Secret of runner {}: {}", id(self), name, why);
+      },
+      kube::get_request{kinds::secrets(), self->state.cfg.ns, model::jit_secret_name(name), ""});
 }
 
 // The set's finalizer, merge-patched with the resourceVersion read (a

@@ -131,8 +131,9 @@ struct observed_runner {
   std::string variant;
   std::int64_t status_runner_id = 0;  // status.runnerId
   // The GitHub runner id of the JIT configuration the set obtained for it
-  // (its actor's request passes through the set): known before the Runner's
-  // status publishes it.
+  // (its actor's request passes through the set), or read from its JIT
+  // Secret before a scale-down (execute.cpp remove_idle): known before the
+  // Runner's status publishes it.
   std::int64_t jit_runner_id = 0;
   time_point busy_until{};  // GitHub called it busy when it was being removed: keep it until then
   // GitHub said (webhook) its job completed, until the Runner is gone: it

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -46,6 +47,9 @@ struct script {
   std::set<std::string> stored;
   int runner_gets = 0;
   std::vector<caf::response_promise> held;  // requests never answered (they time out)
+  // JIT Secrets the apiserver holds, by name (others: 404), and how often one was read.
+  std::map<std::string, std::string> jit_secrets;
+  int jit_secret_reads = 0;
 };
 
 github::error rate_limit_error(const script& s) {
@@ -92,6 +96,13 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<script> s)
           return kube::object_result{unexpected{kube::api_error{404, "NotFound", "not found", {}, false}}};
         }
         if (r.res.plural != "secrets") return kube::object_result{unexpected{server_error()}};
+        if (r.name.ends_with("-jit")) {
+          ++s->jit_secret_reads;
+          auto it = s->jit_secrets.find(r.name);
+          if (it == s->jit_secrets.end())
+            return kube::object_result{unexpected{kube::api_error{404, "NotFound", "not found", {}, false}}};
+          return *kube::parse_object(it->second);
+        }
         ++s->secret_reads;
         return *kube::parse_object(R"({"kind":"Secret","metadata":{"name":"gh","resourceVersion":"3"},)"
                                    R"("data":{"github_token":")" +
@@ -403,6 +414,36 @@ TEST_F(RunnerSetScaleDown, ARunnerGitHubCallsBusyIsKeptUntilTheRecheck) {
   t_.advance(cfg_.busy_recheck);
   poke();
   EXPECT_EQ(s_->github_deletes, 2) << "not asked again once busy_recheck passed";
+}
+
+// Secrets are not watched: a runner whose status names no GitHub runner
+// yet, and whose JIT configuration did not pass through this set's actor (an
+// earlier leader's), is removed by the id its JIT Secret holds, GitHub first
+// (it may have taken a job), never deleted as if registered nowhere.
+TEST_F(RunnerSetScaleDown, ARunnerWithoutAPublishedIdIsRemovedByItsJitSecretsId) {
+  start();
+  demand(1);
+  ASSERT_EQ(s_->created.size(), 1u);
+  auto runner = online(s_->created[0], 0);
+  const std::string jit = std::string(runner.name) + "-jit";
+  s_->jit_secrets[jit] = R"({"kind":"Secret","metadata":{"name":")" + jit + R"("},"data":{"jitConfig":")" +
+                         base64_encode("e30") + R"(","runnerId":")" + base64_encode("88") +
+                         R"(","runnerName":")" + base64_encode(std::string(runner.name)) + R"("}})";
+  // The leader goes before it saw its Runner; the next one's set sees it.
+  caf::anon_send_exit(set_, caf::exit_reason::kill);
+  t_.run();
+  start();
+  s_->github_busy = true;
+  watched(runner);
+  t_.advance(cfg_.scale_down_window + 1s);
+  ASSERT_GE(s_->github_deletes, 1) << "a registered runner deleted without asking GitHub";
+  EXPECT_EQ(s_->deletes, 0) << "a busy runner was deleted";
+  EXPECT_EQ(s_->jits, 0) << "registered again";
+  s_->github_busy = false;
+  t_.advance(cfg_.busy_recheck);
+  poke();
+  EXPECT_EQ(s_->github_deleted, (std::vector<std::int64_t>{88}));
+  EXPECT_EQ(s_->deletes, 1);
 }
 
 TEST_F(RunnerSetScaleDown, AGitHubRemovalAnsweredWithAnErrorIsRetried) { removal_fails(answer::reply_error); }

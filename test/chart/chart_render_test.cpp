@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/naming.hpp"
 #include "test/chart/helm.hpp"
 
 namespace octorun::test {
@@ -419,6 +420,43 @@ TEST(ChartRender, SchedulingImageAndPodValuesPassThrough) {
   // The default: replicas prefer different nodes.
   EXPECT_TRUE(
       pod_spec(ok(""))["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]);
+}
+
+// Runner pods run untrusted jobs (dind: privileged), and node root reads
+// every ServiceAccount token on its node: the manager stays off their
+// nodes. The term selects the label every runner pod carries
+// (model::label_runner, actors/runner/children.cpp) in every namespace.
+TEST(ChartRender, TheManagerAvoidsNodesWithRunnerPods) {
+  auto runner_term = [](const YAML::Node& term) {
+    // yaml-cpp: a missing key is an undefined node, which throws on any question but IsDefined().
+    const auto exprs = term["labelSelector"]["matchExpressions"];
+    const auto namespaces = term["namespaceSelector"];
+    if (!exprs.IsDefined() || !exprs.IsSequence() || exprs.size() != 1 || !namespaces.IsDefined())
+      return false;
+    return str(exprs[0]["key"]) == model::label_runner && str(exprs[0]["operator"]) == "Exists" &&
+           namespaces.IsMap() && namespaces.size() == 0 &&
+           str(term["topologyKey"]) == "kubernetes.io/hostname";
+  };
+  auto anti = [](const rendered& r) { return pod_spec(r)["affinity"]["podAntiAffinity"]; };
+  auto preferred_terms = [&](const rendered& r) {
+    int n = 0;
+    for (const auto& p : anti(r)["preferredDuringSchedulingIgnoredDuringExecution"])
+      n += runner_term(p["podAffinityTerm"]) ? 1 : 0;
+    return n;
+  };
+  auto by_default = ok("");
+  EXPECT_EQ(preferred_terms(by_default), 1) << YAML::Dump(anti(by_default));
+  EXPECT_FALSE(anti(by_default)["requiredDuringSchedulingIgnoredDuringExecution"]);
+  auto required = ok("--set runnerNodeAntiAffinity=required");
+  EXPECT_EQ(preferred_terms(required), 0);
+  ASSERT_EQ(anti(required)["requiredDuringSchedulingIgnoredDuringExecution"].size(), 1u);
+  EXPECT_TRUE(runner_term(anti(required)["requiredDuringSchedulingIgnoredDuringExecution"][0]));
+  auto none = ok("--set runnerNodeAntiAffinity=none");
+  EXPECT_EQ(preferred_terms(none), 0);
+  EXPECT_FALSE(anti(none)["requiredDuringSchedulingIgnoredDuringExecution"]);
+  EXPECT_EQ(anti(none)["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u)
+      << "replicas still spread";
+  EXPECT_NE(render("--set runnerNodeAntiAffinity=always").result.status, 0);
 }
 
 TEST(ChartRender, TheServiceMonitorSelectsTheMetricsService) {

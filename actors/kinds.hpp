@@ -11,7 +11,6 @@ inline kube::resource runners() { return {"octorun.io", "v1alpha1", "runners", t
 inline kube::resource runnersets() { return {"octorun.io", "v1alpha1", "runnersets", true}; }
 // A RunnerSet's per-set objects of its runner pods (runnerset/pod_resources.hpp).
 inline kube::resource service_accounts() { return {"", "v1", "serviceaccounts", true}; }
-inline kube::resource roles() { return {"rbac.authorization.k8s.io", "v1", "roles", true}; }
 inline kube::resource role_bindings() { return {"rbac.authorization.k8s.io", "v1", "rolebindings", true}; }
 inline kube::resource pod_disruption_budgets() { return {"policy", "v1", "poddisruptionbudgets", true}; }
 // CA bundles the pod configuration refers to.

@@ -52,6 +52,8 @@ std::string credentials_finalizer(std::string_view set) { return "runnerset.octo
 
 std::string runner_service_account_name(std::string_view set) { return "octorun-runner-" + std::string(set); }
 
+std::string hooks_role_binding_name(std::string_view set) { return "octorun-hooks-" + std::string(set); }
+
 std::string busy_runners_pdb_name(std::string_view set) { return "octorun-busy-" + std::string(set); }
 
 std::string selector(std::string_view set) { return std::string(label_runnerset) + "=" + std::string(set); }

@@ -42,9 +42,10 @@ std::string runner_name(std::string_view set, std::string_view variant, std::str
 std::string pod_name(std::string_view runner);         // the Runner's name
 std::string jit_secret_name(std::string_view runner);  // "<runner>-jit"
 // The per-set objects of runner pods: their ServiceAccount (and, in
-// containerMode kubernetes, its Role and RoleBinding), and the
-// PodDisruptionBudget over the set's busy runners.
+// containerMode kubernetes, its RoleBinding to the hooks' ClusterRole), and
+// the PodDisruptionBudget over the set's busy runners.
 std::string runner_service_account_name(std::string_view set);  // "octorun-runner-<set>"
+std::string hooks_role_binding_name(std::string_view set);      // "octorun-hooks-<set>"
 std::string busy_runners_pdb_name(std::string_view set);        // "octorun-busy-<set>"
 // The serialized label selector of a set's runner Pods (status.selector).
 std::string selector(std::string_view set);

@@ -293,7 +293,6 @@ void publish_status(self_ptr self, const std::string& text, const std::vector<mo
 kube::resource resource_of(std::string_view key) {
   const auto kind = key_kind(key);
   if (kind == "ServiceAccount") return kinds::service_accounts();
-  if (kind == "Role") return kinds::roles();
   if (kind == "RoleBinding") return kinds::role_bindings();
   if (kind == "PodDisruptionBudget") return kinds::pod_disruption_budgets();
   if (kind == "ConfigMap") return kinds::config_maps();
@@ -331,11 +330,12 @@ void object_outcome(self_ptr self, const std::string& key, const kube::object_re
     return;
   }
   auto why = kube::to_string(r.error());
-  // Kubernetes lets no one grant rights it does not hold.
-  if (r.error().forbidden() && !deleting && (key_kind(key) == "Role" || key_kind(key) == "RoleBinding"))
+  // Kubernetes lets no one bind a role it may not bind.
+  if (r.error().forbidden() && !deleting && key_kind(key) == "RoleBinding")
     why +=
-        " (the manager must hold what the runner container hooks' Role grants: install the chart with "
-        "rbac.containerModeKubernetes=true)";
+        " (the manager may bind only the ClusterRole --runner-kubernetes-mode-cluster-role names: install "
+        "the "
+        "chart with rbac.containerModeKubernetes=true)";
   object_failed(self, key, std::move(why), deleting);
 }
 

@@ -252,9 +252,9 @@ class planner {
   }
 
   // The per-set objects of the runner pods (pod_resources.hpp): each
-  // desired one applied (again when its body changes), the Role and
+  // desired one applied (again when its body changes), the hooks'
   // RoleBinding of containerMode kubernetes deleted once no variant and no
-  // runner needs them; the objects the pod configuration refers to checked
+  // runner needs it; the objects the pod configuration refers to checked
   // every reference_recheck (a missing CA bundle is reported, not waited
   // for: the pods start once it exists). Runners are created only while
   // the spec is valid and every object is in place.
@@ -265,8 +265,11 @@ class planner {
     for (std::size_t i = 0; i < set.spec.variants.size(); ++i)
       if (const auto& mode = set.spec.variants[i].container_mode)
         model::check_container_mode("spec.variants[" + std::to_string(i) + "].containerMode", *mode, invalid);
+    if (auto unavailable = kubernetes_rbac_unavailable(set.spec, o_.hooks_cluster_role))
+      invalid.push_back(std::move(*unavailable));
     bool applied = true;
-    for (const auto& obj : desired_pod_resources(set)) {
+    const auto desired = desired_pod_resources(set, o_.hooks_cluster_role);
+    for (const auto& obj : desired) {
       auto done = o_.applied_objects.find(obj.key);
       if (done != o_.applied_objects.end() && done->second == obj.body) continue;
       applied = false;
@@ -276,10 +279,17 @@ class planner {
     // The status waits for the first answers (one write, not Unknown then True).
     awaiting_apply_ = !applied && invalid.empty() && o_.object_errors.empty();
 
-    if (!wants_kubernetes_rbac(set.spec)) {
+    const auto keys = kubernetes_rbac_keys(set.metadata.name);
+    if (wants_kubernetes_rbac(set.spec)) {
+      // The binding a manager before issue 32 made goes once the current one
+      // is in place: a busy runner never goes without its hooks' rights.
+      if (applied && !o_.hooks_cluster_role.empty())
+        for (const auto& key : keys)
+          if (o_.applied_objects.count(key) == 0 && o_.deleted_objects.count(key) == 0)
+            object_action(action_kind::delete_object, key);
+    } else {
       bool in_use = false;
       for (const auto& [name, r] : o_.runners) in_use |= r.kubernetes_mode;
-      const auto keys = kubernetes_rbac_keys(set.metadata.name);
       // Made this run, for runners seen this run, or under a spec this
       // manager has not reconciled yet (changed while it was away).
       const bool maybe_there = o_.kubernetes_runners_seen || o_.applied_objects.count(keys.front()) > 0 ||

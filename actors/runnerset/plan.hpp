@@ -142,7 +142,7 @@ struct observed_runner {
   // model::pod_fingerprint of its template and pod configuration: it is
   // outdated when its variant's differs. 0: unknown (never outdated).
   std::uint64_t pod_fingerprint = 0;
-  bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's Role)
+  bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's RoleBinding)
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the
@@ -207,6 +207,9 @@ struct set_observation {
   std::string runner_registration_error;
   // The manager serves the GitHub webhook intake (--webhook-intake).
   bool webhook_intake_enabled = true;
+  // The ClusterRole a kubernetes-mode set's ServiceAccount is bound to
+  // (--runner-kubernetes-mode-cluster-role); empty: none (such a set says so).
+  std::string hooks_cluster_role;
   bool scale_set_client = false;  // the scale-set client can be made (credentials loaded once)
   std::optional<std::int64_t> runner_group_id;
   std::map<std::string, observed_runner> runners;

@@ -38,43 +38,21 @@ std::string service_account(const model::runnerset& set) {
   return w.field("automountServiceAccountToken", false).close().str();
 }
 
-void rule(json::writer& w, const char* group, std::initializer_list<const char*> resources,
-          std::initializer_list<const char*> verbs) {
-  w.open().open_array("apiGroups").value(group).close_array().open_array("resources");
-  for (const auto* r : resources) w.value(r);
-  w.close_array().open_array("verbs");
-  for (const auto* v : verbs) w.value(v);
-  w.close_array().close();
-}
-
-// What the runner container hooks (actions/runner-container-hooks, k8s)
-// call: the job pod and its exec/logs, a job for container steps, and the
-// Secrets that carry a step's environment.
-std::string hooks_role(const model::runnerset& set) {
+// The set's ServiceAccount bound, in the set's namespace, to the ClusterRole
+// with what the runner container hooks call (the platform's: the chart's
+// <fullname>-runner-kubernetes-mode).
+std::string hooks_role_binding(const model::runnerset& set, std::string_view cluster_role) {
   json::writer w;
-  header(w, set, rbac_api, "Role", model::runner_service_account_name(set.metadata.name));
-  w.open_array("rules");
-  rule(w, "", {"pods"}, {"get", "list", "create", "delete"});
-  rule(w, "", {"pods/exec"}, {"get", "create"});
-  rule(w, "", {"pods/log"}, {"get", "list", "watch"});
-  rule(w, "batch", {"jobs"}, {"get", "list", "create", "delete"});
-  rule(w, "", {"secrets"}, {"get", "list", "create", "delete"});
-  return w.close_array().close().str();
-}
-
-std::string hooks_role_binding(const model::runnerset& set) {
-  const auto name = model::runner_service_account_name(set.metadata.name);
-  json::writer w;
-  header(w, set, rbac_api, "RoleBinding", name);
+  header(w, set, rbac_api, "RoleBinding", model::hooks_role_binding_name(set.metadata.name));
   w.open("roleRef")
       .field("apiGroup", "rbac.authorization.k8s.io")
-      .field("kind", "Role")
-      .field("name", name)
+      .field("kind", "ClusterRole")
+      .field("name", std::string(cluster_role))
       .close();
   w.open_array("subjects")
       .open()
       .field("kind", "ServiceAccount")
-      .field("name", name)
+      .field("name", model::runner_service_account_name(set.metadata.name))
       .field("namespace", set.metadata.namespace_)
       .close()
       .close_array();
@@ -111,22 +89,38 @@ bool wants_kubernetes_rbac(const model::runnerset_spec& spec) {
   return false;
 }
 
-std::vector<owned_object> desired_pod_resources(const model::runnerset& set) {
+std::optional<model::field_error> kubernetes_rbac_unavailable(const model::runnerset_spec& spec,
+                                                              std::string_view hooks_cluster_role) {
+  if (!hooks_cluster_role.empty() || !wants_kubernetes_rbac(spec)) return std::nullopt;
+  std::string field = "spec.containerMode";
+  for (std::size_t i = 0; i < spec.variants.size(); ++i)
+    if (const auto& m = spec.variants[i].container_mode; m && m->type == model::container_mode::kubernetes) {
+      field = "spec.variants[" + std::to_string(i) + "].containerMode";
+      break;
+    }
+  return model::field_error{
+      std::move(field),
+      "type kubernetes needs the ClusterRole the platform installs for the runner container hooks, and "
+      "this manager was given none to bind: install the chart with rbac.containerModeKubernetes=true "
+      "(--runner-kubernetes-mode-cluster-role), or name a serviceAccountName of your own in the template"};
+}
+
+std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
+                                                std::string_view hooks_cluster_role) {
   const auto sa = model::runner_service_account_name(set.metadata.name);
   std::vector<owned_object> out;
   out.push_back({key("ServiceAccount", sa), service_account(set)});
-  if (wants_kubernetes_rbac(set.spec)) {
-    out.push_back({key("Role", sa), hooks_role(set)});
-    out.push_back({key("RoleBinding", sa), hooks_role_binding(set)});
-  }
+  if (wants_kubernetes_rbac(set.spec) && !hooks_cluster_role.empty())
+    out.push_back({key("RoleBinding", model::hooks_role_binding_name(set.metadata.name)),
+                   hooks_role_binding(set, hooks_cluster_role)});
   out.push_back(
       {key("PodDisruptionBudget", model::busy_runners_pdb_name(set.metadata.name)), busy_runners_pdb(set)});
   return out;
 }
 
 std::vector<std::string> kubernetes_rbac_keys(std::string_view set) {
-  const auto sa = model::runner_service_account_name(set);
-  return {key("Role", sa), key("RoleBinding", sa)};
+  return {key("RoleBinding", model::hooks_role_binding_name(set)),
+          key("RoleBinding", model::runner_service_account_name(set))};
 }
 
 std::vector<std::string> pod_resource_keys(std::string_view set) {

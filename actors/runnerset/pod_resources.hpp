@@ -4,9 +4,13 @@
 // - ServiceAccount octorun-runner-<set>: the pods' identity instead of the
 //   namespace's default; it mounts no token (containerMode kubernetes turns
 //   the token on in its pods, which need it).
-// - Role + RoleBinding octorun-runner-<set>, only while a variant runs in
-//   containerMode kubernetes with the set's ServiceAccount: what the runner
-//   container hooks call (pods, exec, logs, jobs, secrets).
+// - RoleBinding octorun-hooks-<set>, only while a variant runs in
+//   containerMode kubernetes with the set's ServiceAccount: binds that
+//   ServiceAccount, in the set's namespace, to the ClusterRole the platform
+//   installs with what the runner container hooks call (the chart's
+//   <fullname>-runner-kubernetes-mode; --runner-kubernetes-mode-cluster-role).
+//   The manager may bind that ClusterRole (RBAC `bind`) and holds none of
+//   its rights (docs/runner-pods.md).
 // - PodDisruptionBudget octorun-busy-<set>: selects the set's pods labelled
 //   octorun.io/busy=true (a runner with a job) and allows no disruption, so
 //   the Eviction API refuses to evict a busy runner (429) and drains wait
@@ -34,15 +38,27 @@ struct owned_object {
 };
 
 // True when a variant runs in containerMode kubernetes on the set's own
-// ServiceAccount (its template names none): the hooks need the Role.
+// ServiceAccount (its template names none): the hooks need the RoleBinding.
 bool wants_kubernetes_rbac(const model::runnerset_spec& spec);
 
-// The objects the set's runner pods need now, in the order they are applied.
-std::vector<owned_object> desired_pod_resources(const model::runnerset& set);
+// The problem of a set that wants the hooks' RoleBinding from a manager that
+// was given no ClusterRole to bind (`hooks_cluster_role` empty); none when it
+// needs none or has one.
+std::optional<model::field_error> kubernetes_rbac_unavailable(const model::runnerset_spec& spec,
+                                                              std::string_view hooks_cluster_role);
 
-// Every key desired_pod_resources may produce for the set (what a deletion removes).
+// The objects the set's runner pods need now, in the order they are applied;
+// the hooks' RoleBinding binds `hooks_cluster_role` (none while it is empty).
+std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
+                                                std::string_view hooks_cluster_role = {});
+
+// Every key desired_pod_resources may produce for the set, and the
+// RoleBinding a manager before issue 32 made (what a deletion removes).
 std::vector<std::string> pod_resource_keys(std::string_view set);
-// The keys of the Role and RoleBinding alone.
+// The keys of the hooks' RoleBinding: the current one first, then the one a
+// manager before issue 32 made (octorun-runner-<set>, to a Role of its own:
+// deleted once the current one is in place; that Role, which the manager may
+// not delete, is inert without it and goes with the set).
 std::vector<std::string> kubernetes_rbac_keys(std::string_view set);
 
 // "Kind" of a key ("ServiceAccount" of "ServiceAccount/x").

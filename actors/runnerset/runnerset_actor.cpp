@@ -507,6 +507,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
+  st.world.hooks_cluster_role = st.cfg.hooks_cluster_role;
   st.world.scale_down_period = st.cfg.scale_down_window;
   st.world.status_hold = st.cfg.status_hold;
   st.world.reference_recheck = st.cfg.resync;

@@ -63,6 +63,9 @@ struct runnerset_actor_config {
   // Off (--webhook-intake=false): no deliveries come, a Webhook set says so
   // in its IntakeReady condition (intake_condition.hpp).
   bool webhook_intake_enabled = true;
+  // The ClusterRole a kubernetes-mode set's ServiceAccount is bound to
+  // (--runner-kubernetes-mode-cluster-role; pod_resources.hpp); empty: none.
+  std::string hooks_cluster_role;
   // Webhook intake: how often demand is reconciled from GitHub's queued and
   // running jobs (webhook_sweep.hpp; also once when the actor starts). Zero:
   // only at the start.

@@ -313,6 +313,7 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.runner_defaults.user_agent = user_agent;
   ccfg.runnerset_defaults.runner_defaults.phase_events = options_.runner_phase_events;
   ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;
+  ccfg.runnerset_defaults.hooks_cluster_role = options_.runner_kubernetes_mode_cluster_role;
   ccfg.runnerset_defaults.github_tls = settings_.github_tls;
   ccfg.runnerset_defaults.github_workers = static_cast<std::size_t>(std::max(1, options_.github_workers));
   ccfg.runnerset_defaults.github_proxy = settings_.github_proxy;

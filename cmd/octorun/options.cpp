@@ -30,8 +30,7 @@ const std::vector<flag>& flags() {
        "kubeconfig file (default: in-cluster, then $KUBECONFIG, ~/.kube/config)"},
       {"context", &options::context, "kubeconfig context (default: the current one)"},
       {"namespaces", &options::namespaces,
-       "watch RunnerSets (and their Runners, Pods, Secrets) in these namespaces, comma-separated (empty: "
-       "all)"},
+       "watch RunnerSets (and their Runners and Pods) in these namespaces, comma-separated (empty: all)"},
       {"namespace", &options::namespaces, "one namespace to watch: --namespaces with one item"},
       {"log-level", &options::log_level, "trace, debug, info, warn, error"},
       {"log-format", &options::log_format, "json or text"},
@@ -88,6 +87,10 @@ const std::vector<flag>& flags() {
       {"runner-creator", &options::runner_creator,
        "the one user (request.userInfo.username) the admission webhook lets create Runners (default: this "
        "manager's own name, asked of the apiserver with a SelfSubjectReview)"},
+      {"runner-kubernetes-mode-cluster-role", &options::runner_kubernetes_mode_cluster_role,
+       "the ClusterRole with what the runner container hooks call, which a RoleBinding in its namespace "
+       "grants a containerMode kubernetes RunnerSet's ServiceAccount (the manager needs the RBAC bind verb "
+       "on it); empty: such sets get no runners and say why"},
       {"admission", &options::admission,
        "serve the admission webhook on --admission-port (every replica, leader or not; off unless given)"},
       {"admission-bind", &options::admission_bind, "address of the admission webhook (HTTPS)"},

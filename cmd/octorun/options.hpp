@@ -60,6 +60,9 @@ struct options {
   // The one user who may create Runners; empty: this manager's own name
   // (a SelfSubjectReview at start).
   std::string runner_creator;
+  // The ClusterRole kubernetes-mode RunnerSets' ServiceAccounts are bound to
+  // (the manager may only bind it); empty: kubernetes mode is unavailable.
+  std::string runner_kubernetes_mode_cluster_role;
   bool admission = false;
   std::string admission_bind = "0.0.0.0";
   uint16_t admission_port = 9443;

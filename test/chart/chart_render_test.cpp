@@ -283,21 +283,57 @@ TEST(ChartRender, NamespacedRbacIsARolePerWatchedNamespaceWithTheClusterRolesRul
   EXPECT_EQ(str((*injector)["rules"][0]["resourceNames"][0]), "octorun");
 }
 
-TEST(ChartRender, TheHooksRightsAreTheManagersOnlyWithContainerModeKubernetes) {
+// containerMode kubernetes: the hooks' rights are a ClusterRole of their
+// own, which the manager may bind (and nothing else) but never holds.
+TEST(ChartRender, TheManagerMayOnlyBindTheHooksClusterRoleAndHoldsNoneOfItsRights) {
   auto rules = [](const rendered& r) {
     return YAML::Dump((*r.find("ClusterRole", "octorun-manager"))["rules"]);
   };
-  auto off = rules(ok(""));
-  EXPECT_EQ(off.find("pods/exec"), std::string::npos) << off;
-  EXPECT_NE(off.find("rolebindings"), std::string::npos) << off;  // it may still try, and say why it cannot
-  auto on = rules(ok("--set rbac.containerModeKubernetes=true"));
-  for (const auto* grant : {"pods/exec", "pods/log", "jobs"})
-    EXPECT_NE(on.find(grant), std::string::npos) << on;
+  auto resources = [](const rendered& r) {
+    std::vector<std::string> out;
+    for (const auto& rule : (*r.find("ClusterRole", "octorun-manager"))["rules"])
+      for (const auto& res : rule["resources"]) out.push_back(str(res));
+    return out;
+  };
+  auto flag = [](const rendered& r) {
+    for (const auto& a : args_of(manager_container(deployment(r))))
+      if (a.rfind("--runner-kubernetes-mode-cluster-role=", 0) == 0) return a;
+    return std::string();
+  };
+  auto off_render = ok("");
+  auto off = rules(off_render);
+  for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles", "clusterroles"})
+    EXPECT_FALSE(has(resources(off_render), never)) << never << " in\n" << off;
+  EXPECT_TRUE(has(resources(off_render), "rolebindings")) << off;
+  EXPECT_FALSE(off_render.find("ClusterRole", "octorun-runner-kubernetes-mode"));
+  EXPECT_EQ(flag(off_render), "");
+
+  auto on_render = ok("--set rbac.containerModeKubernetes=true");
+  auto on = rules(on_render);
+  for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles"})
+    EXPECT_FALSE(has(resources(on_render), never)) << never << " in\n" << on;
+  EXPECT_EQ(on.find("escalate"), std::string::npos) << on;
+  int binds = 0;
+  for (const auto& rule : (*on_render.find("ClusterRole", "octorun-manager"))["rules"]) {
+    if (str(rule["verbs"][0]) != "bind") continue;
+    ++binds;
+    EXPECT_EQ(str(rule["resources"][0]), "clusterroles");
+    ASSERT_EQ(rule["resourceNames"].size(), 1u) << "bind on every ClusterRole";
+    EXPECT_EQ(str(rule["resourceNames"][0]), "octorun-runner-kubernetes-mode");
+  }
+  EXPECT_EQ(binds, 1) << on;
+  auto hooks = on_render.find("ClusterRole", "octorun-runner-kubernetes-mode");
+  ASSERT_TRUE(hooks);
+  auto granted = YAML::Dump((*hooks)["rules"]);
+  for (const auto* grant : {"pods/exec", "pods/log", "jobs", "secrets"})
+    EXPECT_NE(granted.find(grant), std::string::npos) << granted;
+  EXPECT_EQ(flag(on_render), "--runner-kubernetes-mode-cluster-role=octorun-runner-kubernetes-mode");
   auto ns =
       ok("--set rbac.containerModeKubernetes=true --set rbac.namespaced=true --set watchNamespaces={team-a}");
   auto role = ns.find("Role", "octorun-manager");
   ASSERT_TRUE(role);
   EXPECT_EQ(YAML::Dump((*role)["rules"]), on);
+  EXPECT_TRUE(ns.find("ClusterRole", "octorun-runner-kubernetes-mode"));
 }
 
 TEST(ChartRender, CertManagerWithAnIssuerReplacesTheSelfManagedCa) {

@@ -100,11 +100,10 @@ TEST_F(ChildrenOnTheApiserver, AcceptsTheContainerModeSetsTheirObjectsRunnersAnd
         dry_run_create("/apis/octorun.io/v1alpha1/namespaces/" + ns_ + "/runnersets", json::write(body));
     EXPECT_EQ(created.status, 201) << mode << ": " << created.body;
 
-    for (const auto& obj : runnerset::desired_pod_resources(*set)) {
+    for (const auto& obj : runnerset::desired_pod_resources(*set, "octorun-runner-kubernetes-mode")) {
       const auto kind = runnerset::key_kind(obj.key);
       const std::string collection =
           kind == "ServiceAccount" ? "/api/v1/namespaces/" + ns_ + "/serviceaccounts"
-          : kind == "Role"         ? "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns_ + "/roles"
           : kind == "RoleBinding"  ? "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns_ + "/rolebindings"
                                    : "/apis/policy/v1/namespaces/" + ns_ + "/poddisruptionbudgets";
       // The ServiceAccount for real: the pod below must find it.

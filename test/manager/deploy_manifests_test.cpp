@@ -95,13 +95,11 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       // Each namespace of --namespaces looked up once (one that does not exist is logged).
       "get namespaces",
       // A busy runner's pod labelled; each set's runner ServiceAccount, busy-runner
-      // PodDisruptionBudget and containerMode kubernetes Role (server-side apply).
+      // PodDisruptionBudget and containerMode kubernetes RoleBinding (server-side apply).
       "patch pods", "create serviceaccounts", "patch serviceaccounts", "delete serviceaccounts",
       "create poddisruptionbudgets.policy", "patch poddisruptionbudgets.policy",
-      "delete poddisruptionbudgets.policy", "create roles.rbac.authorization.k8s.io",
-      "patch roles.rbac.authorization.k8s.io", "delete roles.rbac.authorization.k8s.io",
-      "create rolebindings.rbac.authorization.k8s.io", "patch rolebindings.rbac.authorization.k8s.io",
-      "delete rolebindings.rbac.authorization.k8s.io",
+      "delete poddisruptionbudgets.policy", "create rolebindings.rbac.authorization.k8s.io",
+      "patch rolebindings.rbac.authorization.k8s.io", "delete rolebindings.rbac.authorization.k8s.io",
       // The CA bundle a set's pods mount, checked.
       "get configmaps"};
   for (const auto& call : allowed) EXPECT_TRUE(can(call)) << call;

@@ -84,18 +84,35 @@ TEST(PodConfigCondition, SaysTheFirstKindOfProblemElseApplied) {
   EXPECT_EQ(pod_config_condition({}, "", {}, {}, false, status).status, "True");
 }
 
-TEST(PodResources, TheHooksRoleIsOnlyForKubernetesModeOnTheSetsOwnServiceAccount) {
+TEST(PodResources, TheHooksBindingIsOnlyForKubernetesModeOnTheSetsOwnServiceAccount) {
   auto set = model::parse_runnerset(
       R"({"metadata":{"name":"k","namespace":"ci","uid":"u"},"spec":{"template":{"spec":{"containers":[{"name":"runner","image":"r"}]}},)"
       R"("variants":[{"name":"a","runnerLabels":["a"]},{"name":"b","runnerLabels":["b"],"containerMode":{"type":"kubernetes"}}]}})");
   ASSERT_TRUE(set);
   EXPECT_TRUE(wants_kubernetes_rbac(set->spec));
-  EXPECT_EQ(desired_pod_resources(*set).size(), 4u);
+  auto objects = desired_pod_resources(*set, "hooks");
+  ASSERT_EQ(objects.size(), 3u);
+  EXPECT_EQ(objects[1].key, "RoleBinding/octorun-hooks-k");
+  // The platform's ClusterRole, bound in the set's namespace: no Role of the manager's.
+  auto binding = parse_json(objects[1].body);
+  EXPECT_EQ(std::string(binding["roleRef"]["kind"].GetString()), "ClusterRole");
+  EXPECT_EQ(std::string(binding["roleRef"]["name"].GetString()), "hooks");
+  EXPECT_EQ(std::string(binding["subjects"][0]["name"].GetString()), "octorun-runner-k");
+  EXPECT_EQ(std::string(binding["metadata"]["namespace"].GetString()), "ci");
+  EXPECT_FALSE(kubernetes_rbac_unavailable(set->spec, "hooks"));
+  // No ClusterRole given: no binding, and the field that asks for one is named.
+  EXPECT_EQ(desired_pod_resources(*set).size(), 2u);
+  auto unavailable = kubernetes_rbac_unavailable(set->spec, "");
+  ASSERT_TRUE(unavailable);
+  EXPECT_EQ(unavailable->field, "spec.variants[1].containerMode");
+  EXPECT_EQ(kubernetes_rbac_keys("k"),
+            (std::vector<std::string>{"RoleBinding/octorun-hooks-k", "RoleBinding/octorun-runner-k"}));
   set->spec.variants[1].template_ = set->spec.template_;
   set->spec.variants[1].template_->service_account_name = "mine";  // the user's RBAC
   EXPECT_FALSE(wants_kubernetes_rbac(set->spec));
-  EXPECT_EQ(key_kind("Role/octorun-runner-k"), "Role");
-  EXPECT_EQ(key_name("Role/octorun-runner-k"), "octorun-runner-k");
+  EXPECT_FALSE(kubernetes_rbac_unavailable(set->spec, ""));
+  EXPECT_EQ(key_kind("RoleBinding/octorun-hooks-k"), "RoleBinding");
+  EXPECT_EQ(key_name("RoleBinding/octorun-hooks-k"), "octorun-hooks-k");
 }
 
 }  // namespace

@@ -33,12 +33,29 @@ class RunnerSetActor : public test::actor_test_base {
     if (set_) caf::anon_send_exit(set_, caf::exit_reason::user_shutdown);
   }
 
+  // The ClusterRole kubernetes-mode sets are bound to (the chart's
+  // <fullname>-runner-kubernetes-mode, with its rules: one object for every test).
+  static constexpr const char* hooks_cluster_role = "octorun-test-runner-kubernetes-mode";
+  void apply_hooks_cluster_role() {
+    test::kubectl(c_,
+                  std::string("apply -f - >/dev/null <<'EOF'\n") +
+                      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " +
+                      hooks_cluster_role +
+                      "}\nrules:\n"
+                      "- {apiGroups: [''], resources: [pods], verbs: [get, list, create, delete]}\n"
+                      "- {apiGroups: [''], resources: [pods/exec], verbs: [get, create]}\n"
+                      "- {apiGroups: [''], resources: [pods/log], verbs: [get, list, watch]}\n"
+                      "- {apiGroups: [batch], resources: [jobs], verbs: [get, list, create, delete]}\n"
+                      "- {apiGroups: [''], resources: [secrets], verbs: [get, list, create, delete]}\nEOF");
+  }
+
   runnerset_actor_config config(std::chrono::milliseconds resync = 30s) {
     runnerset_actor_config cfg;
     cfg.ns = ns_;
     cfg.name = "linux";
     cfg.kube = kube_;
     cfg.scopes.http_hosts = {"127.0.0.1"};  // the GitHub simulator
+    cfg.hooks_cluster_role = hooks_cluster_role;
     cfg.resync = resync;
     cfg.busy_recheck = 200ms;
     cfg.runner_defaults.busy_recheck = 200ms;
@@ -355,14 +372,16 @@ TEST_F(RunnerSetActor, ATemplateChangeReplacesIdleRunnersAndLetsBusyOnesFinish) 
       eventually("runnerset linux -o jsonpath='{.status.replicas} {.status.outdatedRunners}'", "2 0"));
 }
 
-TEST_F(RunnerSetActor, KubernetesModeGetsTheHooksRoleWhichGoesWithTheModeAndEverythingWithTheSet) {
+TEST_F(RunnerSetActor, KubernetesModeBindsTheHooksClusterRoleWhichGoesWithTheModeAndEverythingWithTheSet) {
+  apply_hooks_cluster_role();
   start(1, 5, R"("containerMode":{"type":"kubernetes"},)");
   ASSERT_TRUE(eventually("roles,rolebindings,serviceaccounts,pdb -l octorun.io/runnerset=linux -o name",
-                         "role.rbac.authorization.k8s.io/octorun-runner-linux\n"
-                         "rolebinding.rbac.authorization.k8s.io/octorun-runner-linux\n"
+                         "rolebinding.rbac.authorization.k8s.io/octorun-hooks-linux\n"
                          "serviceaccount/octorun-runner-linux\n"
                          "poddisruptionbudget.policy/octorun-busy-linux\n"));
-  EXPECT_EQ(get("role octorun-runner-linux -o jsonpath='{.metadata.ownerReferences[0].kind}'"), "RunnerSet");
+  EXPECT_EQ(get("rolebinding octorun-hooks-linux -o jsonpath='{.metadata.ownerReferences[0].kind} "
+                "{.roleRef.kind}/{.roleRef.name}'"),
+            std::string("RunnerSet ClusterRole/") + hooks_cluster_role);
   // The runner pod mounts the token its hooks need.
   ASSERT_TRUE(eventually("runners -o jsonpath='{.items[*].spec.containerMode.type}'", "kubernetes"));
   const auto runner = runner_names().at(0);
@@ -373,7 +392,7 @@ TEST_F(RunnerSetActor, KubernetesModeGetsTheHooksRoleWhichGoesWithTheModeAndEver
             "yes\n");
   EXPECT_EQ(test::kubectl(c_, "auth can-i create deployments.apps" + as + " 2>/dev/null || true"), "no\n");
 
-  // The mode goes: the runner is replaced, then the Role goes.
+  // The mode goes: the runner is replaced, then the RoleBinding goes.
   test::kubectl(
       c_,
       "-n " + ns_ + R"( patch runnerset linux --type=merge -p '{"spec":{"containerMode":null}}' >/dev/null)");

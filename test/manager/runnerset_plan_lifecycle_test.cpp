@@ -159,55 +159,82 @@ TEST(RunnerSetPlan, PerSetObjectsAreAppliedBeforeAnyRunnerIsCreated) {
       << status[0].text;
 }
 
-TEST(RunnerSetPlan, ContainerModeKubernetesAddsTheHooksRoleAndDropsItWhenNothingNeedsIt) {
+constexpr const char* hooks_binding = "RoleBinding/octorun-hooks-linux";
+constexpr const char* legacy_binding = "RoleBinding/octorun-runner-linux";  // a manager's before issue 32
+
+TEST(RunnerSetPlan, ContainerModeKubernetesBindsTheHooksClusterRoleAndDropsItWhenNothingNeedsIt) {
   auto o = ready_set();
+  o.hooks_cluster_role = "octorun-runner-kubernetes-mode";
   o.set->spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
   auto p = plan(o);
-  EXPECT_EQ(subjects(p, action_kind::apply_object),
-            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
-  for (const auto& obj : desired_pod_resources(*o.set)) o.applied_objects[obj.key] = obj.body;
-  EXPECT_FALSE(has(plan(o), action_kind::apply_object));
+  EXPECT_EQ(subjects(p, action_kind::apply_object), (names{hooks_binding}));
+  EXPECT_FALSE(has(p, action_kind::delete_object)) << "the old binding stays until the new one is in place";
+  for (const auto& obj : desired_pod_resources(*o.set, o.hooks_cluster_role))
+    o.applied_objects[obj.key] = obj.body;
+  p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::apply_object));
+  EXPECT_EQ(subjects(p, action_kind::delete_object), (names{legacy_binding}));
+  o.deleted_objects.insert(legacy_binding);
+  EXPECT_FALSE(has(plan(o), action_kind::delete_object));
 
   // The mode is dropped while a runner made in it still runs its job.
   o.set->spec.pod.container_mode.reset();
   add_runner(o, "linux-a", runner::phase::running, true).kubernetes_mode = true;
   EXPECT_FALSE(has(plan(o), action_kind::delete_object)) << "its job still calls the API";
   o.runners.clear();
-  EXPECT_EQ(subjects(plan(o), action_kind::delete_object),
-            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
-  o.deleted_objects = {"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"};
-  o.applied_objects.erase("Role/octorun-runner-linux");
-  o.applied_objects.erase("RoleBinding/octorun-runner-linux");
+  EXPECT_EQ(subjects(plan(o), action_kind::delete_object), (names{hooks_binding}));
+  o.deleted_objects.insert(hooks_binding);
+  o.applied_objects.erase(hooks_binding);
   EXPECT_FALSE(has(plan(o), action_kind::delete_object));
 }
 
-TEST(RunnerSetPlan, AStaleHooksRoleIsLookedForOnlyUnderASpecNotYetReconciled) {
+// A manager given no ClusterRole to bind (the chart's default) makes no
+// runners for a kubernetes-mode set, says which value, and leaves the
+// binding an older manager made alone: a busy runner keeps its rights.
+TEST(RunnerSetPlan, ContainerModeKubernetesWithoutAClusterRoleSaysSoAndMakesNoRunners) {
+  auto o = ready_set();
+  o.set->spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
+  add_runner(o, "linux-a", runner::phase::running, true).kubernetes_mode = true;
+  demand(o, 2);
+  auto p = plan(o);
+  EXPECT_EQ(creates(p), 0);
+  EXPECT_FALSE(has(p, action_kind::apply_object));
+  EXPECT_FALSE(has(p, action_kind::delete_object));
+  auto status = of(p, action_kind::publish_status);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_NE(status[0].text.find(R"("reason":"InvalidSpec","message":"spec.containerMode: type kubernetes )"
+                                R"(needs the ClusterRole)"),
+            std::string::npos)
+      << status[0].text;
+  EXPECT_NE(status[0].text.find("rbac.containerModeKubernetes=true"), std::string::npos) << status[0].text;
+}
+
+TEST(RunnerSetPlan, AStaleHooksBindingIsLookedForOnlyUnderASpecNotYetReconciled) {
   auto o = ready_set();
   EXPECT_FALSE(has(plan(o), action_kind::delete_object)) << "a DELETE per set per restart";
   o.set->metadata.generation = 3;
   o.set->status.observed_generation = 2;  // changed while the manager was away
-  EXPECT_EQ(subjects(plan(o), action_kind::delete_object),
-            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
+  EXPECT_EQ(subjects(plan(o), action_kind::delete_object), (names{hooks_binding, legacy_binding}));
 }
 
 TEST(RunnerSetPlan, ARefusedApplyIsReportedAndRetriedLater) {
   auto o = ready_set();
+  o.hooks_cluster_role = "octorun-runner-kubernetes-mode";
   o.set->spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
-  o.object_errors["Role/octorun-runner-linux"] = "403 Forbidden: attempting to grant RBAC permissions";
+  o.object_errors[hooks_binding] = "403 Forbidden: not allowed to bind";
   o.objects_retry_at = t0 + 30s;
   demand(o, 1);
   auto p = plan(o);
-  EXPECT_EQ(subjects(p, action_kind::apply_object), (names{"RoleBinding/octorun-runner-linux"}));
+  EXPECT_FALSE(has(p, action_kind::apply_object));
   EXPECT_EQ(creates(p), 0) << "runners whose jobs could not start their containers";
   auto status = of(p, action_kind::publish_status);
   ASSERT_EQ(status.size(), 1u);
   EXPECT_NE(status[0].text.find(R"("type":"PodConfigReady","status":"False","reason":"ApplyFailed",)"
-                                R"("message":"Role/octorun-runner-linux: 403 Forbidden)"),
+                                R"("message":"RoleBinding/octorun-hooks-linux: 403 Forbidden)"),
             std::string::npos)
       << status[0].text;
   o.now = t0 + 30s;
-  EXPECT_EQ(subjects(plan(o), action_kind::apply_object),
-            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux"}));
+  EXPECT_EQ(subjects(plan(o), action_kind::apply_object), (names{hooks_binding}));
 }
 
 TEST(RunnerSetPlan, AnInvalidPodConfigurationCreatesNoRunnersAndSaysWhichField) {
@@ -264,8 +291,8 @@ TEST(RunnerSetPlan, DeletionDeletesThePerSetObjectsLast) {
   o.deleted_scale_sets = {7};
   auto p = plan(o);
   EXPECT_EQ(subjects(p, action_kind::delete_object),
-            (names{"Role/octorun-runner-linux", "RoleBinding/octorun-runner-linux",
-                   "ServiceAccount/octorun-runner-linux", "PodDisruptionBudget/octorun-busy-linux"}));
+            (names{hooks_binding, legacy_binding, "ServiceAccount/octorun-runner-linux",
+                   "PodDisruptionBudget/octorun-busy-linux"}));
   EXPECT_FALSE(has(p, action_kind::patch_finalizer));
   for (const auto& key : pod_resource_keys("linux")) o.deleted_objects.insert(key);
   // One the manager may not delete is left to the garbage collector (owner reference).

@@ -105,7 +105,7 @@ TEST_P(GoldenContainerMode, RunnerAndPodAreByteForByteUnchanged) {
 
 TEST_P(GoldenContainerMode, PerSetObjectsAreByteForByteUnchanged) {
   const auto dir = GetParam() + "/";
-  for (const auto& obj : runnerset::desired_pod_resources(golden_set(dir)))
+  for (const auto& obj : runnerset::desired_pod_resources(golden_set(dir), "octorun-runner-kubernetes-mode"))
     expect_golden(dir + std::string(runnerset::key_kind(obj.key)) + ".json", obj.body);
 }
 

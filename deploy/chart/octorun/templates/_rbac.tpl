@@ -43,26 +43,20 @@
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get]
-# The Role and RoleBinding of containerMode kubernetes: created for the
-# runner pods' ServiceAccount, deleted when no longer needed.
+# The RoleBinding of containerMode kubernetes: the runner pods'
+# ServiceAccount bound to the hooks' ClusterRole, deleted when no longer
+# needed (and the one a manager before issue 32 made, to a Role of its own).
+# No Roles: the manager writes none.
 - apiGroups: [rbac.authorization.k8s.io]
-  resources: [roles, rolebindings]
+  resources: [rolebindings]
   verbs: [create, patch, delete]
 {{- if .Values.rbac.containerModeKubernetes }}
-# What that Role grants, which the manager must hold to grant it (Kubernetes
-# refuses to let anyone grant rights it does not have).
-- apiGroups: [""]
-  resources: [pods/exec]
-  verbs: [get, create]
-- apiGroups: [""]
-  resources: [pods/log]
-  verbs: [get, list, watch]
-- apiGroups: [batch]
-  resources: [jobs]
-  verbs: [get, list, create, delete]
-- apiGroups: [""]
-  resources: [secrets]
-  verbs: [list, delete]
+# Binding that one ClusterRole and no other: the manager holds none of its
+# rights (no pods/exec), and `bind` lets it grant them anyway.
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [clusterroles]
+  verbs: [bind]
+  resourceNames: [{{ include "octorun.runnerKubernetesModeRole" . }}]
 {{- end }}
 # Events on Runner phase transitions and RunnerSet changes (series updates are patches).
 - apiGroups: [events.k8s.io]
@@ -73,4 +67,9 @@
 - apiGroups: [""]
   resources: [namespaces]
   verbs: [get]
+{{- end }}
+
+{{/* The ClusterRole a containerMode kubernetes RunnerSet's runner pods are bound to. */}}
+{{- define "octorun.runnerKubernetesModeRole" -}}
+{{ include "octorun.fullname" . }}-runner-kubernetes-mode
 {{- end }}

@@ -305,6 +305,11 @@ void add_pod_features(Value& spec, rapidjson::SizeType runner_index, const model
     our_dind = add_dind(spec, runner_index, proxy, a);
   if (pod.container_mode && pod.container_mode->type == model::container_mode::kubernetes)
     add_kubernetes_mode(spec, runner_index, *pod.container_mode, a);
+  else
+    // No mode but kubernetes calls the API from the pod: no token, whichever
+    // ServiceAccount the template names (a template that sets the field
+    // keeps its choice).
+    add_member_if_absent(spec, "automountServiceAccountToken", Value(false), a);
   add_env_vars(runner_of(spec, runner_index), proxy, a);
   if (pod.ca_bundle) add_ca_bundle(spec, runner_index, *pod.ca_bundle, our_dind, a);
 }

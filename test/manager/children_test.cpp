@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <optional>
+
 #include "actors/runner/observe.hpp"
 #include "actors/runnerset/runner_object.hpp"
 #include "model/naming.hpp"
@@ -206,6 +208,25 @@ TEST(RunnerPod, RunsAsTheSetsServiceAccountUnlessTheTemplateNamesOne) {
   EXPECT_EQ(sa("", "linux"), "octorun-runner-linux");
   EXPECT_EQ(sa(R"("serviceAccountName":"ci-bot",)", "linux"), "ci-bot");
   EXPECT_EQ(sa("", ""), "(default)") << "a Runner made by hand has no set";
+}
+
+// Only kubernetes mode calls the API from the runner pod: every other pod
+// mounts no token, whichever ServiceAccount it runs as, unless its template
+// asks for one.
+TEST(RunnerPod, MountsNoTokenUnlessKubernetesModeOrTheTemplateAsksForOne) {
+  auto token = [](const std::string& spec_extra, std::optional<model::container_mode> mode) {
+    auto r = sample_runner(R"({"spec":{)" + spec_extra + R"("containers":[{"name":"runner","image":"r"}]}})");
+    own_spec(r).runner_set_name = "linux";
+    if (mode) own_spec(r).pod.container_mode = model::container_mode_spec{*mode, ""};
+    auto d = parse_json(*runner::pod_json(r, "ua"));
+    return d["spec"]["automountServiceAccountToken"].GetBool();
+  };
+  EXPECT_FALSE(token("", std::nullopt));
+  EXPECT_FALSE(token(R"("serviceAccountName":"ci-bot",)", std::nullopt)) << "one of the namespace's";
+  EXPECT_FALSE(token("", model::container_mode::dind));
+  EXPECT_TRUE(token("", model::container_mode::kubernetes)) << "the hooks call the API";
+  EXPECT_TRUE(token(R"("automountServiceAccountToken":true,)", std::nullopt)) << "the template's choice";
+  EXPECT_TRUE(token(R"("automountServiceAccountToken":true,)", model::container_mode::dind));
 }
 
 TEST(RunnerPod, ContainerModesAddOnlyWhatTheTemplateLacks) {

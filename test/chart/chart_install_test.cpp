@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "test/chart/helm.hpp"
@@ -84,8 +87,42 @@ class ChartInstall : public ::testing::Test {
            kubectl(cluster(), "get secrets -n " + ns_ + " -l owner=helm,name=" + release_ + " -o name");
   }
 
+  // `kubectl auth can-i --list` as the manager in `ns`: each granted rule as
+  // resource -> (resource names, verbs); non-resource URLs left out.
+  struct granted {
+    std::string names, verbs;
+  };
+  std::multimap<std::string, granted> can_i_list(const std::string& ns) {
+    auto out = run_shell(shell_quote(cluster().bin + "/kubectl") +
+                         " --kubeconfig=" + shell_quote(cluster().kubeconfig) + " auth can-i --list -n " +
+                         ns + " --as=" + sa_ + " 2>/dev/null");
+    EXPECT_EQ(out.status, 0) << out.all();
+    std::multimap<std::string, granted> rules;
+    static const std::regex row(R"(^(\S+)\s+\[[^\]]*\]\s+\[([^\]]*)\]\s+\[([^\]]*)\]\s*$)");
+    std::istringstream in(out.output);
+    for (std::string line; std::getline(in, line);)
+      if (std::smatch m; std::regex_match(line, m, row)) rules.emplace(m[1], granted{m[2], m[3]});
+    EXPECT_FALSE(rules.empty()) << out.all();
+    return rules;
+  }
+
+  // `kubectl create rolebinding` of `cluster_role` as the manager, a server-side dry run.
+  command_result bind_as_manager(const std::string& cluster_role) {
+    return run_shell(shell_quote(cluster().bin + "/kubectl") +
+                     " --kubeconfig=" + shell_quote(cluster().kubeconfig) +
+                     " create rolebinding octorun-probe -n " + watched_ + " --clusterrole=" + cluster_role +
+                     " --serviceaccount=" + watched_ + ":default --dry-run=server --as=" + sa_ + " 2>&1");
+  }
+
   std::string ns_, watched_, release_, fullname_, sa_;
 };
+
+bool has_word(const std::string& words, const std::string& word) {
+  std::istringstream in(words);
+  for (std::string w; in >> w;)
+    if (w == word) return true;
+  return false;
+}
 
 TEST_F(ChartInstall, InstallsUpgradesAndUninstallsCleanly) {
   auto installed = helm_release("install", "--set githubWebhook.secret=first");
@@ -175,6 +212,54 @@ TEST_F(ChartInstall, InstallsUpgradesAndUninstallsCleanly) {
   wait_for_value([&] { return leftovers(); }, std::string(), 60s, "the release's objects to be gone");
   // Helm leaves CRDs alone: RunnerSets elsewhere survive an uninstall.
   EXPECT_EQ(get("crd/runnersets.octorun.io", "{.metadata.name}", ""), "runnersets.octorun.io");
+}
+
+// The manager's rights as the API server grants them, measured with
+// `kubectl auth can-i --list` as its ServiceAccount, with the chart's
+// cluster-wide defaults plus rbac.containerModeKubernetes (the most it
+// ever holds). On main at 77393a5 (issue 32) each of these was allowed:
+// list and watch of every Secret, pods/exec and batch jobs everywhere,
+// creating Roles, and so binding any role made of rights it held.
+TEST_F(ChartInstall, TheManagerCannotListSecretsExecWriteRolesOrBindOtherRoles) {
+  auto installed = helm_release(
+      "install",
+      "--set githubWebhook.secret=s --set rbac.namespaced=false --set rbac.containerModeKubernetes=true");
+  ASSERT_EQ(installed.status, 0) << installed.all();
+  const auto runner_role = fullname_ + "-runner-kubernetes-mode";
+  for (const auto& ns : {watched_, ns_, std::string("kube-system")}) {
+    for (const auto& [resource, g] : can_i_list(ns)) {
+      const bool any = has_word(g.verbs, "*");
+      if (resource == "secrets" || resource == "*" || resource == "*.*") {
+        for (const char* verb : {"list", "watch"})
+          EXPECT_FALSE(any || has_word(g.verbs, verb)) << ns << ": " << verb << " " << resource;
+      }
+      for (const char* never : {"pods/exec", "pods/attach", "jobs.batch", "roles.rbac.authorization.k8s.io"})
+        EXPECT_NE(resource, never) << ns << ": [" << g.verbs << "]";
+      if (resource == "clusterroles.rbac.authorization.k8s.io") {
+        EXPECT_EQ(g.names, runner_role) << ns << ": [" << g.verbs << "] on every ClusterRole";
+        EXPECT_EQ(g.verbs, "bind") << ns;
+      }
+      EXPECT_FALSE(has_word(g.verbs, "escalate") || has_word(g.verbs, "impersonate"))
+          << ns << " " << resource;
+    }
+  }
+  for (const auto& call : {"list secrets", "watch secrets", "create pods --subresource=exec",
+                           "create roles.rbac.authorization.k8s.io", "create jobs.batch"})
+    EXPECT_FALSE(can(call, watched_)) << call;
+  EXPECT_TRUE(can("create rolebindings.rbac.authorization.k8s.io", watched_));
+
+  // It may bind the runner ClusterRole (RoleBindings for kubernetes-mode
+  // sets), and no other: not one made of rights it lacks, not cluster-admin.
+  const auto reader = "octorun-probe-" + release_;
+  kubectl(cluster(), "create clusterrole " + reader + " --verb=get,list --resource=secrets >/dev/null");
+  auto runner_binding = bind_as_manager(runner_role);
+  EXPECT_EQ(runner_binding.status, 0) << runner_binding.all();
+  for (const auto& other : {reader, std::string("cluster-admin")}) {
+    auto refused = bind_as_manager(other);
+    EXPECT_NE(refused.status, 0) << other << ": " << refused.all();
+    EXPECT_NE(refused.all().find("forbidden"), std::string::npos) << other << ": " << refused.all();
+  }
+  kubectl(cluster(), "delete clusterrole " + reader + " --ignore-not-found >/dev/null");
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ echo "GitHub (simulated, GHES-style) at $sim"
 say "starting the manager"
 secret=$(openssl rand -hex 20)
 OCTORUN_WEBHOOK_SECRET=$secret build/cmd/octorun --kubeconfig="$KUBECONFIG" --log-format=text \
-  --webhook-bind=127.0.0.1 --webhook-port=0 --health-bind=127.0.0.1 --health-port=0 \
+  --webhook-bind=127.0.0.1 --webhook-port=0 --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 \
   --lease-namespace=default --github-http-hosts=127.0.0.1 >"$work/manager.log" 2>&1 &
 pids+=($!)
 intake=$(wait_for_line "$work/manager.log" 'webhook intake listening on' 60 | grep -oE 'http://[0-9.:]+/webhook')

@@ -10,15 +10,16 @@ namespace {
 std::vector<http::route> routes(const admission_policy& policy) {
   std::vector<http::route> out;
   for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner}) {
-    out.push_back({path_of(e), {"POST"}, [e, policy](const http::server_request& req) {
-                     auto reply = handle_review(e, req.body, policy);
-                     http::server_response r;
-                     r.status = reply.status;
-                     r.body = std::move(reply.body);
-                     return r;
-                   }});
+    out.push_back(
+        {path_of(e), {"POST"}, http::request_body::accepted, [e, policy](const http::server_request& req) {
+           auto reply = handle_review(e, req.body, policy);
+           http::server_response r;
+           r.status = reply.status;
+           r.body = std::move(reply.body);
+           return r;
+         }});
   }
-  out.push_back({"/healthz", {"GET"}, [](const http::server_request&) {
+  out.push_back({"/healthz", {"GET"}, http::request_body::refused, [](const http::server_request&) {
                    http::server_response r;
                    r.content_type = "text/plain";
                    r.body = "ok";
@@ -44,10 +45,9 @@ expected<std::unique_ptr<webhook_server>, std::string> webhook_server::start(
 }
 
 expected<ok_t, std::string> webhook_server::restart() {
-  http::server_options opts;
+  http::server_options opts = options_.http;
   opts.bind_address = options_.bind_address;
   opts.port = server_ ? server_->port() : options_.port;
-  opts.threads = options_.threads;
   opts.tls_pem_file = material_.pem_file;
   opts.max_body_bytes = json::sources::admission_review.max_bytes;
   server_.reset();  // release the port before binding it again

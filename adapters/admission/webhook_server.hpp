@@ -18,7 +18,9 @@ namespace octorun::admission {
 struct webhook_server_options {
   std::string bind_address = "0.0.0.0";
   std::uint16_t port = 0;  // 0: any free port (tests); the manager uses 9443
-  int threads = 4;
+  // What a client may hold (threads, timeouts, keep-alive); its address,
+  // port, certificate and body limit come from the fields here.
+  http::server_options http;
   // Replace the serving certificate when it has less than this left.
   std::chrono::seconds rotate_before = std::chrono::hours(24 * 30);
   admission_policy policy;  // what the platform allows (manager flags)

@@ -26,7 +26,9 @@ expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(int
   auto* self = in.get();
   auto srv = http::server::start(
       http_options,
-      {{options.path, {"POST"}, [self](const http::server_request& r) { return self->handle(r); }}});
+      {{options.path, {"POST"}, http::request_body::accepted, [self](const http::server_request& r) {
+          return self->handle(r);
+        }}});
   if (!srv) return unexpected{srv.error()};
   in->server_ = std::move(*srv);
   return in;

@@ -2,13 +2,16 @@
 
 #include <arpa/inet.h>
 #include <civetweb.h>
+#include <dirent.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 
 #include "common/json_writer.hpp"
@@ -22,6 +25,7 @@ namespace octorun::http {
 struct server::state {
   server_options options;
   std::vector<route> routes;
+  std::uint16_t port = 0;  // the port bound (options.port may be 0)
 };
 
 namespace {
@@ -52,6 +56,95 @@ bool route_matches(const route& rt, const std::string& path) {
   return path == rt.path;
 }
 
+// An answer sent before the body was read: civetweb then closes the
+// connection (mg_send_http_error marks it to close) instead of reading and
+// discarding the rest of the body on this thread, which a client trickling
+// the body would hold for as long as it likes.
+int refuse(mg_connection* c, int status, const char* message) {
+  mg_send_http_error(c, status, "%s", message);
+  return status;
+}
+
+enum class body_read { complete, too_slow, cut_short };
+
+std::uint16_t port_of(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return 0;
+}
+
+// The socket of the connection a handler serves (civetweb does not expose
+// it): the one whose local port is the server's and whose peer port is the
+// client's. The handler's thread owns it until the handler returns. -1: not
+// found.
+int connection_socket(std::uint16_t server_port, int remote_port) {
+  DIR* fds = ::opendir("/proc/self/fd");
+  if (fds == nullptr) return -1;
+  int found = -1;
+  while (const dirent* e = ::readdir(fds)) {
+    int fd = std::atoi(e->d_name);
+    if (fd <= 2 || fd == ::dirfd(fds)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t local_len = sizeof local, peer_len = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        port_of(local) != server_port)
+      continue;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0 || port_of(peer) != remote_port)
+      continue;
+    found = fd;
+    break;
+  }
+  ::closedir(fds);
+  return found;
+}
+
+// How many body bytes one mg_read may ask for without waiting. mg_read
+// returns only once it has all it asked for (or a read waited a whole
+// header_timeout_ms for nothing), so asking for more than has arrived lets a
+// client that trickles a byte at a time hold it without end. Plain HTTP: what
+// the kernel holds. TLS: the kernel holds records, of which only whole ones
+// decrypt; leave out one record of the largest size and each record's
+// overhead. At least one byte: what civetweb or OpenSSL already buffered, or
+// a wait of at most one read.
+std::size_t readable_now(int fd, bool tls, std::size_t remaining) {
+  int queued = 0;
+  if (fd < 0 || ::ioctl(fd, FIONREAD, &queued) != 0 || queued <= 0) return 1;
+  std::size_t n = static_cast<std::size_t>(queued);
+  if (tls) {
+    constexpr std::size_t largest_record = 16384 + 256;
+    n = n > largest_record ? n - largest_record - n / 256 : 1;
+  }
+  return std::clamp<std::size_t>(n, 1, remaining);
+}
+
+// Reads the announced body into `out` against the endpoint's deadline and
+// minimum rate, checked after every read, each of which waits at most
+// header_timeout_ms.
+body_read read_body(mg_connection* c, const server::state& st, std::size_t length, std::string& out) {
+  using clock = std::chrono::steady_clock;
+  const auto& o = st.options;
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::milliseconds(o.body_timeout_ms);
+  const auto grace = std::chrono::milliseconds(o.header_timeout_ms);
+  const int fd = connection_socket(st.port, mg_get_request_info(c)->remote_port);
+  const bool tls = !o.tls_pem_file.empty();
+  out.resize(length);
+  std::size_t have = 0;
+  while (have < length) {
+    const int n = mg_read(c, out.data() + have, readable_now(fd, tls, length - have));
+    if (n < 0) return body_read::cut_short;  // the client closed or broke the connection
+    have += static_cast<std::size_t>(n);
+    if (have == length) break;
+    const auto now = clock::now();
+    if (now >= deadline) return body_read::too_slow;
+    const auto elapsed = std::chrono::duration<double>(now - start);
+    if (now - start > grace &&
+        static_cast<double>(have) < static_cast<double>(o.min_body_bytes_per_second) * elapsed.count())
+      return body_read::too_slow;
+  }
+  return body_read::complete;
+}
+
 int dispatch(mg_connection* c, void* cbdata) {
   auto* st = static_cast<server::state*>(cbdata);
   const mg_request_info* ri = mg_get_request_info(c);
@@ -62,6 +155,9 @@ int dispatch(mg_connection* c, void* cbdata) {
   req.remote_addr = ri->remote_addr;
   for (int i = 0; i < ri->num_headers; ++i)
     req.headers.emplace_back(ascii_lower(ri->http_headers[i].name), ri->http_headers[i].value);
+  // civetweb answers a Transfer-Encoding other than chunked with 400 itself.
+  const bool chunked = !req.header_value("transfer-encoding").empty();
+  const bool has_body = chunked || ri->content_length > 0;
 
   const route* found = nullptr;
   bool path_known = false;
@@ -75,27 +171,28 @@ int dispatch(mg_connection* c, void* cbdata) {
     }
   }
   if (found == nullptr) {
-    auto r = message_response(path_known ? 405 : 404, path_known ? "method not allowed" : "not found");
-    send(c, r);
-    return r.status;
+    const int status = path_known ? 405 : 404;
+    const char* why = path_known ? "method not allowed" : "not found";
+    if (has_body) return refuse(c, status, why);
+    send(c, message_response(status, why));
+    return status;
   }
 
-  const auto cap = st->options.max_body_bytes;
-  if (ri->content_length > 0 && static_cast<unsigned long long>(ri->content_length) > cap) {
-    auto r = message_response(413, "request body too large");
-    send(c, r);
-    return 413;
-  }
-  char buf[16384];
-  for (;;) {
-    int n = mg_read(c, buf, sizeof buf);
-    if (n <= 0) break;
-    if (req.body.size() + static_cast<size_t>(n) > cap) {  // chunked bodies have no length
-      auto r = message_response(413, "request body too large");
-      send(c, r);
-      return 413;
+  if (has_body) {
+    if (found->body == request_body::refused) return refuse(c, 413, "this route takes no request body");
+    // A body of unknown length could not be held to the deadline: civetweb
+    // reads each chunk-size line a byte at a time, each read with its own wait.
+    if (chunked) return refuse(c, 411, "a request body needs a Content-Length");
+    const auto length = static_cast<unsigned long long>(ri->content_length);
+    if (length > st->options.max_body_bytes) return refuse(c, 413, "request body too large");
+    switch (read_body(c, *st, static_cast<std::size_t>(length), req.body)) {
+      case body_read::complete:
+        break;
+      case body_read::too_slow:
+        return refuse(c, 408, "request body too slow");
+      case body_read::cut_short:
+        return refuse(c, 400, "request body ended early");
     }
-    req.body.append(buf, static_cast<size_t>(n));
   }
 
   server_response r;
@@ -109,7 +206,13 @@ int dispatch(mg_connection* c, void* cbdata) {
   return r.status;
 }
 
-int log_message(const mg_connection*, const char*) { return 1; }  // silence stderr
+int log_message(const mg_connection*, const char*) { return 1; }
+
+// An IPv6 address (a pod IP on an IPv6 cluster) goes in brackets.
+std::string host_in_url(const std::string& address) {
+  const bool ipv6 = address.find(':') != std::string::npos && !address.starts_with('[');
+  return ipv6 ? "[" + address + "]" : address;
+}  // silence stderr
 
 void wake(std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -164,12 +267,25 @@ expected<std::unique_ptr<server>, std::string> server::start(server_options opti
   s->options_ = options;
   s->state_ = std::make_unique<state>(state{options, std::move(routes)});
 
-  std::string ports = options.bind_address + ":" + std::to_string(options.port) + (want_tls ? "s" : "");
-  std::string threads = std::to_string(std::max(1, options.threads));
-  std::string timeout = std::to_string(options.request_timeout_ms);
-  std::vector<const char*> opts = {
-      "listening_ports", ports.c_str(),       "num_threads", threads.c_str(), "request_timeout_ms",
-      timeout.c_str(),   "enable_keep_alive", "yes",         "tcp_nodelay",   "1"};
+  std::string ports =
+      host_in_url(options.bind_address) + ":" + std::to_string(options.port) + (want_tls ? "s" : "");
+  auto number = [](long long n) { return std::to_string(std::max(1LL, n)); };
+  const std::string threads = number(options.threads);
+  const std::string queue = number(options.connection_queue);
+  const std::string backlog = number(options.listen_backlog);
+  const std::string header_bytes = number(static_cast<long long>(options.max_header_bytes));
+  const std::string header_timeout = number(options.header_timeout_ms);
+  const bool keep_alive = options.keep_alive_timeout_ms > 0;
+  const std::string keep_alive_timeout = number(options.keep_alive_timeout_ms);
+  std::vector<const char*> opts = {"listening_ports",       ports.c_str(),
+                                   "num_threads",           threads.c_str(),
+                                   "connection_queue",      queue.c_str(),
+                                   "listen_backlog",        backlog.c_str(),
+                                   "max_request_size",      header_bytes.c_str(),
+                                   "request_timeout_ms",    header_timeout.c_str(),
+                                   "enable_keep_alive",     keep_alive ? "yes" : "no",
+                                   "keep_alive_timeout_ms", keep_alive_timeout.c_str(),
+                                   "tcp_nodelay",           "1"};
   if (want_tls) {
     opts.insert(opts.end(), {"ssl_certificate", options.tls_pem_file.c_str(), "ssl_protocol_version", "4"});
   }
@@ -190,12 +306,12 @@ expected<std::unique_ptr<server>, std::string> server::start(server_options opti
   s->ctx_ = mg_start2(&init, &err);
   if (s->ctx_ == nullptr)
     return unexpected{std::string("cannot start HTTP server on ") + ports + ": " + errtxt};
-  mg_set_request_handler(s->ctx_, "/", dispatch, s->state_.get());
-
   mg_server_port sp[4] = {};
   int n = mg_get_server_ports(s->ctx_, 4, sp);
   if (n < 1) return unexpected{std::string("HTTP server started without a listening port")};
   s->port_ = static_cast<std::uint16_t>(sp[0].port);
+  s->state_->port = s->port_;
+  mg_set_request_handler(s->ctx_, "/", dispatch, s->state_.get());
   return s;
 }
 
@@ -208,7 +324,8 @@ server::~server() {
 }
 
 std::string server::base_url() const {
-  return std::string(tls() ? "https://" : "http://") + options_.bind_address + ":" + std::to_string(port_);
+  return std::string(tls() ? "https://" : "http://") + host_in_url(options_.bind_address) + ":" +
+         std::to_string(port_);
 }
 
 std::string url_decode(std::string_view s) { return percent_decode(s, true); }

@@ -43,19 +43,52 @@ server_response message_response(int status, std::string_view message);
 
 using handler = std::function<server_response(const server_request&)>;
 
+// Whether a route reads a request body. A route that takes none answers a
+// request that announces one (a Content-Length above zero, or chunked) with
+// 413 without reading it, and closes the connection.
+enum class request_body { refused, accepted };
+
 struct route {
   std::string path;                  // exact match, or a prefix when it ends with '/'
   std::vector<std::string> methods;  // empty: any method
+  request_body body;                 // declared by every route: no default
   handler fn;
 };
 
+// What one endpoint lets a client hold. civetweb serves each connection on a
+// worker thread of its own, from the TLS handshake to the close, and queues
+// the connections it accepted beyond them (connection_queue, then the
+// kernel's listen backlog) in arrival order: a connection nobody serves waits
+// behind the slow ones. So an endpoint stays answerable while fewer than
+// `threads` connections are slow at once, and each slow one is let go within
+// the limits below. The defaults are safe for an endpoint on a network; the
+// manager sets each of its endpoints (cmd/octorun/endpoints.cpp).
 struct server_options {
   std::string bind_address = "127.0.0.1";
-  std::uint16_t port = 0;    // 0: the kernel picks a free port (see server::port)
-  std::string tls_pem_file;  // private key + certificate chain in one PEM file; empty: plain HTTP
-  int threads = 4;
+  std::uint16_t port = 0;     // 0: the kernel picks a free port (see server::port)
+  std::string tls_pem_file;   // private key + certificate chain in one PEM file; empty: plain HTTP
+  int threads = 16;           // connections served at once (the connection cap)
+  int connection_queue = 16;  // accepted connections waiting for a thread
+  // Connections the kernel holds before civetweb accepts them: beyond it the
+  // kernel drops connection attempts (retried a second later), so a burst of
+  // reconnects must not fill it.
+  int listen_backlog = 256;
   std::size_t max_body_bytes = 1 << 20;
-  int request_timeout_ms = 10'000;
+  std::size_t max_header_bytes = 16 << 10;  // the request line and headers
+  // The TLS handshake, and then the request line and headers, each must
+  // arrive within this (civetweb's request_timeout_ms: a deadline from the
+  // first byte it waits for, checked after each read, and a read waits at
+  // most this long, so a trickle is let go within twice this).
+  int header_timeout_ms = 5'000;
+  // How long a connection may wait idle for its next request; 0: one
+  // request per connection.
+  int keep_alive_timeout_ms = 0;
+  // The whole body must arrive within this after the headers ...
+  int body_timeout_ms = 10'000;
+  // ... and, once header_timeout_ms has passed, at this average rate at
+  // least: a body trickled a byte at a time is refused with 408 long before
+  // the deadline.
+  std::size_t min_body_bytes_per_second = 4096;
 };
 
 class server {

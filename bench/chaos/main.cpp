@@ -276,7 +276,7 @@ int run(const options& o) {
   std::atomic<std::size_t> next_endpoint{0};
   auto relay = http::server::start(
       {.bind_address = "127.0.0.1", .port = 0, .tls_pem_file = {}, .threads = 4},
-      {{"/hook", {"POST"}, [&](const http::server_request& r) {
+      {{"/hook", {"POST"}, http::request_body::accepted, [&](const http::server_request& r) {
           auto endpoints = managers.serving();
           std::string failure = "no replica was serving";
           if (!endpoints.empty()) {

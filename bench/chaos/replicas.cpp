@@ -50,6 +50,8 @@ void replicas::spawn(slot& s) {
                                    "--webhook-port=0",
                                    "--health-bind=127.0.0.1",
                                    "--health-port=0",
+                                   "--metrics-bind=127.0.0.1",
+                                   "--metrics-port=0",
                                    "--log-format=text",
                                    "--log-level=" + o_.log_level,
                                    "--scheduler.max-threads=2",

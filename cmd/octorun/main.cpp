@@ -1,7 +1,8 @@
 // octorun: the manager. Watches RunnerSets and runs GitHub Actions runners
 // as pods. Only the replica that holds the Lease reconciles and takes
-// webhook deliveries; every replica serves /healthz, /readyz and /metrics
-// (the state metrics hold data on the leader) and the admission webhook.
+// webhook deliveries; every replica serves /healthz and /readyz (on loopback,
+// for `octorun probe`), /metrics (the state metrics hold data on the leader)
+// and the admission webhook.
 //
 // `octorun --help` lists the flags (options.hpp). main owns the process:
 // it parses the flags, starts the every-replica parts (manager.hpp), and
@@ -27,6 +28,7 @@
 #include "cmd/octorun/caf_settings.hpp"
 #include "cmd/octorun/manager.hpp"
 #include "cmd/octorun/options.hpp"
+#include "cmd/octorun/probe.hpp"
 #include "cmd/octorun/stop_manager.hpp"
 #include "cmd/octorun/version.hpp"
 
@@ -120,6 +122,9 @@ void limit_malloc_arenas() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The exec probe: a short-lived process of its own, no actor system.
+  if (argc > 1 && std::string_view(argv[1]) == "probe")
+    return manager::probe(std::vector<std::string>(argv + 2, argv + argc), std::cerr);
   limit_malloc_arenas();
   // Signals are taken by the signal relay, never by CAF's threads.
   sigset_t signals;

@@ -20,6 +20,7 @@
 #include "adapters/admission/webhook_server.hpp"
 #include "adapters/http/http_server.hpp"
 #include "adapters/tls/ca_bundle.hpp"
+#include "cmd/octorun/endpoints.hpp"
 #include "cmd/octorun/version.hpp"
 #include "model/scope.hpp"
 
@@ -57,6 +58,7 @@ expected<std::shared_ptr<admission::webhook_server>, std::string> start_admissio
   admission::webhook_server_options wo;
   wo.bind_address = o.admission_bind;
   wo.port = o.admission_port;
+  wo.http = endpoints(o).admission;
   std::optional<admission::certificate_source> certs;
   if (!o.admission_cert_file.empty()) {
     certs = admission::certificate_source::from_files(
@@ -176,7 +178,8 @@ struct manager::replica_parts {
   controller::job_router router;
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
-  std::unique_ptr<http::server> health;
+  std::unique_ptr<http::server> health;   // /healthz, /readyz
+  std::unique_ptr<http::server> metrics;  // /metrics
   watched::observer metrics_feed;
 };
 
@@ -208,28 +211,35 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
   }
   auto leading = r.leading;
   auto scraped = m->settings_.metrics;
+  const auto limits = endpoints(opts);
+  // The probes on a listener of their own: no other port's clients can
+  // take their threads (docs/security.md).
   auto health = http::server::start(
-      {opts.health_bind, opts.health_port, "", 2, 1 << 16, 5000},
+      limits.probes,
       {{"/healthz",
         {"GET"},
+        http::request_body::refused,
         [](const http::server_request&) {
           return http::server_response{200, "text/plain", "ok", {}};
         }},
-       {"/readyz",
-        {"GET"},
-        [leading](const http::server_request&) {
+       {"/readyz", {"GET"}, http::request_body::refused, [leading](const http::server_request&) {
           // Every port of a follower is ready too (docs/operations.md): health,
           // metrics, admission, and the webhook intake, whose deliveries the
           // leader's sweep of GitHub's queue serves. Its endpoints start before
           // this one answers.
           return http::server_response{200, "text/plain", leading->load() ? "leading" : "standby", {}};
-        }},
-       {"/metrics", {"GET"}, [scraped](const http::server_request&) {
-          return http::server_response{
-              200, "text/plain; version=0.0.4; charset=utf-8", scraped->scrape(), {}};
         }}});
   if (!health) return unexpected<std::string>{"health server: " + health.error()};
   r.health = std::move(*health);
+  auto metrics_server = http::server::start(
+      limits.metrics,
+      {{"/metrics", {"GET"}, http::request_body::refused, [scraped](const http::server_request&) {
+          return http::server_response{
+              200, "text/plain; version=0.0.4; charset=utf-8", scraped->scrape(), {}};
+        }}});
+  if (!metrics_server) return unexpected<std::string>{"metrics server: " + metrics_server.error()};
+  r.metrics = std::move(*metrics_server);
+  spdlog::info("metrics on {}/metrics", r.metrics->base_url());
   spdlog::info("health endpoints on {}", r.health->base_url());
   r.metrics_feed = metrics::spawn_metrics_feed(sys, m->settings_.metrics->state());
   return m;
@@ -239,8 +249,7 @@ expected<ok_t, std::string> manager::start_webhook_intake() {
   github::intake_options iopts;
   iopts.secret = settings_.webhook_secret;
   iopts.allow_insecure = options_.insecure_webhook;
-  iopts.http.bind_address = options_.webhook_bind;
-  iopts.http.port = options_.webhook_port;
+  iopts.http = endpoints(options_).intake;
   iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
     // Unsigned requests are logged once in all (anyone can send them), the others once per delivery.
     const bool unsigned_request = std::string_view(reason) == "bad_signature";
@@ -270,6 +279,13 @@ expected<ok_t, std::string> manager::start_webhook_intake() {
   spdlog::info("webhook intake serving {} (standby until this replica leads)", intake_->url());
   return ok;
 }
+
+std::string manager::probes_url() const { return replica_->health->base_url(); }
+std::string manager::metrics_url() const { return replica_->metrics->base_url() + "/metrics"; }
+std::uint16_t manager::admission_port() const {
+  return replica_->admission_server ? replica_->admission_server->port() : 0;
+}
+std::string manager::intake_url() const { return intake_ ? intake_->url() : std::string(); }
 
 void manager::set_leader_gauge(bool leading) { settings_.metrics->set_leader(leading); }
 
@@ -351,6 +367,7 @@ void manager::stop() {
   r.metrics_feed = nullptr;
   r.admission_upkeep = nullptr;
   r.health.reset();
+  r.metrics.reset();
   r.admission_server.reset();
 }
 

@@ -1,5 +1,5 @@
 // The manager process's parts, split by where they run. Every replica serves
-// /healthz, /readyz and /metrics and (with --admission) the admission
+// /healthz and /readyz (on loopback), /metrics and (with --admission) the admission
 // webhook; only the replica holding the Lease runs the controller and the
 // GitHub webhook intake. Starting a server blocks, so both start on the
 // caller's thread (main), never on an actor of the shared scheduler; their
@@ -58,6 +58,13 @@ class manager {
   bool leading() const { return static_cast<bool>(controller_); }
   // Whether this replica leads, for the metrics.
   void set_leader_gauge(bool leading);
+
+  // Where the every-replica endpoints listen: the probes' base URL, the
+  // metrics URL, the admission port (0: none), the intake URL (empty: none).
+  std::string probes_url() const;
+  std::string metrics_url() const;
+  std::uint16_t admission_port() const;
+  std::string intake_url() const;
 
   // Stops the intake first (no new deliveries), then the controller (its
   // writes in flight finish or time out), then the every-replica parts.

@@ -45,9 +45,12 @@ const std::vector<flag>& flags() {
        "file holding the webhook secret (or set OCTORUN_WEBHOOK_SECRET)"},
       {"insecure-webhook", &options::insecure_webhook,
        "accept unsigned webhook deliveries (development only)"},
-      {"health-bind", &options::health_bind, "address of /healthz, /readyz and /metrics"},
-      {"health-port", &options::health_port,
-       "port of /healthz, /readyz and /metrics (Prometheus); 0: any free port"},
+      {"health-bind", &options::health_bind,
+       "address of /healthz and /readyz, a listener of their own (loopback: `octorun probe` asks them from "
+       "inside the pod)"},
+      {"health-port", &options::health_port, "port of /healthz and /readyz; 0: any free port"},
+      {"metrics-bind", &options::metrics_bind, "address of /metrics (the pod IP, for Prometheus)"},
+      {"metrics-port", &options::metrics_port, "port of /metrics (Prometheus); 0: any free port"},
       {"leader-elect", &options::leader_elect, "elect a leader among replicas on a Lease"},
       {"lease-namespace", &options::lease_namespace, "namespace of the leader-election Lease"},
       {"lease-name", &options::lease_name, "name of the leader-election Lease"},
@@ -303,7 +306,9 @@ std::string help_text() {
          "Usage: octorun [--flag=value | --flag value]...\n"
          "       octorun stop-manager --namespace=NS --deployment=NAME --selector=LABELS "
          "[--timeout-seconds=120]\n"
-         "         (the chart's pre-delete hook: scale the manager to 0, wait for its pods to leave)\n\n"
+         "         (the chart's pre-delete hook: scale the manager to 0, wait for its pods to leave)\n"
+         "       octorun probe [--port=N] [--path=/healthz] [--timeout-seconds=N]\n"
+         "         (the exec probe: asks the probe listener on 127.0.0.1; exit 0 when it answers 200)\n\n"
          "Flags:\n";
   for (const auto& f : flags()) {
     out << "  --" << f.name;

@@ -25,8 +25,12 @@ struct options {
   uint16_t webhook_port = 8080;
   std::string webhook_secret_file;
   bool insecure_webhook = false;
-  std::string health_bind = "0.0.0.0";
-  uint16_t health_port = 8081;
+  // The probes listen on loopback only: the exec probe (`octorun probe`)
+  // runs in the pod, and nothing on the pod network can reach or starve them.
+  std::string health_bind = "127.0.0.1";
+  uint16_t health_port = 8082;
+  std::string metrics_bind = "0.0.0.0";
+  uint16_t metrics_port = 8081;
   bool leader_elect = true;
   std::string lease_namespace = "default";
   std::string lease_name = "octorun-manager";

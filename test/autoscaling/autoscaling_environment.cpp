@@ -134,9 +134,9 @@ void set_up(environment& e) {
   e.watch = std::make_unique<test::namespace_watch>(*cfg, e.ns, *e.sim);
   e.manager = std::make_unique<test::octorun_process>(
       OCTORUN_BINARY, test::octorun_args(e.c->kubeconfig, e.ns, "hpa-0"), secret, e.dir + "/manager.log");
-  const auto health = e.manager->wait_health(60s);
-  require(!health.empty(), "the manager serves no health endpoints");
-  e.metrics_url = health + "/metrics";
+  const auto metrics = e.manager->wait_metrics(60s);
+  require(!metrics.empty(), "the manager serves no metrics");
+  e.metrics_url = metrics + "/metrics";
   const auto intake = e.manager->wait_leading(60s);
   require(!intake.empty(), "the manager does not lead");
   e.sim->set_webhook(intake, secret);
@@ -145,7 +145,7 @@ void set_up(environment& e) {
   // target label `namespace` (the manager's), so the manager's own
   // `namespace` label becomes `exported_namespace`, which the rules expect.
   e.prometheus_port = free_port("127.0.0.1");
-  const auto target = health.substr(health.find("//") + 2);
+  const auto target = metrics.substr(metrics.find("//") + 2);
   write_file(e.dir + "/prometheus.yml",
              "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
              "rule_files: ['" +

@@ -107,6 +107,8 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
                                          "--webhook-intake=false",
                                          "--health-bind=127.0.0.1",
                                          "--health-port=0",
+                                         "--metrics-bind=127.0.0.1",
+                                         "--metrics-port=0",
                                          "--log-format=text",
                                          "--scheduler.max-threads=2",
                                          "--github-http-hosts=127.0.0.1"};

@@ -64,6 +64,24 @@ bool selects(const YAML::Node& selector, const YAML::Node& labels) {
   return true;
 }
 
+// The probes: exec probes asking the loopback listener of their own; no
+// container port for it, and no httpGet that would need the pod IP.
+TEST(ChartRender, ProbesAreExecProbesOnALoopbackListenerOfTheirOwn) {
+  auto c = manager_container(deployment(ok("--set probes.port=8090")));
+  EXPECT_TRUE(has(args_of(c), "--health-bind=127.0.0.1"));
+  EXPECT_TRUE(has(args_of(c), "--health-port=8090"));
+  for (const char* probe : {"livenessProbe", "readinessProbe"}) {
+    EXPECT_FALSE(c[probe]["httpGet"]) << probe;
+    std::vector<std::string> command;
+    for (const auto& word : c[probe]["exec"]["command"]) command.push_back(word.as<std::string>());
+    ASSERT_GE(command.size(), 3u) << probe;
+    EXPECT_EQ(command[0], "/usr/bin/octorun");
+    EXPECT_EQ(command[1], "probe");
+    EXPECT_TRUE(has(command, "--port=8090")) << probe;
+  }
+  for (const auto& port : c["ports"]) EXPECT_NE(port["containerPort"].as<int>(), 8090);
+}
+
 TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIntake) {
   auto r = ok("");
   auto d = deployment(r);
@@ -75,9 +93,10 @@ TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIn
   auto args = args_of(c);
   for (const char* a :
        {"--log-level=info", "--log-format=json", "--leader-elect", "--lease-namespace=octorun-system",
-        "--lease-name=octorun-manager", "--health-port=8081", "--webhook-intake=false", "--admission",
-        "--admission-port=9443", "--admission-ca-secret=octorun-system/octorun-webhook-ca",
-        "--admission-inject-ca=octorun",
+        "--lease-name=octorun-manager", "--health-bind=127.0.0.1", "--health-port=8082",
+        "--metrics-bind=$(POD_IP)", "--metrics-port=8081", "--webhook-intake=false", "--admission",
+        "--admission-bind=$(POD_IP)", "--admission-port=9443",
+        "--admission-ca-secret=octorun-system/octorun-webhook-ca", "--admission-inject-ca=octorun",
         "--admission-dns-names=octorun-webhook.octorun-system.svc,octorun-webhook.octorun-system.svc.cluster."
         "local",
         "--scheduler.max-threads=2", "--max-runners=1000",
@@ -402,10 +421,12 @@ TEST(ChartRender, ProxyEnvironmentAndAnExtraCaBundleReachTheManager) {
          "--set extraEnv[1].name=NO_PROXY --set extraEnv[1].value=.svc "
          "--set extraCABundle.configMapName=ghes-ca --set extraCABundle.key=bundle.pem");
   auto c = manager_container(deployment(r));
-  ASSERT_EQ(c["env"].size(), 2u);
-  EXPECT_EQ(str(c["env"][0]["name"]), "HTTPS_PROXY");
-  EXPECT_EQ(str(c["env"][0]["value"]), "http://proxy:3128");
-  EXPECT_EQ(str(c["env"][1]["name"]), "NO_PROXY");
+  // After the chart's own POD_IP (the servers' bind address).
+  ASSERT_EQ(c["env"].size(), 3u);
+  EXPECT_EQ(str(c["env"][0]["name"]), "POD_IP");
+  EXPECT_EQ(str(c["env"][1]["name"]), "HTTPS_PROXY");
+  EXPECT_EQ(str(c["env"][1]["value"]), "http://proxy:3128");
+  EXPECT_EQ(str(c["env"][2]["name"]), "NO_PROXY");
   EXPECT_TRUE(has(args_of(c), "--github-ca-file=" + mount_path(c, "github-ca") + "/bundle.pem"));
   auto v = volume(pod_spec(r), "github-ca");
   EXPECT_EQ(str(v["configMap"]["name"]), "ghes-ca");

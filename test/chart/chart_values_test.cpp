@@ -131,6 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
         combination("--set metrics.serviceMonitor.enabled=true --set metrics.service.enabled=false",
                     {"metrics.serviceMonitor.enabled", "metrics.service.enabled"}),
         combination("--set metrics.port=9443", {"metrics.port", "admission.port"}),
+        combination("--set probes.port=8081", {"metrics.port", "probes.port"}),
         combination("--set serviceAccount.create=false", {"serviceAccount.name"}),
         bad_values{"--set monitoring.prometheusAdapterRules.namespaceLabel=ns",
                    {"/monitoring/prometheusAdapterRules/namespaceLabel"}},

@@ -28,12 +28,15 @@ class hostile_github {
     std::vector<http::route> routes{
         {"/api/v3/orgs/octo/actions/runners/registration-token",
          {"POST"},
+         http::request_body::accepted,
          stored(&hostile_github::registration_token_body, 201)},
         {"/api/v3/app/installations/42/access_tokens",
          {"POST"},
+         http::request_body::accepted,
          stored(&hostile_github::installation_token_body, 201)},
         {"/api/v3/actions/runner-registration",
          {"POST"},
+         http::request_body::accepted,
          [this](const http::server_request&) {
            std::lock_guard l(mu);
            if (!registration_redirect.empty()) {
@@ -50,6 +53,7 @@ class hostile_github {
          }},
         {"/tenant/",
          {},
+         http::request_body::accepted,
          [this](const http::server_request& req) {
            std::lock_guard l(mu);
            ++tenant_calls;
@@ -69,7 +73,7 @@ class hostile_github {
            }
            return r;
          }},
-        {"/queue", {"GET"}, stored(&hostile_github::message_body, 200)},
+        {"/queue", {"GET"}, http::request_body::refused, stored(&hostile_github::message_body, 200)},
     };
     auto s = http::server::start({}, std::move(routes));
     if (!s) ADD_FAILURE() << s.error();

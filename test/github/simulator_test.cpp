@@ -155,11 +155,12 @@ TEST(SimulatorControl, RunnerGroupsAreCreatedOverHttpAndListedByRest) {
 TEST(SimulatorControl, CancelsJobsLosesRunnersAndDropsDeliveries) {
   std::mutex mu;
   std::vector<std::string> bodies;
-  auto hook = http::server::start({}, {{"/hook", {"POST"}, [&](const http::server_request& r) {
-                                          std::lock_guard l(mu);
-                                          bodies.push_back(r.body);
-                                          return http::server_response{200, "text/plain", "ok", {}};
-                                        }}});
+  auto hook = http::server::start(
+      {}, {{"/hook", {"POST"}, http::request_body::accepted, [&](const http::server_request& r) {
+              std::lock_guard l(mu);
+              bodies.push_back(r.body);
+              return http::server_response{200, "text/plain", "ok", {}};
+            }}});
   ASSERT_TRUE(hook);
   auto sim = testing::start_simulator({});
   ASSERT_TRUE(sim);

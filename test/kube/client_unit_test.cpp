@@ -16,7 +16,7 @@ struct fake_api {
   std::unique_ptr<http::server> server;
   config cfg;
   explicit fake_api(http::handler fn) {
-    auto s = http::server::start({}, {{"/", {}, std::move(fn)}});
+    auto s = http::server::start({}, {{"/", {}, http::request_body::accepted, std::move(fn)}});
     if (!s) ADD_FAILURE() << s.error();
     server = std::move(*s);
     cfg.server = server->base_url();

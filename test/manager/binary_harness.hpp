@@ -50,6 +50,8 @@ inline std::vector<std::string> octorun_args(const std::string& kubeconfig, cons
           "--webhook-port=0",
           "--health-bind=127.0.0.1",
           "--health-port=0",
+          "--metrics-bind=127.0.0.1",
+          "--metrics-port=0",
           "--log-format=text",
           "--scheduler.max-threads=2",
           "--github-http-hosts=127.0.0.1"};
@@ -157,6 +159,10 @@ class octorun_process {
   std::string wait_health(std::chrono::milliseconds within) const {
     return wait_for_log(std::regex(R"(health endpoints on (http://[0-9.:]+))"), within);
   }
+  // The base URL of /metrics (a listener of its own) once it serves.
+  std::string wait_metrics(std::chrono::milliseconds within) const {
+    return wait_for_log(std::regex(R"(metrics on (http://[0-9.:]+)/metrics)"), within);
+  }
 
  private:
   bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
@@ -165,13 +171,13 @@ class octorun_process {
   pid_t pid_ = -1;
 };
 
-// The value of the first series of metric `name` on `health_url`/metrics
+// The value of the first series of metric `name` on `metrics_base`/metrics
 // whose labels include every `labels` pair (`key="value"`); "" if none.
-inline std::string scrape_metric(const std::string& health_url, const std::string& name,
+inline std::string scrape_metric(const std::string& metrics_base, const std::string& name,
                                  const std::vector<std::string>& labels) {
   http::client client;
   client.set_plain_http(true);
-  auto r = client.perform({"GET", health_url + "/metrics", {}, {}, std::chrono::seconds(5)});
+  auto r = client.perform({"GET", metrics_base + "/metrics", {}, {}, std::chrono::seconds(5)});
   if (!r || r->status != 200) return "";
   std::istringstream lines(r->body);
   for (std::string line; std::getline(lines, line);) {

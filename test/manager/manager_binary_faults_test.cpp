@@ -39,7 +39,9 @@ class ManagerBinaryFaults : public test::replicas_test_base {
  protected:
   ManagerBinaryFaults() : replicas_test_base("mgrf", {}) {
     auto server = http::server::start(
-        {}, {{"/hook", {"POST"}, [this](const http::server_request& r) { return on_delivery(r); }}});
+        {}, {{"/hook", {"POST"}, http::request_body::accepted, [this](const http::server_request& r) {
+                return on_delivery(r);
+              }}});
     if (!server) ADD_FAILURE() << server.error();
     relay_ = std::move(*server);
   }
@@ -185,12 +187,12 @@ TEST_F(ManagerBinaryFaults, EveryDeliverySentTwiceCountsOnce) {
   ASSERT_TRUE(all_completed(jobs)) << log_tails();
   expect_nothing_left("after the jobs");
   // Bad input is counted (and logged once).
-  const auto health = manager.wait_health(10s);
-  EXPECT_EQ(test::scrape_metric(health, "octorun_rejected_input_total",
+  const auto metrics = manager.wait_metrics(10s);
+  EXPECT_EQ(test::scrape_metric(metrics, "octorun_rejected_input_total",
                                 {"reason=\"duplicate_delivery\"", "source=\"webhook\""}),
             "10")
       << "each of the 10 deliveries, sent twice";
-  EXPECT_EQ(test::scrape_metric(health, "octorun_rejected_input_total", {"reason=\"unserved_repository\""}),
+  EXPECT_EQ(test::scrape_metric(metrics, "octorun_rejected_input_total", {"reason=\"unserved_repository\""}),
             "1");
   const auto log = manager.log();
   EXPECT_NE(log.find("no RunnerSet serves the repository other/app"), std::string::npos) << log_tails();
@@ -266,7 +268,7 @@ TEST_F(ManagerBinaryFaults, OutOfOrderDeliveriesEndEachJobOnce) {
     EXPECT_EQ(m->log().find("started on a runner that is being deleted"), std::string::npos) << log_tails();
   // A's late queued, B's queued after its start (and A's late start, if its
   // runner was still there) are bad input: counted, nothing else changed.
-  auto stale = test::scrape_metric(managers_.front()->wait_health(10s), "octorun_rejected_input_total",
+  auto stale = test::scrape_metric(managers_.front()->wait_metrics(10s), "octorun_rejected_input_total",
                                    {"reason=\"stale_delivery\""});
   EXPECT_TRUE(stale == "2" || stale == "3") << stale;
 

@@ -266,8 +266,8 @@ TEST_F(ManagerBinary, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
 TEST_F(ManagerBinary, ServesStateMetricsOnEveryReplicaWithTheControllerStateOnTheLeader) {
   start_manager();
   follower_ = launch("replica-1", follower_log_);
-  auto leader = manager_->wait_health(60s);
-  auto follower = follower_->wait_health(60s);
+  auto leader = manager_->wait_metrics(60s);
+  auto follower = follower_->wait_metrics(60s);
   ASSERT_FALSE(leader.empty()) << log_tail();
   ASSERT_FALSE(follower.empty()) << follower_->log_tail();
   apply_runnerset(3);
@@ -307,7 +307,7 @@ TEST_F(ManagerBinary, ServesStateMetricsOnEveryReplicaWithTheControllerStateOnTh
   EXPECT_TRUE(has_line(standby, R"(octorun_manager_leader{identity="replica-1"} 0)")) << standby;
   EXPECT_NE(standby.find("# TYPE octorun_runner_status_phase gauge"), std::string::npos) << standby;
   EXPECT_EQ(standby.find("runnerset=\"linux\""), std::string::npos) << standby;
-  EXPECT_EQ(http_get(follower + "/readyz"), "standby");
+  EXPECT_EQ(http_get(follower_->wait_health(10s) + "/readyz"), "standby");
 
   // The jobs end, the runners go, and so do their series.
   EXPECT_TRUE(all_completed(jobs, 120s)) << log_tail();

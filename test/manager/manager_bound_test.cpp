@@ -157,10 +157,10 @@ class ManagerRateLimit : public ManagerBound {
 
   // The value of the set's series of `name` on the manager's /metrics.
   std::string metric(const std::string& name) {
-    return test::scrape_metric(health_, name, {"runnerset=\"linux\""});
+    return test::scrape_metric(metrics_, name, {"runnerset=\"linux\""});
   }
 
-  std::string health_;
+  std::string metrics_;
 };
 
 TEST_F(ManagerRateLimit, ASpentBudgetPausesOnceFinishedRunnersGoAndRemovalsWaitForTheReset) {
@@ -176,7 +176,7 @@ TEST_F(ManagerRateLimit, ASpentBudgetPausesOnceFinishedRunnersGoAndRemovalsWaitF
   // The token's window starts with this call.
   ASSERT_EQ(rest_call().status, 200);
   start_manager();
-  health_ = manager_->wait_health(30s);
+  metrics_ = manager_->wait_metrics(30s);
   // An idle buffer of one runner and two jobs that run until completed by hand: 3 runners, 2 busy.
   create_set("Webhook", 3);
   test::kubectl(

@@ -34,7 +34,9 @@ class WebhookFailover : public test::replicas_test_base {
  protected:
   WebhookFailover() : replicas_test_base("mgrd", {}) {
     auto server = http::server::start(
-        {}, {{"/webhook", {"POST"}, [this](const http::server_request& r) { return on_delivery(r); }}});
+        {}, {{"/webhook", {"POST"}, http::request_body::accepted, [this](const http::server_request& r) {
+                return on_delivery(r);
+              }}});
     if (!server) ADD_FAILURE() << server.error();
     service_ = std::move(*server);
     sim_->set_webhook(service_->base_url() + "/webhook", secret_);
@@ -164,7 +166,7 @@ TEST_F(WebhookFailover, ABurstOf100JobsRunsOnceEachWhenTheLeaderIsKilledMidway) 
   // The unmatched job changed nothing: still queued, no runner for it; the
   // sweeps (every 10 s) did not count it as bad input again and again.
   EXPECT_EQ(sim_->job_state(unmatched), "queued");
-  auto rejected = test::scrape_metric(second.wait_health(10s), "octorun_rejected_input_total",
+  auto rejected = test::scrape_metric(second.wait_metrics(10s), "octorun_rejected_input_total",
                                       {"reason=\"no_matching_variant\""});
   EXPECT_TRUE(rejected.empty() || rejected == "1") << rejected;
   EXPECT_NE(second.log().find("no delivery brought"), std::string::npos)

@@ -75,8 +75,9 @@ expected<std::unique_ptr<simulator>, std::string> simulator::start(simulator_opt
   auto* im = s->impl_.get();
   im->options = options;
   im->pats.insert(options.pats.begin(), options.pats.end());
-  auto srv =
-      http::server::start(options.http, {{"/", {}, [im](const server_request& r) { return im->handle(r); }}});
+  auto srv = http::server::start(
+      options.http,
+      {{"/", {}, http::request_body::accepted, [im](const server_request& r) { return im->handle(r); }}});
   if (!srv) return unexpected{srv.error()};
   im->server = std::move(*srv);
   im->base = im->server->base_url();

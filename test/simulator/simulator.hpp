@@ -22,7 +22,18 @@
 namespace octorun::sim {
 
 struct simulator_options {
-  http::server_options http{.bind_address = "127.0.0.1", .port = 0, .tls_pem_file = {}, .threads = 48};
+  // Generous: the manager's clients keep their connections and hold long
+  // polls, and benchmarks open many at once.
+  http::server_options http{.bind_address = "127.0.0.1",
+                            .port = 0,
+                            .tls_pem_file = {},
+                            .threads = 48,
+                            .connection_queue = 64,
+                            .listen_backlog = 256,
+                            .header_timeout_ms = 10'000,
+                            .keep_alive_timeout_ms = 10'000,
+                            .body_timeout_ms = 60'000,
+                            .min_body_bytes_per_second = 0};
   std::string app_public_key_pem;  // GitHub App JWTs are verified with it; empty: App auth refused
   std::vector<std::string> pats{"ghp_simulator"};
   std::string webhook_url;  // workflow_job/ping deliveries go here when set

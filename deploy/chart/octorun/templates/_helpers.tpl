@@ -123,7 +123,7 @@ Combinations of values that cannot work; each message names the values.
 {{- fail "metrics.serviceMonitor.enabled=true needs metrics.service.enabled=true (the ServiceMonitor selects that Service)" -}}
 {{- end -}}
 {{- $ports := dict -}}
-{{- $named := list (list "metrics.port" $v.metrics.port) -}}
+{{- $named := list (list "metrics.port" $v.metrics.port) (list "probes.port" $v.probes.port) -}}
 {{- if $v.admission.enabled -}}{{- $named = append $named (list "admission.port" $v.admission.port) -}}{{- end -}}
 {{- if $v.githubWebhook.enabled -}}{{- $named = append $named (list "githubWebhook.port" $v.githubWebhook.port) -}}{{- end -}}
 {{- range $named -}}

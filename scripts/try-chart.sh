@@ -85,6 +85,7 @@ cat >"$work/this-run.values.yaml" <<EOF
 image: {tag: try}
 admission: {port: $(free_port)}
 metrics: {port: $(free_port)}
+probes: {port: $(free_port)}
 extraEnv:
 - {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
 - {name: KUBERNETES_SERVICE_PORT, value: "$api_port"}

@@ -77,7 +77,7 @@ class ChartInstall : public ::testing::Test {
     const std::string selector = " -l app.kubernetes.io/instance=" + release_ + " -o name";
     return kubectl(cluster(),
                    "get deployments,replicasets,pods,serviceaccounts,services,secrets,roles,rolebindings,"
-                   "poddisruptionbudgets,ingresses -A" +
+                   "poddisruptionbudgets,ingresses,networkpolicies -A" +
                        selector) +
            kubectl(cluster(),
                    "get clusterroles,clusterrolebindings,mutatingwebhookconfigurations,"
@@ -135,7 +135,7 @@ TEST_F(ChartInstall, InstallsUpgradesAndUninstallsCleanly) {
        {"serviceaccount/" + fullname_ + "-manager", "service/" + fullname_ + "-webhook",
         "service/" + fullname_ + "-manager-metrics", "service/" + fullname_ + "-github-webhook",
         "secret/" + fullname_ + "-github-webhook", "poddisruptionbudget/" + fullname_ + "-manager",
-        "role/" + fullname_ + "-manager-namespace"})
+        "networkpolicy/" + fullname_ + "-manager", "role/" + fullname_ + "-manager-namespace"})
     EXPECT_EQ(get(what, "{.metadata.name}", ns_), what.substr(what.find('/') + 1)) << what;
   EXPECT_EQ(get("role/" + fullname_ + "-manager", "{.metadata.name}", watched_), fullname_ + "-manager");
   for (const auto& what :
@@ -260,6 +260,32 @@ TEST_F(ChartInstall, TheManagerCannotListSecretsExecWriteRolesOrBindOtherRoles) 
     EXPECT_NE(refused.all().find("forbidden"), std::string::npos) << other << ": " << refused.all();
   }
   kubectl(cluster(), "delete clusterrole " + reader + " --ignore-not-found >/dev/null");
+}
+
+// The NetworkPolicy with every value narrowed, as the API server takes it (a
+// server-side dry run validates it against the real schema).
+TEST_F(ChartInstall, TheNetworkPolicyWithEveryValueIsValid) {
+  auto rendered = helm("template " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ +
+                       values("--set githubWebhook.secret=s"
+                              " --set networkPolicy.metrics.podSelector.matchLabels.app=prometheus"
+                              " --set networkPolicy.admission.ipBlocks={10.0.0.10/32}"
+                              " --set networkPolicy.githubWebhook.podSelector.matchLabels.app=ingress"
+                              " --set networkPolicy.githubWebhook.ipBlocks={192.30.252.0/22}"
+                              " --set-json 'networkPolicy.egress=[{\"to\":[{\"ipBlock\":{\"cidr\":"
+                              "\"0.0.0.0/0\"}}]}]'"
+                              " --show-only templates/manager-networkpolicy.yaml"));
+  ASSERT_EQ(rendered.status, 0) << rendered.all();
+  char path[] = "/tmp/octorun-netpol-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, rendered.output.data(), rendered.output.size()),
+            static_cast<ssize_t>(rendered.output.size()));
+  close(fd);
+  auto applied = run_shell(shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" +
+                           shell_quote(cluster().kubeconfig) + " apply --dry-run=server -o name -f " + path);
+  unlink(path);
+  EXPECT_EQ(applied.status, 0) << applied.all();
+  EXPECT_EQ(applied.output, "networkpolicy.networking.k8s.io/" + fullname_ + "-manager\n") << applied.all();
 }
 
 }  // namespace

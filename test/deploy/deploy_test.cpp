@@ -106,6 +106,7 @@ class Deploy : public test::binary_test_base {
     std::ofstream(values_) << R"({"fullnameOverride":")" << release_ << R"(","image":{"tag":")" << image_tag
                            << R"("},"watchNamespaces":[")" << ns_ << R"("],"admission":{"port":)"
                            << free_port() << R"(},"metrics":{"port":)" << free_port()
+                           << R"(},"probes":{"port":)" << free_port()
                            << R"(},"nodeSelector":{"kubernetes.io/hostname":")" << node_.name
                            << R"("},"extraEnv":[{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
                               R"({"name":"KUBERNETES_SERVICE_PORT","value":")"

@@ -54,7 +54,8 @@ TEST_F(DeployManifests, AreAcceptedByTheApiserverInAServerSideDryRun) {
   for (const char* file :
        {"namespace.yaml", "manager-rbac.yaml", "manager-deployment.yaml", "manager-pdb.yaml",
         "manager-metrics-service.yaml", "webhook-rbac.yaml", "webhook-service.yaml",
-        "webhook-configurations.yaml", "github-webhook-service.yaml", "prometheus-adapter-rules.yaml"}) {
+        "webhook-configurations.yaml", "github-webhook-service.yaml", "prometheus-adapter-rules.yaml",
+        "manager-networkpolicy.yaml"}) {
     auto out = run("apply --dry-run=server -f " + deploy_dir + "/" + file);
     EXPECT_TRUE(out.first) << file << ": " << out.second;
   }

@@ -130,8 +130,17 @@ body_read read_body(mg_connection* c, const server::state& st, std::size_t lengt
   const bool tls = !o.tls_pem_file.empty();
   out.resize(length);
   std::size_t have = 0;
+  // Nothing in the kernel: the rest is in civetweb's buffer (read with the
+  // headers) or still to come; a byte at a time, asking the kernel again
+  // every so often rather than before every byte.
+  int single_bytes = 0;
   while (have < length) {
-    const int n = mg_read(c, out.data() + have, readable_now(fd, tls, length - have));
+    std::size_t ask = 1;
+    if (single_bytes > 0)
+      --single_bytes;
+    else if (ask = readable_now(fd, tls, length - have); ask == 1)
+      single_bytes = 63;
+    const int n = mg_read(c, out.data() + have, ask);
     if (n < 0) return body_read::cut_short;  // the client closed or broke the connection
     have += static_cast<std::size_t>(n);
     if (have == length) break;

@@ -1,6 +1,6 @@
 // The octorun binary's command line, without a cluster: --version, --help,
-// `--flag value`, and one sentence with exit status 2 for every bad flag or
-// file it names.
+// `octorun probe`, `--flag value`, and one sentence with exit status 2 for
+// every bad flag or file it names.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "adapters/http/http_server.hpp"
 
 namespace octorun {
 namespace {
@@ -36,6 +38,26 @@ TEST(ManagerCli, VersionNamesTheVersionAndTheCommit) {
   EXPECT_EQ(o.status, 0);
   EXPECT_TRUE(o.output.starts_with(std::string("octorun ") + OCTORUN_VERSION + " (commit ")) << o.output;
   EXPECT_EQ(o.output.find("(commit )"), std::string::npos) << o.output;
+}
+
+// The exec probe: 0 when the listener on 127.0.0.1 answers 200, 1 on any
+// other answer or none, 2 on a bad argument.
+TEST(ManagerCli, ProbeExitsZeroOnlyWhenTheListenerAnswers200) {
+  auto srv = http::server::start(
+      {}, {{"/healthz", {"GET"}, http::request_body::refused, [](const http::server_request&) {
+              return http::server_response{200, "text/plain", "ok", {}};
+            }}});
+  ASSERT_TRUE(srv) << srv.error();
+  const auto port = " --port=" + std::to_string((*srv)->port());
+  EXPECT_EQ(run("probe" + port + " --path=/healthz").status, 0);
+  auto missing = run("probe" + port + " --path=/readyz");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find("answered 404"), std::string::npos) << missing.output;
+  const auto free_port = (*srv)->port();
+  srv->reset();  // nobody listens there now
+  EXPECT_EQ(run("probe --port=" + std::to_string(free_port)).status, 1);
+  EXPECT_EQ(run("probe --port=http").status, 2);
+  EXPECT_EQ(run("probe --path=healthz").status, 2);
 }
 
 TEST(ManagerCli, HelpListsTheFlags) {

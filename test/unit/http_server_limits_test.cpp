@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
 #include "test/support/raw_socket.hpp"
 
@@ -120,6 +121,22 @@ TEST(HttpServerLimits, ReadsAWholeBodyWithinTheLimits) {
       **srv, "POST /upload HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello");
   EXPECT_EQ(status_of(reply.bytes), 200) << reply.bytes;
   EXPECT_NE(reply.bytes.find("\r\n\r\nhello"), std::string::npos) << reply.bytes;
+}
+
+// A large body arrives whole: reads ask for what has arrived, in large
+// pieces once the kernel holds them.
+TEST(HttpServerLimits, ReadsALargeBodyWhole) {
+  server_options o;
+  o.max_body_bytes = 4 << 20;
+  auto srv = server::start(o, routes());
+  ASSERT_TRUE(srv) << srv.error();
+  client c;
+  c.set_plain_http(true);
+  const std::string body(3 << 20, 'x');
+  auto resp = c.perform({"POST", (*srv)->base_url() + "/upload", {}, body});
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_EQ(resp->body.size(), body.size());
 }
 
 // Headers that never end are let go after the header timeout: the thread

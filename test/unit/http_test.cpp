@@ -363,6 +363,23 @@ TEST_F(TlsServer, ServesHttpsThatVerifiesAgainstItsCa) {
   EXPECT_FALSE(refused);
 }
 
+// A body of several TLS records arrives whole (the server asks for no more
+// than whole records the kernel holds, http_server.cpp).
+TEST_F(TlsServer, ReadsALargeBodyWhole) {
+  server_options opts;
+  opts.tls_pem_file = pem_file;
+  opts.max_body_bytes = 4 << 20;
+  auto srv = server::start(opts, echo_routes());
+  ASSERT_TRUE(srv) << srv.error();
+  tls_options trust;
+  trust.ca_pem = ca.certificate;
+  client c(trust);
+  auto resp = c.perform({"POST", (*srv)->base_url() + "/echo", {}, std::string(3 << 20, 'y')});
+  ASSERT_TRUE(resp) << resp.error().message;
+  EXPECT_EQ(resp->status, 201);
+  EXPECT_EQ(resp->body.size(), std::string("POST   ").size() + (3u << 20));
+}
+
 TEST_F(TlsServer, FailsToStartWithAnUnreadableCertificate) {
   server_options opts;
   opts.tls_pem_file = "/nonexistent/octorun.pem";

@@ -76,9 +76,9 @@ struct server_options {
   std::size_t max_body_bytes = 1 << 20;
   std::size_t max_header_bytes = 16 << 10;  // the request line and headers
   // The TLS handshake, and then the request line and headers, each must
-  // arrive within this (civetweb's request_timeout_ms: a deadline from the
-  // first byte it waits for, checked after each read, and a read waits at
-  // most this long, so a trickle is let go within twice this).
+  // arrive within this (civetweb's request_timeout_ms: a deadline from when
+  // it starts waiting for them, checked after each read, and a read waits
+  // at most this long, so a trickle is let go within twice this).
   int header_timeout_ms = 5'000;
   // How long a connection may wait idle for its next request; 0: one
   // request per connection.

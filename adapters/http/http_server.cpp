@@ -215,13 +215,7 @@ int dispatch(mg_connection* c, void* cbdata) {
   return r.status;
 }
 
-int log_message(const mg_connection*, const char*) { return 1; }
-
-// An IPv6 address (a pod IP on an IPv6 cluster) goes in brackets.
-std::string host_in_url(const std::string& address) {
-  const bool ipv6 = address.find(':') != std::string::npos && !address.starts_with('[');
-  return ipv6 ? "[" + address + "]" : address;
-}  // silence stderr
+int log_message(const mg_connection*, const char*) { return 1; }  // silence stderr
 
 void wake(std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -276,8 +270,7 @@ expected<std::unique_ptr<server>, std::string> server::start(server_options opti
   s->options_ = options;
   s->state_ = std::make_unique<state>(state{options, std::move(routes)});
 
-  std::string ports =
-      host_in_url(options.bind_address) + ":" + std::to_string(options.port) + (want_tls ? "s" : "");
+  std::string ports = options.bind_address + ":" + std::to_string(options.port) + (want_tls ? "s" : "");
   auto number = [](long long n) { return std::to_string(std::max(1LL, n)); };
   const std::string threads = number(options.threads);
   const std::string queue = number(options.connection_queue);
@@ -333,8 +326,7 @@ server::~server() {
 }
 
 std::string server::base_url() const {
-  return std::string(tls() ? "https://" : "http://") + host_in_url(options_.bind_address) + ":" +
-         std::to_string(port_);
+  return std::string(tls() ? "https://" : "http://") + options_.bind_address + ":" + std::to_string(port_);
 }
 
 std::string url_decode(std::string_view s) { return percent_decode(s, true); }

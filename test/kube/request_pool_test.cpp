@@ -42,20 +42,20 @@ struct scripted_apiserver {
   config cfg;
 
   scripted_apiserver() {
-    auto started =
-        http::server::start({}, {{"/", {}, [this](const http::server_request& r) {
-                                    auto name = last_segment(r.path);  // .../namespaces/NS/configmaps/NAME
-                                    auto ns = last_segment(r.path.substr(0, r.path.rfind("/configmaps/")));
-                                    {
-                                      std::lock_guard l(mu);
-                                      served.push_back(ns + "/" + name);
-                                    }
-                                    if (name == "slow") {
-                                      slow_arrived.set_value();
-                                      released.wait();
-                                    }
-                                    return named(name);
-                                  }}});
+    auto started = http::server::start(
+        {}, {{"/", {}, http::request_body::refused, [this](const http::server_request& r) {
+                auto name = last_segment(r.path);  // .../namespaces/NS/configmaps/NAME
+                auto ns = last_segment(r.path.substr(0, r.path.rfind("/configmaps/")));
+                {
+                  std::lock_guard l(mu);
+                  served.push_back(ns + "/" + name);
+                }
+                if (name == "slow") {
+                  slow_arrived.set_value();
+                  released.wait();
+                }
+                return named(name);
+              }}});
     EXPECT_TRUE(started) << started.error();
     if (!started) return;
     server = std::move(*started);

@@ -73,11 +73,21 @@ std::uint16_t port_of(const sockaddr_storage& a) {
   return 0;
 }
 
+// The address of `a` as civetweb writes a remote address (inet_ntop).
+std::string address_of(const sockaddr_storage& a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET)
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(a).sin_addr, text, sizeof text);
+  else if (a.ss_family == AF_INET6)
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, text, sizeof text);
+  return text;
+}
+
 // The socket of the connection a handler serves (civetweb does not expose
-// it): the one whose local port is the server's and whose peer port is the
-// client's. The handler's thread owns it until the handler returns. -1: not
-// found.
-int connection_socket(std::uint16_t server_port, int remote_port) {
+// it): the one whose local port is the server's and whose peer is the
+// client (address and port: two clients may use the same source port). The
+// handler's thread owns it until the handler returns. -1: not found.
+int connection_socket(std::uint16_t server_port, const mg_request_info& client) {
   DIR* fds = ::opendir("/proc/self/fd");
   if (fds == nullptr) return -1;
   int found = -1;
@@ -89,7 +99,8 @@ int connection_socket(std::uint16_t server_port, int remote_port) {
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
         port_of(local) != server_port)
       continue;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0 || port_of(peer) != remote_port)
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0 ||
+        port_of(peer) != client.remote_port || address_of(peer) != client.remote_addr)
       continue;
     found = fd;
     break;
@@ -126,7 +137,7 @@ body_read read_body(mg_connection* c, const server::state& st, std::size_t lengt
   const auto start = clock::now();
   const auto deadline = start + std::chrono::milliseconds(o.body_timeout_ms);
   const auto grace = std::chrono::milliseconds(o.header_timeout_ms);
-  const int fd = connection_socket(st.port, mg_get_request_info(c)->remote_port);
+  const int fd = connection_socket(st.port, *mg_get_request_info(c));
   const bool tls = !o.tls_pem_file.empty();
   out.resize(length);
   std::size_t have = 0;

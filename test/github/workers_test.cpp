@@ -120,7 +120,7 @@ TEST_F(Workers, ScaleSetWorkerRunsTheListenerProtocol) {
           },
           fail);
   ASSERT_GT(id, 0);
-  self->request(*worker, 10s, open_session_atom::value, id, std::string{"host"})
+  self->request(*worker, 10s, open_session_atom::value, id, std::string{"host"}, std::string{})
       .receive([&](session_reply& s) { ASSERT_TRUE(s) << s.error().describe(); }, fail);
   sim::job_spec job;
   job.labels = {"linux"};

@@ -142,7 +142,7 @@ TEST_F(Loadtest, ABurstThroughTheWebhookIntakeMeetsItsTargetsAndWritesAReport) {
   tool_run run(with({"--intake=Webhook", "--webhook-url=" + webhook_, "--webhook-secret=" + secret_,
                      "--jobs=12", "--max-runners=4", "--job-duration=uniform:100ms:500ms",
                      "--max-queue-p99=60s", "--min-jobs-per-s=0.05", "--max-github-calls-per-job=3",
-                     "--max-rss-mib=512", "--manager-metrics=" + manager_->wait_health(10s) + "/metrics"}));
+                     "--max-rss-mib=512", "--manager-metrics=" + manager_->wait_metrics(10s) + "/metrics"}));
   ASSERT_EQ(run.wait(80s), 0) << run.output();
   auto out = run.output();
   // What the run cost, read off the manager's counters (their sums:

@@ -196,13 +196,13 @@ inline std::string scrape_metric(const std::string& metrics_base, const std::str
 // (docs/monitoring.md, "Job timeline") to have a sample for the RunnerSet
 // "linux" in `ns` (those at a Runner's end come once its deletion is
 // seen); the phases still without one, space-separated ("" when none).
-inline std::string job_phases_without_sample(const std::string& health_url, const std::string& ns,
+inline std::string job_phases_without_sample(const std::string& metrics_url, const std::string& ns,
                                              std::chrono::seconds within) {
   auto missing = [&] {
     std::string out;
     for (const char* phase : {"runner_created", "pod_scheduled", "containers_started", "runner_online",
                               "job_started", "job_completed", "runner_gone"}) {
-      const auto count = scrape_metric(health_url, "octorun_job_phase_seconds_count",
+      const auto count = scrape_metric(metrics_url, "octorun_job_phase_seconds_count",
                                        {"namespace=\"" + ns + "\"", "phase=\"" + std::string(phase) + "\"",
                                         "runnerset=\"linux\"", "variant=\"\""});
       if (count.empty() || count == "0") out += std::string(out.empty() ? "" : " ") + phase;

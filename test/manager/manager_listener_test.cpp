@@ -80,9 +80,9 @@ TEST_F(ManagerListener, ScalesFromZeroOnTheScaleSetsStatisticsAndBack) {
   EXPECT_EQ(sim_->calls("scaleset.create_session"), 1);
   // Every phase of the jobs' way has a sample (docs/monitoring.md), and none
   // of their timestamps was a problem: GitHub's clock is the cluster's here.
-  const auto health = manager_->wait_health(10s);
-  EXPECT_EQ(test::job_phases_without_sample(health, ns_, 30s), "") << manager_->log_tail();
-  EXPECT_EQ(test::scrape_metric(health, "octorun_job_phase_timestamp_problems_total",
+  const auto metrics = manager_->wait_metrics(10s);
+  EXPECT_EQ(test::job_phases_without_sample(metrics, ns_, 30s), "") << manager_->log_tail();
+  EXPECT_EQ(test::scrape_metric(metrics, "octorun_job_phase_timestamp_problems_total",
                                 {"namespace=\"" + ns_ + "\""}),
             "");
   // SIGTERM cuts the long poll in flight short and deletes the session, well
@@ -102,9 +102,14 @@ TEST_F(ManagerListener, AKilledManagerRestartsAndConvergesWithNothingLeaked) {
   ASSERT_TRUE(watch_->wait([](const test::namespace_watch& w) { return w.online() >= 1; }, 60s))
       << manager_->log_tail();
   const auto killed_session = open_session();
-  // The status recorded the session it opened, for a successor.
-  EXPECT_EQ(test::kubectl(c_, "-n " + ns_ + " get rset linux -o jsonpath={.status.sessionId}"),
-            killed_session);
+  // The status records the session it opened, for a successor (within the
+  // set's status hold: a replica killed sooner leaves no id, and its
+  // successor waits the session out).
+  auto recorded = [&] {
+    return test::kubectl(c_, "-n " + ns_ + " get rset linux -o jsonpath={.status.sessionId}");
+  };
+  ASSERT_TRUE(watch_->wait([&](const test::namespace_watch&) { return recorded() == killed_session; }, 30s))
+      << recorded() << " " << killed_session << manager_->log_tail();
   manager_->stop(SIGKILL);
   // Its session is still open on GitHub; the next manager deletes it (the
   // status names it) and opens its own long before GitHub lets it lapse.

@@ -4,6 +4,7 @@
 #include <civetweb.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -165,6 +166,36 @@ body_read read_body(mg_connection* c, const server::state& st, std::size_t lengt
   return body_read::complete;
 }
 
+// A refusal of a request whose body is still coming: the answer goes first,
+// then what the client keeps sending of the announced body is read and
+// dropped while it arrives without a pause, within the body deadline, and
+// the connection closes. Closing with unread bytes makes the kernel reset
+// the connection, and a client still sending then often loses the answer;
+// a client that pauses (or trickles) is not waited for.
+int refuse_body(mg_connection* c, const server::state& st, int status, const char* message,
+                unsigned long long announced) {
+  mg_send_http_error(c, status, "%s", message);
+  const int fd = connection_socket(st.port, *mg_get_request_info(c));
+  if (fd < 0) return status;
+  const bool tls = !st.options.tls_pem_file.empty();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(st.options.body_timeout_ms);
+  constexpr int pause_ms = 200;
+  std::string dropped(64 * 1024, '\0');
+  unsigned long long drained = 0;
+  while (drained < announced && std::chrono::steady_clock::now() < deadline) {
+    pollfd arriving{fd, POLLIN, 0};
+    if (::poll(&arriving, 1, pause_ms) <= 0) break;  // a pause, or the connection failed
+    int queued = 0;
+    if (::ioctl(fd, FIONREAD, &queued) != 0 || queued <= 0) break;  // closed by the client
+    const auto ask = std::min<std::size_t>(readable_now(fd, tls, announced - drained), dropped.size());
+    const int n = mg_read(c, dropped.data(), ask);
+    if (n <= 0) break;
+    drained += static_cast<unsigned long long>(n);
+  }
+  return status;
+}
+
 int dispatch(mg_connection* c, void* cbdata) {
   auto* st = static_cast<server::state*>(cbdata);
   const mg_request_info* ri = mg_get_request_info(c);
@@ -193,18 +224,25 @@ int dispatch(mg_connection* c, void* cbdata) {
   if (found == nullptr) {
     const int status = path_known ? 405 : 404;
     const char* why = path_known ? "method not allowed" : "not found";
-    if (has_body) return refuse(c, status, why);
+    if (chunked) return refuse(c, status, why);
+    if (has_body)
+      return refuse_body(c, *st, status, why, static_cast<unsigned long long>(ri->content_length));
     send(c, message_response(status, why));
     return status;
   }
 
   if (has_body) {
-    if (found->body == request_body::refused) return refuse(c, 413, "this route takes no request body");
     // A body of unknown length could not be held to the deadline: civetweb
     // reads each chunk-size line a byte at a time, each read with its own wait.
-    if (chunked) return refuse(c, 411, "a request body needs a Content-Length");
+    if (chunked)
+      return refuse(c, found->body == request_body::refused ? 413 : 411,
+                    found->body == request_body::refused ? "this route takes no request body"
+                                                         : "a request body needs a Content-Length");
     const auto length = static_cast<unsigned long long>(ri->content_length);
-    if (length > st->options.max_body_bytes) return refuse(c, 413, "request body too large");
+    if (found->body == request_body::refused)
+      return refuse_body(c, *st, 413, "this route takes no request body", length);
+    if (length > st->options.max_body_bytes)
+      return refuse_body(c, *st, 413, "request body too large", length);
     switch (read_body(c, *st, static_cast<std::size_t>(length), req.body)) {
       case body_read::complete:
         break;

@@ -31,46 +31,9 @@ dir=${2:-}
 [[ -n "$cmd" && -n "$dir" ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
 
 log() { echo "cluster.sh: $*" >&2; }
+# free_port, wait_for, launch, kill_named, start_reaper
+source "$here/daemons.sh"
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then
-      log "timed out waiting for $what"
-      return 1
-    fi
-    sleep 0.2
-  done
-}
-
-# Runs a daemon in a session of its own; its pid goes to DIR/pids/NAME.
-launch() {
-  local name=$1
-  shift
-  setsid "$@" >>"$dir/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$dir/pids/$name"
-}
-
-kill_named() {
-  local name=$1 sig=${2:-TERM}
-  [[ -f "$dir/pids/$name" ]] || return 0
-  local pid
-  pid=$(cat "$dir/pids/$name")
-  kill -s "$sig" "$pid" 2>/dev/null || true
-  # A zombie counts as gone: PID 1 in a container may not reap it promptly.
-  for _ in $(seq 1 20); do
-    state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
-    [[ -n "$state" && "$state" != Z* ]] || break
-    sleep 0.1
-  done
-  kill -s KILL "$pid" 2>/dev/null || true
-  rm -f "$dir/pids/$name"
-}
 
 make_certs() {
   local d=$dir/pki
@@ -208,17 +171,6 @@ EOF
   "$bin/kubectl" --kubeconfig="$dir/kubeconfig" taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
 }
 
-start_reaper() {
-  local owner=$1
-  # The reaper outlives a SIGKILLed owner: it runs in a session of its own.
-  setsid bash -c '
-    owner=$1 script=$2 dir=$3
-    while kill -0 "$owner" 2>/dev/null && [[ -d "$dir" ]]; do sleep 1; done
-    [[ -d "$dir" ]] && "$script" stop "$dir"
-  ' reaper "$owner" "$here/cluster.sh" "$dir" >/dev/null 2>&1 </dev/null &
-  echo $! >"$dir/pids/reaper"
-}
-
 case "$cmd" in
 start)
   owner=${3:-$PPID}
@@ -227,7 +179,7 @@ start)
   mkdir -p "$dir/logs" "$dir/pids" "$dir/etcd"
   dir=$(cd "$dir" && pwd)
   echo "$bin" >"$dir/bin"
-  start_reaper "$owner"
+  start_reaper "$owner" "$dir" "$here/cluster.sh" stop reaper
   make_certs
   etcd_port=$(free_port) peer_port=$(free_port) api_port=$(free_port)
   printf 'etcd_port=%s\npeer_port=%s\napi_port=%s\n' "$etcd_port" "$peer_port" "$api_port" >"$dir/ports"

@@ -39,46 +39,11 @@ usage() { sed -n '2,32p' "$0" >&2; exit 2; }
 [[ -n "$cmd" && -n "$dir" ]] || usage
 
 log() { echo "karpenter.sh: $*" >&2; }
+# free_port, wait_for, launch, kill_named, start_reaper
+source "$here/daemons.sh"
 
 nodepool=${KARPENTER_NODEPOOL:-runners}
 names=(karpenter karpenter-kwok karpenter-node-lifecycle)
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then
-      log "timed out waiting for $what (logs in $dir/logs)"
-      return 1
-    fi
-    sleep 0.2
-  done
-}
-
-launch() {  # launch NAME COMMAND...: a daemon in a session of its own, pid in DIR/pids/NAME
-  local name=$1
-  shift
-  setsid "$@" >>"$dir/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$dir/pids/$name"
-}
-
-kill_named() {
-  local name=$1 pid state
-  [[ -f "$dir/pids/$name" ]] || return 0
-  pid=$(cat "$dir/pids/$name")
-  kill -s TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do
-    state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
-    [[ -n "$state" && "$state" != Z* ]] || break
-    sleep 0.1
-  done
-  kill -s KILL "$pid" 2>/dev/null || true
-  rm -f "$dir/pids/$name"
-}
 
 ms() {  # ms NAME DEFAULT: a non-negative integer setting
   local v=${!1:-$2}
@@ -298,16 +263,6 @@ spec:
 EOF
 }
 
-start_reaper() {
-  local owner=$1
-  setsid bash -c '
-    owner=$1 script=$2 dir=$3
-    while kill -0 "$owner" 2>/dev/null && [[ -d "$dir/karpenter" ]]; do sleep 1; done
-    [[ -d "$dir/karpenter" ]] && "$script" down "$dir"
-  ' reaper "$owner" "$here/karpenter.sh" "$dir" >/dev/null 2>&1 </dev/null &
-  echo $! >"$dir/pids/karpenter-reaper"
-}
-
 case "$cmd" in
 up)
   [[ -f "$dir/env" && -f "$dir/bin" ]] || { log "$dir holds no running cluster (cluster.sh start $dir)"; exit 1; }
@@ -326,7 +281,7 @@ up)
   batch_max=$(duration KARPENTER_BATCH_MAX_DURATION 10s)
   mkdir "$dir/karpenter"
   mv "$staging"/* "$dir/karpenter/"
-  start_reaper "$owner"
+  start_reaper "$owner" "$dir/karpenter" "$here/karpenter.sh" down karpenter-reaper
   # A failed start leaves nothing running.
   trap 'status=$?; rm -rf "$staging"; ((status == 0)) || { log "up failed: stopping what it started"; "$here/karpenter.sh" down "$dir"; }' EXIT
 

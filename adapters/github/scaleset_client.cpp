@@ -1,5 +1,7 @@
 #include "adapters/github/scaleset_client.hpp"
 
+#include <algorithm>
+
 #include "adapters/github/crypto.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
@@ -84,6 +86,20 @@ scale_set parse_scale_set(const rapidjson::Value& v) {
   return s;
 }
 
+namespace {
+
+// A session id as the service makes them (a UUID): it goes into request
+// paths (refresh, delete) and into the RunnerSet's status (at most 64
+// characters in the CRD), so anything else from a server, or from a status
+// someone edited, is refused rather than sent or written.
+bool well_formed_session_id(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+  });
+}
+
+}  // namespace
+
 expected<scaleset_session, std::string> parse_session(std::string_view body) {
   auto parsed = json::parse(body, json::sources::actions_service_response);
   if (!parsed) return unexpected{"session: " + parsed.error()};
@@ -100,6 +116,8 @@ expected<scaleset_session, std::string> parse_session(std::string_view body) {
       s.message_queue_url.empty() || s.message_queue_token.empty() || st == nullptr || !st->IsObject())
     return unexpected{
         std::string("session lacks sessionId, messageQueueUrl, messageQueueAccessToken or statistics")};
+  if (!well_formed_session_id(s.session_id))
+    return unexpected{std::string("session's sessionId is not an id (letters, digits and '-', at most 64)")};
   s.statistics = parse_statistics(*st);
   s.statistics.scale_set_id = s.scale_set_id;
   return s;
@@ -342,7 +360,8 @@ result<scaleset_session> scaleset_client::take_over_session(std::int64_t scale_s
                                                             const std::string& owner_name,
                                                             const std::string& previous_session_id) {
   auto created = create_session(scale_set_id, owner_name);
-  if (created || created.error().kind != error_kind::conflict || previous_session_id.empty()) return created;
+  if (created || created.error().kind != error_kind::conflict || !well_formed_session_id(previous_session_id))
+    return created;
   auto r = service("DELETE", "_apis/runtime/runnerscalesets/" + std::to_string(scale_set_id) + "/sessions/" +
                                  previous_session_id);
   if (!r) return unexpected{r.error()};

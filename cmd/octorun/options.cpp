@@ -132,6 +132,19 @@ bool valid_namespace(const std::string& ns) {
                      [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
+}  // namespace
+
+bool whole_number(std::string_view text, long& out, long min, long max) {
+  long n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || n < min || n > max)
+    return false;
+  out = n;
+  return true;
+}
+
+namespace {
+
 template <class Number>
 expected<Number, std::string> number(const flag& f, const std::string& value) {
   Number n{};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/expected.hpp"
@@ -99,5 +100,9 @@ std::vector<std::string> comma_list(const std::string& s);
 // item, a URL (a scheme or a path) or a port (a scope's host is compared
 // without its port, so such an item would never match).
 std::optional<std::string> check_github_http_hosts(const std::string& value);
+
+// A subcommand's numeric flag value (`octorun probe`, `octorun stop-manager`):
+// the whole of `text` a decimal number within [min, max].
+bool whole_number(std::string_view text, long& out, long min, long max);
 
 }  // namespace octorun::manager

@@ -1,6 +1,5 @@
 #include "cmd/octorun/probe.hpp"
 
-#include <charconv>
 #include <chrono>
 #include <ostream>
 #include <string_view>
@@ -9,23 +8,14 @@
 #include "cmd/octorun/options.hpp"
 
 namespace octorun::manager {
-namespace {
-
-bool number(std::string_view text, long& out, long min, long max) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size() && out >= min && out <= max;
-}
-
-}  // namespace
-
 int probe(const std::vector<std::string>& args, std::ostream& err) {
   long port = options{}.health_port;
   long timeout_seconds = 1;
   std::string path = "/healthz";
   for (const auto& arg : args) {
     std::string_view a = arg;
-    if (a.starts_with("--port=") && number(a.substr(7), port, 1, 65535)) continue;
-    if (a.starts_with("--timeout-seconds=") && number(a.substr(18), timeout_seconds, 1, 3600)) continue;
+    if (a.starts_with("--port=") && whole_number(a.substr(7), port, 1, 65535)) continue;
+    if (a.starts_with("--timeout-seconds=") && whole_number(a.substr(18), timeout_seconds, 1, 3600)) continue;
     if (a.starts_with("--path=/")) {
       path = a.substr(7);
       continue;

@@ -7,6 +7,7 @@
 
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
+#include "cmd/octorun/options.hpp"
 
 namespace octorun::manager {
 namespace {
@@ -34,14 +35,11 @@ expected<stop_manager_options, std::string> parse_stop_manager(const std::vector
     else if (name == "selector")
       o.selector = value;
     else if (name == "timeout-seconds") {
-      try {
-        std::size_t used = 0;
-        o.timeout_seconds = std::stoi(value, &used);
-        if (used != value.size() || o.timeout_seconds < 1) throw std::invalid_argument(value);
-      } catch (const std::exception&) {
+      long seconds = 0;
+      if (!whole_number(value, seconds, 1, 24 * 3600))
         return unexpected{"stop-manager: --timeout-seconds takes a positive whole number, got '" + value +
                           "'"};
-      }
+      o.timeout_seconds = static_cast<int>(seconds);
     } else
       return unexpected{"stop-manager: unknown flag --" + name};
   }

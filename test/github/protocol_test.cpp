@@ -131,6 +131,23 @@ TEST(ScaleSetProtocol, SessionNeedsItsDocumentedFields) {
   EXPECT_FALSE(parse_session("[]"));
 }
 
+// The session id goes into request paths and the RunnerSet's status (at most
+// 64 characters): a hostile service's id that is not one is refused.
+TEST(ScaleSetProtocol, ASessionIdThatIsNotAnIdIsRefused) {
+  auto with_id = [](const std::string& id) {
+    return parse_session(R"({"sessionId":")" + id +
+                         R"(","messageQueueUrl":"http://q",)"
+                         R"("messageQueueAccessToken":"t","statistics":{}})");
+  };
+  EXPECT_TRUE(with_id("5d6b2c1e-8f3a-4b7c-9d0e-1f2a3b4c5d6e"));
+  for (const std::string& bad :
+       std::vector<std::string>{"../../scalesets/7", "a/b", "a?b=c", "a b", std::string(65, 'a')}) {
+    auto refused = with_id(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().find("sessionId is not an id"), std::string::npos) << refused.error();
+  }
+}
+
 TEST(ScaleSetProtocol, ScaleSetJsonFollowsTheGoClients) {
   scale_set s;
   s.name = "arc";

@@ -168,5 +168,20 @@ TEST_F(ListenerActor, LeavesASessionItDidNotOpen) {
   listener = nullptr;
 }
 
+// A recorded id that is not an id (a status someone edited) is never put in
+// a request path: no delete is sent, the conflict stands.
+TEST_F(ListenerActor, NeverSendsARecordedSessionIdThatIsNotAnId) {
+  const auto held = abandoned_session();
+  ASSERT_FALSE(held.empty());
+  start("../../" + std::to_string(scale_set_id));
+  bool ended = false;
+  router->receive([&](const caf::down_msg& d) { ended = d.reason != caf::none; },
+                  caf::after(std::chrono::seconds(20)) >> [] {});
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(sim->calls("scaleset.delete_session"), 0);
+  EXPECT_EQ(session_on_the_service(), held);
+  listener = nullptr;
+}
+
 }  // namespace
 }  // namespace octorun::listener

@@ -244,7 +244,6 @@ int run(const options& o) {
   auto key = github::testing::generate_rsa_key(2048);
   if (!key) throw std::runtime_error(key.error());
   sim::simulator_options so;
-  so.app_public_key_pem = key->public_key;
   so.session_idle_timeout = 30s;
   so.installation_token_ttl = 600s;
   so.rate_limit = 10000;
@@ -252,7 +251,8 @@ int run(const options& o) {
   if (!simulator) throw std::runtime_error(simulator.error());
   auto& sim = **simulator;
   sim.add_organization("acme");
-  sim.add_app_installation(77, "acme");
+  sim.add_app({4242, "Iv1.chaos", key->public_key});
+  sim.add_app_installation(4242, 77, "acme");
   std::string pat = random_token(rng, "ghp_"), webhook_secret = random_token(rng, "whsec_");
   sim.add_pat(pat);
 

@@ -1,16 +1,12 @@
-// The REST client against the simulator: every call, its success and its errors;
-// App auth with a JWT the simulator verifies; token refresh; rate-limit backoff.
-#include "adapters/github/crypto.hpp"
+// The REST client against the simulator: every call, its success and its
+// errors; rate-limit backoff. (App auth: app_auth_test.cpp.)
 #include "test/github/sim_fixture.hpp"
-#include "test/support/jwt_testing.hpp"
 
 namespace octorun::github {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::fast_calls;
-using testing::generate_rsa_key;
-using testing::rsa_key_pem;
 using testing::sleep_log;
 
 struct RestClient : ::testing::Test {
@@ -343,110 +339,6 @@ TEST_F(RestClient, GarbageBodiesAreBadResponsesNotCrashes) {
   auto raw = c.call("GET", "/repos/octo/app/actions/runners/abc");
   ASSERT_TRUE(raw);
   EXPECT_EQ(raw->status, 404);
-}
-
-struct AppAuth : ::testing::Test {
-  void SetUp() override {
-    auto k = generate_rsa_key(2048);
-    ASSERT_TRUE(k) << k.error();
-    key = *k;
-    sim::simulator_options o;
-    o.app_public_key_pem = key.public_key;
-    o.installation_token_ttl = 400s;
-    sim = testing::start_simulator(o);
-    sim->add_app_installation(42, "octo");
-  }
-  rsa_key_pem key;
-  std::unique_ptr<sim::simulator> sim;
-  std::shared_ptr<sleep_log> sleeps = std::make_shared<sleep_log>();
-};
-
-TEST_F(AppAuth, JwtIsVerifiedAndTheInstallationTokenCached) {
-  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
-  rest_client c(
-      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, fast_calls(sleeps)});
-  ASSERT_TRUE(c.registration_token());
-  ASSERT_TRUE(c.list_runners());
-  EXPECT_EQ(sim->calls("rest.app_token"), 1);
-  EXPECT_EQ(app->fetches(), 1);
-}
-
-TEST_F(AppAuth, TokenIsRefreshedBeforeExpiry) {
-  std::atomic<std::int64_t> now{
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count()};
-  auto opts = fast_calls(sleeps);
-  opts.now = [&now] { return now.load(); };
-  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
-  rest_client c(rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, opts});
-  ASSERT_TRUE(c.registration_token());
-  now += 50;  // 350 s left: still more than the 300 s margin
-  ASSERT_TRUE(c.registration_token());
-  EXPECT_EQ(app->fetches(), 1);
-  now += 51;  // 299 s left: refreshed ahead of expiry
-  ASSERT_TRUE(c.registration_token());
-  EXPECT_EQ(app->fetches(), 2);
-  EXPECT_EQ(sim->calls("rest.app_token"), 2);
-}
-
-TEST_F(AppAuth, ExpiredTokenIsRefreshedOnceAfter401) {
-  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
-  rest_client c(
-      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, fast_calls(sleeps)});
-  ASSERT_TRUE(c.registration_token());
-  sim->expire_tokens();
-  auto r = c.registration_token();
-  ASSERT_TRUE(r) << r.error().describe();
-  EXPECT_EQ(app->fetches(), 2);
-  EXPECT_EQ(sim->calls("rest.registration_token"), 3);  // ok, 401, ok
-}
-
-// Issue 32: the simulator gave a token for any installation id, so a test
-// could not tell an App JWT that reaches every installation of the App from
-// one that reaches its own. GitHub answers 404 for an installation not of the
-// App, and an installation token reaches only its installation's account
-// and granted repositories.
-TEST_F(AppAuth, TokensOnlyForTheAppsInstallationsAndOnlyTheirScopes) {
-  auto stranger = app_auth({"Iv1.simulated", 4343, key.private_key, sim->api_url()});
-  rest_client other(
-      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, stranger, fast_calls(sleeps)});
-  auto refused = other.registration_token();
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(sim->calls("rest.app_token"), 1);
-  EXPECT_EQ(sim->calls("rest.registration_token"), 0) << "an installation not of the App got a token";
-
-  sim->add_organization("elsewhere");
-  auto app = app_auth({"Iv1.simulated", 42, key.private_key, sim->api_url()});
-  rest_client theirs(
-      rest_options{sim->api_url(), {scope_kind::organization, "elsewhere", {}}, app, fast_calls(sleeps)});
-  auto r = theirs.list_runners();
-  ASSERT_FALSE(r) << "installation 42 (on octo) served the organisation elsewhere";
-  EXPECT_EQ(r.error().kind, error_kind::not_found);
-
-  sim->add_repository("acme/granted");
-  sim->add_repository("acme/withheld");
-  sim->add_app_installation(7, "acme", {"granted"});
-  auto acme = app_auth({"Iv1.simulated", 7, key.private_key, sim->api_url()});
-  rest_client granted(
-      rest_options{sim->api_url(), {scope_kind::repository, "acme", "granted"}, acme, fast_calls(sleeps)});
-  rest_client withheld(
-      rest_options{sim->api_url(), {scope_kind::repository, "acme", "withheld"}, acme, fast_calls(sleeps)});
-  EXPECT_TRUE(granted.list_runners());
-  auto w = withheld.list_runners();
-  ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().kind, error_kind::not_found);
-}
-
-TEST_F(AppAuth, JwtSignedWithAnotherKeyIsRefused) {
-  auto other = generate_rsa_key(2048);
-  ASSERT_TRUE(other);
-  auto app = app_auth({"Iv1.simulated", 42, other->private_key, sim->api_url()});
-  rest_client c(
-      rest_options{sim->api_url(), {scope_kind::organization, "octo", {}}, app, fast_calls(sleeps)});
-  auto r = c.registration_token();
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, error_kind::unauthorized);
-  EXPECT_NE(r.error().message.find("installation token"), std::string::npos);
 }
 
 }  // namespace

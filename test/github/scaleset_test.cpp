@@ -92,6 +92,11 @@ TEST_F(ScaleSet, RegistersAndManagesScaleSets) {
   auto dup = c->create_scale_set(s);
   ASSERT_FALSE(dup);
   EXPECT_EQ(dup.error().kind, error_kind::conflict);
+  scale_set upper = s;
+  upper.name = "ARC";  // taken in any letter case, as the lookup finds it
+  auto taken = c->create_scale_set(upper);
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().kind, error_kind::conflict);
   ASSERT_TRUE(c->delete_scale_set(s.id));
   auto gone = c->get_scale_set(s.id);
   ASSERT_FALSE(gone);

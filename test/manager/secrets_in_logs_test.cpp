@@ -56,7 +56,6 @@ const github::testing::rsa_key_pem& app_key() {
 
 sim::simulator_options secrets_simulator() {
   sim::simulator_options o;
-  o.app_public_key_pem = app_key().public_key;
   o.long_poll = 3s;
   o.session_idle_timeout = 4s;
   o.installation_token_ttl = 3600s;
@@ -67,7 +66,8 @@ class SecretsInLogs : public test::binary_test_base {
  protected:
   SecretsInLogs() : binary_test_base("sec", secrets_simulator()) {
     sim_->add_pat(pat_);
-    sim_->add_app_installation(77, "acme");
+    sim_->add_app({4242, "Iv1.secrets", app_key().public_key});
+    sim_->add_app_installation(4242, 77, "acme");
     auto cfg = kube::load_kubeconfig(c_.kubeconfig);
     if (!cfg) ADD_FAILURE() << cfg.error();
     // The JIT configurations as the runners get them: the data of every

@@ -1,6 +1,7 @@
 // github-simulator: the GitHub simulator as a process, for the demo and the bench.
-//   github-simulator [--port N] [--bind ADDR] [--tls-pem FILE] [--app-public-key FILE]
-//                    [--webhook-url URL] [--webhook-secret S] [--pat TOKEN]... [--repo o/r]... [--org o]...
+//   github-simulator [--port N] [--bind ADDR] [--tls-pem FILE] [--app ID:CLIENT_ID:PUBLIC_KEY_FILE]...
+//                    [--app-installation APP_ID:ID:ACCOUNT[:REPO,...]]... [--webhook-url URL]
+//                    [--webhook-secret S] [--pat TOKEN]... [--repo o/r]... [--org o]...
 //                    [--long-poll-ms N] [--token-ttl-s N] [--admin-token-ttl-s N]
 //                    [--session-idle-timeout-ms N] [--rate-limit N] [--rate-limit-window-s N]
 //                    [--auto-online] [--auto-scopes]
@@ -21,12 +22,39 @@ std::string read_file(const std::string& path) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+// "a:b:rest" -> {"a", "b", "rest"}: at most `n` parts, the last keeps its colons.
+std::vector<std::string> split_colons(const std::string& s, std::size_t n) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (out.size() + 1 < n) {
+    auto colon = s.find(':', from);
+    if (colon == std::string::npos) break;
+    out.push_back(s.substr(from, colon - from));
+    from = colon + 1;
+  }
+  out.push_back(s.substr(from));
+  return out;
+}
+
+std::int64_t positive(const std::string& s) {
+  char* end = nullptr;
+  auto v = std::strtoll(s.c_str(), &end, 10);
+  return end != s.c_str() && *end == '\0' && v > 0 ? v : 0;
+}
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "github-simulator: " << message << "\n";
+  std::exit(2);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   octorun::sim::simulator_options o;
   std::vector<std::string> repos, orgs;
+  std::vector<octorun::sim::github_app> apps;
   struct installation {
+    std::int64_t app_id;
     std::int64_t id;
     std::string account;
     std::vector<std::string> granted;
@@ -48,19 +76,23 @@ int main(int argc, char** argv) {
       o.http.bind_address = next();
     else if (a == "--tls-pem")
       o.http.tls_pem_file = next();
-    else if (a == "--app-public-key")
-      o.app_public_key_pem = read_file(next());
-    else if (a == "--app-installation") {  // ID:ACCOUNT[:REPO,REPO...]
-      auto spec = next();
-      auto colon = spec.find(':');
-      auto rest = colon == std::string::npos ? std::string() : spec.substr(colon + 1);
-      auto account = rest.substr(0, rest.find(':'));
+    else if (a == "--app") {  // ID:CLIENT_ID:PUBLIC_KEY_FILE
+      auto parts = split_colons(next(), 3);
+      if (parts.size() != 3 || positive(parts[0]) == 0 || parts[1].empty())
+        usage_error("--app wants ID:CLIENT_ID:PUBLIC_KEY_FILE");
+      auto key = read_file(parts[2]);
+      if (key.empty()) usage_error("--app: cannot read a public key from " + parts[2]);
+      apps.push_back({positive(parts[0]), parts[1], key});
+    } else if (a == "--app-installation") {  // APP_ID:ID:ACCOUNT[:REPO,REPO...]
+      auto parts = split_colons(next(), 4);
+      if (parts.size() < 3 || positive(parts[0]) == 0 || positive(parts[1]) == 0 || parts[2].empty())
+        usage_error("--app-installation wants APP_ID:ID:ACCOUNT[:REPO,...]");
       std::vector<std::string> granted;
-      if (rest.find(':') != std::string::npos) {
-        std::stringstream list(rest.substr(rest.find(':') + 1));
+      if (parts.size() == 4) {
+        std::stringstream list(parts[3]);
         for (std::string r; std::getline(list, r, ',');) granted.push_back(r);
       }
-      installations.push_back({std::atoll(spec.substr(0, colon).c_str()), account, granted});
+      installations.push_back({positive(parts[0]), positive(parts[1]), parts[2], granted});
     } else if (a == "--webhook-url")
       o.webhook_url = next();
     else if (a == "--webhook-secret")
@@ -109,7 +141,9 @@ int main(int argc, char** argv) {
   }
   for (const auto& r : repos) (*sim)->add_repository(r);
   for (const auto& org : orgs) (*sim)->add_organization(org);
-  for (const auto& [id, account, granted] : installations) (*sim)->add_app_installation(id, account, granted);
+  for (const auto& app : apps) (*sim)->add_app(app);
+  for (const auto& [app_id, id, account, granted] : installations)
+    (*sim)->add_app_installation(app_id, id, account, granted);
   std::cout << "listening on " << (*sim)->base_url() << std::endl;
   int sig = 0;
   sigwait(&set, &sig);

@@ -43,6 +43,22 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     pats.insert(token);
     return ok();
   }
+  if (what == "apps" && post) {
+    github_app app{json::i64(d, "id"), json::str(d, "client_id"), json::str(d, "public_key_pem")};
+    if (app.id <= 0 || app.public_key_pem.empty())
+      return rest_error(400, "apps needs an id and a public_key_pem");
+    apps[app.id] = app;
+    return ok();
+  }
+  if (what == "app-installations" && post) {
+    auto app_id = json::i64(d, "app_id");
+    auto id = json::i64(d, "id");
+    auto account = json::str(d, "account");
+    if (apps.count(app_id) == 0 || id <= 0 || account.empty())
+      return rest_error(400, "app-installations needs the app_id of an App, an id and an account");
+    installations[id] = {app_id, account, json::strings(d, "repositories")};
+    return ok();
+  }
   if (what == "webhook" && post) {
     options.webhook_url = json::str(d, "url");
     options.webhook_secret = json::str(d, "secret");

@@ -87,28 +87,47 @@ bool simulator::impl::token_covers(const std::string& token, const std::string& 
                      [&](const std::string& r) { return lower(r) == repo; });
 }
 
+// The App is the one the JWT's iss names (its id or its client id), and the
+// JWT must verify with that App's key. GitHub's answers: "Integration not
+// found" (404) for an iss that names no App (actions/create-github-app-token
+// issue 76); "A JSON web token could not be decoded" (401) for a JWT the
+// named App's key does not verify (octokit's auth-app.js issue 375: a valid
+// key with another App's id gets that); and 404 "Not Found" for an
+// installation that is not the App's.
+server_response simulator::impl::installation_token(const server_request& r, std::int64_t installation) {
+  const auto undecodable = "A JSON web token could not be decoded";
+  std::string_view h = r.header_value("authorization");
+  if (!h.starts_with("Bearer ")) return rest_error(401, undecodable);
+  const auto jwt = h.substr(7);
+  auto named = github::peek_jwt_claims(jwt);
+  if (!named) return rest_error(401, undecodable);
+  auto app = std::find_if(apps.begin(), apps.end(), [&](const auto& kv) {
+    return std::to_string(kv.first) == named->iss ||
+           (!kv.second.client_id.empty() && kv.second.client_id == named->iss);
+  });
+  if (app == apps.end()) return rest_error(404, "Integration not found");
+  auto claims = github::testing::verify_app_jwt(jwt, app->second.public_key_pem, now());
+  if (!claims) return rest_error(401, std::string(undecodable) + ": " + claims.error());
+  auto owned = installations.find(installation);
+  if (owned == installations.end() || owned->second.app_id != app->first) return rest_error(404, "Not Found");
+  auto token = new_token("ghs_");
+  auto expires = now() + options.installation_token_ttl.count();
+  installation_tokens[token] = expires;
+  token_installation[token] = installation;
+  return json_response(
+      201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + format_rfc3339(expires) +
+               "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
+               "\"write\"},\"repository_selection\":\"" +
+               (owned->second.repositories.empty() ? "all" : "selected") + "\"}");
+}
+
 server_response simulator::impl::rest(const server_request& r, const std::vector<std::string>& seg,
                                       lock_type& lock) {
   const bool post = r.method == "POST";
   // App installation token: Bearer <App JWT>.
   if (seg.size() == 4 && seg[0] == "app" && seg[1] == "installations" && seg[3] == "access_tokens" && post) {
     if (auto f = enter("rest.app_token", false, lock)) return *f;
-    std::string_view h = r.header_value("authorization");
-    if (!h.starts_with("Bearer ")) return rest_error(401, "A JSON web token could not be decoded");
-    if (options.app_public_key_pem.empty()) return rest_error(401, "A JSON web token could not be decoded");
-    auto claims = github::testing::verify_app_jwt(h.substr(7), options.app_public_key_pem, now());
-    if (!claims) return rest_error(401, "A JSON web token could not be decoded: " + claims.error());
-    // Only an installation of this App (GitHub: 404 for any other id).
-    const auto installation = std::atoll(seg[2].c_str());
-    if (installations.count(installation) == 0) return rest_error(404, "Not Found");
-    auto token = new_token("ghs_");
-    auto expires = now() + options.installation_token_ttl.count();
-    installation_tokens[token] = expires;
-    token_installation[token] = installation;
-    return json_response(
-        201, "{\"token\":" + json::quote(token) + ",\"expires_at\":\"" + format_rfc3339(expires) +
-                 "\",\"permissions\":{\"administration\":\"write\",\"organization_self_hosted_runners\":"
-                 "\"write\"},\"repository_selection\":\"all\"}");
+    return installation_token(r, std::atoll(seg[2].c_str()));
   }
   // Actions service registration: RemoteAuth <registration token>. The body
   // names the configuration URL (github.com, *.ghe.com or GHES form); its path

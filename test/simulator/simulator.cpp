@@ -316,10 +316,14 @@ void simulator::add_enterprise(const std::string& slug) {
   std::lock_guard l(impl_->mu);
   impl_->scopes.insert("enterprises/" + slug);
 }
-void simulator::add_app_installation(std::int64_t id, const std::string& account,
+void simulator::add_app(const github_app& app) {
+  std::lock_guard l(impl_->mu);
+  impl_->apps[app.id] = app;
+}
+void simulator::add_app_installation(std::int64_t app_id, std::int64_t id, const std::string& account,
                                      std::vector<std::string> repositories) {
   std::lock_guard l(impl_->mu);
-  impl_->installations[id] = {account, std::move(repositories)};
+  impl_->installations[id] = {app_id, account, std::move(repositories)};
 }
 void simulator::add_pat(const std::string& token) {
   std::lock_guard l(impl_->mu);

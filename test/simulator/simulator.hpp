@@ -34,7 +34,6 @@ struct simulator_options {
                             .keep_alive_timeout_ms = 10'000,
                             .body_timeout_ms = 60'000,
                             .min_body_bytes_per_second = 0};
-  std::string app_public_key_pem;  // GitHub App JWTs are verified with it; empty: App auth refused
   std::vector<std::string> pats{"ghp_simulator"};
   std::string webhook_url;  // workflow_job/ping deliveries go here when set
   std::string webhook_secret;
@@ -49,6 +48,14 @@ struct simulator_options {
   std::chrono::seconds rate_limit_window{3600};  // GitHub's: an hour; shorter for tests of the reset
   bool auto_online = false;                      // a JIT runner connects as soon as its config is generated
   bool auto_scopes = false;                      // unknown repos/orgs/enterprises exist on first use
+};
+
+// A GitHub App: a JWT names it in `iss` by its id (in decimal) or its client
+// id, and is verified with its public key.
+struct github_app {
+  std::int64_t id = 0;
+  std::string client_id;  // "Iv1.…"
+  std::string public_key_pem;
 };
 
 struct job_spec {
@@ -109,11 +116,13 @@ class simulator {
   void add_organization(const std::string& login);
   void add_enterprise(const std::string& slug);
   void add_pat(const std::string& token);
-  // An installation of the App (options.app_public_key_pem) on `account` (an
-  // organisation, user or enterprise), granted `repositories` of it (empty:
-  // all). Only these get installation tokens, and a token serves only its
+  // A GitHub App whose JWTs get installation tokens (for its installations).
+  void add_app(const github_app& app);
+  // An installation `id` of the App `app_id` on `account` (an organisation,
+  // user or enterprise), granted `repositories` of it (empty: all). Only the
+  // App that owns it gets tokens for it, and a token serves only its
   // installation's account and repositories (404 otherwise, as GitHub).
-  void add_app_installation(std::int64_t id, const std::string& account,
+  void add_app_installation(std::int64_t app_id, std::int64_t id, const std::string& account,
                             std::vector<std::string> repositories = {});
   void set_webhook(const std::string& url, const std::string& secret);
   std::int64_t add_job(const job_spec& spec);

@@ -115,9 +115,12 @@ struct simulator::impl {
   std::set<std::string> scopes;
   std::set<std::string> pats;
   std::map<std::string, std::int64_t> installation_tokens;  // token -> expiry epoch
-  // The App's installations: id -> the account it is on and the repositories
-  // it was granted (empty: all of the account's). A token serves only these.
+  std::map<std::int64_t, github_app> apps;                  // by App id
+  // Installations: id -> the App that owns it, the account it is on and the
+  // repositories it was granted (empty: all of the account's). Only its App
+  // gets tokens for it; a token serves only these.
   struct sim_installation {
+    std::int64_t app_id = 0;
     std::string account;
     std::vector<std::string> repositories;
   };
@@ -178,6 +181,8 @@ struct simulator::impl {
   server_response handle(const server_request& r);  // any civetweb thread; takes mu
   server_response control(const server_request& r, const std::vector<std::string>& seg);
   server_response rest(const server_request& r, const std::vector<std::string>& seg, lock_type& lock);
+  // POST /app/installations/{id}/access_tokens (sim_rest.cpp).
+  server_response installation_token(const server_request& r, std::int64_t installation);
   // GET /orgs/{o}/repos, /repos/{o}/{r}/actions/runs, …/runs/{id}/jobs (sim_actions.cpp);
   // nullopt: not one of them.
   std::optional<server_response> actions_rest(const server_request& r, const std::vector<std::string>& seg,

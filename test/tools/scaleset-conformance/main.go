@@ -84,7 +84,7 @@ func main() {
 	// so any call a second after a registration registers again, and the
 	// expiry steps need not wait out an hour.
 	sim, err := startSimulator(*simulatorPath, "--org", org, "--repo", repo, "--long-poll-ms", "1500",
-		"--admin-token-ttl-s", "61", "--app-public-key", publicKey, "--app-installation", "4242:"+org)
+		"--admin-token-ttl-s", "61", "--app", "4243:Iv1.conformance:"+publicKey, "--app-installation", "4243:4242:"+org)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the simulator:", err)
 		os.Exit(1)

@@ -4,7 +4,7 @@
 //                    [--webhook-secret S] [--pat TOKEN]... [--repo o/r]... [--org o]...
 //                    [--long-poll-ms N] [--token-ttl-s N] [--admin-token-ttl-s N]
 //                    [--session-idle-timeout-ms N] [--rate-limit N] [--rate-limit-window-s N]
-//                    [--auto-online] [--auto-scopes]
+//                    [--assignment-timeout-ms N] [--max-requeues N] [--auto-online] [--auto-scopes]
 // Prints "listening on <base url>" and serves until SIGINT/SIGTERM.
 #include <csignal>
 #include <cstdlib>
@@ -117,6 +117,10 @@ int main(int argc, char** argv) {
       o.rate_limit = std::atoll(next().c_str());
     else if (a == "--rate-limit-window-s")
       o.rate_limit_window = std::chrono::seconds(std::atoll(next().c_str()));
+    else if (a == "--assignment-timeout-ms")
+      o.assignment_timeout = std::chrono::milliseconds(std::atoll(next().c_str()));
+    else if (a == "--max-requeues")
+      o.max_requeues = std::atoi(next().c_str());
     else if (a == "--auto-online")
       o.auto_online = true;
     else if (a == "--auto-scopes")

@@ -59,6 +59,12 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     installations[id] = {app_id, account, json::strings(d, "repositories")};
     return ok();
   }
+  if (what == "clock" && post) {
+    auto by = json::i64(d, "advance_ms");
+    if (by <= 0) return rest_error(400, "clock needs advance_ms > 0");
+    advance(std::chrono::milliseconds(by));
+    return ok();
+  }
   if (what == "webhook" && post) {
     options.webhook_url = json::str(d, "url");
     options.webhook_secret = json::str(d, "secret");

@@ -1,8 +1,10 @@
 // Jobs as the simulator moves them: queued, handed to the first scale set
 // whose scope and labels fit (JobAvailable, within its X-ScaleSetMaxCapacity),
 // acquired, started on a runner, completed after duration_ms (the timer
-// thread) or by hand, cancelled or failed with a lost runner. Each transition
-// posts its scale-set message and its workflow_job webhook (sim_webhooks.cpp).
+// thread) or by hand, cancelled or failed with a lost runner; an assignment
+// no runner takes in time goes back to the scale set (GitHub's reassignment).
+// Each transition posts its scale-set message and its workflow_job webhook
+// (sim_webhooks.cpp). The simulator's clock is here too.
 #include <vector>
 
 #include "common/rfc3339.hpp"
@@ -38,7 +40,8 @@ std::string simulator::impl::statistics_json(std::int64_t ssid) const {
 
 // A job message carries the times of the events that have happened to the
 // job so far; the others are left out (the clients read absent as zero).
-std::string simulator::impl::job_message_json(const char* type, const sim_job& j) const {
+std::string simulator::impl::job_message_json(const char* type, const sim_job& j,
+                                              const std::string& result) const {
   auto slash = j.spec.repository.find('/');
   std::string owner = j.spec.repository.substr(0, slash);
   std::string repo = slash == std::string::npos ? j.spec.repository : j.spec.repository.substr(slash + 1);
@@ -62,7 +65,7 @@ std::string simulator::impl::job_message_json(const char* type, const sim_job& j
                        "_apis/runtime/runnerscalesets/" + std::to_string(j.scale_set_id) + "/acquirejobs");
   if (t == "JobStarted" || t == "JobCompleted")
     out += ",\"runnerId\":" + std::to_string(j.runner_id) + ",\"runnerName\":" + json::quote(j.runner_name);
-  if (t == "JobCompleted") out += ",\"result\":" + json::quote(j.result);
+  if (t == "JobCompleted") out += ",\"result\":" + json::quote(result.empty() ? j.result : result);
   return out + "}";
 }
 
@@ -144,7 +147,7 @@ std::int64_t simulator::impl::new_job(const job_spec& spec) {
   j.run_id = j.id + 3'000'000'000;
   j.guid = new_uuid();
   j.spec = spec;
-  j.queued_at = wall_clock::now();
+  j.queued_at = wall_now();
   for (const auto& [id, s] : scale_sets) {
     const auto* t = tenant_by_id(s.tenant_id);
     if (t != nullptr && scope_covers(t->scope_key, spec.repository) && labels_match(spec.labels, s.labels)) {
@@ -165,13 +168,14 @@ void simulator::impl::start_job(sim_job& j, sim_runner& r) {
   j.state = "running";
   j.runner_name = r.name;
   j.runner_id = r.id;
-  j.runner_assigned_at = wall_clock::now();
+  j.runner_assigned_at = wall_now();
+  j.assignment_due.reset();
   r.busy = true;
   r.job_id = j.id;
   if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobStarted", j));
   webhook_job("in_progress", j);
   if (j.spec.duration.count() >= 0) {
-    j.due = clock_type::now() + j.spec.duration;
+    j.due = steady_now() + j.spec.duration;
     timer_cv.notify_all();
   }
 }
@@ -180,8 +184,9 @@ void simulator::impl::finish_job(sim_job& j, const std::string& result) {
   j.state = "completed";
   open_jobs.erase(j.id);
   j.result = result;
-  j.finished_at = wall_clock::now();
+  j.finished_at = wall_now();
   j.due.reset();
+  j.assignment_due.reset();
   if (j.scale_set_id != 0) post_message(j.scale_set_id, job_message_json("JobCompleted", j));
   webhook_job("completed", j);
   // JIT runners are ephemeral: GitHub unregisters them after their one job.
@@ -196,6 +201,32 @@ void simulator::impl::finish_job(sim_job& j, const std::string& result) {
 void simulator::impl::cancel(sim_job& j) {
   finish_job(j, "canceled");
   dispatch();
+}
+
+// GitHub's reassignment (actions/scaleset README, "Job Reassignment"): "Jobs
+// may appear multiple times as JobAssigned followed by JobCompleted (with
+// result: canceled) ... GitHub cancels the assignment and requeues the job.
+// This can happen up to 3 times". After the last the job is cancelled, as
+// GitHub cancels a job "not acquired by Runner ... even after multiple
+// attempts" (no runner, no steps).
+void simulator::impl::assignment_expired(sim_job& j) {
+  if (j.requeues >= options.max_requeues) {
+    cancel(j);
+    return;
+  }
+  ++j.requeues;
+  const bool scale_set_exists = scale_sets.count(j.scale_set_id) > 0;
+  if (scale_set_exists) post_message(j.scale_set_id, job_message_json("JobCompleted", j, "canceled"));
+  j.state = "queued";
+  j.offered = false;
+  j.scale_set_assigned_at.reset();
+  j.assignment_due.reset();
+  if (scale_set_exists)
+    offer_jobs(j.scale_set_id);
+  else
+    j.scale_set_id = 0;  // its scale set was deleted: it waits for another runner
+  dispatch();
+  changed();
 }
 
 void simulator::impl::lose(sim_runner& r) {
@@ -225,30 +256,51 @@ void simulator::impl::dispatch() {
   }
 }
 
-void simulator::impl::run_timer() {
-  lock_type lock(mu);
-  while (!stopping) {
+clock_type::time_point simulator::impl::steady_now() const { return clock_type::now() + skipped; }
+wall_clock::time_point simulator::impl::wall_now() const { return wall_clock::now() + skipped; }
+
+void simulator::impl::advance(std::chrono::milliseconds by) {
+  skipped += by;
+  run_due();
+  timer_cv.notify_all();  // the timer's next wake-up is nearer now
+  queue_cv.notify_all();  // and so are the long polls' deadlines
+  changed();
+}
+
+std::optional<clock_type::time_point> simulator::impl::run_due() {
+  for (;;) {
     std::optional<clock_type::time_point> next;
-    std::vector<std::int64_t> due;  // finish_job leaves open_jobs: not while walking it
-    auto now_tp = clock_type::now();
+    // finish_job leaves open_jobs: not while walking it.
+    std::vector<std::int64_t> due, expired;
+    const auto now_tp = steady_now();
     for (auto id : open_jobs) {
       const auto& j = jobs.at(id);
-      if (j.state != "running" || !j.due) continue;
-      if (*j.due <= now_tp)
-        due.push_back(id);
-      else if (!next || *j.due < *next)
-        next = j.due;
+      const auto& at = j.state == "running" ? j.due : j.assignment_due;
+      if (!at || (j.state != "running" && j.state != "assigned")) continue;
+      if (*at <= now_tp)
+        (j.state == "running" ? due : expired).push_back(id);
+      else if (!next || *at < *next)
+        next = at;
     }
     for (auto id : due) {
       auto& j = jobs.at(id);
       finish_job(j, j.spec.result);
       dispatch();
     }
+    for (auto id : expired)  // unless a runner freed above took it
+      if (auto& j = jobs.at(id); j.state == "assigned") assignment_expired(j);
     // The runners those completions freed may have started jobs due before
     // `next` (their notifications came while this thread held the lock).
-    if (!due.empty()) continue;
-    if (next)
-      timer_cv.wait_until(lock, *next);
+    if (due.empty() && expired.empty()) return next;
+  }
+}
+
+void simulator::impl::run_timer() {
+  lock_type lock(mu);
+  while (!stopping) {
+    // `next` is on the simulator's clock, the wait on the real one.
+    if (auto next = run_due())
+      timer_cv.wait_until(lock, *next - skipped);
     else
       timer_cv.wait(lock);
   }

@@ -106,7 +106,11 @@ server_response simulator::impl::installation_token(const server_request& r, std
            (!kv.second.client_id.empty() && kv.second.client_id == named->iss);
   });
   if (app == apps.end()) return rest_error(404, "Integration not found");
-  auto claims = github::testing::verify_app_jwt(jwt, app->second.public_key_pem, now());
+  // The client signed with its own clock, which advance_clock does not move:
+  // against the simulator's, a skip of ten minutes would expire every JWT.
+  const auto real_now =
+      std::chrono::duration_cast<std::chrono::seconds>(wall_clock::now().time_since_epoch()).count();
+  auto claims = github::testing::verify_app_jwt(jwt, app->second.public_key_pem, real_now);
   if (!claims) return rest_error(401, std::string(undecodable) + ": " + claims.error());
   auto owned = installations.find(installation);
   if (owned == installations.end() || owned->second.app_id != app->first) return rest_error(404, "Not Found");

@@ -217,15 +217,14 @@ server_response simulator::impl::service(const server_request& r, const std::vec
     return no_content();
   }
   if (endpoint == "scaleset.create_session") {
-    if (auto held = sessions.find(id);
-        held != sessions.end() && held->second.polls_in_flight == 0 &&
-        clock_type::now() - held->second.last_poll > options.session_idle_timeout)
+    if (auto held = sessions.find(id); held != sessions.end() && held->second.polls_in_flight == 0 &&
+                                       steady_now() - held->second.last_poll > options.session_idle_timeout)
       sessions.erase(held);  // its listener is gone
     if (sessions.count(id))
       return service_error(
           409, session_conflict,
           "The actions runner scaleset " + ss->second.name + " already has an active session.");
-    sim_session s{new_uuid(), json::str(d, "ownerName"), new_token("mq_"), id};
+    sim_session s{new_uuid(), json::str(d, "ownerName"), new_token("mq_"), id, 0, steady_now()};
     sessions[id] = s;
     changed();
     return json_response(200, session_json(s));
@@ -257,7 +256,10 @@ server_response simulator::impl::service(const server_request& r, const std::vec
           !j->second.offered)
         continue;
       j->second.state = "assigned";
-      j->second.scale_set_assigned_at = wall_clock::now();
+      j->second.scale_set_assigned_at = wall_now();
+      // Requeued if no runner of the scale set starts it by then (run_due).
+      j->second.assignment_due = steady_now() + options.assignment_timeout;
+      timer_cv.notify_all();
       post_message(id, job_message_json("JobAssigned", j->second));
       out += (n++ ? "," : "") + std::to_string(j->first);
     }
@@ -346,7 +348,7 @@ server_response simulator::impl::create_scale_set(std::int64_t tenant_id, const 
   const auto* setting = json::member(d, "RunnerSetting");
   if (setting == nullptr) setting = json::member(d, "runnerSetting");
   s.disable_update = setting != nullptr && json::boolean(*setting, "disableUpdate");
-  s.created_on = wall_clock::now();
+  s.created_on = wall_now();
   s.id = next_scale_set_id++;
   scale_sets[s.id] = s;
   // Jobs already queued that no scale set took and whose labels this one
@@ -402,7 +404,7 @@ server_response simulator::impl::queue(const server_request& r, const std::vecto
   auto polled = [&](int delta) {
     if (auto it = sessions.find(ssid); it != sessions.end() && it->second.id == session_id) {
       it->second.polls_in_flight += delta;
-      it->second.last_poll = clock_type::now();
+      it->second.last_poll = steady_now();
     }
   };
   polled(+1);
@@ -417,8 +419,10 @@ server_response simulator::impl::queue(const server_request& r, const std::vecto
     return nullptr;
   };
   // Long poll: released by a new message, the session going away, a token expiry, or shutdown.
-  auto deadline = clock_type::now() + options.long_poll;
-  queue_cv.wait_until(lock, deadline, [&] { return stopping || !authorized() || pending() != nullptr; });
+  // The deadline is on the simulator's clock (advance_clock moves it nearer).
+  const auto deadline = steady_now() + options.long_poll;
+  while (!stopping && authorized() && pending() == nullptr && steady_now() < deadline)
+    queue_cv.wait_until(lock, deadline - skipped);
   if (stopping) return json_response(202, "");
   if (!authorized()) return rest_error(401, "unauthorized");
   auto* msg = pending();

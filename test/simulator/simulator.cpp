@@ -136,8 +136,7 @@ bool simulator::wait_until(const std::function<bool(const simulator&)>& pred,
 // ---- helpers ----
 
 std::int64_t simulator::impl::now() const {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::seconds>(wall_now().time_since_epoch()).count();
 }
 
 namespace {
@@ -405,6 +404,10 @@ std::int64_t simulator::add_runner_group(const std::string& scope_key, const std
   std::lock_guard l(impl_->mu);
   return impl_->add_runner_group(scope_key, name);
 }
+void simulator::advance_clock(std::chrono::milliseconds by) {
+  std::lock_guard l(impl_->mu);
+  impl_->advance(by);
+}
 bool simulator::drop_session(std::int64_t scale_set_id) {
   std::lock_guard l(impl_->mu);
   if (impl_->sessions.erase(scale_set_id) == 0) return false;
@@ -473,6 +476,12 @@ std::string simulator::job_state(std::int64_t job_id) const {
   return it == impl_->jobs.end() ? std::string{} : it->second.state;
 }
 
+int simulator::job_requeues(std::int64_t job_id) const {
+  std::lock_guard l(impl_->mu);
+  auto it = impl_->jobs.find(job_id);
+  return it == impl_->jobs.end() ? -1 : it->second.requeues;
+}
+
 std::vector<std::string> simulator::runner_names() const {
   std::lock_guard l(impl_->mu);
   std::vector<std::string> out;
@@ -505,13 +514,14 @@ std::string simulator::impl::state_locked() const {
   out += "],\"jobs\":[";
   first = true;
   for (const auto& [id, j] : jobs) {
-    out +=
-        std::string(first ? "" : ",") + "{\"id\":" + std::to_string(id) + ",\"state\":\"" + j.state +
-        "\",\"repository\":" + json::quote(j.spec.repository) + ",\"labels\":" + strings_json(j.spec.labels) +
-        ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
-        ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) +
-        ",\"queued_at_ms\":" + unix_ms(j.queued_at) + ",\"started_at_ms\":" + unix_ms(j.runner_assigned_at) +
-        ",\"completed_at_ms\":" + unix_ms(j.finished_at) + "}";
+    out += std::string(first ? "" : ",") + "{\"id\":" + std::to_string(id) + ",\"state\":\"" + j.state +
+           "\",\"repository\":" + json::quote(j.spec.repository) +
+           ",\"labels\":" + strings_json(j.spec.labels) +
+           ",\"scale_set_id\":" + std::to_string(j.scale_set_id) +
+           ",\"runner_name\":" + json::quote(j.runner_name) + ",\"result\":" + json::quote(j.result) +
+           ",\"requeues\":" + std::to_string(j.requeues) + ",\"queued_at_ms\":" + unix_ms(j.queued_at) +
+           ",\"started_at_ms\":" + unix_ms(j.runner_assigned_at) +
+           ",\"completed_at_ms\":" + unix_ms(j.finished_at) + "}";
     first = false;
   }
   out += "],\"scale_sets\":[";

@@ -3,9 +3,10 @@
 // x-ratelimit-* headers), the runner scale-set protocol (Actions service
 // registration, scale sets, message sessions with long poll and
 // acknowledgement, job acquisition and assignment to a JIT runner once it comes
-// online) and signed workflow_job webhook deliveries. Faults are injected on
-// demand; calls are counted per endpoint. Everything is also reachable over
-// the control API under /_sim/ (see README.md). Thread-safe.
+// online, requeued when none does in time) and signed workflow_job webhook
+// deliveries. Faults are injected on demand; calls are counted per endpoint;
+// tests move its clock. Everything is also reachable over the control API
+// under /_sim/ (see README.md). Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -48,6 +49,13 @@ struct simulator_options {
   std::chrono::seconds rate_limit_window{3600};  // GitHub's: an hour; shorter for tests of the reset
   bool auto_online = false;                      // a JIT runner connects as soon as its config is generated
   bool auto_scopes = false;                      // unknown repos/orgs/enterprises exist on first use
+  // GitHub's reassignment (actions/scaleset README, "Job Reassignment"): a
+  // job assigned to a scale set (JobAssigned) that no runner of the scale
+  // set starts within this goes back to it: the assignment ends with a
+  // JobCompleted "canceled" and a new JobAvailable follows. GitHub's, as its
+  // support traced one: five minutes.
+  std::chrono::milliseconds assignment_timeout{300'000};
+  int max_requeues = 3;  // requeues of a job; the next assignment that times out cancels it
 };
 
 // A GitHub App: a JWT names it in `iss` by its id (in decimal) or its client
@@ -145,6 +153,10 @@ class simulator {
   // A runner group beside Default in an organization or enterprise ("orgs/o",
   // "enterprises/e"): its id, or 0 for another kind of scope.
   std::int64_t add_runner_group(const std::string& scope_key, const std::string& name);
+  // The simulator's clock moves forward by `by` (job run times, assignment
+  // timeouts, token expiry, idle sessions, the times in messages) and what
+  // falls due is done before this returns: tests pass time without waiting.
+  void advance_clock(std::chrono::milliseconds by);
   // The service drops a scale set's message session (as GitHub does when it
   // expires one): its polls get 401 and refreshing it 404. False: none open.
   bool drop_session(std::int64_t scale_set_id);
@@ -168,7 +180,10 @@ class simulator {
   std::int64_t deliveries_sent() const;
   std::vector<delivery_record> dropped_deliveries() const;  // lost by delivery_fault::drop
   std::string job_state(std::int64_t job_id) const;         // queued/assigned/running/completed or ""
-  std::vector<std::string> runner_names() const;            // every registered runner's
+  // How often the job went back to its scale set after an assignment no
+  // runner took (options.assignment_timeout); -1: no such job.
+  int job_requeues(std::int64_t job_id) const;
+  std::vector<std::string> runner_names() const;  // every registered runner's
   std::string state_json() const;
 
   // Blocks until `pred` holds (checked after every call and state change) or the deadline passes.

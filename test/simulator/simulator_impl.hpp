@@ -47,7 +47,9 @@ struct sim_job {
   std::string runner_name;
   std::int64_t runner_id = 0;
   std::string result;
-  std::optional<clock_type::time_point> due;
+  std::optional<clock_type::time_point> due;             // running: when it completes
+  std::optional<clock_type::time_point> assignment_due;  // assigned: when, untaken, it is requeued
+  int requeues = 0;                                      // assignments no runner took in time
 };
 
 struct sim_scale_set {
@@ -90,7 +92,7 @@ struct sim_session {
   std::string token;
   std::int64_t scale_set_id = 0;
   int polls_in_flight = 0;
-  std::chrono::steady_clock::time_point last_poll = std::chrono::steady_clock::now();
+  clock_type::time_point last_poll;  // on the simulator's clock (steady_now)
 };
 
 struct sim_message {
@@ -156,6 +158,10 @@ struct simulator::impl {
   std::int64_t next_group_id = 2;  // 1 is every scope's Default group
   std::int64_t next_message_id = 100'000'000;
   bool stopping = false;
+  // The simulator's time is the real clocks' plus what advance_clock skipped.
+  std::chrono::milliseconds skipped{0};
+  clock_type::time_point steady_now() const;
+  wall_clock::time_point wall_now() const;
 
   // Change notification for wait_until.
   mutable std::mutex change_mu;
@@ -200,7 +206,7 @@ struct simulator::impl {
   server_response fault_answer(const fault& f, bool service_style);
   void count(const std::string& endpoint);
 
-  std::int64_t now() const;
+  std::int64_t now() const;  // epoch seconds on the simulator's clock
   std::string new_token(const char* prefix) const;
   static std::string new_uuid();  // random (version 4), lower-case hex
   bool scope_known(const std::string& key);
@@ -226,7 +232,8 @@ struct simulator::impl {
   std::string scale_set_json(const sim_scale_set& s) const;
   std::string session_json(const sim_session& s) const;
   std::string runner_json(const sim_runner& r) const;
-  std::string job_message_json(const char* type, const sim_job& j) const;
+  // `result`: JobCompleted's, if not the job's own.
+  std::string job_message_json(const char* type, const sim_job& j, const std::string& result = {}) const;
   void post_message(std::int64_t scale_set_id, std::string job_json);
   // Hands out (JobAvailable) the scale set's waiting jobs while it is below its capacity.
   void offer_jobs(std::int64_t scale_set_id);
@@ -237,7 +244,14 @@ struct simulator::impl {
   void dispatch();  // idle online runners take waiting jobs
   void start_job(sim_job& j, sim_runner& r);
   void finish_job(sim_job& j, const std::string& result);
-  void cancel(sim_job& j);   // any state but completed
+  void cancel(sim_job& j);  // any state but completed
+  // An assignment no runner took in time: back to the scale set, or cancelled
+  // after options.max_requeues.
+  void assignment_expired(sim_job& j);
+  // Completes the running jobs that are due and ends the assignments that
+  // timed out; answers when the next falls due (nullopt: none pending).
+  std::optional<clock_type::time_point> run_due();
+  void advance(std::chrono::milliseconds by);  // advance_clock, mu held
   void lose(sim_runner& r);  // its process is gone: offline, its running job fails; may erase r
   sim_runner* runner_by_name(const std::string& scope_key, std::int64_t scale_set_id,
                              const std::string& name);

@@ -1,7 +1,7 @@
 package main
 
-// Token expiry and renewal, the client's listener end to end, and the
-// deletions that end a scale set's life.
+// Token expiry and renewal, the client's listener end to end, reassignment,
+// and the deletions that end a scale set's life.
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/actions/scaleset"
 )
 
 func (c *conformance) queueTokenExpiry(ctx context.Context) error {
@@ -170,4 +172,85 @@ func jsonBody(resp *http.Response, out any) error {
 		return nil
 	}
 	return json.Unmarshal(body, out)
+}
+
+// GitHub's reassignment (the client's README, "Job Reassignment"): an
+// assignment no runner takes in time ends with a JobCompleted "canceled" and
+// the job is offered again. The simulator's clock skips the timeout.
+func (c *conformance) reassignment(ctx context.Context) error {
+	ids, err := c.sim.addJobs(1, -1)
+	if err != nil {
+		return err
+	}
+	id := ids[0]
+	// Messages the listener step left unread come first.
+	until := func(found func(*scaleset.RunnerScaleSetMessage) bool) (*scaleset.RunnerScaleSetMessage, error) {
+		for {
+			msg, err := c.next(ctx, 10)
+			if err != nil || found(msg) {
+				return msg, err
+			}
+		}
+	}
+	offered := func(msg *scaleset.RunnerScaleSetMessage) bool {
+		for _, j := range msg.JobAvailableMessages {
+			if j.RunnerRequestID == id {
+				return true
+			}
+		}
+		return false
+	}
+	assign := func() error {
+		if _, err := until(offered); err != nil {
+			return err
+		}
+		if acquired, err := c.session.AcquireJobs(ctx, []int64{id}); err != nil || len(acquired) != 1 {
+			return fmt.Errorf("acquired %v: %v", acquired, err)
+		}
+		_, err := until(func(msg *scaleset.RunnerScaleSetMessage) bool {
+			return len(msg.JobAssignedMessages) == 1 && msg.JobAssignedMessages[0].RunnerRequestID == id
+		})
+		return err
+	}
+	if err := assign(); err != nil {
+		return err
+	}
+	if err := c.sim.control("POST", "/_sim/clock", fmt.Sprintf(`{"advance_ms":%d}`, assignmentTimeoutMs), nil); err != nil {
+		return err
+	}
+	msg, err := c.next(ctx, 10)
+	if err != nil {
+		return err
+	}
+	if len(msg.JobCompletedMessages) != 1 || msg.JobCompletedMessages[0].RunnerRequestID != id ||
+		msg.JobCompletedMessages[0].Result != "canceled" || msg.JobCompletedMessages[0].RunnerName != "" || !offered(msg) {
+		return fmt.Errorf("expected JobCompleted canceled and JobAvailable again: %+v", msg)
+	}
+	if msg.Statistics.TotalAssignedJobs != 0 || msg.Statistics.TotalAvailableJobs != 1 {
+		return fmt.Errorf("statistics: %+v", msg.Statistics)
+	}
+	// Offered again, it is acquired again (the admin token the skip outlived is renewed on the way).
+	if acquired, err := c.session.AcquireJobs(ctx, []int64{id}); err != nil || len(acquired) != 1 {
+		return fmt.Errorf("acquired again %v: %v", acquired, err)
+	}
+	if _, err := until(func(msg *scaleset.RunnerScaleSetMessage) bool {
+		return len(msg.JobAssignedMessages) == 1 && msg.JobAssignedMessages[0].RunnerRequestID == id
+	}); err != nil {
+		return err
+	}
+	var state struct {
+		Jobs []struct {
+			ID       int64 `json:"id"`
+			Requeues int   `json:"requeues"`
+		} `json:"jobs"`
+	}
+	if err := c.sim.control("GET", "/_sim/state", "", &state); err != nil {
+		return err
+	}
+	for _, j := range state.Jobs {
+		if j.ID == id && j.Requeues != 1 {
+			return fmt.Errorf("requeues %d, want 1", j.Requeues)
+		}
+	}
+	return c.sim.control("POST", fmt.Sprintf("/_sim/jobs/%d/cancel", id), "", nil)
 }

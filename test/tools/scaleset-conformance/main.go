@@ -39,6 +39,10 @@ const (
 	pat      = "ghp_simulator"
 	setName  = "conformance"
 	setLabel = "conformance"
+	// An assigned job no runner takes goes back to the scale set after this
+	// (--assignment-timeout-ms); the reassignment step skips it on the
+	// simulator's clock.
+	assignmentTimeoutMs = 60_000
 )
 
 // conformance holds what the steps share: the simulator, the clients and
@@ -84,7 +88,8 @@ func main() {
 	// so any call a second after a registration registers again, and the
 	// expiry steps need not wait out an hour.
 	sim, err := startSimulator(*simulatorPath, "--org", org, "--repo", repo, "--long-poll-ms", "1500",
-		"--admin-token-ttl-s", "61", "--app", "4243:Iv1.conformance:"+publicKey, "--app-installation", "4243:4242:"+org)
+		"--admin-token-ttl-s", "61", "--app", "4243:Iv1.conformance:"+publicKey, "--app-installation", "4243:4242:"+org,
+		"--assignment-timeout-ms", fmt.Sprint(assignmentTimeoutMs))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the simulator:", err)
 		os.Exit(1)
@@ -120,6 +125,7 @@ func main() {
 		{"admin token expiry: proactive re-registration", c.adminTokenRefresh},
 		{"revoked admin token: 401, then renewed", c.adminTokenRevoked},
 		{"the client's listener runs jobs end to end", c.listenerEndToEnd},
+		{"an assignment no runner takes is requeued", c.reassignment},
 		{"session delete", c.deleteSession},
 		{"scale-set deletion", c.deleteScaleSet},
 	}

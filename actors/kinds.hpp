@@ -9,6 +9,8 @@ inline kube::resource pods() { return {"", "v1", "pods", true}; }
 inline kube::resource secrets() { return {"", "v1", "secrets", true}; }
 inline kube::resource runners() { return {"octorun.io", "v1alpha1", "runners", true}; }
 inline kube::resource runnersets() { return {"octorun.io", "v1alpha1", "runnersets", true}; }
+// What the platform decides for RunnerSets (model/runner_class.hpp); cluster-scoped.
+inline kube::resource runner_classes() { return {"octorun.io", "v1alpha1", "runnerclasses", false}; }
 // A RunnerSet's per-set objects of its runner pods (runnerset/pod_resources.hpp).
 inline kube::resource service_accounts() { return {"", "v1", "serviceaccounts", true}; }
 inline kube::resource role_bindings() { return {"rbac.authorization.k8s.io", "v1", "rolebindings", true}; }

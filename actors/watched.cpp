@@ -5,6 +5,7 @@
 #include "actors/kinds.hpp"
 #include "adapters/kube/informer_impl.hpp"
 #include "model/parse.hpp"
+#include "model/runner_class.hpp"
 
 namespace octorun::watched {
 namespace {
@@ -40,6 +41,15 @@ secret_ptr read_secret(const kube::object& o) {
   return o ? std::make_shared<const model::jit_secret>(model::read_jit_secret_view(*o.doc)) : nullptr;
 }
 
+runner_class_ptr read_runner_class(const kube::object& o) {
+  return o ? parsed(o, model::parse_runner_class(*o.doc), "RunnerClass") : nullptr;
+}
+namespace_ptr read_namespace(const kube::object& o) {
+  return o ? std::make_shared<const model::namespace_view>(
+                 model::namespace_view{model::read_object_meta(*o.doc)})
+           : nullptr;
+}
+
 caf::actor watch_runnersets(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                             kube::informer_options io) {
   return watch(sys, cfg, std::move(opts), std::move(io), kinds::runnersets(), &read_runnerset);
@@ -51,6 +61,15 @@ caf::actor watch_runners(caf::actor_system& sys, const kube::config& cfg, kube::
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io) {
   return watch(sys, cfg, std::move(opts), std::move(io), kinds::pods(), &read_pod);
+}
+
+caf::actor watch_runner_classes(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
+                                kube::informer_options io) {
+  return watch(sys, cfg, std::move(opts), std::move(io), kinds::runner_classes(), &read_runner_class);
+}
+caf::actor watch_namespaces(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
+                            kube::informer_options io) {
+  return watch(sys, cfg, std::move(opts), std::move(io), kube::namespaces(), &read_namespace);
 }
 
 }  // namespace octorun::watched

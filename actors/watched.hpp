@@ -7,6 +7,8 @@
 //   RunnerSet  every one in the namespace         model::runnerset
 //   Runner     octorun.io/runnerset label         model::runner
 //   Pod        octorun.io/runnerset label         model::runner_pod (phase, readiness, container states)
+//   RunnerClass every one (cluster-scoped)        model::runner_class
+//   Namespace  every one                          model::namespace_view (its labels, for namespaceSelector)
 //
 // Secrets are not watched: the manager holds no list or watch on them (a
 // list or watch returns every Secret's data). A Runner's actor reads its own
@@ -24,6 +26,7 @@
 #include "adapters/kube/informer.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "model/children.hpp"
+#include "model/runner_class.hpp"
 #include "model/types.hpp"
 
 namespace octorun::watched {
@@ -32,10 +35,14 @@ using runnerset_ptr = std::shared_ptr<const model::runnerset>;
 using runner_ptr = std::shared_ptr<const model::runner>;
 using pod_ptr = std::shared_ptr<const model::runner_pod>;
 using secret_ptr = std::shared_ptr<const model::jit_secret>;
+using runner_class_ptr = std::shared_ptr<const model::runner_class>;
+using namespace_ptr = std::shared_ptr<const model::namespace_view>;
 
 using runnerset_event = kube::informer_update<runnerset_ptr>;
 using runner_event = kube::informer_update<runner_ptr>;
 using pod_event = kube::informer_update<pod_ptr>;
+using runner_class_event = kube::informer_update<runner_class_ptr>;
+using namespace_event = kube::informer_update<namespace_ptr>;
 
 // What takes the RunnerSet and Runner events the controller forwards (the
 // state metrics' feed, actors/metrics/metrics_feed.hpp).
@@ -47,6 +54,8 @@ runnerset_ptr read_runnerset(const kube::object& o);
 runner_ptr read_runner(const kube::object& o);
 pod_ptr read_pod(const kube::object& o);
 secret_ptr read_secret(const kube::object& o);
+runner_class_ptr read_runner_class(const kube::object& o);
+namespace_ptr read_namespace(const kube::object& o);
 
 // One typed informer per kind, in `ns` ("" = all) with `label_selector`.
 caf::actor watch_runnersets(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
@@ -55,6 +64,10 @@ caf::actor watch_runners(caf::actor_system& sys, const kube::config& cfg, kube::
                          kube::informer_options io);
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io);
+caf::actor watch_runner_classes(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
+                                kube::informer_options io);
+caf::actor watch_namespaces(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
+                            kube::informer_options io);
 
 }  // namespace octorun::watched
 
@@ -62,3 +75,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::watched::runnerset_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::watched::runner_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::watched::pod_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::watched::secret_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::watched::runner_class_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::watched::namespace_ptr)

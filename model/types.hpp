@@ -135,6 +135,8 @@ enum class intake_mode {
 };
 
 struct runnerset_spec {
+  std::string
+      runner_class_name;  // the RunnerClass it runs under (model/runner_class.hpp); empty: the default
   std::string scope_url;
   std::string credentials_secret_name;
   std::string runner_group;

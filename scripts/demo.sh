@@ -48,7 +48,8 @@ kubectl() { "$OCTORUN_TEST_BIN/kubectl" "$@"; }
 kubectl apply -f crds/ >/dev/null
 # kubectl wait fails outright while a new CRD has no conditions yet: retry.
 for attempt in $(seq 1 100); do
-  kubectl wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io --timeout=60s \
+  kubectl wait --for=condition=Established crd/runnersets.octorun.io crd/runners.octorun.io \
+    crd/runnerclasses.octorun.io --timeout=60s \
     >/dev/null 2>&1 && break
   ((attempt < 100)) || { echo "the CRDs never became Established" >&2; exit 1; }
   sleep 0.2
@@ -64,23 +65,40 @@ say "starting the manager"
 secret=$(openssl rand -hex 20)
 OCTORUN_WEBHOOK_SECRET=$secret build/cmd/octorun --kubeconfig="$KUBECONFIG" --log-format=text \
   --webhook-bind=127.0.0.1 --webhook-port=0 --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 \
-  --lease-namespace=default --github-http-hosts=127.0.0.1 >"$work/manager.log" 2>&1 &
+  --lease-namespace=default --github-http-hosts=127.0.0.1 --platform-namespace=octorun-system \
+  >"$work/manager.log" 2>&1 &
 pids+=($!)
 intake=$(wait_for_line "$work/manager.log" 'webhook intake listening on' 60 | grep -oE 'http://[0-9.:]+/webhook')
 echo "manager is leading; GitHub webhooks go to $intake"
 curl -fsS -X POST "$sim/_sim/webhook" -d "{\"url\":\"$intake\",\"secret\":\"$secret\"}" >/dev/null
 
-say "applying a RunnerSet (min 0, max 5, intake $set_intake) for the organisation acme"
+say "declaring a RunnerClass (the platform's) and a RunnerSet (min 0, max 5, intake $set_intake) for acme"
+# The platform decides: the class admits the namespace demo on this GitHub,
+# with credentials kept in the platform's namespace (docs/runner-classes.md).
+kubectl create namespace octorun-system >/dev/null
+kubectl -n octorun-system create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
 kubectl create namespace demo >/dev/null
-kubectl -n demo create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: octorun.io/v1alpha1
+kind: RunnerClass
+metadata:
+  name: demo
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: demo}}
+  github:
+    servers: [$sim]
+    scopes: [$sim/acme]
+    credentialsSecretName: github
+EOF
+# The tenant declares: the class, the organisation, labels, counts, template.
 kubectl -n demo apply -f - <<EOF
 apiVersion: octorun.io/v1alpha1
 kind: RunnerSet
 metadata:
   name: linux
 spec:
+  runnerClassName: demo
   scopeURL: $sim/acme
-  credentialsSecretName: github
   intake: $set_intake
   runnerLabels: [linux]
   minRunners: 0

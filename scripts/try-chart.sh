@@ -86,6 +86,7 @@ image: {tag: try}
 admission: {port: $(free_port)}
 metrics: {port: $(free_port)}
 probes: {port: $(free_port)}
+runnerClasses: {default: {servers: ["$sim"]}}  # the chart's default class, on the simulator's GitHub
 extraEnv:
 - {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
 - {name: KUBERNETES_SERVICE_PORT, value: "$api_port"}

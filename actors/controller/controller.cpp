@@ -16,6 +16,7 @@
 #include "adapters/kube/informer.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
+#include "messages/platform.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::controller {
@@ -38,6 +39,15 @@ struct controller_state {
   // RunnerSet events held until their namespace's Runners have listed, the
   // latest per set ("ns/name").
   std::map<std::string, watched::runnerset_event> held_sets;
+  // What the platform declared, as watched (cluster-wide): the RunnerClasses
+  // and each namespace's labels, each complete once its informer listed.
+  // Every change makes a new snapshot that every set actor gets.
+  std::map<std::string, model::runner_class> classes;
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels;
+  caf::actor_addr classes_informer, namespaces_informer;
+  bool classes_listed = false, namespaces_listed = false;
+  model::platform_classes_ptr platform;  // null until both listed
+  std::set<std::string> told_platform;   // the sets the current snapshot went to
   static constexpr const char* name = "controller";
 };
 
@@ -47,6 +57,59 @@ using self_ptr = controller_actor::stateful_pointer<controller_state>;
 template <class... Ts>
 void route(self_ptr self, const std::string& set_key, Ts&&... xs) {
   supervision::route_to<runnerset::runnerset_actor>(self->state.sets, set_key, std::forward<Ts>(xs)...);
+}
+
+// A set's event, after the platform's current snapshot if the set has not
+// had it: its actor judges it against its class before it acts on it.
+template <class Event>
+void route_set(self_ptr self, const std::string& key, Event&& ev) {
+  auto& st = self->state;
+  if (st.platform && st.told_platform.insert(key).second)
+    route(self, key, messages::platform_update{st.platform});
+  route(self, key, std::forward<Event>(ev));
+}
+
+// A new snapshot of the platform's classes and namespaces, to every set.
+void publish_platform(self_ptr self) {
+  auto& st = self->state;
+  if (!st.classes_listed || !st.namespaces_listed) return;
+  auto p = std::make_shared<model::platform_classes>();
+  p->classes = st.classes;
+  p->namespace_labels = st.namespace_labels;
+  st.platform = std::move(p);
+  st.told_platform.clear();
+  for (const auto& [key, set] : st.routes.sets) {
+    if (st.held_sets.count(key) > 0) continue;  // told when released
+    st.told_platform.insert(key);
+    route(self, key, messages::platform_update{st.platform});
+  }
+}
+
+// An unreadable class is never cached (the informer logs it): a set
+// naming it is refused as naming a class that does not exist.
+void on_runner_class(self_ptr self, const watched::runner_class_event& ev) {
+  if (!ev.obj) return;
+  auto& st = self->state;
+  if (ev.type == kube::event_type::deleted)
+    st.classes.erase(ev.obj->metadata.name);
+  else
+    st.classes.insert_or_assign(ev.obj->metadata.name, *ev.obj);
+  publish_platform(self);
+}
+
+void on_namespace(self_ptr self, const watched::namespace_event& ev) {
+  if (!ev.obj) return;
+  auto& st = self->state;
+  const auto& name = ev.obj->metadata.name;
+  // Only a change of labels matters to a class's namespaceSelector.
+  if (ev.type == kube::event_type::deleted) {
+    if (st.namespace_labels.erase(name) == 0) return;
+  } else {
+    auto [it, inserted] = st.namespace_labels.try_emplace(name, ev.obj->metadata.labels);
+    if (!inserted && it->second == ev.obj->metadata.labels) return;
+    it->second = ev.obj->metadata.labels;
+  }
+  publish_platform(self);
 }
 
 bool runners_listed(const controller_state& st, const std::string& ns) {
@@ -66,6 +129,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   auto key = meta.namespace_ + "/" + meta.name;
   if (ev.type == kube::event_type::deleted) {
     const bool held = st.held_sets.erase(key) > 0;
+    st.told_platform.erase(key);
     if (st.routes.sets.erase(key) == 0 && !held) return;  // never started: nothing to stop
   } else {
     st.routes.sets[key] = ev.obj;
@@ -74,7 +138,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
       return;
     }
   }
-  route(self, key, std::move(ev));
+  route_set(self, key, std::move(ev));
 }
 
 // The "namespace/set" an object made by a RunnerSet belongs to (its label),
@@ -161,6 +225,10 @@ caf::actor watch(self_ptr self, spawn_watch spawn, const std::string& ns, const 
 
 void start_watches(self_ptr self) {
   auto& st = self->state;
+  // The platform's RunnerClasses and the namespaces' labels, cluster-wide
+  // whatever namespaces the sets are watched in.
+  st.classes_informer = watch(self, watched::watch_runner_classes, "", "").address();
+  st.namespaces_informer = watch(self, watched::watch_namespaces, "", "").address();
   const std::string owned_by_set = model::label_runnerset;
   for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
     watch(self, watched::watch_runnersets, ns, "");
@@ -184,7 +252,7 @@ void release_held_sets(self_ptr self, const std::string& ns) {
       ++it;
       continue;
     }
-    route(self, it->first, std::move(it->second));
+    route_set(self, it->first, std::move(it->second));
     it = st.held_sets.erase(it);
   }
 }
@@ -195,6 +263,10 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
   spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
   auto& st = self->state;
   const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (sender == st.classes_informer || sender == st.namespaces_informer) {
+    (sender == st.classes_informer ? st.classes_listed : st.namespaces_listed) = true;
+    return publish_platform(self);
+  }
   if (auto runners = st.runners_listing.find(sender); runners != st.runners_listing.end()) {
     const auto ns = runners->second;
     st.runners_listing.erase(runners);
@@ -251,6 +323,8 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
       [=](watched::runner_event& ev) { on_runner(self, ev); },
       [=](watched::pod_event& ev) { on_child(self, ev); },
+      [=](watched::runner_class_event& ev) { on_runner_class(self, ev); },
+      [=](watched::namespace_event& ev) { on_namespace(self, ev); },
       [=](kube::informer_synced& s) { on_synced(self, s); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },

@@ -41,7 +41,8 @@ struct controller_config {
 // job messages) and its typed watches' events.
 using controller_actor =
     job_router::extend<caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
-                       caf::reacts_to<watched::pod_event>, caf::reacts_to<kube::informer_synced>>;
+                       caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::runner_class_event>,
+                       caf::reacts_to<watched::namespace_event>, caf::reacts_to<kube::informer_synced>>;
 
 controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg);
 

@@ -82,8 +82,12 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   if (!target) return fail("spec.scopeURL: " + target.error());
   if (auto refused = model::scope_host_refused(w.set->spec.scope_url, s.cfg.scopes))
     return fail("spec.scopeURL: \"" + w.set->spec.scope_url + "\" " + *refused);
+  // Under a RunnerClass the manager's own connections take the manager's
+  // proxy and CAs only: a tenant's spec.proxy and spec.caBundle shape its
+  // runner pods, never where the credentials go.
+  const bool class_mode = w.class_verdict && !w.class_verdict->class_name.empty();
   auto network = set_network_of(
-      w.set->spec.pod, s.cfg.github_proxy,
+      class_mode ? model::pod_config{} : w.set->spec.pod, s.cfg.github_proxy,
       [&](const reference& ref) -> const rapidjson::Value* {
         auto it = objects.find(ref.key);
         return it == objects.end() ? nullptr : it->second.doc.get();
@@ -140,7 +144,9 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
 
 void read_credentials(self_ptr self) {
   auto& st = self->state;
-  const auto secret = st.world.set->spec.credentials_secret_name;
+  if (!st.credentials_at) return;  // the class refuses the set, or has not judged it yet
+  const auto where = *st.credentials_at;
+  const auto& secret = where.name;
   auto fail = [=](std::string why) {
     auto& w = self->state.world;
     if (why != w.credentials_error)
@@ -152,12 +158,18 @@ void read_credentials(self_ptr self) {
       self, {action_kind::read_credentials, ""}, st.cfg.kube,
       [=](kube::object_result& r) {
         auto& w = self->state.world;
-        if (w.set->spec.credentials_secret_name != secret) return;  // renamed meanwhile: read again
+        if (self->state.credentials_at != where) return;  // moved meanwhile: read again
         w.credentials_gone = !r && r.error().not_found();
         if (w.credentials_gone) w.credentials_secret.reset();
         if (!r) return fail(kube::to_string(r.error()));
-        remember_secret(self, *r);
-        auto refs = std::make_shared<const std::vector<reference>>(pod_references(w.set->spec.pod));
+        // The set holds a finalizer on a Secret of its own, not on its class's.
+        if (where.platform)
+          w.credentials_secret.reset();
+        else
+          remember_secret(self, *r);
+        const bool class_mode = w.class_verdict && !w.class_verdict->class_name.empty();
+        auto refs = std::make_shared<const std::vector<reference>>(
+            class_mode ? std::vector<reference>{} : pod_references(w.set->spec.pod));
         read_references(
             self, refs, 0, std::make_shared<referenced_objects>(),
             [=, secret_object = std::move(*r)](const referenced_objects& objects) {
@@ -166,7 +178,7 @@ void read_credentials(self_ptr self) {
             fail);
       },
       [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
-      kube::get_request{kinds::secrets(), st.cfg.ns, secret, ""});
+      kube::get_request{kinds::secrets(), where.ns, secret, ""});
 }
 
 // Adds or removes the set's finalizer on `secret`: the current credentials

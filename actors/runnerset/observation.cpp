@@ -29,7 +29,9 @@ void note_jit_registration(observed_runner& runner, const std::string& requested
 }
 
 bool github_unreachable_for_deletion(const set_observation& o) {
-  return o.set && o.set->metadata.deleting && o.credentials_gone && !o.credentials_loaded &&
+  // A set its class refuses sends nothing anywhere, also while it goes.
+  const bool refused = o.class_verdict && !o.class_verdict->refused.empty();
+  return o.set && o.set->metadata.deleting && (o.credentials_gone || refused) && !o.credentials_loaded &&
          !o.scale_set_client;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/runnerset/class_condition.hpp"
 #include "actors/runnerset/demand.hpp"
 #include "actors/runnerset/intake_condition.hpp"
 #include "actors/runnerset/rollout.hpp"
@@ -35,7 +36,15 @@ class planner {
       return std::move(p_);
     }
     const bool declared = !set.spec.variants.empty();
-    pod_resources();  // needs no credentials
+    pod_resources();                              // needs no credentials
+    if (!o_.class_verdict) return std::move(p_);  // judged once the platform's classes are read
+    if (!o_.class_verdict->refused.empty()) {
+      // Nothing goes to GitHub for it (its clients are gone): no new jobs.
+      for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);
+      auto counted = counts_without_credentials();
+      publish_status(&counted, declared);
+      return std::move(p_);
+    }
     if (!o_.credentials_loaded) {
       if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
       if (!o_.credentials_error.empty()) {
@@ -46,8 +55,11 @@ class planner {
     }
     auto variants = model::effective_variants(set.spec);
     std::vector<demand> demands;
+    // A set over its class's limits starts no new runner; its idle ones go.
+    const bool within_class = o_.class_verdict->limits.empty();
     for (const auto& v : variants)
-      demands.push_back({v.min_runners, v.max_runners, 0, assigned_jobs(v.name)});
+      demands.push_back({within_class ? v.min_runners : 0, within_class ? v.max_runners : 0, 0,
+                         within_class ? assigned_jobs(v.name) : 0});
     const auto floors = replica_floors(set.spec.replicas.value_or(0), demands);
     variant_counts per_variant;
     for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -532,6 +544,7 @@ class planner {
     if (awaiting_apply_) return;
     const auto& set = *o_.set;
     std::vector<model::condition> current{credentials_condition(credentials_facts_of(o_))};
+    if (o_.class_verdict) current.push_back(class_condition(*o_.class_verdict));
     if (auto intake = intake_condition(set.spec.intake, o_.webhook_intake_enabled))
       current.push_back(*intake);
     if (pod_condition_) current.push_back(*pod_condition_);

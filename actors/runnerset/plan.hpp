@@ -26,6 +26,7 @@
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
 #include "model/children.hpp"
+#include "model/class_rules.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runnerset {
@@ -183,6 +184,12 @@ struct set_observation {
   std::chrono::steady_clock::duration scale_down_period{};  // the stabilization window
   std::optional<model::runnerset> set;
   bool has_finalizer = false;
+  // The set judged against its RunnerClass (model::judge_set); none: not
+  // judged yet (the platform's classes not read): nothing is sent for it
+  // until it is. While the verdict refuses the set, its credentials are not
+  // loaded (nothing goes to GitHub for it); while it breaks a limit, no new
+  // runner starts and idle ones go.
+  std::optional<model::class_verdict> class_verdict;
   // Credentials: loaded (the REST pool on them exists), the last error, and
   // whether the Secret does not exist (deleted, e.g. with its namespace).
   bool credentials_loaded = false;

@@ -173,6 +173,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   for (const auto& m : std::exchange(st.early_starts, {})) on_job_started(self, m);
+  judge_class(self);  // reads the credentials itself when where they are changed
   if (credentials_changed) {
     st.credentials_version.clear();
     if (!w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
@@ -479,6 +480,7 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
       [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
         if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
         if (auto refused = not_its_runner(self, req.name)) return github::jit_reply{unexpected{*refused}};
+        if (auto refused = class_refuses(self)) return github::jit_reply{unexpected{*refused}};
         if (listening(self->state)) return scale_set_jit(self, req);
         auto noted = [=, runner = req.name, uid = runner_uid(self, req.name)](github::jit_reply& r) {
           if (r) note_registration(self, runner, uid, r->registered.id);
@@ -547,6 +549,10 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
       [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
       [=](watched::runner_event& ev) { on_runner(self, ev); },
       [=](watched::pod_event& ev) { on_pod(self, ev); },
+      [=](messages::platform_update& m) {
+        self->state.platform = std::move(m.platform);
+        judge_class(self);
+      },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job_started(self, m); },

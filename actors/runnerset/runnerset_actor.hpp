@@ -27,6 +27,8 @@
 #include "actors/runnerset/runner_github_api.hpp"
 #include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
+#include "messages/platform.hpp"
+#include "model/class_rules.hpp"
 #include "model/scope.hpp"
 
 namespace octorun::runnerset {
@@ -78,6 +80,13 @@ struct runnerset_actor_config {
   // The GitHub hosts the platform lets a scope reach over plain http or by
   // address (--github-http-hosts): checked again before credentials go out.
   model::scope_rules scopes;
+  // What the platform decides beyond its RunnerClasses (--allow-sets-without-class):
+  // the set is judged against its class (model::judge_set) on every
+  // platform_update and spec change. A set run on its own (tests) that names
+  // no class is served before any platform_update comes where this allows it.
+  model::class_policy classes{.allow_sets_without_class = true, .scopes = {}};
+  // Where a RunnerClass's credentials Secret lives (--platform-namespace).
+  std::string platform_namespace = "octorun-system";
   // kube::spawn_event_recorder: the set's Events (actors/runnerset/set_events.hpp);
   // none: no Events.
   caf::actor events;
@@ -98,7 +107,7 @@ inline constexpr std::chrono::milliseconds default_status_hold{2'000};
 using runnerset_actor =
     runner_github_api::extend_with<listener::listener_setup_api, controller::job_router>::extend<
         caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
-        caf::reacts_to<watched::pod_event>>;
+        caf::reacts_to<watched::pod_event>, caf::reacts_to<messages::platform_update>>;
 
 runnerset_actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);
 runnerset_actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg);

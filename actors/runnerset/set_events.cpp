@@ -1,5 +1,6 @@
 #include "actors/runnerset/set_events.hpp"
 
+#include "actors/runnerset/class_condition.hpp"
 #include "actors/runnerset/set_status.hpp"
 
 namespace octorun::runnerset {
@@ -40,6 +41,17 @@ void credentials_events(const set_summary& before, const set_summary& after, con
         "The GitHub credentials of Secret " + secret + " cannot be used: " + after.credentials_problem));
   else if (after.credentials == credentials_state::problem)  // GitHub's answer: the condition's reason
     out.push_back(warning(after.credentials_reason, "CallGitHub", after.credentials_problem));
+}
+
+// One Warning when the set's RunnerClass stops admitting it (or for
+// another reason), one Normal when it admits it again.
+void class_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  if (after.class_reason == before.class_reason && after.class_problem == before.class_problem) return;
+  if (!after.class_reason.empty())
+    out.push_back(warning(after.class_reason == "Refused" ? "ClassRefused" : "ClassOverLimits", "JudgeClass",
+                          after.class_problem));
+  else
+    out.push_back(normal("ClassAdmitted", "JudgeClass", "The set keeps to its RunnerClass again"));
 }
 
 void scale_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
@@ -103,6 +115,10 @@ void rollout_events(const set_summary& before, const set_summary& after, std::ve
 set_summary summary_from_status(const model::runnerset& set) {
   set_summary s;
   for (const auto& c : set.status.conditions) {
+    if (c.type == "ClassAdmitted" && c.status == "False") {
+      s.class_reason = c.reason;
+      s.class_problem = c.message;
+    }
     if (c.type != "CredentialsReady") continue;
     if (c.status == "True") s.credentials = credentials_state::ready;
     if (c.status == "False") {
@@ -143,6 +159,11 @@ set_summary summarize(const set_summary& previous, const set_observation& o, con
     s.credentials_reason.clear();
     s.credentials_problem.clear();
   }
+  if (o.class_verdict) {
+    const auto judged = class_condition(*o.class_verdict);
+    s.class_reason = judged.status == "False" ? judged.reason : "";
+    s.class_problem = judged.status == "False" ? judged.message : "";
+  }
   // The counts are known only when the plan made them (credentials loaded).
   if (!p.desired.empty()) {
     s.desired.clear();
@@ -171,6 +192,7 @@ std::vector<set_event> set_events(const set_summary& before, const set_summary& 
                                   const std::string& secret) {
   std::vector<set_event> out;
   if (before == after) return out;
+  class_events(before, after, out);
   credentials_events(before, after, secret, out);
   registration_events(before, after, out);
   scale_events(before, after, out);

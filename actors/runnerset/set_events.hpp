@@ -40,6 +40,9 @@ struct set_summary {
   std::map<std::string, std::string> registration_errors;  // why the last registration failed
   std::string runner_registration_error;                   // why GitHub refused the last JIT configuration
   std::set<std::string> draining;                          // variants no longer declared, with runners left
+  // ClassAdmitted: its reason and message while False (empty: True or not judged).
+  std::string class_reason;
+  std::string class_problem;
   bool operator==(const set_summary&) const = default;
 };
 

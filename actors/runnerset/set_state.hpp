@@ -58,6 +58,12 @@ struct set_state {
   std::map<std::string, messages::job_started> unjudged_starts;
   std::vector<messages::job_started> early_starts;  // before the RunnerSet was read
   caf::actor github;                                // REST pool on the current credentials
+  // The platform's classes and namespaces (messages::platform_update); null
+  // until the controller sends them.
+  model::platform_classes_ptr platform;
+  // Where the credentials now loaded, or being read, are (model::credentials_of);
+  // none: nowhere (the class refuses the set, or it is not judged yet).
+  std::optional<model::credentials_location> credentials_at;
   std::string credentials_version;
   // The credentials Secret as last read: what a change of the set's
   // finalizer on it is locked on.
@@ -130,6 +136,12 @@ std::string runner_uid(self_ptr self, const std::string& runner);
 // that id before its status publishes one (note_jit_registration).
 void note_registration(self_ptr self, const std::string& runner, const std::string& uid,
                        std::int64_t github_runner_id);
+// Judges the set against its RunnerClass again (set_class.cpp): on a new
+// platform snapshot and on a changed spec.
+void judge_class(self_ptr self);
+// Why a runner's registration is refused for the set's class (refused, or
+// not judged yet); none when the class admits it.
+std::optional<github::error> class_refuses(self_ptr self);
 // Logs, once, that GitHub is left alone for the set's deletion; true then.
 bool github_unreachable(self_ptr self);
 

@@ -6,6 +6,7 @@
 #include "adapters/admission/validation.hpp"
 #include "common/json.hpp"
 #include "common/json_writer.hpp"
+#include "model/class_rules.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
 
@@ -39,12 +40,39 @@ bool writes_object(const admission_request& req) {
          req.object.IsObject();
 }
 
+// A set is judged against its class when it is created and when its spec
+// changes: a write of its metadata alone (the manager's finalizer) must go
+// through while the set breaks a class narrowed since (the manager judges
+// again at use and says so in the set's status).
+bool spec_changed(const admission_request& req) {
+  if (req.operation != "UPDATE") return true;
+  const auto* before = json::member(req.old_object, "spec");
+  const auto* after = json::member(req.object, "spec");
+  return before == nullptr || after == nullptr || *before != *after;
+}
+
+field_errors judge_class(const admission_request& req, const model::runnerset& set,
+                         const admission_policy& policy) {
+  if (!policy.classes || !spec_changed(req)) return {};
+  auto platform = policy.classes(req.namespace_);
+  if (!platform)
+    return {{"spec.runnerClassName",
+             "cannot be judged now (the RunnerClasses cannot be read: " + platform.error() + "); try again"}};
+  auto verdict = model::judge_set(
+      req.namespace_, set.spec, *platform,
+      {.allow_sets_without_class = policy.allow_sets_without_class, .scopes = policy.scopes});
+  auto errors = std::move(verdict.refused);
+  errors.insert(errors.end(), verdict.limits.begin(), verdict.limits.end());
+  return errors;
+}
+
 admission_response validate_set(const admission_request& req, const admission_policy& policy) {
   // An object on its way out (finalizers being removed) is never blocked.
   if (!writes_object(req) || deleting(req.object)) return allow(req);
   auto set = model::parse_runnerset(req.object);
   if (!set) return deny(req, "RunnerSet", set.error());
   if (auto errors = validate_runnerset(*set, policy); !errors.empty()) return deny(req, "RunnerSet", errors);
+  if (auto errors = judge_class(req, *set, policy); !errors.empty()) return deny(req, "RunnerSet", errors);
   return allow(req);
 }
 

@@ -45,9 +45,8 @@ void check_scope_url(const std::string& path, const std::string& url, const scop
 }
 
 void check_credentials_secret(const std::string& path, const std::string& name, field_errors& out) {
-  if (name.empty()) {
-    out.push_back({path, "is required: the name of a Secret in this namespace with the GitHub credentials"});
-  } else if (!is_dns_subdomain(name)) {
+  // Whether a set needs one is its RunnerClass's to say (model::judge_set).
+  if (!name.empty() && !is_dns_subdomain(name)) {
     out.push_back(
         {path, quoted(name) + " is not a valid Secret name (lowercase letters, digits, '-' and '.')"});
   }

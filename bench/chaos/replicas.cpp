@@ -55,7 +55,8 @@ void replicas::spawn(slot& s) {
                                    "--log-format=text",
                                    "--log-level=" + o_.log_level,
                                    "--scheduler.max-threads=2",
-                                   "--github-http-hosts=127.0.0.1"};
+                                   "--github-http-hosts=127.0.0.1",
+                                   "--allow-sets-without-class"};
   s.proc = std::make_unique<test::octorun_process>(o_.binary, args, o_.webhook_secret, s.log_path);
   tl_.add("manager",
           s.identity + " started (pid " + std::to_string(s.proc->pid()) + ", log " + s.log_path + ")");

@@ -12,10 +12,12 @@
 #include <sstream>
 
 #include "actors/controller/controller.hpp"
+#include "actors/kinds.hpp"
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/metrics/metrics_feed.hpp"
 #include "adapters/admission/ca_injection.hpp"
 #include "adapters/admission/identity.hpp"
+#include "adapters/admission/platform_lookup.hpp"
 #include "adapters/admission/shared_ca.hpp"
 #include "adapters/admission/webhook_server.hpp"
 #include "adapters/http/http_server.hpp"
@@ -82,6 +84,8 @@ expected<std::shared_ptr<admission::webhook_server>, std::string> start_admissio
   wo.policy.scopes.http_hosts = comma_list(o.github_http_hosts);
   wo.policy.max_runners = o.max_runners;
   wo.policy.runner_creator = o.runner_creator;
+  wo.policy.allow_sets_without_class = o.allow_sets_without_class;
+  wo.policy.classes = admission::read_platform(kube_cfg, kinds::runner_classes());
   if (wo.policy.runner_creator.empty()) {
     kube::client api(kube_cfg);
     auto me = admission::own_username(api);
@@ -311,6 +315,15 @@ void warn_about_missing_namespaces(const settings& s, const std::vector<std::str
                    kube::to_string(got.error()));
   }
 }
+// Where RunnerClasses keep their credentials: --platform-namespace, else
+// the manager's own namespace (its ServiceAccount's), else octorun-system.
+std::string platform_namespace_of(const options& o) {
+  if (!o.platform_namespace.empty()) return o.platform_namespace;
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  if (in && std::getline(in, ns) && !ns.empty()) return ns;
+  return "octorun-system";
+}
 }  // namespace
 
 expected<ok_t, std::string> manager::lead() {
@@ -334,6 +347,9 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.github_workers = static_cast<std::size_t>(std::max(1, options_.github_workers));
   ccfg.runnerset_defaults.github_proxy = settings_.github_proxy;
   ccfg.runnerset_defaults.scopes.http_hosts = comma_list(options_.github_http_hosts);
+  ccfg.runnerset_defaults.classes = {.allow_sets_without_class = options_.allow_sets_without_class,
+                                     .scopes = ccfg.runnerset_defaults.scopes};
+  ccfg.runnerset_defaults.platform_namespace = platform_namespace_of(options_);
   for (auto [endpoint, scheme] :
        {std::pair{&settings_.github_proxy.https, "https"}, std::pair{&settings_.github_proxy.http, "http"}})
     if (*endpoint)

@@ -87,6 +87,13 @@ const std::vector<flag>& flags() {
        "the largest minRunners, maxRunners and replicas the admission webhook admits per RunnerSet and "
        "variant (the CRD's bound, 10000, is the ceiling)",
        1},
+      {"allow-sets-without-class", &options::allow_sets_without_class,
+       "serve RunnerSets that name no RunnerClass when no class is the default, under the rules from before "
+       "classes (the set's own credentials, proxy and CA, any https GitHub scope); false: such a set is "
+       "refused (docs/runner-classes.md, upgrading)"},
+      {"platform-namespace", &options::platform_namespace,
+       "the namespace of the RunnerClasses' credentials Secrets (default: the manager's own, from its "
+       "ServiceAccount, else octorun-system)"},
       {"runner-creator", &options::runner_creator,
        "the one user (request.userInfo.username) the admission webhook lets create Runners (default: this "
        "manager's own name, asked of the apiserver with a SelfSubjectReview)"},
@@ -208,6 +215,8 @@ std::optional<std::string> check(const options& o) {
   if (o.log_format != "json" && o.log_format != "text")
     return "--log-format: '" + o.log_format + "' is not json or text";
   if (auto bad = check_github_http_hosts(o.github_http_hosts)) return bad;
+  if (!o.platform_namespace.empty() && !valid_namespace(o.platform_namespace))
+    return "--platform-namespace: '" + o.platform_namespace + "' is not a namespace name";
   return std::nullopt;
 }
 

@@ -62,6 +62,12 @@ struct options {
   // The largest minRunners, maxRunners and replicas admitted per RunnerSet
   // and variant (the CRD's own bound, 10,000, is the ceiling).
   int32_t max_runners = 1000;
+  // RunnerSets without a class and with no default class are served under
+  // the rules from before classes (model::class_policy).
+  bool allow_sets_without_class = false;
+  // Where RunnerClasses' credentials Secrets live; empty: the manager's own
+  // namespace (platform_namespace_of in manager.cpp).
+  std::string platform_namespace;
   // The one user who may create Runners; empty: this manager's own name
   // (a SelfSubjectReview at start).
   std::string runner_creator;

@@ -26,7 +26,11 @@ std::string review_json(const std::string& operation, const std::string& object,
 }
 
 // The platform's policy in these tests: the manager is "manager".
-const admission_policy policy{"system:serviceaccount:octorun-system:octorun", {}, 1000};
+const admission_policy policy{.runner_creator = "system:serviceaccount:octorun-system:octorun",
+                              .scopes = {},
+                              .max_runners = 1000,
+                              .allow_sets_without_class = false,
+                              .classes = {}};
 
 rapidjson::Document response_of(const http_reply& reply) {
   EXPECT_EQ(reply.status, 200) << reply.body;
@@ -168,7 +172,11 @@ TEST(Endpoints, ValidateRunnerSetAllowsValidDeletingAndDeletedObjects) {
 
 TEST(Endpoints, ValidateRunnerGuardsTheSpec) {
   // alice acts as the manager here: only its creates are judged on the spec.
-  const admission_policy alice_manages{"alice", {}, 1000};
+  const admission_policy alice_manages{.runner_creator = "alice",
+                                       .scopes = {},
+                                       .max_runners = 1000,
+                                       .allow_sets_without_class = false,
+                                       .classes = {}};
   auto allowed = [&](const std::string& op, const std::string& obj, const std::string& old) {
     auto r = response_of(
         handle_review(endpoint::validate_runner, review_json(op, obj, old, "Runner"), alice_manages));

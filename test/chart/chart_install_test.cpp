@@ -51,6 +51,9 @@ class ChartInstall : public ::testing::Test {
            // Its pods never run here, so neither could the uninstall hook's
            // (the deploy test runs it on the real node).
            " --set uninstallHook.enabled=false"
+           // A default RunnerClass is cluster-wide: it would become the class
+           // of every other test's RunnerSets while this release exists.
+           " --set runnerClasses.default.create=false"
            " --set githubWebhook.enabled=true " +
            extra;
   }

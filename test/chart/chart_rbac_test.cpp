@@ -92,7 +92,9 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
   auto installed = helm("install " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
                         " --timeout 2m --set watchNamespaces={" + a_ + "," + b_ +
                         "} --set rbac.namespaced=true --set nodeSelector.octorun-chart-test=no-such-node"
-                        " --set githubWebhook.enabled=false --set admission.enabled=false");
+                        " --set githubWebhook.enabled=false --set admission.enabled=false"
+                        // cluster-wide: it would be every other test's sets' class
+                        " --set runnerClasses.default.create=false");
   ASSERT_EQ(installed.status, 0) << installed.all();
   const auto config = manager_kubeconfig();
   auto admin = kube::load_kubeconfig(cluster().kubeconfig);

@@ -99,14 +99,14 @@ TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIn
         "--admission-ca-secret=octorun-system/octorun-webhook-ca", "--admission-inject-ca=octorun",
         "--admission-dns-names=octorun-webhook.octorun-system.svc,octorun-webhook.octorun-system.svc.cluster."
         "local",
-        "--scheduler.max-threads=2", "--max-runners=1000",
+        "--scheduler.max-threads=2", "--max-runners=1000", "--platform-namespace=octorun-system",
         // Only the manager's own ServiceAccount creates Runners.
         "--runner-creator=system:serviceaccount:octorun-system:octorun-manager"})
     EXPECT_TRUE(has(args, a)) << a;
   // Unset values leave the manager's own defaults (no plain-http GitHub host).
-  for (const char* a :
-       {"--namespaces", "--kube-qps", "--kube-burst", "--github-workers", "--github-ca-file",
-        "--webhook-secret-file", "--webhook-sweep-seconds", "--runner-phase-events", "--github-http-hosts"})
+  for (const char* a : {"--namespaces", "--kube-qps", "--kube-burst", "--github-workers", "--github-ca-file",
+                        "--webhook-secret-file", "--webhook-sweep-seconds", "--runner-phase-events",
+                        "--github-http-hosts", "--allow-sets-without-class"})
     EXPECT_FALSE(has_prefix(args, a)) << a;
   for (const auto& kind_name :
        std::vector<std::pair<std::string, std::string>>{{"ServiceAccount", "octorun-manager"},

@@ -110,7 +110,14 @@ class Deploy : public test::binary_test_base {
                            << R"(},"nodeSelector":{"kubernetes.io/hostname":")" << node_.name
                            << R"("},"extraEnv":[{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
                               R"({"name":"KUBERNETES_SERVICE_PORT","value":")"
-                           << api_port << R"("}]})";
+                           << api_port
+                           << R"("}],)"
+                           // The chart's default RunnerClass, for this test's
+                           // namespace alone (classes are cluster-wide) and
+                           // the simulator's GitHub.
+                           << R"("runnerClasses":{"default":{"name":")" << release_
+                           << R"(","namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":")"
+                           << ns_ << R"("}},"servers":[")" << sim_->ghes_url() << R"("]}}})";
   }
 
   std::string runnerset(const std::string& name, const std::string& scope_url) {

@@ -21,7 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"f","operation":"UPDATE",)"
       R"("oldObject":{"spec":{"template":{}}},"object":)" +
       std::string(input) + "}}";
-  const octorun::admission::admission_policy policy{"system:serviceaccount:octorun-system:octorun", {}, 1000};
+  const octorun::admission::admission_policy policy{
+      .runner_creator = "system:serviceaccount:octorun-system:octorun",
+      .scopes = {},
+      .max_runners = 1000,
+      .allow_sets_without_class = false,
+      .classes = {}};
   for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner}) {
     handle_review(e, input, policy);
     handle_review(e, wrapped_create, policy);

@@ -42,19 +42,12 @@ namespace octorun::test {
 // the GitHub simulator's plain-http loopback host allowed as a scope.
 inline std::vector<std::string> octorun_args(const std::string& kubeconfig, const std::string& ns,
                                              const std::string& identity) {
-  return {"--kubeconfig=" + kubeconfig,
-          "--namespace=" + ns,
-          "--lease-namespace=" + ns,
-          "--identity=" + identity,
-          "--webhook-bind=127.0.0.1",
-          "--webhook-port=0",
-          "--health-bind=127.0.0.1",
-          "--health-port=0",
-          "--metrics-bind=127.0.0.1",
-          "--metrics-port=0",
-          "--log-format=text",
-          "--scheduler.max-threads=2",
-          "--github-http-hosts=127.0.0.1"};
+  return {"--kubeconfig=" + kubeconfig, "--namespace=" + ns, "--lease-namespace=" + ns,
+          "--identity=" + identity, "--webhook-bind=127.0.0.1", "--webhook-port=0", "--health-bind=127.0.0.1",
+          "--health-port=0", "--metrics-bind=127.0.0.1", "--metrics-port=0", "--log-format=text",
+          "--scheduler.max-threads=2", "--github-http-hosts=127.0.0.1",
+          // The tests' sets name no RunnerClass (manager_class_integration drops this).
+          "--allow-sets-without-class"};
 }
 
 class octorun_process {

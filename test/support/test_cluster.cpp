@@ -155,10 +155,11 @@ void install_crds(const cluster_info& c) {
   auto established = poll(
       [&] {
         attempt a;
-        a.output = run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) +
-                                   " wait --for=condition=Established crd/runners.octorun.io "
-                                   "crd/runnersets.octorun.io --timeout=60s 2>&1",
-                               &a.status);
+        a.output =
+            run_command(quote(c.bin + "/kubectl") + " --kubeconfig=" + quote(c.kubeconfig) +
+                            " wait --for=condition=Established crd/runners.octorun.io "
+                            "crd/runnersets.octorun.io crd/runnerclasses.octorun.io --timeout=60s 2>&1",
+                        &a.status);
         return a;
       },
       [](const attempt& a) { return a.status == 0; }, std::chrono::seconds(90));

@@ -1,0 +1,24 @@
+// What a RunnerSet is judged against at admission (admission_policy::classes):
+// the RunnerClasses and the labels of the set's namespace, read from the
+// apiserver for each judgement (a set is judged on create and when its spec
+// changes: rare next to everything else the apiserver serves).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "adapters/kube/api.hpp"
+#include "adapters/kube/config.hpp"
+#include "common/expected.hpp"
+#include "model/runner_class.hpp"
+
+namespace octorun::admission {
+
+using platform_lookup = std::function<expected<model::platform_classes, std::string>(const std::string& ns)>;
+
+// Reads `runner_classes` (the RunnerClass resource) and namespace `ns`
+// with the manager's own identity. A class that cannot be read is left
+// out (a set naming it is refused as naming no class) and logged.
+platform_lookup read_platform(kube::config cfg, kube::resource runner_classes);
+
+}  // namespace octorun::admission

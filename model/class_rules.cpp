@@ -1,0 +1,227 @@
+#include "model/class_rules.hpp"
+
+#include "common/strings.hpp"
+#include "model/pod_security.hpp"
+
+namespace octorun::model {
+namespace {
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::string listing(const std::vector<std::string>& xs) {
+  std::string out;
+  for (const auto& x : xs) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// HOST and PORT ("" when none) of HOST[:PORT], the host in lower case.
+std::pair<std::string, std::string> host_and_port(std::string_view host) {
+  auto colon = host.rfind(':');
+  if (colon == std::string_view::npos) return {ascii_lower(host), ""};
+  return {ascii_lower(host.substr(0, colon)), std::string(host.substr(colon + 1))};
+}
+
+bool server_matches(const http_url& scope, const std::string& server) {
+  // "*." opens a wildcard entry: split it as a plain host, then match by suffix.
+  std::string text = server;
+  const auto authority = text.find("://");
+  const bool wildcard = authority != std::string::npos && text.compare(authority + 3, 2, "*.") == 0;
+  if (wildcard) text.replace(authority + 3, 1, "w");
+  auto entry = split_http_url(text);
+  if (!entry || !entry->path.empty() || entry->scheme != scope.scheme) return false;
+  auto [want_host, want_port] = host_and_port(entry->host);
+  if (wildcard) want_host.replace(0, 1, "*");
+  auto [host, port] = host_and_port(scope.host);
+  if (want_port != port) return false;
+  if (want_host.rfind("*.", 0) != 0) return want_host == host;
+  const auto suffix = want_host.substr(1);  // ".ghe.com"
+  return host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool same_name(const std::string& a, const std::string& b) { return ascii_lower(a) == ascii_lower(b); }
+
+bool scope_matches(const github_scope& scope, const std::string& entry) {
+  std::string text = entry;
+  const bool prefix = !text.empty() && text.back() == '*';
+  if (prefix) text.pop_back();
+  std::string repo_prefix;
+  if (prefix) {
+    // https://HOST/ORG/PREFIX*: the part after the last '/' is a prefix of repository names.
+    auto slash = text.rfind('/');
+    if (slash == std::string::npos) return false;
+    repo_prefix = text.substr(slash + 1);
+    text.erase(slash);
+  }
+  auto want = parse_scope_url(text);
+  if (!want || !same_name(want->base_url, scope.base_url)) return false;
+  if (prefix) {
+    if (want->kind != github_scope::level::organization || scope.kind != github_scope::level::repository)
+      return false;
+    return same_name(want->owner, scope.owner) &&
+           ascii_lower(scope.repository).rfind(ascii_lower(repo_prefix), 0) == 0;
+  }
+  switch (want->kind) {
+    case github_scope::level::enterprise:
+      return scope.kind == github_scope::level::enterprise && same_name(want->owner, scope.owner);
+    case github_scope::level::organization:
+      return scope.kind != github_scope::level::enterprise && same_name(want->owner, scope.owner);
+    case github_scope::level::repository:
+      return scope.kind == github_scope::level::repository && same_name(want->owner, scope.owner) &&
+             same_name(want->repository, scope.repository);
+  }
+  return false;
+}
+
+const runner_class* find_class(const platform_classes& platform, const std::string& name) {
+  auto it = platform.classes.find(name);
+  return it == platform.classes.end() ? nullptr : &it->second;
+}
+
+// The class named, else the one default class that admits the namespace
+// (a platform may keep a default per group of namespaces); a refusal
+// otherwise (nullptr and nothing refused: no class, and the platform allows
+// that).
+const runner_class* choose(const std::string& ns, const runnerset_spec& spec,
+                           const platform_classes& platform, const class_policy& policy, class_verdict& v) {
+  if (!spec.runner_class_name.empty()) {
+    v.class_name = spec.runner_class_name;
+    if (const auto* c = find_class(platform, spec.runner_class_name)) return c;
+    v.refused.push_back({"spec.runnerClassName", "names RunnerClass " + quoted(spec.runner_class_name) +
+                                                     ", which does not exist: ask the platform team"});
+    return nullptr;
+  }
+  std::vector<std::string> defaults;
+  auto labels = platform.namespace_labels.find(ns);
+  for (const auto& [name, c] : platform.classes)
+    if (c.is_default && labels != platform.namespace_labels.end() &&
+        selector_matches(c.spec.namespace_selector, labels->second))
+      defaults.push_back(name);
+  if (defaults.size() == 1) {
+    v.class_name = defaults.front();
+    return find_class(platform, defaults.front());
+  }
+  if (defaults.size() > 1) {
+    v.refused.push_back({"spec.runnerClassName", "is required: RunnerClasses " + listing(defaults) +
+                                                     " are all marked default (" + default_class_annotation +
+                                                     ") for namespace " + quoted(ns) + ", so name one"});
+  } else if (!policy.allow_sets_without_class) {
+    v.refused.push_back({"spec.runnerClassName",
+                         "is required: no RunnerClass is the default for namespace " + quoted(ns) +
+                             " and the platform does not run sets without one (--allow-sets-without-class): "
+                             "ask the platform team which to name"});
+  } else {
+    v.classless = true;
+  }
+  return nullptr;
+}
+
+void judge_credentials(const runnerset_spec& spec, const runner_class& c, class_verdict& v) {
+  const auto named = quoted(c.metadata.name);
+  if (!spec.credentials_secret_name.empty() && !c.spec.allow_tenant_credentials)
+    v.refused.push_back(
+        {"spec.credentialsSecretName",
+         "must be left out: RunnerClass " + named +
+             " does not let a set bring its own credentials (spec.github.allowTenantCredentials)" +
+             (c.spec.credentials_secret_name.empty() ? "" : "; it uses the class's")});
+  if (spec.credentials_secret_name.empty() && c.spec.credentials_secret_name.empty())
+    v.refused.push_back(
+        {"spec.credentialsSecretName",
+         "is required: RunnerClass " + named + " holds no credentials (spec.github.credentialsSecretName)"});
+}
+
+void judge_mode(const std::string& path, const std::optional<container_mode_spec>& mode,
+                const runner_class& c, class_verdict& v) {
+  const auto type = mode ? mode->type : container_mode::none;
+  for (auto allowed : c.spec.effective_container_modes())
+    if (allowed == type) return;
+  std::string allowed;
+  for (auto m : c.spec.effective_container_modes())
+    allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(m));
+  v.limits.push_back({path, "must not be " + std::string(to_string(type)) + ": RunnerClass " +
+                                quoted(c.metadata.name) + " allows " + allowed + " (spec.containerModes)"});
+}
+
+void judge_limits(const runnerset_spec& spec, const runner_class& c, class_verdict& v) {
+  judge_mode("spec.containerMode.type", spec.pod.container_mode, c, v);
+  auto pod_rules = [&](const std::string& path, const pod_template& t) {
+    for (auto& e : check_pod_security(path, t, c.spec.pod_security)) {
+      e.message += " of RunnerClass " + quoted(c.metadata.name);
+      v.limits.push_back(std::move(e));
+    }
+  };
+  pod_rules("spec.template", spec.template_);
+  for (std::size_t i = 0; i < spec.variants.size(); ++i) {
+    const auto at = "spec.variants[" + std::to_string(i) + "]";
+    const auto& variant = spec.variants[i];
+    if (variant.container_mode) judge_mode(at + ".containerMode.type", variant.container_mode, c, v);
+    if (variant.template_) pod_rules(at + ".template", *variant.template_);
+  }
+  if (c.spec.max_runners_per_set) {
+    std::int64_t total = 0;
+    for (const auto& variant : effective_variants(spec)) total += variant.max_runners;
+    if (total > *c.spec.max_runners_per_set)
+      v.limits.push_back(
+          {"spec.maxRunners", "adds up to " + std::to_string(total) + " runners, more than the " +
+                                  std::to_string(*c.spec.max_runners_per_set) + " RunnerClass " +
+                                  quoted(c.metadata.name) + " allows (spec.maxRunnersPerSet)"});
+  }
+}
+
+}  // namespace
+
+bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers) {
+  auto scope = split_http_url(scope_url);
+  if (!scope) return false;
+  for (const auto& server : servers)
+    if (server_matches(*scope, server)) return true;
+  return false;
+}
+
+bool scope_allowed(const std::string& scope_url, const std::vector<std::string>& scopes) {
+  auto scope = parse_scope_url(scope_url);
+  if (!scope) return false;
+  for (const auto& entry : scopes)
+    if (scope_matches(*scope, entry)) return true;
+  return false;
+}
+
+class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const platform_classes& platform,
+                        const class_policy& policy) {
+  class_verdict v;
+  const auto* c = choose(ns, spec, platform, policy, v);
+  if (c == nullptr) {
+    if (v.classless && spec.credentials_secret_name.empty())
+      v.refused.push_back({"spec.credentialsSecretName", "is required for a set without a RunnerClass"});
+    return v;
+  }
+  const auto named = quoted(c->metadata.name);
+  auto labels = platform.namespace_labels.find(ns);
+  if (labels == platform.namespace_labels.end() ||
+      !selector_matches(c->spec.namespace_selector, labels->second))
+    v.refused.push_back({"spec.runnerClassName", "RunnerClass " + named + " does not admit namespace " +
+                                                     quoted(ns) + " (its spec.namespaceSelector)"});
+  const auto servers = c->spec.effective_servers();
+  if (!server_allowed(spec.scope_url, servers))
+    v.refused.push_back({"spec.scopeURL", quoted(spec.scope_url) + " is not on a GitHub server RunnerClass " +
+                                              named + " allows (spec.github.servers: " + listing(servers) +
+                                              ")"});
+  else if (!c->spec.scopes.empty() && !scope_allowed(spec.scope_url, c->spec.scopes))
+    v.refused.push_back({"spec.scopeURL", quoted(spec.scope_url) + " is not a scope RunnerClass " + named +
+                                              " allows (spec.github.scopes: " + listing(c->spec.scopes) +
+                                              ")"});
+  judge_credentials(spec, *c, v);
+  judge_limits(spec, *c, v);
+  return v;
+}
+
+credentials_location credentials_of(const std::string& set_ns, const runnerset_spec& spec,
+                                    const class_verdict& verdict, const platform_classes& platform,
+                                    const std::string& platform_ns) {
+  if (!spec.credentials_secret_name.empty() || verdict.class_name.empty())
+    return {set_ns, spec.credentials_secret_name, false};
+  auto it = platform.classes.find(verdict.class_name);
+  if (it == platform.classes.end()) return {};
+  return {platform_ns, it->second.spec.credentials_secret_name, true};
+}
+
+}  // namespace octorun::model

@@ -1,0 +1,59 @@
+// Whether a RunnerSet keeps to its RunnerClass (pure). The admission
+// webhook refuses a set that does not; the manager judges again at use (a
+// class or a namespace's labels may change under running sets), sends
+// nothing while a set is refused, and starts no new runner while it breaks
+// a limit (docs/runner-classes.md).
+#pragma once
+
+#include <string>
+
+#include "model/runner_class.hpp"
+#include "model/scope.hpp"
+#include "model/types.hpp"
+
+namespace octorun::model {
+
+// What the platform decides beyond its classes (manager flags).
+struct class_policy {
+  // A set that names no class, with no default class, keeps working under
+  // the rules from before classes (its own credentials, any https scope)
+  // (--allow-sets-without-class). Off: such a set is refused.
+  bool allow_sets_without_class = false;
+  scope_rules scopes;  // --github-http-hosts, for every set whatever its class
+};
+
+struct class_verdict {
+  std::string class_name;  // the class judged by; "" when none applies
+  bool classless = false;  // no class, and the platform allows that
+  // Where the set would send credentials (the class, the namespace, the
+  // server, the scope, the credentials' source): nothing is sent while any.
+  field_errors refused;
+  // What the set would run (container modes, pod security, counts): no new
+  // runner starts while any.
+  field_errors limits;
+  bool admitted() const { return refused.empty() && limits.empty(); }
+  bool operator==(const class_verdict&) const = default;
+};
+
+// The class of a set in namespace `ns` and everything it breaks of it.
+class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const platform_classes& platform,
+                        const class_policy& policy);
+
+// The credentials a set uses: the class's Secret in the platform's
+// namespace, or its own in its namespace. Empty name: none.
+struct credentials_location {
+  std::string ns;
+  std::string name;
+  bool platform = false;  // the class's: the set holds no finalizer on it
+  bool operator==(const credentials_location&) const = default;
+};
+credentials_location credentials_of(const std::string& set_ns, const runnerset_spec& spec,
+                                    const class_verdict& verdict, const platform_classes& platform,
+                                    const std::string& platform_ns);
+
+// Whether a scope URL is on one of `servers` (spec.github.servers entries).
+bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers);
+// Whether a scope URL is one `scopes` (spec.github.scopes entries) admit.
+bool scope_allowed(const std::string& scope_url, const std::vector<std::string>& scopes);
+
+}  // namespace octorun::model

@@ -1,0 +1,155 @@
+#include "model/runner_class.hpp"
+
+#include <algorithm>
+
+#include "common/json_parse.hpp"
+#include "model/field_reader.hpp"
+#include "model/parse.hpp"
+
+namespace octorun::model {
+namespace {
+
+using detail::index;
+using detail::reader;
+using rapidjson::Value;
+
+void read_selector(reader& r, const Value& parent, const char* key, const std::string& path,
+                   label_selector& out) {
+  const Value* s = r.object(parent, key, path);
+  if (s == nullptr) return;
+  r.string_map(*s, "matchLabels", path + ".matchLabels", out.match_labels);
+  r.objects(*s, "matchExpressions", path + ".matchExpressions", out.match_expressions,
+            [&](const Value& e, const std::string& at, label_selector_requirement& req) {
+              r.string(e, "key", at + ".key", req.key);
+              r.string(e, "operator", at + ".operator", req.op);
+              r.string_list(e, "values", at + ".values", req.values);
+              const bool listed = req.op == "In" || req.op == "NotIn";
+              if (!listed && req.op != "Exists" && req.op != "DoesNotExist")
+                r.errors.push_back(
+                    {at + ".operator", "must be In, NotIn, Exists or DoesNotExist, not \"" + req.op + "\""});
+              else if (listed == req.values.empty())
+                r.errors.push_back({at + ".values", listed ? "must not be empty with " + req.op
+                                                           : "must be empty with " + req.op});
+            });
+}
+
+std::optional<container_mode> container_mode_named(std::string_view name) {
+  for (auto m : {container_mode::none, container_mode::dind, container_mode::kubernetes})
+    if (to_string(m) == name) return m;
+  return std::nullopt;
+}
+
+void read_class_spec(reader& r, const Value& spec, runner_class_spec& s) {
+  read_selector(r, spec, "namespaceSelector", "spec.namespaceSelector", s.namespace_selector);
+  if (r.find(spec, "namespaceSelector") == nullptr)
+    r.errors.push_back({"spec.namespaceSelector", "is required: {} admits every namespace"});
+  if (const Value* github = r.object(spec, "github", "spec.github")) {
+    r.string_list(*github, "servers", "spec.github.servers", s.servers);
+    r.string_list(*github, "scopes", "spec.github.scopes", s.scopes);
+    r.string(*github, "credentialsSecretName", "spec.github.credentialsSecretName",
+             s.credentials_secret_name);
+    r.boolean(*github, "allowTenantCredentials", "spec.github.allowTenantCredentials",
+              s.allow_tenant_credentials);
+  }
+  std::vector<std::string> modes;
+  r.string_list(spec, "containerModes", "spec.containerModes", modes);
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (auto m = container_mode_named(modes[i]))
+      s.container_modes.push_back(*m);
+    else
+      r.errors.push_back(
+          {index("spec.containerModes", i), "must be none, dind or kubernetes, not \"" + modes[i] + "\""});
+  }
+  std::string level;
+  r.string(spec, "podSecurity", "spec.podSecurity", level);
+  if (level == "privileged")
+    s.pod_security = pod_security_level::privileged;
+  else if (level == "restricted")
+    s.pod_security = pod_security_level::restricted;
+  else if (!level.empty() && level != "baseline")
+    r.errors.push_back(
+        {"spec.podSecurity", "must be privileged, baseline or restricted, not \"" + level + "\""});
+  r.int32(spec, "maxRunnersPerSet", "spec.maxRunnersPerSet", s.max_runners_per_set);
+}
+
+bool contains(const std::vector<std::string>& xs, const std::string& x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
+
+}  // namespace
+
+std::string_view to_string(container_mode mode) {
+  switch (mode) {
+    case container_mode::none:
+      return "none";
+    case container_mode::dind:
+      return "dind";
+    case container_mode::kubernetes:
+      return "kubernetes";
+  }
+  return "none";
+}
+
+std::string_view to_string(pod_security_level level) {
+  switch (level) {
+    case pod_security_level::privileged:
+      return "privileged";
+    case pod_security_level::baseline:
+      return "baseline";
+    case pod_security_level::restricted:
+      return "restricted";
+  }
+  return "baseline";
+}
+
+bool selector_matches(const label_selector& selector, const std::map<std::string, std::string>& labels) {
+  for (const auto& [key, value] : selector.match_labels) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const auto& req : selector.match_expressions) {
+    auto it = labels.find(req.key);
+    const bool has = it != labels.end();
+    if (req.op == "Exists" && !has) return false;
+    if (req.op == "DoesNotExist" && has) return false;
+    if (req.op == "In" && (!has || !contains(req.values, it->second))) return false;
+    if (req.op == "NotIn" && has && contains(req.values, it->second)) return false;
+    // An operator parse_runner_class refused never reaches here; match nothing on one anyway.
+    if (req.op != "Exists" && req.op != "DoesNotExist" && req.op != "In" && req.op != "NotIn") return false;
+  }
+  return true;
+}
+
+std::vector<std::string> runner_class_spec::effective_servers() const {
+  if (!servers.empty()) return servers;
+  return {"https://github.com", "https://*.ghe.com"};
+}
+
+std::vector<container_mode> runner_class_spec::effective_container_modes() const {
+  if (!container_modes.empty()) return container_modes;
+  return {container_mode::none, container_mode::kubernetes};
+}
+
+expected<runner_class, field_errors> parse_runner_class(const rapidjson::Value& object) {
+  if (!object.IsObject()) return unexpected<field_errors>{field_errors{{"", "must be an object"}}};
+  reader r;
+  runner_class out;
+  out.metadata = read_object_meta(object);
+  if (const Value* meta = r.object(object, "metadata", "metadata"))
+    if (const Value* annotations = r.object(*meta, "annotations", "metadata.annotations"))
+      out.is_default = json::str(*annotations, default_class_annotation) == "true";
+  if (const Value* spec = r.object(object, "spec", "spec"))
+    read_class_spec(r, *spec, out.spec);
+  else
+    r.errors.push_back({"spec", "is required"});
+  if (!r.errors.empty()) return unexpected<field_errors>{std::move(r.errors)};
+  return out;
+}
+
+expected<runner_class, field_errors> parse_runner_class(std::string_view json) {
+  auto d = json::parse(json, json::sources::kube_object);
+  if (!d) return unexpected<field_errors>{field_errors{{"", "is not valid JSON: " + d.error()}}};
+  return parse_runner_class(*d);
+}
+
+}  // namespace octorun::model

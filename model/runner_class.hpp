@@ -1,0 +1,93 @@
+// A RunnerClass (octorun.io/v1alpha1, cluster-scoped): what the platform
+// admin decides for the RunnerSets of the namespaces it admits. Only a
+// cluster admin writes one; a tenant's RunnerSet names it
+// (spec.runnerClassName), as a PersistentVolumeClaim names a StorageClass.
+// docs/runner-classes.md has the fields and why a class rather than flags.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "model/types.hpp"
+
+namespace octorun::model {
+
+// The annotation that makes a class the one a RunnerSet without
+// spec.runnerClassName gets in the namespaces the class admits (as
+// ingressclass.kubernetes.io/is-default-class).
+inline constexpr const char* default_class_annotation = "octorun.io/is-default-class";
+
+// metav1.LabelSelector. An empty selector selects everything.
+struct label_selector_requirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist
+  std::vector<std::string> values;
+};
+struct label_selector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<label_selector_requirement> match_expressions;
+};
+bool selector_matches(const label_selector& selector, const std::map<std::string, std::string>& labels);
+
+// The Pod Security Standards' levels (kubernetes.io/docs/concepts/security/pod-security-standards).
+enum class pod_security_level { privileged, baseline, restricted };
+std::string_view to_string(pod_security_level level);
+
+struct runner_class_spec {
+  label_selector namespace_selector;
+  // GitHub servers a scope may be on: https://HOST, https://*.SUFFIX or
+  // http://HOST (only where --github-http-hosts lists HOST), each with an
+  // optional :PORT. Empty: https://github.com and https://*.ghe.com.
+  std::vector<std::string> servers;
+  // The scopes a set may claim: an organisation's URL (itself and its
+  // repositories), a repository's, a repository prefix ending in '*', or an
+  // enterprise's. Empty: any scope on the servers.
+  std::vector<std::string> scopes;
+  // The credentials the class's sets use: a Secret in the platform's
+  // namespace (the manager's), out of tenants' reach. Empty: none.
+  std::string credentials_secret_name;
+  // A set may instead name a Secret of its own namespace (its own
+  // credentials, sent only to the class's servers and scopes).
+  bool allow_tenant_credentials = false;
+  // Empty: none and kubernetes (dind runs a privileged container).
+  std::vector<container_mode> container_modes;
+  pod_security_level pod_security = pod_security_level::baseline;
+  std::optional<std::int32_t> max_runners_per_set;  // the sum over the set's variants
+
+  std::vector<std::string> effective_servers() const;
+  std::vector<container_mode> effective_container_modes() const;
+};
+
+struct runner_class {
+  object_meta metadata;
+  bool is_default = false;  // default_class_annotation is "true"
+  runner_class_spec spec;
+};
+
+expected<runner_class, field_errors> parse_runner_class(const rapidjson::Value& object);
+expected<runner_class, field_errors> parse_runner_class(std::string_view json);
+
+// A Namespace as a class's namespaceSelector sees it: its labels.
+struct namespace_view {
+  object_meta metadata;
+};
+
+// What the platform declared, as one snapshot: its classes by name and the
+// labels of each namespace (what namespaceSelector matches).
+struct platform_classes {
+  std::map<std::string, runner_class> classes;
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels;
+};
+using platform_classes_ptr = std::shared_ptr<const platform_classes>;
+
+std::string_view to_string(container_mode mode);  // None | Dind | Kubernetes
+
+}  // namespace octorun::model

@@ -1,0 +1,125 @@
+// The RunnerSet webhook and RunnerClasses (handlers.cpp judge_class): a set
+// is judged against its class on create and on a change of its spec, with
+// the classes and its namespace's labels read for each judgement; a
+// judgement that cannot be made refuses the set.
+#include <gtest/gtest.h>
+
+#include "adapters/admission/handlers.hpp"
+#include "model/runner_class.hpp"
+#include "test/admission/fixtures.hpp"
+
+namespace octorun::admission {
+namespace {
+
+using test::doc;
+
+std::string review_json(const std::string& operation, const std::string& object,
+                        const std::string& old = "null") {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",
+    "kind":{"group":"octorun.io","version":"v1alpha1","kind":"RunnerSet"},
+    "resource":{"group":"octorun.io","version":"v1alpha1","resource":"runnersets"},
+    "name":"ci","namespace":"team","operation":")" +
+         operation + R"(","userInfo":{"username":"alice"},"object":)" + object + R"(,"oldObject":)" + old +
+         "}}";
+}
+
+// The class "team-web" admits namespaces labelled team=web, on github.com,
+// for acme's web-* repositories, with the class's credentials.
+model::platform_classes platform(const std::string& team_label) {
+  model::platform_classes p;
+  auto c = model::parse_runner_class(R"({"metadata":{"name":"team-web"},"spec":{
+    "namespaceSelector":{"matchLabels":{"team":"web"}},
+    "github":{"scopes":["https://github.com/acme/web-*"],"credentialsSecretName":"acme-web"}}})");
+  EXPECT_TRUE(c);
+  p.classes.emplace("team-web", *c);
+  p.namespace_labels["team"] = {{"team", team_label}};
+  return p;
+}
+
+admission_policy with_classes(
+    std::function<expected<model::platform_classes, std::string>(const std::string&)> f) {
+  admission_policy p;
+  p.classes = std::move(f);
+  return p;
+}
+
+std::string set_json(const std::string& scope) {
+  auto d = doc(test::valid_runnerset_json());
+  test::erase(d, "/spec/credentialsSecretName");
+  test::set(d, "/spec/runnerClassName", std::string("team-web"));
+  test::set(d, "/spec/scopeURL", scope);
+  return json::write(d);
+}
+
+rapidjson::Document reply(const admission_policy& policy, const std::string& operation,
+                          const std::string& object, const std::string& old = "null") {
+  auto r = handle_review(endpoint::validate_runnerset, review_json(operation, object, old), policy);
+  EXPECT_EQ(r.status, 200) << r.body;
+  return doc(r.body.c_str());
+}
+
+TEST(ClassAdmission, AdmitsASetItsClassAllows) {
+  std::string asked;
+  auto policy = with_classes([&](const std::string& ns) {
+    asked = ns;
+    return platform("web");
+  });
+  auto d = reply(policy, "CREATE", set_json("https://github.com/acme/web-shop"));
+  EXPECT_TRUE(d["response"]["allowed"].GetBool());
+  EXPECT_EQ(asked, "team") << "the set's own namespace's labels are read";
+}
+
+TEST(ClassAdmission, RefusesASetItsClassDoesNotAllowNamingFieldRuleAndClass) {
+  auto policy = with_classes([](const std::string&) { return platform("web"); });
+  auto d = reply(policy, "CREATE", set_json("https://sink.example/acme"));
+  ASSERT_FALSE(d["response"]["allowed"].GetBool());
+  const std::string message = d["response"]["status"]["message"].GetString();
+  EXPECT_NE(message.find("spec.scopeURL: \"https://sink.example/acme\" is not on a GitHub server RunnerClass "
+                         "\"team-web\" allows (spec.github.servers: https://github.com, https://*.ghe.com)"),
+            std::string::npos)
+      << message;
+  d = reply(policy, "CREATE", set_json("https://github.com/acme/billing"));
+  EXPECT_FALSE(d["response"]["allowed"].GetBool());
+  auto other_team = with_classes([](const std::string&) { return platform("billing"); });
+  d = reply(other_team, "CREATE", set_json("https://github.com/acme/web-shop"));
+  ASSERT_FALSE(d["response"]["allowed"].GetBool());
+  EXPECT_NE(
+      std::string(d["response"]["status"]["message"].GetString()).find("does not admit namespace \"team\""),
+      std::string::npos);
+}
+
+TEST(ClassAdmission, ASpecChangeIsJudgedAMetadataWriteIsNot) {
+  auto narrowed = with_classes([](const std::string&) { return platform("billing"); });
+  const auto before = set_json("https://github.com/acme/web-shop");
+  auto with_finalizer = doc(before.c_str());
+  test::set(with_finalizer, "/metadata/finalizers/0", std::string("octorun.io/runnerset"));
+  auto d = reply(narrowed, "UPDATE", json::write(with_finalizer), before);
+  EXPECT_TRUE(d["response"]["allowed"].GetBool())
+      << "the manager's finalizer goes on whatever the class says now";
+  d = reply(narrowed, "UPDATE", set_json("https://github.com/acme/web-cart"), before);
+  EXPECT_FALSE(d["response"]["allowed"].GetBool());
+}
+
+TEST(ClassAdmission, FailsClosedWhenTheClassesCannotBeRead) {
+  auto broken = with_classes([](const std::string&) -> expected<model::platform_classes, std::string> {
+    return unexpected<std::string>{"RunnerClasses: 503 Service Unavailable"};
+  });
+  auto d = reply(broken, "CREATE", set_json("https://github.com/acme/web-shop"));
+  ASSERT_FALSE(d["response"]["allowed"].GetBool());
+  EXPECT_NE(std::string(d["response"]["status"]["message"].GetString()).find("cannot be judged now"),
+            std::string::npos);
+}
+
+TEST(ClassAdmission, ASetWithoutAClassNeedsADefaultOrThePlatformsLeave) {
+  auto d = doc(test::valid_runnerset_json());
+  auto none = with_classes([](const std::string&) { return model::platform_classes{}; });
+  auto r = reply(none, "CREATE", json::write(d));
+  ASSERT_FALSE(r["response"]["allowed"].GetBool());
+  EXPECT_NE(std::string(r["response"]["status"]["message"].GetString()).find("--allow-sets-without-class"),
+            std::string::npos);
+  none.allow_sets_without_class = true;
+  EXPECT_TRUE(reply(none, "CREATE", json::write(d))["response"]["allowed"].GetBool());
+}
+
+}  // namespace
+}  // namespace octorun::admission

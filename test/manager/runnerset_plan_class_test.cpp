@@ -1,0 +1,136 @@
+// The RunnerSet's plan under its RunnerClass's verdict (model::judge_set):
+// nothing goes to GitHub before the set is judged or while its class refuses
+// it; no new runner starts while it breaks a limit; busy runners always
+// finish their job.
+#include <gtest/gtest.h>
+
+#include "actors/runnerset/plan.hpp"
+#include "test/manager/runnerset_plan_fixtures.hpp"
+
+namespace octorun::runnerset {
+namespace {
+
+using namespace plan_fixtures;
+using plan_fixtures::demand;
+
+model::class_verdict refused() {
+  return {.class_name = "team-web",
+          .classless = false,
+          .refused = {{"spec.scopeURL",
+                       "\"https://sink.example/acme\" is not on a GitHub server RunnerClass "
+                       "\"team-web\" allows (spec.github.servers: https://github.com)"}},
+          .limits = {}};
+}
+
+model::class_verdict over_limits() {
+  return {.class_name = "team-web",
+          .classless = false,
+          .refused = {},
+          .limits = {
+              {"spec.containerMode.type",
+               "must not be dind: RunnerClass \"team-web\" allows none, kubernetes (spec.containerModes)"}}};
+}
+
+std::optional<model::condition> class_condition_of(const set_plan& p) {
+  for (const auto& a : of(p, action_kind::publish_status))
+    for (const auto& c : a.conditions)
+      if (c.type == "ClassAdmitted") return c;
+  return std::nullopt;
+}
+
+TEST(RunnerSetPlanClass, NothingGoesToGitHubBeforeTheSetIsJudged) {
+  auto o = ready_set();
+  o.class_verdict.reset();
+  o.credentials_loaded = false;
+  demand(o, 3);
+  auto p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::read_credentials));
+  EXPECT_EQ(creates(p), 0);
+  EXPECT_FALSE(has(p, action_kind::publish_status)) << "no verdict to say yet";
+}
+
+TEST(RunnerSetPlanClass, ARefusedSetReadsNoCredentialsStartsNothingAndSaysWhy) {
+  auto o = ready_set();
+  o.class_verdict = refused();
+  o.credentials_loaded = false;
+  o.scale_set_client = false;
+  demand(o, 3);
+  add_runner(o, "linux-busy1", runner::phase::running, true);
+  auto p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::read_credentials)) << "the credentials would go to the tenant's sink";
+  EXPECT_EQ(creates(p), 0);
+  EXPECT_FALSE(has(p, action_kind::remove_idle_runner));
+  EXPECT_FALSE(has(p, action_kind::delete_runner)) << "a busy runner finishes its job";
+  auto c = class_condition_of(p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "Refused");
+  EXPECT_NE(
+      c->message.find("spec.scopeURL: \"https://sink.example/acme\" is not on a GitHub server RunnerClass "
+                      "\"team-web\" allows"),
+      std::string::npos)
+      << c->message;
+}
+
+TEST(RunnerSetPlanClass, ARefusedListenerSetStopsListening) {
+  auto o = listener_set();
+  registered(o, 2);
+  o.class_verdict = refused();
+  o.credentials_loaded = false;
+  EXPECT_EQ(subjects(plan(o), action_kind::stop_listener), std::vector<std::string>{""});
+}
+
+TEST(RunnerSetPlanClass, ASetOverItsLimitsStartsNoRunnerAndKeepsItsBusyOnes) {
+  auto o = ready_set();
+  o.class_verdict = over_limits();
+  demand(o, 3);
+  add_runner(o, "linux-busy1", runner::phase::running, true);
+  auto p = plan(o);
+  EXPECT_EQ(creates(p), 0);
+  EXPECT_FALSE(has(p, action_kind::remove_idle_runner)) << "a busy runner is never removed";
+  auto c = class_condition_of(p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->reason, "OverLimits");
+  EXPECT_NE(c->message.find("No new runners start"), std::string::npos);
+
+  o.class_verdict =
+      model::class_verdict{.class_name = "team-web", .classless = false, .refused = {}, .limits = {}};
+  EXPECT_GT(creates(plan(o)), 0) << "admitted again: the jobs get runners";
+}
+
+TEST(RunnerSetPlanClass, AnIdleRunnerOfASetOverItsLimitsGoesOnceTheWindowAllows) {
+  auto o = ready_set();
+  o.class_verdict = over_limits();
+  add_runner(o, "linux-idle1", runner::phase::pending, true);  // registered, no job: idle
+  o.scale_down_period = {};
+  EXPECT_EQ(subjects(plan(o), action_kind::remove_idle_runner), std::vector<std::string>{"linux-idle1"});
+}
+
+TEST(RunnerSetPlanClass, ARefusedSetBeingDeletedLeavesGitHubAlone) {
+  auto o = ready_set();
+  o.class_verdict = refused();
+  o.credentials_loaded = false;
+  o.scale_set_client = false;
+  o.set->metadata.deleting = true;
+  EXPECT_TRUE(github_unreachable_for_deletion(o))
+      << "its deletion must not wait for credentials it may not use";
+}
+
+TEST(RunnerSetPlanClass, TheConditionSaysWhoAdmitsTheSet) {
+  auto o = ready_set();
+  o.class_verdict =
+      model::class_verdict{.class_name = "team-web", .classless = false, .refused = {}, .limits = {}};
+  const auto admitted = plan(o);
+  auto c = class_condition_of(admitted);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, "True");
+  EXPECT_EQ(c->reason, "Admitted");
+  EXPECT_EQ(c->message, "RunnerClass \"team-web\" admits the set");
+  const auto classless = plan(ready_set());
+  c = class_condition_of(classless);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->reason, "WithoutClass");
+}
+
+}  // namespace
+}  // namespace octorun::runnerset

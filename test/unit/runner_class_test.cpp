@@ -1,0 +1,289 @@
+// model/runner_class, model/class_rules and model/pod_security: what a
+// RunnerClass admits, as pure functions.
+#include "model/runner_class.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/class_rules.hpp"
+#include "model/parse.hpp"
+#include "model/pod_security.hpp"
+
+namespace octorun::model {
+namespace {
+
+runner_class parsed_class(const std::string& json) {
+  auto c = parse_runner_class(json);
+  EXPECT_TRUE(c) << (c ? "" : c.error().front().field + ": " + c.error().front().message);
+  return c ? *c : runner_class{};
+}
+
+runnerset_spec set_spec(const std::string& spec_json) {
+  auto s = parse_runnerset(R"({"metadata":{"name":"ci","namespace":"team-a"},"spec":)" + spec_json + "}");
+  EXPECT_TRUE(s);
+  return s ? s->spec : runnerset_spec{};
+}
+
+pod_template template_of(const std::string& spec_json) {
+  return set_spec(R"({"template":)" + spec_json + "}").template_;
+}
+
+bool mentions(const field_errors& errors, const std::string& field, const std::string& words) {
+  for (const auto& e : errors)
+    if (e.field == field && e.message.find(words) != std::string::npos) return true;
+  return false;
+}
+
+std::string all(const field_errors& errors) {
+  std::string out;
+  for (const auto& e : errors) out += e.field + ": " + e.message + "\n";
+  return out;
+}
+
+platform_classes platform_with(std::vector<runner_class> classes) {
+  platform_classes p;
+  for (auto& c : classes) p.classes[c.metadata.name] = std::move(c);
+  p.namespace_labels["team-a"] = {{"kubernetes.io/metadata.name", "team-a"}, {"team", "a"}};
+  p.namespace_labels["team-b"] = {{"kubernetes.io/metadata.name", "team-b"}, {"team", "b"}};
+  return p;
+}
+
+const char* team_a_class = R"({"metadata":{"name":"team-a"},"spec":{
+  "namespaceSelector":{"matchLabels":{"team":"a"}},
+  "github":{"scopes":["https://github.com/acme/web-*","https://github.com/tools"],
+            "credentialsSecretName":"acme-app"}}})";
+
+TEST(RunnerClass, ParsesWhatThePlatformDeclares) {
+  auto c = parsed_class(R"({"metadata":{"name":"gpu","annotations":{"octorun.io/is-default-class":"true"}},
+    "spec":{"namespaceSelector":{"matchExpressions":[{"key":"team","operator":"In","values":["a","b"]}]},
+    "github":{"servers":["https://ghes.example.com"],"allowTenantCredentials":true},
+    "containerModes":["dind"],"podSecurity":"restricted","maxRunnersPerSet":50}})");
+  EXPECT_TRUE(c.is_default);
+  EXPECT_EQ(c.spec.effective_servers(), std::vector<std::string>{"https://ghes.example.com"});
+  EXPECT_TRUE(c.spec.allow_tenant_credentials);
+  EXPECT_EQ(c.spec.effective_container_modes(), std::vector<container_mode>{container_mode::dind});
+  EXPECT_EQ(c.spec.pod_security, pod_security_level::restricted);
+  EXPECT_EQ(c.spec.max_runners_per_set, 50);
+}
+
+TEST(RunnerClass, DefaultsAreGitHubsServersAndNoPrivilegedModes) {
+  auto c = parsed_class(R"({"metadata":{"name":"x"},"spec":{"namespaceSelector":{}}})");
+  EXPECT_FALSE(c.is_default);
+  EXPECT_EQ(c.spec.effective_servers(),
+            (std::vector<std::string>{"https://github.com", "https://*.ghe.com"}));
+  EXPECT_EQ(c.spec.effective_container_modes(),
+            (std::vector<container_mode>{container_mode::none, container_mode::kubernetes}));
+  EXPECT_EQ(c.spec.pod_security, pod_security_level::baseline);
+  EXPECT_FALSE(c.spec.allow_tenant_credentials);
+}
+
+TEST(RunnerClass, RefusesWhatItCannotMean) {
+  auto c = parse_runner_class(R"({"metadata":{"name":"x"},"spec":{
+    "namespaceSelector":{"matchExpressions":[{"key":"t","operator":"Near","values":["a"]},
+                                             {"key":"t","operator":"In"}]},
+    "containerModes":["docker"],"podSecurity":"lax","github":{"servers":"github.com"}}})");
+  ASSERT_FALSE(c);
+  EXPECT_TRUE(mentions(c.error(), "spec.namespaceSelector.matchExpressions[0].operator", "Near"));
+  EXPECT_TRUE(mentions(c.error(), "spec.namespaceSelector.matchExpressions[1].values", "must not be empty"));
+  EXPECT_TRUE(mentions(c.error(), "spec.containerModes[0]", "docker"));
+  EXPECT_TRUE(mentions(c.error(), "spec.podSecurity", "lax"));
+  EXPECT_TRUE(mentions(c.error(), "spec.github.servers", "a list"));
+  auto no_selector = parse_runner_class(R"({"metadata":{"name":"x"},"spec":{}})");
+  ASSERT_FALSE(no_selector);
+  EXPECT_TRUE(mentions(no_selector.error(), "spec.namespaceSelector", "{} admits every namespace"));
+  EXPECT_FALSE(parse_runner_class("[1]"));
+  EXPECT_FALSE(parse_runner_class("{"));
+}
+
+TEST(LabelSelector, MatchesAsKubernetesDoes) {
+  std::map<std::string, std::string> labels{{"team", "a"}, {"tier", "ci"}};
+  EXPECT_TRUE(selector_matches({}, labels));
+  EXPECT_TRUE(selector_matches({{{"team", "a"}}, {}}, labels));
+  EXPECT_FALSE(selector_matches({{{"team", "b"}}, {}}, labels));
+  EXPECT_TRUE(selector_matches({{}, {{"team", "In", {"a", "b"}}}}, labels));
+  EXPECT_FALSE(selector_matches({{}, {{"team", "NotIn", {"a"}}}}, labels));
+  EXPECT_TRUE(selector_matches({{}, {{"owner", "NotIn", {"a"}}}}, labels));
+  EXPECT_TRUE(selector_matches({{}, {{"tier", "Exists", {}}}}, labels));
+  EXPECT_FALSE(selector_matches({{}, {{"tier", "DoesNotExist", {}}}}, labels));
+  EXPECT_FALSE(selector_matches({{}, {{"tier", "Sounds", {}}}}, labels));
+}
+
+TEST(ClassServers, OnlyTheListedHostsOverTheListedScheme) {
+  const std::vector<std::string> defaults{"https://github.com", "https://*.ghe.com"};
+  EXPECT_TRUE(server_allowed("https://github.com/acme", defaults));
+  EXPECT_TRUE(server_allowed("https://GitHub.com/acme/app", defaults));
+  EXPECT_TRUE(server_allowed("https://acme.ghe.com/acme", defaults));
+  EXPECT_FALSE(server_allowed("https://ghe.com/acme", defaults));
+  EXPECT_FALSE(server_allowed("https://evil-ghe.com/acme", defaults));
+  EXPECT_FALSE(server_allowed("https://github.com.evil.example/acme", defaults));
+  EXPECT_FALSE(server_allowed("http://github.com/acme", defaults));
+  EXPECT_FALSE(server_allowed("https://github.com:8443/acme", defaults));
+  EXPECT_FALSE(server_allowed("https://kubernetes.default.svc/acme", defaults));
+  EXPECT_TRUE(server_allowed("http://127.0.0.1:8080/acme", {"http://127.0.0.1:8080"}));
+  EXPECT_FALSE(server_allowed("http://127.0.0.1:8081/acme", {"http://127.0.0.1:8080"}));
+  EXPECT_FALSE(server_allowed("https://github.com/acme", {"https://github.com/acme"}));  // not a server
+}
+
+TEST(ClassScopes, OrganisationsRepositoriesPrefixesAndEnterprises) {
+  const std::vector<std::string> scopes{"https://github.com/tools", "https://github.com/acme/web-*",
+                                        "https://github.com/acme/api", "https://github.com/enterprises/big"};
+  EXPECT_TRUE(scope_allowed("https://github.com/tools", scopes));
+  EXPECT_TRUE(scope_allowed("https://github.com/Tools/anything", scopes));
+  EXPECT_TRUE(scope_allowed("https://github.com/acme/web-shop", scopes));
+  EXPECT_TRUE(scope_allowed("https://github.com/ACME/Web-Shop", scopes));
+  EXPECT_TRUE(scope_allowed("https://github.com/acme/api", scopes));
+  EXPECT_FALSE(scope_allowed("https://github.com/acme/api-v2", scopes));
+  EXPECT_FALSE(
+      scope_allowed("https://github.com/acme", scopes));  // the organisation is more than a repository
+  EXPECT_FALSE(scope_allowed("https://github.com/acme/billing", scopes));
+  EXPECT_TRUE(scope_allowed("https://github.com/enterprises/big", scopes));
+  EXPECT_FALSE(scope_allowed("https://github.com/big", scopes));
+  EXPECT_FALSE(scope_allowed("https://acme.ghe.com/tools", scopes));  // another server
+  EXPECT_FALSE(scope_allowed("https://github.com/toolsmith", scopes));
+}
+
+TEST(JudgeSet, AClassDecidesWhereCredentialsGo) {
+  auto p = platform_with({parsed_class(team_a_class)});
+  auto ok = judge_set("team-a",
+                      set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://github.com/acme/web-shop",
+    "template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}})"),
+                      p, {});
+  EXPECT_TRUE(ok.admitted()) << all(ok.refused) << all(ok.limits);
+  EXPECT_EQ(ok.class_name, "team-a");
+  auto where = credentials_of(
+      "team-a", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools"})"), ok, p,
+      "octorun-system");
+  EXPECT_EQ(where.ns, "octorun-system");
+  EXPECT_EQ(where.name, "acme-app");
+  EXPECT_TRUE(where.platform);
+
+  auto sink = judge_set(
+      "team-a", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://sink.example/acme"})"), p, {});
+  EXPECT_TRUE(
+      mentions(sink.refused, "spec.scopeURL", "is not on a GitHub server RunnerClass \"team-a\" allows"));
+  auto other_org = judge_set(
+      "team-a", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://github.com/acme/billing"})"), p,
+      {});
+  EXPECT_TRUE(mentions(other_org.refused, "spec.scopeURL", "is not a scope RunnerClass \"team-a\" allows"));
+  auto own_secret =
+      judge_set("team-a", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools",
+    "credentialsSecretName":"mine"})"),
+                p, {});
+  EXPECT_TRUE(mentions(own_secret.refused, "spec.credentialsSecretName", "does not let a set bring its own"));
+  auto other_namespace = judge_set(
+      "team-b", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools"})"), p, {});
+  EXPECT_TRUE(
+      mentions(other_namespace.refused, "spec.runnerClassName", "does not admit namespace \"team-b\""));
+  auto unknown_namespace = judge_set(
+      "team-c", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools"})"), p, {});
+  EXPECT_FALSE(unknown_namespace.refused.empty());
+  auto missing = judge_set(
+      "team-a", set_spec(R"({"runnerClassName":"gold","scopeURL":"https://github.com/tools"})"), p, {});
+  EXPECT_TRUE(mentions(missing.refused, "spec.runnerClassName", "\"gold\", which does not exist"));
+}
+
+TEST(JudgeSet, TenantCredentialsOnlyWhereTheClassLetsThem) {
+  auto c = parsed_class(R"({"metadata":{"name":"byo"},"spec":{"namespaceSelector":{},
+    "github":{"allowTenantCredentials":true}}})");
+  auto p = platform_with({c});
+  auto own = judge_set("team-b", set_spec(R"({"runnerClassName":"byo","scopeURL":"https://github.com/x",
+    "credentialsSecretName":"mine"})"),
+                       p, {});
+  EXPECT_TRUE(own.admitted()) << all(own.refused);
+  auto where =
+      credentials_of("team-b", set_spec(R"({"credentialsSecretName":"mine"})"), own, p, "octorun-system");
+  EXPECT_EQ(where.ns, "team-b");
+  EXPECT_FALSE(where.platform);
+  auto none =
+      judge_set("team-b", set_spec(R"({"runnerClassName":"byo","scopeURL":"https://github.com/x"})"), p, {});
+  EXPECT_TRUE(mentions(none.refused, "spec.credentialsSecretName", "holds no credentials"));
+}
+
+TEST(JudgeSet, SetsWithoutAClassTakeTheDefaultOrWhatThePlatformAllows) {
+  auto def =
+      parsed_class(R"({"metadata":{"name":"standard","annotations":{"octorun.io/is-default-class":"true"}},
+    "spec":{"namespaceSelector":{},"github":{"allowTenantCredentials":true}}})");
+  auto spec = set_spec(R"({"scopeURL":"https://github.com/x","credentialsSecretName":"mine"})");
+  auto with_default = judge_set("team-a", spec, platform_with({def}), {});
+  EXPECT_EQ(with_default.class_name, "standard");
+  EXPECT_TRUE(with_default.admitted()) << all(with_default.refused);
+
+  auto refused = judge_set("team-a", spec, platform_with({}), {});
+  EXPECT_TRUE(mentions(refused.refused, "spec.runnerClassName", "--allow-sets-without-class"));
+  auto allowed =
+      judge_set("team-a", spec, platform_with({}), {.allow_sets_without_class = true, .scopes = {}});
+  EXPECT_TRUE(allowed.classless);
+  EXPECT_TRUE(allowed.admitted());
+  auto no_secret = judge_set("team-a", set_spec(R"({"scopeURL":"https://github.com/x"})"), platform_with({}),
+                             {.allow_sets_without_class = true, .scopes = {}});
+  EXPECT_TRUE(mentions(no_secret.refused, "spec.credentialsSecretName", "is required"));
+
+  auto elsewhere = def;
+  elsewhere.spec.namespace_selector.match_labels["team"] = "b";
+  auto not_here = judge_set("team-a", spec, platform_with({elsewhere}), {});
+  EXPECT_TRUE(mentions(not_here.refused, "spec.runnerClassName", "no RunnerClass is the default"))
+      << "a default class is the default only where it admits the namespace";
+
+  auto second = def;
+  second.metadata.name = "other";
+  auto two = judge_set("team-a", spec, platform_with({def, second}), {});
+  EXPECT_TRUE(mentions(two.refused, "spec.runnerClassName", "are all marked default"));
+}
+
+TEST(JudgeSet, ModesPodSecurityAndCountsAreLimits) {
+  auto c = parsed_class(R"({"metadata":{"name":"small"},"spec":{"namespaceSelector":{},
+    "github":{"credentialsSecretName":"app"},"maxRunnersPerSet":10}})");
+  auto v = judge_set("team-a", set_spec(R"({"runnerClassName":"small","scopeURL":"https://github.com/x",
+    "containerMode":{"type":"dind"},"maxRunners":8,
+    "template":{"spec":{"hostNetwork":true,"containers":[{"name":"runner","image":"r"}]}},
+    "variants":[{"name":"big","maxRunners":4},{"name":"small"}]})"),
+                     platform_with({c}), {});
+  EXPECT_TRUE(v.refused.empty()) << all(v.refused);
+  EXPECT_TRUE(mentions(v.limits, "spec.containerMode.type",
+                       "must not be dind: RunnerClass \"small\" allows none, kubernetes"));
+  EXPECT_TRUE(mentions(v.limits, "spec.template.spec.hostNetwork",
+                       "baseline pod security level of RunnerClass \"small\""));
+  EXPECT_TRUE(mentions(v.limits, "spec.maxRunners", "adds up to 12 runners, more than the 10"));
+}
+
+TEST(PodSecurity, BaselineRefusesWhatReachesPastTheContainer) {
+  auto t = template_of(R"({"spec":{"hostPID":true,"hostIPC":true,"nodeName":"n1",
+    "securityContext":{"sysctls":[{"name":"kernel.msgmax","value":"1"}],"seccompProfile":{"type":"Unconfined"}},
+    "volumes":[{"name":"docker","hostPath":{"path":"/var/run/docker.sock"}},{"name":"w","emptyDir":{}}],
+    "containers":[{"name":"runner","image":"r","ports":[{"containerPort":80,"hostPort":80}],
+      "securityContext":{"privileged":true,"procMount":"Unmasked","capabilities":{"add":["CHOWN","SYS_ADMIN"]}}}],
+    "initContainers":[{"name":"i","image":"r","securityContext":{"appArmorProfile":{"type":"Unconfined"}}}]}})");
+  auto e = check_pod_security("spec.template", t, pod_security_level::baseline);
+  for (const auto* field :
+       {"spec.template.spec.hostPID", "spec.template.spec.hostIPC", "spec.template.spec.nodeName",
+        "spec.template.spec.securityContext.sysctls[0].name",
+        "spec.template.spec.securityContext.seccompProfile.type", "spec.template.spec.volumes[0].hostPath",
+        "spec.template.spec.containers[0].ports[0].hostPort",
+        "spec.template.spec.containers[0].securityContext.privileged",
+        "spec.template.spec.containers[0].securityContext.procMount",
+        "spec.template.spec.containers[0].securityContext.capabilities.add[1]",
+        "spec.template.spec.initContainers[0].securityContext.appArmorProfile.type"})
+    EXPECT_TRUE(mentions(e, field, "baseline pod security level")) << field << "\n" << all(e);
+  EXPECT_FALSE(mentions(e, "spec.template.spec.containers[0].securityContext.capabilities.add[0]", ""));
+  EXPECT_EQ(e.size(), 11u) << all(e);
+  EXPECT_TRUE(check_pod_security("spec.template", t, pod_security_level::privileged).empty());
+}
+
+TEST(PodSecurity, RestrictedAlsoRefusesVolumeTypesAndRootSettings) {
+  auto t = template_of(R"({"spec":{"securityContext":{"runAsNonRoot":false},
+    "volumes":[{"name":"n","nfs":{"server":"s","path":"/"}},{"name":"w","emptyDir":{}}],
+    "containers":[{"name":"runner","image":"r","securityContext":{"allowPrivilegeEscalation":true,"runAsUser":0,
+      "capabilities":{"add":["CHOWN"]},"seccompProfile":{"type":"Localhost","localhostProfile":"p"}}}]}})");
+  auto e = check_pod_security("spec.template", t, pod_security_level::restricted);
+  EXPECT_TRUE(mentions(e, "spec.template.spec.securityContext.runAsNonRoot", "restricted"));
+  EXPECT_TRUE(mentions(e, "spec.template.spec.volumes[0].nfs", "not a volume type allowed"));
+  EXPECT_TRUE(
+      mentions(e, "spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation", "true"));
+  EXPECT_TRUE(mentions(e, "spec.template.spec.containers[0].securityContext.runAsUser", "0"));
+  EXPECT_TRUE(mentions(e, "spec.template.spec.containers[0].securityContext.capabilities.add[0]", "CHOWN"));
+  EXPECT_EQ(e.size(), 5u) << all(e);
+  EXPECT_TRUE(check_pod_security("spec.template", t, pod_security_level::baseline).empty())
+      << all(check_pod_security("spec.template", t, pod_security_level::baseline));
+}
+
+}  // namespace
+}  // namespace octorun::model

@@ -89,12 +89,20 @@ class ChartRbac : public ::testing::Test {
 };
 
 TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewhere) {
-  auto installed = helm("install " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
-                        " --timeout 2m --set watchNamespaces={" + a_ + "," + b_ +
-                        "} --set rbac.namespaced=true --set nodeSelector.octorun-chart-test=no-such-node"
-                        " --set githubWebhook.enabled=false --set admission.enabled=false"
-                        // cluster-wide: it would be every other test's sets' class
-                        " --set runnerClasses.default.create=false");
+  auto installed =
+      helm("install " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
+           " --timeout 2m --set watchNamespaces={" + a_ + "," + b_ +
+           "} --set rbac.namespaced=true --set nodeSelector.octorun-chart-test=no-such-node"
+           " --set githubWebhook.enabled=false --set admission.enabled=false"
+           // The chart's default RunnerClass, for these two
+           // namespaces alone (classes are cluster-wide) and the
+           // simulator's GitHub: the manager reads it, and the
+           // namespaces' labels, on its own token.
+           " --set runnerClasses.default.name=" +
+           release_ +
+           " --set-json 'runnerClasses.default.namespaceSelector={\"matchExpressions\":[{\"key\":"
+           "\"kubernetes.io/metadata.name\",\"operator\":\"In\",\"values\":[\"" +
+           a_ + "\",\"" + b_ + "\"]}]}' --set runnerClasses.default.servers={" + sim_->ghes_url() + "}");
   ASSERT_EQ(installed.status, 0) << installed.all();
   const auto config = manager_kubeconfig();
   auto admin = kube::load_kubeconfig(cluster().kubeconfig);

@@ -381,7 +381,7 @@ TEST(ChartRender, CertManagerWithAnIssuerReplacesTheSelfManagedCa) {
             str((*cert)["spec"]["secretName"]));
   // Nothing for the manager's own CA.
   EXPECT_FALSE(r.find("ClusterRole", "octorun-webhook-ca-injector"));
-  EXPECT_EQ(YAML::Dump((*r.find("Role", "octorun-manager-namespace"))["rules"]).find("secrets"),
+  EXPECT_EQ(YAML::Dump((*r.find("Role", "octorun-manager-namespace"))["rules"]).find("webhook-ca"),
             std::string::npos);
 }
 

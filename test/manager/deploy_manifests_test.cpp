@@ -102,7 +102,10 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       "delete poddisruptionbudgets.policy", "create rolebindings.rbac.authorization.k8s.io",
       "patch rolebindings.rbac.authorization.k8s.io", "delete rolebindings.rbac.authorization.k8s.io",
       // The CA bundle a set's pods mount, checked.
-      "get configmaps"};
+      "get configmaps",
+      // RunnerClasses and the namespaces' labels their selectors match, read only.
+      "list runnerclasses.octorun.io", "watch runnerclasses.octorun.io", "list namespaces",
+      "watch namespaces"};
   for (const auto& call : allowed) EXPECT_TRUE(can(call)) << call;
   // Leader election, in its own namespace; the shared webhook CA Secret there.
   for (const auto& call : {"get leases.coordination.k8s.io", "create leases.coordination.k8s.io",
@@ -123,8 +126,8 @@ TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
         // What the hooks' ClusterRole grants (rbac.containerModeKubernetes):
         // the manager may only bind it, never holds it.
         "get pods --subresource=log", "create jobs.batch", "create events", "delete events.events.k8s.io",
-        "get nodes", "list namespaces", "delete namespaces", "create leases.coordination.k8s.io",
-        "create deployments.apps"})
+        "get nodes", "delete namespaces", "update namespaces", "create runnerclasses.octorun.io",
+        "patch runnerclasses.octorun.io", "create leases.coordination.k8s.io", "create deployments.apps"})
     EXPECT_FALSE(can(call)) << call;
   EXPECT_FALSE(can("delete leases.coordination.k8s.io", "octorun-system"));
 }

@@ -32,6 +32,7 @@ caf::behavior rest_worker(caf::event_based_actor* self, rest_options options) {
       [client](runner_group_atom, const std::string& name) -> group_reply {
         return client->runner_group_by_name(name);
       },
+      [client](latest_release_atom) -> release_reply { return client->latest_runner_release(); },
       [client](rate_budget_atom) -> rate_limit_snapshot {
         rate_limit_snapshot s;
         if (auto& b = client->options().call.budget) {

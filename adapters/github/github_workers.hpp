@@ -35,6 +35,7 @@ using find_runner_atom = caf::atom_constant<caf::atom("gh_find")>;  // (string n
 using runner_group_atom = caf::atom_constant<caf::atom("gh_group")>;  // (string name) -> group_reply
 using active_work_atom = caf::atom_constant<caf::atom("gh_active")>;  // (sweep_request) -> active_work_reply
 using rate_budget_atom = caf::atom_constant<caf::atom("gh_budget")>;  // () -> rate_limit_snapshot
+using latest_release_atom = caf::atom_constant<caf::atom("gh_release")>;  // () -> release_reply
 
 // Scale-set worker requests.
 using find_scale_set_atom =
@@ -68,6 +69,7 @@ using ids_reply = result<std::vector<std::int64_t>>;
 using scaleset_jit_reply = result<scaleset_jit>;
 using reference_reply = result<runner_reference>;
 using maybe_reference_reply = result<std::optional<runner_reference>>;
+using release_reply = result<model::runner_release>;
 
 struct rate_limit_snapshot {
   std::int64_t limit = -1;
@@ -113,3 +115,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::ids_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::scaleset_jit_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::reference_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::maybe_reference_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::github::release_reply)

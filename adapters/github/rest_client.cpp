@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <mutex>
 
 #include "adapters/github/crypto.hpp"
 #include "common/json.hpp"
@@ -45,7 +47,27 @@ workflow_job parse_workflow_job_item(const rapidjson::Value& v, const std::strin
   return out;
 }
 
+expected<model::runner_release, std::string> parse_latest_release(const rapidjson::Value& v) {
+  if (!v.IsObject()) return unexpected<std::string>{"the latest release is not an object"};
+  const auto tag = json::str(v, "tag_name");
+  auto version = model::parse_runner_version(tag);
+  if (!version)
+    return unexpected<std::string>{"the latest release's tag_name names no runner version (vX.Y.Z)"};
+  return model::runner_release{*version, parse_rfc3339(json::str(v, "published_at")).value_or(0)};
+}
+
 namespace {
+
+// The latest runner release by API base URL, shared by every client of the
+// process (latest_runner_release).
+struct release_cache {
+  std::mutex mutex;
+  std::map<std::string, std::pair<model::runner_release, std::chrono::steady_clock::time_point>> by_host;
+};
+release_cache& releases() {
+  static release_cache cache;
+  return cache;
+}
 
 // A GitHub configured as http:// (the tests' simulator, a GHES the
 // platform reaches without TLS) is called over plain HTTP; any other only
@@ -86,6 +108,24 @@ result<http::response> rest_client::call(std::string method, std::string path, s
     };
   }
   return caller_.perform(std::move(req), auth);
+}
+
+result<model::runner_release> rest_client::latest_runner_release(std::chrono::seconds ttl) {
+  auto& cache = releases();
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(cache.mutex);
+    auto it = cache.by_host.find(options_.api_base);
+    if (it != cache.by_host.end() && now < it->second.second + ttl) return it->second.first;
+  }
+  auto r = call("GET", "/repos/actions/runner/releases/latest");
+  auto d = answer(r, 200);
+  if (!d) return unexpected{d.error()};
+  auto release = parse_latest_release(*d);
+  if (!release) return unexpected{error{error_kind::bad_response, r->status, release.error()}};
+  std::lock_guard lock(cache.mutex);
+  cache.by_host[options_.api_base] = {*release, now};
+  return *release;
 }
 
 result<auth_token> rest_client::token_call(const char* suffix) {

@@ -5,6 +5,7 @@
 
 #include <rapidjson/document.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "adapters/github/caller.hpp"
 #include "adapters/github/scope.hpp"
 #include "messages/active_work.hpp"
+#include "model/runner_version.hpp"
 
 namespace octorun::github {
 
@@ -89,6 +91,13 @@ class rest_client {
   // each followed run that is over. All pages.
   result<active_work> list_active_work(const sweep_request& ask);
 
+  // GitHub's newest runner release (GET /repos/actions/runner/releases/latest
+  // on this client's host: github.com's API, or a GHES's, which may have
+  // none: not_found). One answer per host serves every client in the
+  // process for `ttl`: the release is public and changes every few weeks.
+  result<model::runner_release> latest_runner_release(std::chrono::seconds ttl = latest_release_ttl);
+  static constexpr std::chrono::seconds latest_release_ttl{6 * 3600};
+
   // Any REST call on this client's credentials; `path` is appended to api_base.
   result<http::response> call(std::string method, std::string path, std::string body = {});
 
@@ -111,6 +120,9 @@ class rest_client {
 
 // Pure: the runner object of the REST API (labels are objects with a name).
 runner parse_runner(const rapidjson::Value& v);
+// Pure: the release of GET /repos/actions/runner/releases/latest (tag_name
+// "vX.Y.Z", published_at); an error for a tag that names no version.
+expected<model::runner_release, std::string> parse_latest_release(const rapidjson::Value& v);
 // Pure: a job of GET …/actions/runs/{id}/jobs.
 workflow_job parse_workflow_job_item(const rapidjson::Value& v, const std::string& repository);
 

@@ -4,6 +4,7 @@
 
 #include "adapters/github/crypto.hpp"
 #include "adapters/github/rate_limit.hpp"
+#include "adapters/github/rest_client.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/github/webhook.hpp"
 #include "common/base64.hpp"
@@ -252,6 +253,30 @@ TEST(GithubDedupe, ForgetsAfterTtlAndBoundsItsSize) {
   EXPECT_TRUE(d.first_seen("d", t0 + std::chrono::seconds(12)));
   EXPECT_LE(d.size(), 3u);
   EXPECT_TRUE(d.first_seen("a", t0 + std::chrono::seconds(13)));  // evicted by capacity
+}
+
+}  // namespace
+}  // namespace octorun::github
+
+namespace octorun::github {
+namespace {
+
+TEST(GithubLatestRelease, ReadsTagAndTimeAndRefusesAHostileAnswer) {
+  auto read = [](const std::string& text) {
+    rapidjson::Document d;
+    d.Parse(text.data(), text.size());
+    return parse_latest_release(d);
+  };
+  auto ok = read(R"({"tag_name":"v2.331.0","published_at":"2026-01-02T03:04:05Z"})");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->version, (model::runner_version{2, 331, 0}));
+  EXPECT_GT(ok->published_at, 0);
+  auto undated = read(R"({"tag_name":"v2.331.0","published_at":"yesterday"})");
+  ASSERT_TRUE(undated);
+  EXPECT_EQ(undated->published_at, 0);
+  for (const char* bad : {R"([])", R"({})", R"({"tag_name":2331})", R"({"tag_name":"latest"})",
+                          R"({"tag_name":"v2.331.0-rc1"})", R"({"tag_name":"v99999999.0.0"})", "null"})
+    EXPECT_FALSE(read(bad)) << bad;
 }
 
 }  // namespace

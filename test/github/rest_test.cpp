@@ -343,3 +343,67 @@ TEST_F(RestClient, GarbageBodiesAreBadResponsesNotCrashes) {
 
 }  // namespace
 }  // namespace octorun::github
+
+namespace octorun::github {
+namespace {
+
+// GET /repos/actions/runner/releases/latest: read once per host and kept
+// (latest_release_ttl), whatever client asks; a tag that names no version
+// is an error, not a release, and is not kept.
+TEST_F(RestClient, TheLatestRunnerReleaseIsReadOncePerHostAndKept) {
+  const std::int64_t published = 1'780'000'000;
+  sim->set_latest_runner_release("v2.332.1", published);
+  auto first = client().latest_runner_release();
+  ASSERT_TRUE(first) << first.error().describe();
+  EXPECT_EQ(first->version, (model::runner_version{2, 332, 1}));
+  EXPECT_EQ(first->published_at, published);
+  auto other = client({scope_kind::organization, "octo", {}}).latest_runner_release();
+  ASSERT_TRUE(other);
+  EXPECT_EQ(*other, *first);
+  EXPECT_EQ(sim->calls("rest.latest_runner_release"), 1) << "one answer serves every client of the host";
+  sim->set_latest_runner_release("v2.333.0", published);
+  auto fresh = client().latest_runner_release(std::chrono::seconds(0));
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->version, (model::runner_version{2, 333, 0}));
+  EXPECT_EQ(sim->calls("rest.latest_runner_release"), 2);
+}
+
+TEST_F(RestClient, ALatestReleaseThatNamesNoVersionOrIsMissingIsAnError) {
+  sim->set_latest_runner_release("v2.332\"}", 0);
+  auto bad = client().latest_runner_release();
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, error_kind::bad_response);
+  sim::fault missing;
+  missing.endpoint = "rest.latest_runner_release";
+  missing.status = 404;
+  missing.message = "Not Found";
+  sim->add_fault(missing);
+  auto none = client().latest_runner_release();
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().kind, error_kind::not_found);
+  sim->set_latest_runner_release("v2.331.0", 0);
+  auto good = client().latest_runner_release();
+  ASSERT_TRUE(good) << "a failure is not kept";
+  EXPECT_EQ(good->version, (model::runner_version{2, 331, 0}));
+}
+
+// The simulator's GitHub refuses a runner older than its minimum as
+// deprecated, with the line the runner prints, which the manager reads.
+TEST_F(RestClient, ARunnerOlderThanTheMinimumIsRefusedAsDeprecated) {
+  auto jit = client().generate_jit_config({"runner-old", 1, {"self-hosted"}, "_work"});
+  ASSERT_TRUE(jit) << jit.error().describe();
+  sim->set_minimum_runner_version("2.329.0");
+  EXPECT_EQ(sim->connect_runner("runner-old", "2.320.0"), sim::connect_answer::deprecated);
+  EXPECT_EQ(sim->calls("runner.deprecated"), 1);
+  EXPECT_EQ(sim->connect_runner("runner-old", "not a version"), sim::connect_answer::deprecated);
+  EXPECT_EQ(sim->connect_runner("nobody", "2.331.0"), sim::connect_answer::unknown);
+  EXPECT_EQ(model::deprecated_version_in(sim::simulator::deprecation_message("2.320.0")),
+            (model::runner_version{2, 320, 0}));
+  EXPECT_EQ(sim->connect_runner("runner-old", "2.331.0"), sim::connect_answer::online);
+  auto listed = client().get_runner(jit->registered.id);
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, "online");
+}
+
+}  // namespace
+}  // namespace octorun::github

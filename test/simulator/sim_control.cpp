@@ -2,6 +2,7 @@
 // state for tests, the demo and the bench (see README.md). Not GitHub's.
 #include <algorithm>
 
+#include "common/rfc3339.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
 namespace octorun::sim {
@@ -161,6 +162,15 @@ server_response simulator::impl::control(const server_request& r, const std::vec
     auto id = add_runner_group(org.empty() ? "enterprises/" + enterprise : "orgs/" + org, name);
     if (id == 0) return rest_error(409, "a runner group named " + name + " exists there");
     return json_response(201, "{\"id\":" + std::to_string(id) + "}");
+  }
+  if (what == "runner-release" && post) {
+    options.latest_runner_release = json::str(d, "tag_name");
+    latest_release_published_at = parse_rfc3339(json::str(d, "published_at")).value_or(0);
+    return ok();
+  }
+  if (what == "minimum-runner-version" && post) {
+    options.minimum_runner_version = json::str(d, "version");
+    return ok();
   }
   if (what == "ping" && post) {
     if (!options.webhook_url.empty())

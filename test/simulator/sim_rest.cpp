@@ -159,6 +159,16 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     return json_response(200, "{\"url\":" + json::quote(tenant_url(tenant.id)) + ",\"token\":" +
                                   json::quote(token) + ",\"token_schema\":\"OAuthAccessToken\"}");
   }
+  // GitHub's newest runner release (public: no credentials needed).
+  if (seg.size() == 5 && seg[0] == "repos" && seg[1] == "actions" && seg[2] == "runner" &&
+      seg[3] == "releases" && seg[4] == "latest" && r.method == "GET") {
+    if (auto f = enter("rest.latest_runner_release", false, lock)) return *f;
+    const auto& tag = options.latest_runner_release;
+    return json_response(200, "{\"id\":1,\"tag_name\":" + json::quote(tag) + ",\"name\":" + json::quote(tag) +
+                                  ",\"draft\":false,\"prerelease\":false,\"published_at\":\"" +
+                                  format_rfc3339(latest_release_published_at) + "\",\"html_url\":" +
+                                  json::quote("https://github.com/actions/runner/releases/tag/" + tag) + "}");
+  }
   if (auto actions = actions_rest(r, seg, lock)) return std::move(*actions);
   // Scoped runner endpoints.
   size_t scope_len = 0;

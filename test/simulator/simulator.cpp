@@ -7,6 +7,7 @@
 #include <random>
 #include <utility>
 
+#include "model/runner_version.hpp"
 #include "test/simulator/simulator_impl.hpp"
 
 namespace octorun::sim {
@@ -74,6 +75,7 @@ expected<std::unique_ptr<simulator>, std::string> simulator::start(simulator_opt
   s->impl_ = std::make_unique<impl>();
   auto* im = s->impl_.get();
   im->options = options;
+  im->latest_release_published_at = im->now() - options.latest_runner_release_age.count();
   im->pats.insert(options.pats.begin(), options.pats.end());
   auto srv = http::server::start(
       options.http,
@@ -345,6 +347,35 @@ bool simulator::runner_online(const std::string& name) {
   impl_->dispatch();
   impl_->changed();
   return true;
+}
+connect_answer simulator::connect_runner(const std::string& name, const std::string& version) {
+  std::lock_guard l(impl_->mu);
+  auto* r = impl_->runner_named(name);
+  if (r == nullptr) return connect_answer::unknown;
+  const auto minimum = model::parse_runner_version(impl_->options.minimum_runner_version);
+  const auto reported = model::parse_runner_version(version);
+  if (minimum && (!reported || *reported < *minimum)) {
+    impl_->count("runner.deprecated");
+    return connect_answer::deprecated;
+  }
+  r->online = true;
+  impl_->dispatch();
+  impl_->changed();
+  return connect_answer::online;
+}
+std::string simulator::deprecation_message(const std::string& version) {
+  return "An error occurred: Runner version v" + version +
+         " is deprecated and cannot receive messages.\nRunner listener exit with terminated error, stop the "
+         "service, no retry needed.\nExiting runner...\n";
+}
+void simulator::set_minimum_runner_version(const std::string& version) {
+  std::lock_guard l(impl_->mu);
+  impl_->options.minimum_runner_version = version;
+}
+void simulator::set_latest_runner_release(const std::string& tag, std::int64_t published_at) {
+  std::lock_guard l(impl_->mu);
+  impl_->options.latest_runner_release = tag;
+  impl_->latest_release_published_at = published_at;
 }
 bool simulator::set_runner_busy(const std::string& name, bool busy) {
   std::lock_guard l(impl_->mu);

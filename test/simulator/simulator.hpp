@@ -56,6 +56,20 @@ struct simulator_options {
   // support traced one: five minutes.
   std::chrono::milliseconds assignment_timeout{300'000};
   int max_requeues = 3;  // requeues of a job; the next assignment that times out cancels it
+  // GitHub's newest runner release (GET /repos/actions/runner/releases/latest):
+  // its tag and how long before the simulator's start it was published.
+  std::string latest_runner_release = "v2.331.0";
+  std::chrono::seconds latest_runner_release_age{24 * 3600};
+  // Runners older than this are refused as deprecated when they connect
+  // (connect_runner); empty: every version is taken.
+  std::string minimum_runner_version;
+};
+
+// What a runner that connects is told (connect_runner).
+enum class connect_answer {
+  online,      // it connected; it gets a waiting job
+  unknown,     // no runner of that name is registered
+  deprecated,  // its version is older than the minimum: GitHub refuses it, and it exits
 };
 
 // A GitHub App: a JWT names it in `iss` by its id (in decimal) or its client
@@ -135,6 +149,15 @@ class simulator {
   void set_webhook(const std::string& url, const std::string& secret);
   std::int64_t add_job(const job_spec& spec);
   bool runner_online(const std::string& name);  // the JIT runner connects; it gets a waiting job
+  // The runner connects reporting `version` ("2.330.0"); one older than the
+  // minimum (set_minimum_runner_version) is refused and stays offline, as
+  // GitHub refuses a deprecated runner, which then prints
+  // deprecation_message(version) and exits.
+  connect_answer connect_runner(const std::string& name, const std::string& version);
+  static std::string deprecation_message(const std::string& version);
+  void set_minimum_runner_version(const std::string& version);  // "" : none
+  // The release GET /repos/actions/runner/releases/latest answers.
+  void set_latest_runner_release(const std::string& tag, std::int64_t published_at);
   bool set_runner_busy(const std::string& name, bool busy);
   bool complete_job(std::int64_t job_id, const std::string& result = "succeeded");
   // The job is cancelled: a queued or assigned one completes "canceled" with

@@ -109,6 +109,7 @@ struct delivery {
 
 struct simulator::impl {
   simulator_options options;
+  std::int64_t latest_release_published_at = 0;  // set at start from options.latest_runner_release_age
   std::unique_ptr<http::server> server;
   std::string base;
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/runner_version.hpp"
 #include "model/types.hpp"
 
 namespace octorun::model {
@@ -30,6 +31,11 @@ struct container_state {
   std::string name;
   bool terminated = false;     // state.terminated is set
   std::int32_t exit_code = 0;  // its exitCode (1 when the kubelet gave none)
+  // Its termination message says GitHub refused the runner as deprecated,
+  // and which version it runs (model/runner_version.hpp); a runner whose
+  // run.sh exits 0 after that is known by this alone.
+  bool deprecated = false;
+  std::optional<runner_version> reported_version;
 };
 
 // The metadata the manager reads of an object a Runner owns: identity,

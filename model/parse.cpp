@@ -420,6 +420,8 @@ runner_pod read_runner_pod(const rapidjson::Value& pod) {
       if (terminated != nullptr && terminated->IsObject()) {
         state.terminated = true;
         state.exit_code = static_cast<std::int32_t>(json::i64(*terminated, "exitCode", 1));
+        state.reported_version = deprecated_version_in(json::str(*terminated, "message"));
+        state.deprecated = state.reported_version.has_value();
       }
       out.containers.push_back(std::move(state));
     }

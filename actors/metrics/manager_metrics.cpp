@@ -255,6 +255,20 @@ manager_metrics::manager_metrics(const manager_identity& id, const metrics_optio
       &counter("octorun_runner_memory_request_byte_seconds_total",
                "The runners' pod memory requests (bytes) times the seconds they were reserved, by variant, "
                "state and repository.");
+  version_info_ =
+      &gauge("octorun_runner_version_info",
+             "The GitHub Actions runner version a variant runs (what its runners reported, else its "
+             "runner image's tag; \"unknown\": neither says), 1.");
+  version_health_ = &gauge(
+      "octorun_runner_version_health",
+      "The variant's runner version against GitHub's latest release, 1 for the current health: current, "
+      "update_available, unknown, window_ending (the 30-day update window ends within 7 days), "
+      "behind_minimum (older than GitHub's minimum, or the window has passed), deprecated (a runner "
+      "exited as deprecated: no new runners until the template changes).");
+  version_deadline_ =
+      &gauge("octorun_runner_version_update_deadline_timestamp_seconds",
+             "When the update window of GitHub's latest runner release ends for a variant that runs an older "
+             "version (its publication + 30 days), in seconds since the epoch.");
 }
 
 std::string manager_metrics::scrape() const {
@@ -303,6 +317,44 @@ void manager_metrics::listener_session(std::string_view ns, std::string_view set
 void manager_metrics::listener_stopped(std::string_view ns, std::string_view set, std::string_view variant) {
   std::lock_guard lock(listener_mutex_);
   listener_open_->Remove(&listener_open_->Add(set_labels(ns, set, variant)));
+}
+
+void manager_metrics::runner_version(std::string_view ns, std::string_view set, std::string_view variant,
+                                     const model::version_verdict* verdict) {
+  constexpr model::version_health healths[] = {
+      model::version_health::current,        model::version_health::update_available,
+      model::version_health::unknown,        model::version_health::window_ending,
+      model::version_health::behind_minimum, model::version_health::deprecated};
+  std::lock_guard lock(versions_mutex_);
+  const auto l = set_labels(ns, set, variant);
+  const auto key = std::make_tuple(std::string(ns), std::string(set), std::string(variant));
+  if (auto was = version_labels_.find(key); was != version_labels_.end()) {
+    auto info = l;
+    info.emplace("version", was->second);
+    version_info_->Remove(&version_info_->Add(info));
+    version_labels_.erase(was);
+  }
+  for (auto h : healths) {
+    auto hl = l;
+    hl.emplace("health", std::string(model::to_string(h)));
+    auto& g = version_health_->Add(hl);
+    if (verdict == nullptr)
+      version_health_->Remove(&g);
+    else
+      g.Set(verdict->health == h ? 1 : 0);
+  }
+  auto& deadline = version_deadline_->Add(l);
+  if (verdict == nullptr || verdict->update_deadline == 0)
+    version_deadline_->Remove(&deadline);
+  else
+    deadline.Set(static_cast<double>(verdict->update_deadline));
+  if (verdict == nullptr) return;
+  // Bounded: three numbers of at most six digits (model::runner_version), or "unknown".
+  const auto version = verdict->running ? verdict->running->to_string() : std::string("unknown");
+  auto info = l;
+  info.emplace("version", version);
+  version_info_->Add(info).Set(1);
+  version_labels_.emplace(key, version);
 }
 
 void manager_metrics::listener_failed(std::string_view ns, std::string_view set, std::string_view variant) {

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,8 @@ class manager_metrics : public recorder,
                      std::string_view result, const messages::job_info& job) override;
   void runner_gone(std::string_view ns, std::string_view set, std::string_view variant,
                    const runner_end& end) override;
+  void runner_version(std::string_view ns, std::string_view set, std::string_view variant,
+                      const model::version_verdict* verdict) override;
   std::shared_ptr<github::request_observer> github_observer(std::string_view ns,
                                                             std::string_view set) override;
 
@@ -134,6 +137,12 @@ class manager_metrics : public recorder,
   prometheus::Family<prometheus::Counter>* runner_seconds_ = nullptr;
   prometheus::Family<prometheus::Counter>* cpu_core_seconds_ = nullptr;
   prometheus::Family<prometheus::Counter>* memory_byte_seconds_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* version_info_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* version_health_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* version_deadline_ = nullptr;
+  std::mutex versions_mutex_;
+  // The version label each (namespace, set, variant) has in version_info_.
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> version_labels_;
   metrics_options options_;
   std::mutex repositories_mutex_;
   std::map<std::pair<std::string, std::string>, std::set<std::string, std::less<>>> repositories_;

@@ -12,6 +12,7 @@
 #include "adapters/github/request_metrics.hpp"
 #include "messages/jobs.hpp"
 #include "model/children.hpp"
+#include "model/runner_version.hpp"
 #include "model/timeline.hpp"
 
 namespace octorun::metrics {
@@ -68,6 +69,12 @@ class recorder {
   // core- and byte-seconds it spent busy and idle (model::usage_of).
   virtual void runner_gone(std::string_view ns, std::string_view set, std::string_view variant,
                            const runner_end& end) = 0;
+
+  // A variant's runner version as its set last judged it
+  // (actors/runnerset/runner_versions.hpp); null: the variant, or its set,
+  // is no longer served here, and its series go.
+  virtual void runner_version(std::string_view ns, std::string_view set, std::string_view variant,
+                              const model::version_verdict* verdict) = 0;
 
   // The observer for the GitHub calls made on one RunnerSet's credentials:
   // requests by endpoint, and that credential's rate-limit budget (its series

@@ -109,7 +109,8 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
     for (auto& var : e->value.GetArray()) {
       const auto* n = json::find_value(var, "name");
       std::string_view name = n != nullptr && n->IsString() ? n->GetString() : "";
-      if (name != jit_config_env && name != "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT")
+      if (name != jit_config_env && name != "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT" &&
+          name != deprecated_exit_code_env)
         env.PushBack(Value(var, a), a);
     }
   Value jit(rapidjson::kObjectType);
@@ -125,6 +126,13 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
   agent.AddMember("name", "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT", a);
   agent.AddMember("value", str(user_agent, a), a);
   env.PushBack(agent, a);
+  // A runner GitHub refuses as deprecated exits 7 (actions/runner PR 4285)
+  // instead of 0 from run.sh: its Runner turns Outdated, and its set stops
+  // making runners of that template (docs/monitoring.md, "Runner version").
+  Value deprecated(rapidjson::kObjectType);
+  deprecated.AddMember("name", rapidjson::StringRef(deprecated_exit_code_env), a);
+  deprecated.AddMember("value", "1", a);
+  env.PushBack(deprecated, a);
   set_member(*runner, "env", std::move(env), a);
   add_pod_features(spec, runner_index, r, a);
 

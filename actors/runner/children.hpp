@@ -23,6 +23,9 @@ using model::runner_container;
 
 // The environment variable the actions runner reads its JIT configuration from.
 inline constexpr const char* jit_config_env = "ACTIONS_RUNNER_INPUT_JITCONFIG";
+// Set to "1" in the runner container: a runner GitHub refuses as deprecated
+// exits with runner::outdated_exit_code rather than 0.
+inline constexpr const char* deprecated_exit_code_env = "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE";
 inline constexpr const char* finalizer = model::runner_finalizer;
 
 // The Secret holding the JIT configuration; owned by the Runner.

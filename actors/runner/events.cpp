@@ -52,8 +52,9 @@ std::optional<runner_event> event_for_transition(phase from, phase to, const tra
       break;
     case phase::outdated:
       e.warning = true;
-      e.note = "The runner version is outdated (exit code " + std::to_string(outdated_exit_code) +
-               "); it will be replaced";
+      e.note = "GitHub refused the runner as deprecated (exit code " + std::to_string(outdated_exit_code) +
+               ", or its termination message): its RunnerSet makes no new runners of this template "
+               "until it names a newer runner image (condition RunnerVersionCurrent)";
       break;
   }
   return e;

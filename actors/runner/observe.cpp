@@ -18,7 +18,9 @@ pod_observation observe_pod(const model::runner_pod* pod) {
   for (const auto& c : pod->containers)
     if (c.name == runner_container && c.terminated) {
       out.runner_exited = true;
-      out.exit_code = c.exit_code;
+      // GitHub refused it as deprecated: run.sh may still exit 0 (or 1), but
+      // the runner is outdated, not succeeded or failing.
+      out.exit_code = c.deprecated ? outdated_exit_code : c.exit_code;
     }
   // A pod that failed or succeeded as a whole without a container status
   // (evicted, rejected by the node) ended the runner too.

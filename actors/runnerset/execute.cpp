@@ -435,6 +435,8 @@ void execute(self_ptr self, const action& a) {
       return delete_object(self, a.subject);
     case action_kind::check_reference:
       return check_reference(self, *a.ref);
+    case action_kind::fetch_runner_release:
+      return fetch_runner_release(self);
     case action_kind::wake: {
       st.world.in_flight.insert({action_kind::wake, a.subject});
       auto delay = std::max(a.at - self->clock().now(), std::chrono::steady_clock::duration::zero());
@@ -485,6 +487,8 @@ std::string_view action_name(action_kind kind) {
       return "check_reference";
     case action_kind::confirm_create:
       return "confirm_create";
+    case action_kind::fetch_runner_release:
+      return "fetch_runner_release";
   }
   return "unknown";
 }

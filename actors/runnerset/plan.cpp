@@ -36,6 +36,7 @@ class planner {
       return std::move(p_);
     }
     const bool declared = !set.spec.variants.empty();
+    p_.versions = variant_versions(o_);
     pod_resources();                              // needs no credentials
     if (!o_.class_verdict) return std::move(p_);  // judged once the platform's classes are read
     if (!o_.class_verdict->refused.empty()) {
@@ -67,6 +68,7 @@ class planner {
       per_variant.emplace_back(variants[i].name, scale(variants[i], demands[i]));
     }
     drain_retired_variants(variants, per_variant);
+    fetch_runner_release();
     hold_credentials(!o_.credentials_secret || !o_.credentials_secret->deleting || github_may_hold_any());
     remove_deferred();
     // Planned again when a pause ends (it is logged, and what waited goes).
@@ -298,6 +300,15 @@ class planner {
     add(std::move(a));
   }
 
+  // GitHub's latest runner release, every runner_release_period (sooner
+  // after a failure); a cheap call (the REST adapter's cache answers most),
+  // so it waits for no budget.
+  void fetch_runner_release() {
+    if (o_.in_flight.contains(action_kind::fetch_runner_release)) return;
+    if (o_.now < o_.runner_release_due) return wake(std::string(release_wake), o_.runner_release_due);
+    add(act(action_kind::fetch_runner_release));
+  }
+
   void stop_listener(const std::string& variant) {
     auto it = o_.scale_sets.find(variant);
     if (it == o_.scale_sets.end() || !it->second.listening) return;
@@ -451,7 +462,9 @@ class planner {
       // Again the moment the highest count of the window leaves it.
       if (auto drop = window->second.next_drop(o_.now, desired)) wake(scale_down_wake(v.name), *drop);
     }
-    if (scaled.create > 0 && pods_ready_) {
+    // A runner of this template exited as deprecated: another would too
+    // (RunnerVersionCurrent says which version to move to).
+    if (scaled.create > 0 && pods_ready_ && !blocks_new_runners(p_.versions, v.name)) {
       auto a = act(action_kind::create_runners);
       a.subject = v.name;
       a.count = scaled.create;
@@ -548,6 +561,7 @@ class planner {
     if (auto intake = intake_condition(set.spec.intake, o_.webhook_intake_enabled))
       current.push_back(*intake);
     if (pod_condition_) current.push_back(*pod_condition_);
+    if (!p_.versions.empty()) current.push_back(runner_version_condition(p_.versions));
     auto conditions = set_conditions(o_.published_conditions.value_or(set.status.conditions),
                                      std::move(current), o_.wall_time, set.metadata.generation);
     auto text = status_json(set, per_variant, declared, conditions, &o_.deferred_removals);

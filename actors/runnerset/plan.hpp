@@ -23,6 +23,7 @@
 #include "actors/runnerset/github_access.hpp"
 #include "actors/runnerset/github_budget.hpp"
 #include "actors/runnerset/pod_resources.hpp"
+#include "actors/runnerset/runner_versions.hpp"
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
 #include "model/children.hpp"
@@ -53,6 +54,7 @@ enum class action_kind {
   delete_object,    // DELETE the per-set object `subject`
   check_reference,  // GET the object `ref` names and judge it (reference_problem)
   confirm_create,   // GET the Runner `subject`, whose create had no clear answer
+  fetch_runner_release,  // GET GitHub's latest runner release (runner_versions.hpp)
 };
 
 struct action {
@@ -144,6 +146,8 @@ struct observed_runner {
   // outdated when its variant's differs. 0: unknown (never outdated).
   std::uint64_t pod_fingerprint = 0;
   bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's RoleBinding)
+  // The version its runner said it runs (a deprecated exit's termination message).
+  std::optional<model::runner_version> reported_version;
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the
@@ -265,6 +269,12 @@ struct set_observation {
   std::map<std::string, std::string> reference_problems;
   time_point references_checked_at{};
   std::chrono::steady_clock::duration reference_recheck{std::chrono::seconds(30)};
+  // GitHub's latest runner release as last fetched (none yet, or GitHub has
+  // none: a GHES), when it is asked for next, and each variant's last
+  // deprecated exit (runner_versions.hpp).
+  std::optional<model::runner_release> latest_runner_release;
+  time_point runner_release_due{};
+  std::map<std::string, deprecated_exit> deprecated_exits;
 
   // A create of Runner `name` is out: sent and unanswered, or answered
   // unclearly and not seen yet.
@@ -295,6 +305,9 @@ struct set_plan {
   // A changed status waits for the write in flight: the actor plans again
   // on its answer.
   bool status_after_write = false;
+  // Each declared variant's runner version verdict (runner_versions.hpp),
+  // for the Events and the metrics.
+  variant_verdicts versions;
 };
 
 set_plan plan(const set_observation& o);
@@ -316,9 +329,10 @@ std::string session_id(const set_observation& o, const std::string& variant);
 std::string variant_of(const set_observation& o, const std::string& runner);
 
 // Wake keys.
-std::string scale_down_wake(const std::string& variant);          // one per variant: each has its window
-inline constexpr std::string_view budget_wake = "github-budget";  // a pause ends, cleanup may go
-inline constexpr std::string_view status_wake = "status";         // a status write's hold ends
+std::string scale_down_wake(const std::string& variant);            // one per variant: each has its window
+inline constexpr std::string_view budget_wake = "github-budget";    // a pause ends, cleanup may go
+inline constexpr std::string_view status_wake = "status";           // a status write's hold ends
+inline constexpr std::string_view release_wake = "runner-release";  // GitHub's latest release is due
 std::string retry_wake(const std::string& variant);
 
 }  // namespace octorun::runnerset

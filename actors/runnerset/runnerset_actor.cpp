@@ -96,6 +96,7 @@ void reconcile(self_ptr self) {
     w.scale_down.try_emplace(variant, st.cfg.scale_down_window).first->second.floor(w.now, desired);
   for (const auto& a : p.actions) execute(self, a);
   record_events(self, p);
+  report_runner_versions(self, p);
 }
 
 // ---- observing -------------------------------------------------------------------
@@ -119,6 +120,8 @@ void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, 
   t.kubernetes_mode =
       r.spec->pod.container_mode && r.spec->pod.container_mode->type == model::container_mode::kubernetes;
   w.kubernetes_runners_seen |= t.kubernetes_mode;
+  if (t.view.phase == runner::phase::outdated && t.pod_fingerprint != 0)
+    w.deprecated_exits.insert_or_assign(t.variant, deprecated_exit{t.pod_fingerprint, t.reported_version});
 }
 
 // Counts a job as demand on the variant its labels pick.
@@ -196,7 +199,12 @@ std::string runner_of(const watched::pod_event& ev) {
 void on_pod(self_ptr self, watched::pod_event& ev) {
   auto runner = runner_of(ev);
   if (runner.empty()) return;
-  if (self->state.world.runners.count(runner) > 0) return route_to_runner(self, runner, std::move(ev));
+  if (auto known = self->state.world.runners.find(runner); known != self->state.world.runners.end()) {
+    for (const auto& c : ev.obj->containers)  // what its runner said of its version, if it did
+      if (c.name == model::runner_container && c.reported_version)
+        known->second.reported_version = c.reported_version;
+    return route_to_runner(self, runner, std::move(ev));
+  }
   auto& early = self->state.early_pods;
   if (ev.type == kube::event_type::deleted)
     early.erase(runner);
@@ -535,10 +543,13 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   // However the actor ends (a crash too: the supervisor above restarts it
   // from the watches' state), its Runner actors, listeners and GitHub
   // workers end with it; a leftover listener would hold its session.
-  self->attach_functor([owned = st.owned, ns = st.cfg.ns, name = st.cfg.name](const caf::error&) {
+  self->attach_functor([owned = st.owned, ns = st.cfg.ns, name = st.cfg.name, recorder = st.cfg.metrics,
+                        versions = st.reported_versions](const caf::error&) {
     for (const auto& a : {owned->runners, owned->rest, owned->scale_sets, owned->listeners})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     metrics::forget_runnerset(ns, name);
+    if (recorder)  // its variants' runner version series
+      for (const auto& [variant, verdict] : *versions) recorder->runner_version(ns, name, variant, nullptr);
   });
   self->set_exit_handler([=](caf::exit_msg& em) {
     stop_children(self);

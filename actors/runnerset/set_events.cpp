@@ -110,6 +110,26 @@ void rollout_events(const set_summary& before, const set_summary& after, std::ve
   }
 }
 
+bool version_problem(const std::string& reason) {
+  return reason == "RunnerDeprecated" || reason == "BelowMinimum" || reason == "UpdateWindowPassed" ||
+         reason == "UpdateWindowEnding";
+}
+
+// The runner version (runner_versions.hpp): a Warning when a variant nears
+// the end of its update window, falls behind or exits as deprecated; a
+// Normal when that ends (the version is current, or inside its window again).
+// An update available is said by the condition alone: it comes with every
+// release and needs nothing yet.
+void version_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  if (after.version_reason == before.version_reason && after.version_message == before.version_message)
+    return;
+  if (version_problem(after.version_reason))
+    out.push_back(warning(after.version_reason, "CheckRunnerVersion", after.version_message));
+  else if (version_problem(before.version_reason) &&
+           (after.version_reason == "Current" || after.version_reason == "UpdateAvailable"))
+    out.push_back(normal("RunnerVersionAccepted", "CheckRunnerVersion", after.version_message));
+}
+
 }  // namespace
 
 set_summary summary_from_status(const model::runnerset& set) {
@@ -118,6 +138,10 @@ set_summary summary_from_status(const model::runnerset& set) {
     if (c.type == "ClassAdmitted" && c.status == "False") {
       s.class_reason = c.reason;
       s.class_problem = c.message;
+    }
+    if (c.type == "RunnerVersionCurrent") {
+      s.version_reason = c.reason;
+      s.version_message = c.message;
     }
     if (c.type != "CredentialsReady") continue;
     if (c.status == "True") s.credentials = credentials_state::ready;
@@ -177,6 +201,11 @@ set_summary summarize(const set_summary& previous, const set_observation& o, con
         s.draining.insert(variant);
     }
   }
+  if (!p.versions.empty()) {
+    const auto version = runner_version_condition(p.versions);
+    s.version_reason = version.reason;
+    s.version_message = version.message;
+  }
   s.runner_registration_error = o.runner_registration_error;
   for (const auto& [variant, ss] : o.scale_sets) {
     if (ss.id != 0) s.scale_sets[variant] = ss.id;  // 0: not registered this run (yet)
@@ -198,6 +227,7 @@ std::vector<set_event> set_events(const set_summary& before, const set_summary& 
   scale_events(before, after, out);
   rollout_events(before, after, out);
   drain_events(before, after, out);
+  version_events(before, after, out);
   return out;
 }
 

@@ -43,6 +43,9 @@ struct set_summary {
   // ClassAdmitted: its reason and message while False (empty: True or not judged).
   std::string class_reason;
   std::string class_problem;
+  // The RunnerVersionCurrent condition's reason and message ("": not judged).
+  std::string version_reason;
+  std::string version_message;
   bool operator==(const set_summary&) const = default;
 };
 

@@ -98,6 +98,10 @@ struct set_state {
   // What the last plan knew, for the Events of the next one's changes
   // (set_events.hpp); read from the published status on the first plan.
   std::optional<set_summary> summary;
+  // The runner version verdict of each variant the metrics were last told
+  // (runner_release.cpp); shared with the exit handler, which removes them.
+  std::shared_ptr<std::map<std::string, model::version_verdict>> reported_versions =
+      std::make_shared<std::map<std::string, model::version_verdict>>();
   std::mt19937 rng{std::random_device{}()};
   static constexpr const char* name = "runnerset";
 };
@@ -222,6 +226,13 @@ void load_deferred_removals(self_ptr self);
 // A JIT configuration GitHub gave (null) or refused (why): the set's runner
 // registrations work or fail (set_events.hpp records the change).
 void note_runner_registration(self_ptr self, const github::error* failed);
+
+// ---- runner_release.cpp ----
+// GETs GitHub's latest runner release (action fetch_runner_release).
+void fetch_runner_release(self_ptr self);
+// Tells the metrics each variant's runner version verdict that changed since
+// the last plan, and forgets the variants no longer planned.
+void report_runner_versions(self_ptr self, const set_plan& p);
 
 // ---- execute.cpp ----
 bool has_set_finalizer(const model::runnerset& set);

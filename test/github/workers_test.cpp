@@ -99,6 +99,9 @@ TEST_F(Workers, PoolRepliesCarryGithubErrorsAsValues) {
             EXPECT_EQ(s.remaining, 5000 - 3);  // the repository runner group needs no call
           },
           [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->request(github, 10s, latest_release_atom::value)
+      .receive([&](release_reply& r) { EXPECT_TRUE(r) << r.error().describe(); },
+               [&](caf::error& e) { FAIL() << sys->render(e); });
 }
 
 TEST_F(Workers, ScaleSetWorkerRunsTheListenerProtocol) {

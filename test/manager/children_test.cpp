@@ -58,12 +58,15 @@ TEST(RunnerPod, CarriesTheTemplateOwnerLabelsAndTheJitConfigFromTheSecret) {
 
   const auto& runner = pod["spec"]["containers"][1];
   const auto& env = runner["env"];
-  ASSERT_EQ(env.Size(), 3u);
+  ASSERT_EQ(env.Size(), 4u);
   EXPECT_STREQ(env[0]["name"].GetString(), "KEEP");
   EXPECT_STREQ(env[1]["name"].GetString(), "ACTIONS_RUNNER_INPUT_JITCONFIG");
   EXPECT_FALSE(env[1].HasMember("value")) << "the JIT configuration must come from the Secret";
   EXPECT_STREQ(env[1]["valueFrom"]["secretKeyRef"]["name"].GetString(), "linux-large-x7k2p-jit");
   EXPECT_STREQ(env[2]["value"].GetString(), "octorun/0.1.0");
+  // Refused as deprecated, the runner exits 7 (an Outdated Runner), not 0.
+  EXPECT_STREQ(env[3]["name"].GetString(), "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE");
+  EXPECT_STREQ(env[3]["value"].GetString(), "1");
   EXPECT_FALSE(pod["spec"]["containers"][0].HasMember("env")) << "only the runner container is touched";
 }
 

@@ -105,7 +105,8 @@ TEST_F(ManagerFlags, WithTheWebhookIntakeAWebhookSetHasNoIntakeCondition) {
   test::create_runnerset(c_, ns, sim_->ghes_url() + "/acme", 0, 2);
   EXPECT_EQ(wait_field(ns, R"({.status.conditions[?(@.type=="CredentialsReady")].status})", "True"), "True")
       << manager_->log_tail();
-  EXPECT_EQ(set_field(ns, R"({.status.conditions[*].type})"), "CredentialsReady PodConfigReady");
+  EXPECT_EQ(set_field(ns, R"({.status.conditions[*].type})"),
+            "CredentialsReady PodConfigReady RunnerVersionCurrent");
 }
 
 TEST_F(ManagerFlags, ServesTheListedNamespacesOnly) {

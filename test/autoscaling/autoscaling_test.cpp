@@ -306,11 +306,11 @@ TEST_F(Autoscaling, PrometheusLoadedEveryAlertAndTheyReadExportedFamilies) {
         EXPECT_TRUE(families.count(name) > 0) << name << " in " << json::str(r, "name");
       }
     }
-  EXPECT_EQ(alerts,
-            (std::set<std::string>{"OctorunRunnerStuckStarting", "OctorunJobsQueuedWithoutCapacity",
-                                   "OctorunListenerSessionDown", "OctorunGitHubRateLimitNearlyExhausted",
-                                   "OctorunNoLeader", "OctorunAdmissionWebhookFailing",
-                                   "OctorunJobStartTargetBreached"}));
+  EXPECT_EQ(alerts, (std::set<std::string>{"OctorunRunnerStuckStarting", "OctorunJobsQueuedWithoutCapacity",
+                                           "OctorunListenerSessionDown",
+                                           "OctorunGitHubRateLimitNearlyExhausted", "OctorunNoLeader",
+                                           "OctorunAdmissionWebhookFailing", "OctorunJobStartTargetBreached",
+                                           "OctorunRunnerVersionStale", "OctorunRunnerVersionDeprecated"}));
 }
 
 // ---- bad input: the HPA says what is wrong, nothing scales to zero -----------------

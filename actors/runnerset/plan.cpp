@@ -471,8 +471,9 @@ class planner {
       a.variant = v;
       add(std::move(a));
     }
+    const auto record = deprecation_record(o_, v.name, fingerprint);
     for (const auto& name : scaled.remove_finished)
-      if (!removing(name)) delete_runner(name);
+      if (!removing(name) && name != record) delete_runner(name);
     for (const auto& name : scaled.remove_idle) remove_idle(name, o_.runners.at(name));
     // A rollout replaces outdated idle runners a few at a time (scale-down
     // took outdated ones first, and they count as leaving). Each keeps its

@@ -21,7 +21,8 @@ struct set_observation;
 
 // A runner of the variant exited as deprecated (its phase Outdated: exit
 // code 7, or its termination message says so): made from the template of
-// `pod_fingerprint`. New runners of that template would exit the same way,
+// `pod_fingerprint`. The set remembers the last one per variant, beside the
+// Outdated Runner it keeps (deprecation_record). New runners of that template would exit the same way,
 // so none are made while the variant's template is that one; a template
 // change (a newer image) makes them again.
 struct deprecated_exit {
@@ -49,5 +50,12 @@ model::condition runner_version_condition(const variant_verdicts& verdicts);
 
 // No new runners for `variant` (a runner of its current template exited as deprecated).
 bool blocks_new_runners(const variant_verdicts& verdicts, const std::string& variant);
+
+// The Runner kept as the record of a deprecated exit of `variant`'s
+// template `pod_fingerprint` (the newest Outdated one of it; "" for none):
+// it holds no capacity, shows the set's owner which runner exited and why,
+// and carries the exit across a manager restart. It goes with the template.
+std::string deprecation_record(const set_observation& o, const std::string& variant,
+                               std::uint64_t pod_fingerprint);
 
 }  // namespace octorun::runnerset

@@ -128,7 +128,9 @@ TEST_F(RunnerVersionActor, ADeprecatedRunnerStopsNewRunnersUntilTheTemplateNames
       eventually("events.events.k8s.io --field-selector regarding.kind=RunnerSet,type=Warning -o "
                  "jsonpath='{.items[*].reason}'",
                  "RunnerDeprecated"));
-  EXPECT_TRUE(eventually("runners -o name", ""));
+  // The exited Runner stays as the record of why, and no other is made.
+  EXPECT_TRUE(eventually("runners -o jsonpath='{.items[*].metadata.name} {.items[*].status.phase}'",
+                         first + " Outdated"));
   // Demand does not bring a runner back: the plan that counted the job
   // (its status says so) made none.
   caf::anon_send(set_, messages::job_available{[] {
@@ -140,7 +142,7 @@ TEST_F(RunnerVersionActor, ADeprecatedRunnerStopsNewRunnersUntilTheTemplateNames
                  }()});
   EXPECT_TRUE(
       eventually("runnerset linux -o jsonpath='{.status.assignedJobs} {.status.desiredReplicas}'", "1 2"));
-  EXPECT_EQ(get("runners -o name"), "") << "a crash loop of new runners";
+  EXPECT_EQ(get("runners -o jsonpath='{.items[*].metadata.name}'"), first) << "a crash loop of new runners";
 
   // The template names the latest image: runners again, and they connect.
   test::kubectl(

@@ -95,21 +95,35 @@ TEST(RunnerVersionPlan, ADeprecatedExitStopsNewRunnersOfThatTemplateUntilItChang
   o.deprecated_exits[""] = deprecated_exit{fingerprint_of(o), model::runner_version{2, 330, 0}};
   auto p = plan(o);
   EXPECT_EQ(creates(p), 0) << "another runner of this template would exit the same way";
-  EXPECT_EQ(subjects(p, action_kind::delete_runner), (names{"linux-old"})) << "the exited one goes";
+  EXPECT_TRUE(of(p, action_kind::delete_runner).empty()) << "the exited one stays as the record of why";
   auto c = version_condition(p);
   EXPECT_EQ(c.status, "False");
   EXPECT_EQ(c.reason, "RunnerDeprecated");
   EXPECT_NE(c.message.find("v2.331.0"), std::string::npos) << c.message;
   EXPECT_NE(c.message.find("template"), std::string::npos) << c.message;
-  // Still blocked once the exited Runner is gone.
+  // A restarted manager knows it from the Runner it kept.
+  auto restarted = o;
+  restarted.deprecated_exits.clear();
+  EXPECT_EQ(creates(plan(restarted)), 0);
+  EXPECT_EQ(version_condition(plan(restarted)).reason, "RunnerDeprecated");
+  // Only the newest exited Runner of the template is kept.
+  auto twice = o;
+  add_runner(twice, "linux-older", runner::phase::outdated, false).pod_fingerprint = fingerprint_of(o);
+  twice.runners["linux-old"].view.created = 200;
+  twice.runners["linux-older"].view.created = 100;
+  EXPECT_EQ(subjects(plan(twice), action_kind::delete_runner), (names{"linux-older"}));
+  // Still blocked from memory if someone deletes that Runner.
   o.runners.clear();
   EXPECT_EQ(creates(plan(o)), 0);
+  add_runner(o, "linux-old", runner::phase::outdated, false).pod_fingerprint = fingerprint_of(o);
   // The template changes (a newer image): runners again, nothing else needed.
   o.set->spec.template_.containers = {{"runner", "ghcr.io/actions/actions-runner:2.331.0"}};
   o.set->spec.template_.json =
       R"({"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.331.0"}]}})";
   p = plan(o);
   EXPECT_EQ(creates(p), 2);
+  EXPECT_EQ(subjects(p, action_kind::delete_runner), (names{"linux-old"}))
+      << "the record goes with its template";
   EXPECT_EQ(version_condition(p).reason, "Current");
 }
 

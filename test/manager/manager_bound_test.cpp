@@ -222,9 +222,11 @@ TEST_F(ManagerRateLimit, ASpentBudgetPausesOnceFinishedRunnersGoAndRemovalsWaitF
   std::cout << "[ timeline ] " << t() << ": budget spent; it resets in "
             << std::chrono::duration_cast<std::chrono::seconds>(reset - clock::now()).count() << " s\n";
 
-  // The idle runner's process ends (a runner too old for GitHub): it can run
-  // no job, so it goes now; its GitHub removal waits for the reset.
-  test::runner_pod_exits(c_, ns_, idle, 7);
+  // The idle runner's process ends without a job (run.sh exits 0): it can
+  // run no job, so it goes now; its GitHub removal waits for the reset. (Not
+  // a deprecated exit, 7: that stops the variant's runners until its
+  // template changes, runner_version_actor_test.cpp.)
+  test::runner_pod_exits(c_, ns_, idle, 0);
   http::client sim_control;
   sim_control.set_plain_http(true);  // the simulator serves plain http
   auto offline =
@@ -234,8 +236,9 @@ TEST_F(ManagerRateLimit, ASpentBudgetPausesOnceFinishedRunnersGoAndRemovalsWaitF
   EXPECT_TRUE(
       watch_->wait([&](const test::namespace_watch& w) { return w.runner_deleted().count(idle) > 0; }, 30s))
       << manager_->log_tail();
-  EXPECT_LT(clock::now(), reset) << "the Outdated runner waited for the reset";
-  std::cout << "[ timeline ] " << t() << ": " << idle << " (Outdated) is gone; its GitHub removal waits: "
+  EXPECT_LT(clock::now(), reset) << "the finished runner waited for the reset";
+  std::cout << "[ timeline ] " << t() << ": " << idle
+            << " (Succeeded, no job) is gone; its GitHub removal waits: "
             << get("runnerset linux", "{.status.pendingRemovals[*].name}") << "\n";
   EXPECT_EQ(get("runnerset linux", "{.status.pendingRemovals[*].name}"), idle);
   EXPECT_NE(sim_->state_json().find("\"name\":\"" + idle + "\""), std::string::npos)

@@ -174,6 +174,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
   r.int32(spec, "minRunners", "spec.minRunners", s.min_runners);
   r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
   r.int32(spec, "replicas", "spec.replicas", s.replicas);
+  r.int32(spec, "startupTimeoutSeconds", "spec.startupTimeoutSeconds", s.startup_timeout_seconds);
   std::string intake;
   r.string(spec, "intake", "spec.intake", intake);
   if (intake == "Listener")
@@ -188,6 +189,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
               r.int32(v, "maxRunners", at + ".maxRunners", out.max_runners);
               out.template_ = read_template(r, v, at);
               out.container_mode = read_container_mode(r, v, at);
+              r.int32(v, "startupTimeoutSeconds", at + ".startupTimeoutSeconds", out.startup_timeout_seconds);
             });
 }
 

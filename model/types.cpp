@@ -61,7 +61,8 @@ std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
   const std::int32_t set_min = spec.min_runners.value_or(0);
   const std::int32_t set_max = spec.max_runners.value_or(std::max(set_min, default_max_runners));
   if (spec.variants.empty())
-    return {effective_variant{"", spec.runner_labels, &spec.template_, set_min, set_max, spec.pod}};
+    return {effective_variant{"", spec.runner_labels, &spec.template_, set_min, set_max, spec.pod,
+                              spec.startup_timeout_seconds}};
   std::vector<effective_variant> out;
   out.reserve(spec.variants.size());
   for (const auto& v : spec.variants) {
@@ -72,7 +73,8 @@ std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
     auto pod = spec.pod;
     if (v.container_mode) pod.container_mode = v.container_mode;
     out.push_back({v.name, std::move(labels), v.template_ ? &*v.template_ : &spec.template_,
-                   v.min_runners.value_or(set_min), v.max_runners.value_or(set_max), std::move(pod)});
+                   v.min_runners.value_or(set_min), v.max_runners.value_or(set_max), std::move(pod),
+                   v.startup_timeout_seconds ? v.startup_timeout_seconds : spec.startup_timeout_seconds});
   }
   return out;
 }

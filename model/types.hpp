@@ -125,8 +125,17 @@ struct variant_spec {
   std::optional<pod_template> template_;  // replaces the set's template when present
   std::optional<std::int32_t> min_runners;
   std::optional<std::int32_t> max_runners;
-  std::optional<container_mode_spec> container_mode{};  // replaces the set's when present
+  std::optional<container_mode_spec> container_mode{};    // replaces the set's when present
+  std::optional<std::int32_t> startup_timeout_seconds{};  // replaces the set's when present
 };
+
+// spec.startupTimeoutSeconds (and a variant's): how long a runner may take
+// from its creation to coming online before it counts as a stuck start and
+// is replaced (docs/scaling.md, "Stuck starts"). Unset: derived from the
+// variant's observed start-ups. The bounds keep a typo from replacing every
+// runner as it starts, or from leaving a stuck one for hours.
+inline constexpr std::int32_t min_startup_timeout_seconds = 10;
+inline constexpr std::int32_t max_startup_timeout_seconds = 3600;
 
 // Where a RunnerSet's job demand comes from (docs/intakes.md).
 enum class intake_mode {
@@ -144,6 +153,7 @@ struct runnerset_spec {
   std::optional<std::int32_t> min_runners;
   std::optional<std::int32_t> max_runners;
   std::optional<std::int32_t> replicas;
+  std::optional<std::int32_t> startup_timeout_seconds;  // a variant's own replaces it
   intake_mode intake = intake_mode::webhook;
   pod_template template_;
   pod_config pod;  // containerMode, proxy, caBundle, manageSafeToEvict
@@ -276,6 +286,7 @@ struct effective_variant {
   std::int32_t min_runners;
   std::int32_t max_runners;
   pod_config pod{};  // the set's, with the variant's containerMode when it has one
+  std::optional<std::int32_t> startup_timeout_seconds{};  // the variant's, else the set's; unset: derived
 };
 inline constexpr std::int32_t default_max_runners = 10;
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec);

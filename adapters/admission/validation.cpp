@@ -83,6 +83,18 @@ void check_bound(const std::string& field, const std::optional<std::int32_t>& n,
                               "admin may raise)"});
 }
 
+// A start-up deadline within the bounds (model::min/max_startup_timeout_seconds).
+void check_startup_timeout(const std::string& field, const std::optional<std::int32_t>& seconds,
+                           field_errors& out) {
+  if (!seconds) return;
+  if (*seconds < min_startup_timeout_seconds || *seconds > max_startup_timeout_seconds)
+    out.push_back({field, std::to_string(*seconds) + " is outside " +
+                              std::to_string(min_startup_timeout_seconds) + ".." +
+                              std::to_string(max_startup_timeout_seconds) +
+                              " seconds: a runner not online this long after its creation is replaced; "
+                              "leave it unset to derive it from the variant's observed start-up times"});
+}
+
 }  // namespace
 
 void check_runner_counts(const std::string& path, const std::optional<std::int32_t>& min,
@@ -160,6 +172,7 @@ void check_variants(const runnerset& set, std::int32_t cap, field_errors& out) {
                                                std::to_string(*spec.min_runners) + ")"});
     if (v.template_) check_pod_template(path + ".template", *v.template_, out);
     if (v.container_mode) check_container_mode(path + ".containerMode", *v.container_mode, out);
+    check_startup_timeout(path + ".startupTimeoutSeconds", v.startup_timeout_seconds, out);
   }
   // Jobs are routed by labels: two variants with the same labels are ambiguous.
   auto variants = effective_variants(spec);
@@ -192,6 +205,7 @@ field_errors validate_runnerset(const runnerset& set, const admission_policy& po
   check_runner_labels("spec.runnerLabels", spec.runner_labels, out);
   check_runner_counts("spec", spec.min_runners, spec.max_runners, policy.max_runners, out);
   check_bound("spec.replicas", spec.replicas, policy.max_runners, out);
+  check_startup_timeout("spec.startupTimeoutSeconds", spec.startup_timeout_seconds, out);
   check_pod_template("spec.template", spec.template_, out);
   check_pod_config("spec", spec.pod, out);
   check_variants(set, policy.max_runners, out);

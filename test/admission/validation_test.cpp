@@ -97,6 +97,33 @@ TEST(ValidateRunnerSet, CountsAreBounded) {
   EXPECT_NE(errors[0].message.find("over the limit of 1000"), std::string::npos) << errors[0].message;
 }
 
+// A start-up deadline (spec.startupTimeoutSeconds, a variant's own) within
+// its bounds: too short would replace runners as they start, too long would
+// leave a stuck one holding its slot for hours. Parsed into the effective
+// variants: a variant's own, else the set's.
+TEST(ValidateRunnerSet, StartupTimeoutsAreBoundedAndInherited) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/startupTimeoutSeconds", 5);
+  EXPECT_EQ(only_error(validate_set(d)),
+            "spec.startupTimeoutSeconds: 5 is outside 10..3600 seconds: a runner not online this long after "
+            "its creation is replaced; leave it unset to derive it from the variant's observed start-up "
+            "times");
+  test::set(d, "/spec/startupTimeoutSeconds", 10);
+  EXPECT_TRUE(validate_set(d).empty());
+  test::set(d, "/spec/variants/1/startupTimeoutSeconds", 3601);
+  EXPECT_EQ(validate_set(d).at(0).field, "spec.variants[1].startupTimeoutSeconds");
+  test::set(d, "/spec/variants/1/startupTimeoutSeconds", 3600);
+  auto set = model::parse_runnerset(d);
+  ASSERT_TRUE(set);
+  EXPECT_TRUE(validate_runnerset(*set, {}).empty());
+  auto variants = model::effective_variants(set->spec);
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0].startup_timeout_seconds, 10);
+  EXPECT_EQ(variants[1].startup_timeout_seconds, 3600);
+  test::set(d, "/spec/startupTimeoutSeconds", std::string("ten"));
+  EXPECT_FALSE(model::parse_runnerset(d)) << "not a number: refused where it is read";
+}
+
 // Whether a set needs a Secret of its own is its RunnerClass's to say
 // (runner_class_unit JudgeSet.*); a name it gives must be a Secret's.
 TEST(ValidateRunnerSet, ACredentialsSecretNameIsASecretsName) {

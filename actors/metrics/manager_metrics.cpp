@@ -27,6 +27,8 @@ std::string_view reason_label(deletion_reason why) {
       return "finished";
     case deletion_reason::scaled_down:
       return "scaled_down";
+    case deletion_reason::stuck_start:
+      return "stuck_start";
     case deletion_reason::drained:
       break;
   }
@@ -206,8 +208,13 @@ manager_metrics::manager_metrics(const manager_identity& id, const metrics_optio
   runners_deleted_ =
       &counter("octorun_runners_deleted_total",
                "Runners the manager deleted, by RunnerSet, variant and reason: finished (a terminal "
-               "phase), scaled_down (idle and not wanted) or drained (its variant removed, or its "
-               "RunnerSet deleted).");
+               "phase), scaled_down (idle and not wanted), drained (its variant removed, or its "
+               "RunnerSet deleted) or stuck_start (not online by its start-up deadline).");
+  stuck_starts_ = &counter("octorun_stuck_starts_replaced_total",
+                           "Runners that did not come online by their variant's start-up deadline "
+                           "(spec.startupTimeoutSeconds, or derived from observed start-ups), by RunnerSet "
+                           "and variant: each is removed unless it took a job, and replaced within "
+                           "maxRunners.");
   reconcile_errors_ =
       &counter("octorun_reconcile_errors_total",
                "Requests made for a controller's actions that failed (an API error or a timeout), "
@@ -301,6 +308,11 @@ void manager_metrics::runner_deleted(std::string_view ns, std::string_view set, 
   auto l = set_labels(ns, set, variant);
   l.emplace("reason", std::string(reason_label(why)));
   runners_deleted_->Add(l).Increment();
+}
+
+void manager_metrics::stuck_start_replaced(std::string_view ns, std::string_view set,
+                                           std::string_view variant) {
+  stuck_starts_->Add(set_labels(ns, set, variant)).Increment();
 }
 
 void manager_metrics::reconcile_error(std::string_view controller, std::string_view action) {

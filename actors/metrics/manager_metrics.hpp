@@ -75,6 +75,7 @@ class manager_metrics : public recorder,
   void runner_created(std::string_view ns, std::string_view set, std::string_view variant) override;
   void runner_deleted(std::string_view ns, std::string_view set, std::string_view variant,
                       deletion_reason why) override;
+  void stuck_start_replaced(std::string_view ns, std::string_view set, std::string_view variant) override;
   void reconcile_error(std::string_view controller, std::string_view action) override;
   void listener_session(std::string_view ns, std::string_view set, std::string_view variant,
                         bool open) override;
@@ -124,6 +125,7 @@ class manager_metrics : public recorder,
   prometheus::Family<prometheus::Gauge>* rate_reset_ = nullptr;
   prometheus::Family<prometheus::Counter>* runners_created_ = nullptr;
   prometheus::Family<prometheus::Counter>* runners_deleted_ = nullptr;
+  prometheus::Family<prometheus::Counter>* stuck_starts_ = nullptr;
   prometheus::Family<prometheus::Counter>* reconcile_errors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* listener_open_ = nullptr;
   prometheus::Family<prometheus::Counter>* listener_failures_ = nullptr;

@@ -22,6 +22,7 @@ enum class deletion_reason {
   finished,     // its phase was terminal (Succeeded, Failed, Outdated)
   scaled_down,  // idle, and not wanted any more (removed from GitHub first)
   drained,      // its variant was removed, or its RunnerSet is being deleted
+  stuck_start,  // not online by its variant's start-up deadline: replaced
 };
 
 // A Runner at its end: its timeline (status.timeline, with the points its
@@ -41,6 +42,10 @@ class recorder {
   virtual void runner_created(std::string_view ns, std::string_view set, std::string_view variant) = 0;
   virtual void runner_deleted(std::string_view ns, std::string_view set, std::string_view variant,
                               deletion_reason why) = 0;
+
+  // A runner of the set did not come online by its variant's start-up
+  // deadline: it is removed (unless it took a job) and replaced. Once per runner.
+  virtual void stuck_start_replaced(std::string_view ns, std::string_view set, std::string_view variant) = 0;
 
   // A request an actor made for one of its actions failed (an API error or
   // a timeout); `action` names the action (plan.hpp's action_kind).

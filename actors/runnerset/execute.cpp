@@ -15,6 +15,7 @@
 #include "actors/runnerset/github_connection.hpp"
 #include "actors/runnerset/runner_object.hpp"
 #include "actors/runnerset/set_state.hpp"
+#include "actors/runnerset/stuck_start.hpp"
 #include "adapters/github/auth.hpp"
 #include "adapters/github/scope.hpp"
 #include "adapters/kube/finalizers.hpp"
@@ -150,11 +151,12 @@ void delete_runner(self_ptr self, const std::string& name, metrics::deletion_rea
       [](const std::string&) {}, kube::delete_request{kinds::runners(), st.cfg.ns, name, {}});
 }
 
-void remove_registered_or_not(self_ptr self, const std::string& name, std::int64_t github_id) {
-  spdlog::info("runnerset {}: scaling down: removing idle runner {} (GitHub runner {})", id(self), name,
-               github_id);
-  if (github_id == 0)
-    return delete_runner(self, name, metrics::deletion_reason::scaled_down);  // not registered
+void remove_registered_or_not(self_ptr self, const std::string& name, std::int64_t github_id,
+                              metrics::deletion_reason why) {
+  spdlog::info("runnerset {}: {}: removing idle runner {} (GitHub runner {})", id(self),
+               why == metrics::deletion_reason::stuck_start ? "replacing a stuck start" : "scaling down",
+               name, github_id);
+  if (github_id == 0) return delete_runner(self, name, why);  // not registered
   auto failed = [=](const std::string& why) {
     spdlog::warn("runnerset {}: removing runner {} from GitHub: {}", id(self), name, why);
   };
@@ -175,7 +177,7 @@ void remove_registered_or_not(self_ptr self, const std::string& name, std::int64
           return;
         }
         route_to_runner(self, name, runner::removed_from_github_atom::value);
-        delete_runner(self, name, metrics::deletion_reason::scaled_down);
+        delete_runner(self, name, why);
       },
       failed, github::delete_runner_atom::value, github_id);
 }
@@ -186,8 +188,9 @@ void remove_registered_or_not(self_ptr self, const std::string& name, std::int64
 // be registered all the same, and may take a job any moment: its JIT
 // Secret, read by name (Secrets are not watched), says; only a runner
 // registered nowhere is deleted without asking GitHub.
-void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id) {
-  if (github_id != 0) return remove_registered_or_not(self, name, github_id);
+void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id,
+                 metrics::deletion_reason why = metrics::deletion_reason::scaled_down) {
+  if (github_id != 0) return remove_registered_or_not(self, name, github_id, why);
   const auto uid = runner_uid(self, name);
   request_in_flight<kube::object_result>(
       self, {action_kind::delete_runner, name}, self->state.cfg.kube,
@@ -200,12 +203,38 @@ void remove_idle(self_ptr self, const std::string& name, std::int64_t github_id)
             secret && secret->registration && model::owned_by(secret->metadata, uid))
           registered = secret->registration->runner_id;
         note_registration(self, name, uid, registered);
-        remove_registered_or_not(self, name, registered);
+        remove_registered_or_not(self, name, registered, why);
       },
       [=](const std::string& why) {
         spdlog::warn("runnerset {}: reading the JIT Secret of runner {}: {}", id(self), name, why);
       },
       kube::get_request{kinds::secrets(), self->state.cfg.ns, model::jit_secret_name(name), ""});
+}
+
+// A stuck start (stuck_start.hpp): counted and told once per runner, then
+// removed as an idle runner is (its replacement is the plan's create).
+void remove_stuck_start(self_ptr self, const action& a) {
+  auto& st = self->state;
+  auto runner = st.world.runners.find(a.subject);
+  if (runner != st.world.runners.end() && !std::exchange(runner->second.stuck_start_noted, true)) {
+    const auto& variant = runner->second.variant;
+    spdlog::warn("runnerset {}: runner {} is not online {} s after it was made; replacing it", id(self),
+                 a.subject, a.count);
+    if (st.cfg.metrics) st.cfg.metrics->stuck_start_replaced(st.cfg.ns, st.cfg.name, variant);
+    if (st.cfg.events) {
+      const auto& set = *st.world.set;
+      auto e = stuck_start_event(a.subject, variant, std::chrono::seconds(a.count), a.on);
+      kube::event_spec spec;
+      spec.regarding = {model::api_version, "RunnerSet", set.metadata.namespace_, set.metadata.name,
+                        set.metadata.uid};
+      spec.type = e.warning ? "Warning" : "Normal";
+      spec.reason = std::move(e.reason);
+      spec.action = std::move(e.action);
+      spec.note = std::move(e.note);
+      caf::anon_send(st.cfg.events, std::move(spec));
+    }
+  }
+  remove_idle(self, a.subject, a.id, metrics::deletion_reason::stuck_start);
 }
 
 // The set's finalizer, merge-patched with the resourceVersion read (a
@@ -411,6 +440,8 @@ void execute(self_ptr self, const action& a) {
     }
     case action_kind::remove_idle_runner:
       return remove_idle(self, a.subject, a.id);
+    case action_kind::remove_stuck_start:
+      return remove_stuck_start(self, a);
     case action_kind::remove_deferred:
       return remove_deferred(self, a.id);
     case action_kind::resolve_runner_group:
@@ -489,6 +520,8 @@ std::string_view action_name(action_kind kind) {
       return "confirm_create";
     case action_kind::fetch_runner_release:
       return "fetch_runner_release";
+    case action_kind::remove_stuck_start:
+      return "remove_stuck_start";
   }
   return "unknown";
 }

@@ -8,6 +8,7 @@
 #include "actors/runnerset/rollout.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_status.hpp"
+#include "actors/runnerset/stuck_start.hpp"
 #include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
@@ -175,10 +176,16 @@ class planner {
   // in neither is deleted without asking GitHub (its finalizer still checks).
   // While the budget is kept for new runners, a registered idle runner stays
   // (it can still take a job; removing it is cleanup).
-  void remove_idle(const std::string& name, const observed_runner& r) {
-    auto a = act(action_kind::remove_idle_runner);
+  // A stuck start (its `deadline` passed) goes the same way.
+  void remove_idle(const std::string& name, const observed_runner& r,
+                   const startup_deadline* deadline = nullptr) {
+    auto a = act(deadline ? action_kind::remove_stuck_start : action_kind::remove_idle_runner);
     a.subject = name;
     a.id = registered_runner_id(r.status_runner_id, r.jit_runner_id);
+    if (deadline) {
+      a.count = static_cast<std::int32_t>(deadline->value.count());
+      a.on = deadline->derived;
+    }
     if (a.id != 0 && !github_allows(github_call::cleanup)) return;
     add(std::move(a));
   }
@@ -419,6 +426,10 @@ class planner {
       if (auto it = recorded.find(v.name); it != recorded.end()) c.scale_set_id = it->second;
     }
     const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
+    // New laggards only while a new runner could start where they did not.
+    const auto deadline = startup_deadline_of(o_, v);
+    const auto starts =
+        check_starts(o_, v.name, deadline.value, registered && pods_ready_ && replaces_stuck_starts(o_));
     std::vector<runner_view> views;
     std::vector<rollout_view> rollout;
     for (const auto& [name, r] : o_.runners) {
@@ -426,7 +437,8 @@ class planner {
       c.add(r.view);
       auto view = r.view;
       view.outdated = r.pod_fingerprint != 0 && r.pod_fingerprint != fingerprint;
-      const bool leaving = removing(name) || (r.view.deleting && !r.view.busy());
+      const bool stuck = starts.stuck.count(name) > 0;
+      const bool leaving = removing(name) || (r.view.deleting && !r.view.busy()) || stuck;
       if (view.outdated && !leaving && !r.view.finished() && r.view.phase != runner::phase::failed)
         ++c.outdated;
       rollout.push_back({name, view.outdated,
@@ -436,6 +448,9 @@ class planner {
       // In-flight removals and runners GitHub just called busy are not
       // candidates again (a busy runner still holds capacity).
       if (removing(name) || held_busy(r)) view.has_job = true;
+      // A stuck start is leaving: it holds its slot, and its replacement
+      // serves its demand (stuck_start.hpp).
+      if (stuck) view = as_leaving(std::move(view));
       view.job_completed = r.job_completed;
       views.push_back(std::move(view));
     }
@@ -485,6 +500,10 @@ class planner {
     if (registered && pods_ready_ && o_.runner_crd_problem.empty())
       for (const auto& name : runners_to_replace(desired, std::move(rollout)))
         remove_idle(name, o_.runners.at(name));
+    for (const auto& name : starts.stuck)
+      if (!removing(name) && !o_.runners.at(name).view.deleting)
+        remove_idle(name, o_.runners.at(name), &deadline);
+    if (starts.next_deadline) wake(stuck_start_wake(v.name), *starts.next_deadline);
     return c;
   }
 

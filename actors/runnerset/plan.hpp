@@ -26,6 +26,7 @@
 #include "actors/runnerset/runner_versions.hpp"
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
+#include "actors/runnerset/startup_deadline.hpp"
 #include "model/children.hpp"
 #include "model/class_rules.hpp"
 #include "model/types.hpp"
@@ -55,6 +56,10 @@ enum class action_kind {
   check_reference,  // GET the object `ref` names and judge it (reference_problem)
   confirm_create,   // GET the Runner `subject`, whose create had no clear answer
   fetch_runner_release,  // GET GitHub's latest runner release (runner_versions.hpp)
+  // As remove_idle_runner, for a runner not online `count` s after the set
+  // first saw it (`on`: a derived deadline): stuck_start.hpp. Its Event and
+  // count are recorded once per runner.
+  remove_stuck_start,
 };
 
 struct action {
@@ -148,6 +153,13 @@ struct observed_runner {
   bool kubernetes_mode = false;  // its pod runs the container hooks (needs the set's RoleBinding)
   // The version its runner said it runs (a deprecated exit's termination message).
   std::optional<model::runner_version> reported_version;
+  // Stuck starts (stuck_start.hpp): when this actor first saw it (unset:
+  // never stuck), and what tells it started before its status says so.
+  time_point seen_at{};
+  bool came_online = false;        // its Pod was ready once (the Pod's watch)
+  bool job_start_heard = false;    // a job start named it
+  bool startup_sampled = false;    // its start-up time is in the variant's samples
+  bool stuck_start_noted = false;  // its stuck start was counted and told (once)
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the
@@ -247,6 +259,9 @@ struct set_observation {
   std::optional<time_point> status_written_at;
   std::chrono::steady_clock::duration status_hold{};
   std::map<std::string, scale_down_window> scale_down;  // by variant
+  // Recent start-up times (creation to pod ready) by variant: what a derived
+  // start-up deadline follows (startup_deadline.hpp).
+  std::map<std::string, startup_samples> startups;
   in_flight_registry in_flight;
   github_budget budget;  // of its credentials (github_budget.hpp)
   // GitHub runners whose removal waits for the budget, by id (their Runners
@@ -334,5 +349,6 @@ inline constexpr std::string_view budget_wake = "github-budget";    // a pause e
 inline constexpr std::string_view status_wake = "status";           // a status write's hold ends
 inline constexpr std::string_view release_wake = "runner-release";  // GitHub's latest release is due
 std::string retry_wake(const std::string& variant);
+std::string stuck_start_wake(const std::string& variant);  // the next start-up deadline of the variant
 
 }  // namespace octorun::runnerset

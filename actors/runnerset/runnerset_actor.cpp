@@ -14,6 +14,7 @@
 #include "actors/runner/phase.hpp"
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
+#include "actors/runnerset/stuck_start.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/typed.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -203,6 +204,7 @@ void on_pod(self_ptr self, watched::pod_event& ev) {
     for (const auto& c : ev.obj->containers)  // what its runner said of its version, if it did
       if (c.name == model::runner_container && c.reported_version)
         known->second.reported_version = c.reported_version;
+    if (ev.type != kube::event_type::deleted) note_runner_pod(self->state.world, runner, *ev.obj);
     return route_to_runner(self, runner, std::move(ev));
   }
   auto& early = self->state.early_pods;
@@ -274,6 +276,7 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     auto seen = w.runners.find(name);
     const bool was_unfinished = seen != w.runners.end() && !seen->second.view.finished();
     observe_runner(w, st.fingerprints, *ev.obj);
+    note_runner_seen(w, name, self->clock().now());
     // The job it runs, which the sweep follows to its end (a `completed`
     // lost while no leader served would leave it running for ever).
     if (const auto& job = ev.obj->status.job; job && job->id != 0 && ev.obj->status.phase == "Running")
@@ -333,6 +336,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
     if (runner != st.world.runners.end()) {
+      note_job_start(st.world, m.runner_name);
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
       st.job_runs[m.job.job_id] = followed_job{m.job.run_id, m.job.repository};
     } else if (!foreign)

@@ -199,6 +199,8 @@ TEST(ManagerMetrics, WhatTheActorsReport) {
   m->runner_deleted("ci", "linux", "", deletion_reason::finished);
   m->runner_deleted("ci", "linux", "large", deletion_reason::scaled_down);
   m->runner_deleted("ci", "linux", "old", deletion_reason::drained);
+  m->runner_deleted("ci", "linux", "gpu", deletion_reason::stuck_start);
+  m->stuck_start_replaced("ci", "linux", "gpu");
   m->reconcile_error("runnerset", "publish_status");
   m->listener_session("ci", "linux", "large", true);
   m->listener_session("ci", "linux", "small", true);
@@ -214,15 +216,24 @@ TEST(ManagerMetrics, WhatTheActorsReport) {
   EXPECT_EQ(
       family_text(text, "octorun_runners_deleted_total"),
       "# HELP octorun_runners_deleted_total Runners the manager deleted, by RunnerSet, variant and reason: "
-      "finished (a terminal phase), scaled_down (idle and not wanted) or drained (its variant removed, or "
-      "its RunnerSet deleted).\n"
+      "finished (a terminal phase), scaled_down (idle and not wanted), drained (its variant removed, or "
+      "its RunnerSet deleted) or stuck_start (not online by its start-up deadline).\n"
       "# TYPE octorun_runners_deleted_total counter\n"
       "octorun_runners_deleted_total{namespace=\"ci\",reason=\"drained\",runnerset=\"linux\",variant=\"old\"}"
       " 1\n"
       "octorun_runners_deleted_total{namespace=\"ci\",reason=\"finished\",runnerset=\"linux\",variant=\"\"} "
       "1\n"
       "octorun_runners_deleted_total{namespace=\"ci\",reason=\"scaled_down\",runnerset=\"linux\","
-      "variant=\"large\"} 1\n");
+      "variant=\"large\"} 1\n"
+      "octorun_runners_deleted_total{namespace=\"ci\",reason=\"stuck_start\",runnerset=\"linux\","
+      "variant=\"gpu\"} 1\n");
+  EXPECT_EQ(
+      family_text(text, "octorun_stuck_starts_replaced_total"),
+      "# HELP octorun_stuck_starts_replaced_total Runners that did not come online by their variant's "
+      "start-up deadline (spec.startupTimeoutSeconds, or derived from observed start-ups), by RunnerSet "
+      "and variant: each is removed unless it took a job, and replaced within maxRunners.\n"
+      "# TYPE octorun_stuck_starts_replaced_total counter\n"
+      "octorun_stuck_starts_replaced_total{namespace=\"ci\",runnerset=\"linux\",variant=\"gpu\"} 1\n");
   EXPECT_EQ(
       family_text(text, "octorun_reconcile_errors_total"),
       "# HELP octorun_reconcile_errors_total Requests made for a controller's actions that failed (an API "

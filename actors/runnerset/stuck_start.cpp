@@ -1,0 +1,90 @@
+#include "actors/runnerset/stuck_start.hpp"
+
+#include <algorithm>
+
+namespace octorun::runnerset {
+
+std::string stuck_start_wake(const std::string& variant) { return "stuck-start " + variant; }
+
+void note_runner_seen(set_observation& w, const std::string& runner, time_point now) {
+  auto it = w.runners.find(runner);
+  if (it != w.runners.end() && it->second.seen_at == time_point{}) it->second.seen_at = now;
+}
+
+void note_runner_pod(set_observation& w, const std::string& runner, const model::runner_pod& pod) {
+  auto it = w.runners.find(runner);
+  if (it == w.runners.end() || !pod.ready) return;
+  auto& r = it->second;
+  r.came_online = true;
+  if (r.startup_sampled || pod.ready_at <= 0 || r.view.created <= 0) return;
+  r.startup_sampled = true;
+  w.startups[r.variant].add(pod.ready_at - r.view.created);
+}
+
+void note_job_start(set_observation& w, const std::string& runner) {
+  if (auto it = w.runners.find(runner); it != w.runners.end()) it->second.job_start_heard = true;
+}
+
+namespace {
+
+// Anything says it started (a job, or online once).
+bool started(const observed_runner& r, time_point now) {
+  const auto& v = r.view;
+  return v.finished() || v.busy() || v.pod_ready || r.came_online || r.job_start_heard || r.job_completed ||
+         r.busy_until > now;
+}
+
+}  // namespace
+
+startup_deadline startup_deadline_of(const set_observation& o, const model::effective_variant& v) {
+  auto samples = o.startups.find(v.name);
+  return startup_deadline_for(v.startup_timeout_seconds,
+                              samples == o.startups.end() ? startup_samples{} : samples->second);
+}
+
+bool replaces_stuck_starts(const set_observation& o) {
+  return o.runner_registration_error.empty() && !paused(o.budget, o.now);
+}
+
+runner_view as_leaving(runner_view view) {
+  view.has_job = false;
+  view.deleting = true;
+  return view;
+}
+
+start_check check_starts(const set_observation& o, const std::string& variant, std::chrono::seconds deadline,
+                         bool find_new) {
+  start_check out;
+  for (const auto& [name, r] : o.runners) {
+    if (r.variant != variant || r.seen_at == time_point{} || started(r, o.now)) continue;
+    // Its removal is under way: leaving until it is gone (being deleted
+    // or not, its DELETE answered or not), whatever holds new ones back.
+    if (r.stuck_start_noted) {
+      out.stuck.insert(name);
+      continue;
+    }
+    if (r.view.deleting || !find_new) continue;
+    const auto due = r.seen_at + deadline;
+    if (o.now >= due)
+      out.stuck.insert(name);
+    else if (!out.next_deadline || due < *out.next_deadline)
+      out.next_deadline = due;
+  }
+  return out;
+}
+
+set_event stuck_start_event(const std::string& runner, const std::string& variant,
+                            std::chrono::seconds deadline, bool derived) {
+  set_event e;
+  e.warning = true;  // a node, an image pull or a runner process is slower than it should be
+  e.reason = "StuckStartReplaced";
+  e.action = "Replace";
+  e.note = "Runner " + runner + (variant.empty() ? "" : " (variant " + variant + ")") +
+           " did not come online within " + std::to_string(deadline.count()) + " s (" +
+           (derived ? "derived from the variant's observed start-up times" : "spec.startupTimeoutSeconds") +
+           "): it is removed unless it took a job, and replaced within maxRunners (at once when there is "
+           "room, else once it is gone)";
+  return e;
+}
+
+}  // namespace octorun::runnerset

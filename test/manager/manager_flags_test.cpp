@@ -106,7 +106,7 @@ TEST_F(ManagerFlags, WithTheWebhookIntakeAWebhookSetHasNoIntakeCondition) {
   EXPECT_EQ(wait_field(ns, R"({.status.conditions[?(@.type=="CredentialsReady")].status})", "True"), "True")
       << manager_->log_tail();
   EXPECT_EQ(set_field(ns, R"({.status.conditions[*].type})"),
-            "CredentialsReady PodConfigReady RunnerVersionCurrent");
+            "CredentialsReady ClassAdmitted PodConfigReady RunnerVersionCurrent");
 }
 
 TEST_F(ManagerFlags, ServesTheListedNamespacesOnly) {

@@ -221,18 +221,7 @@ void remove_stuck_start(self_ptr self, const action& a) {
     spdlog::warn("runnerset {}: runner {} is not online {} s after it was made; replacing it", id(self),
                  a.subject, a.count);
     if (st.cfg.metrics) st.cfg.metrics->stuck_start_replaced(st.cfg.ns, st.cfg.name, variant);
-    if (st.cfg.events) {
-      const auto& set = *st.world.set;
-      auto e = stuck_start_event(a.subject, variant, std::chrono::seconds(a.count), a.on);
-      kube::event_spec spec;
-      spec.regarding = {model::api_version, "RunnerSet", set.metadata.namespace_, set.metadata.name,
-                        set.metadata.uid};
-      spec.type = e.warning ? "Warning" : "Normal";
-      spec.reason = std::move(e.reason);
-      spec.action = std::move(e.action);
-      spec.note = std::move(e.note);
-      caf::anon_send(st.cfg.events, std::move(spec));
-    }
+    send_set_event(self, stuck_start_event(a.subject, variant, std::chrono::seconds(a.count), a.on));
   }
   remove_idle(self, a.subject, a.id, metrics::deletion_reason::stuck_start);
 }

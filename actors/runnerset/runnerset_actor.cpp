@@ -58,27 +58,6 @@ void note_runner_registration(self_ptr self, const github::error* failed) {
   mark_dirty(self);  // the next plan's Events say so
 }
 
-// Records the Events of what changed since the last plan (fire and forget;
-// the recorder spam-limits).
-void record_events(self_ptr self, const set_plan& p) {
-  auto& st = self->state;
-  if (!st.cfg.events) return;
-  const auto& set = *st.world.set;
-  if (!st.summary) st.summary = summary_from_status(set);
-  auto now = summarize(*st.summary, st.world, p);
-  for (auto& e : set_events(*st.summary, now, set.spec.credentials_secret_name)) {
-    kube::event_spec spec;
-    spec.regarding = {model::api_version, "RunnerSet", set.metadata.namespace_, set.metadata.name,
-                      set.metadata.uid};
-    spec.type = e.warning ? "Warning" : "Normal";
-    spec.reason = std::move(e.reason);
-    spec.action = std::move(e.action);
-    spec.note = std::move(e.note);
-    caf::anon_send(st.cfg.events, std::move(spec));
-  }
-  st.summary = std::move(now);
-}
-
 void reconcile(self_ptr self) {
   auto& st = self->state;
   auto& w = st.world;

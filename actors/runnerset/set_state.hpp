@@ -140,6 +140,10 @@ std::string runner_uid(self_ptr self, const std::string& runner);
 // that id before its status publishes one (note_jit_registration).
 void note_registration(self_ptr self, const std::string& runner, const std::string& uid,
                        std::int64_t github_runner_id);
+// Records one Event regarding the RunnerSet (none without a recorder), and
+// the Events of what changed since the last plan (set_event_recording.cpp).
+void send_set_event(self_ptr self, set_event e);
+void record_events(self_ptr self, const set_plan& p);
 // Judges the set against its RunnerClass again (set_class.cpp): on a new
 // platform snapshot and on a changed spec.
 void judge_class(self_ptr self);

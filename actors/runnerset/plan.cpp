@@ -43,14 +43,14 @@ class planner {
     if (!o_.class_verdict->refused.empty()) {
       // Nothing goes to GitHub for it (its clients are gone): no new jobs.
       for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);
-      auto counted = counts_without_credentials();
+      auto counted = counts_without_credentials(o_);
       publish_status(&counted, declared);
       return std::move(p_);
     }
     if (!o_.credentials_loaded) {
       if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
       if (!o_.credentials_error.empty()) {
-        auto counted = counts_without_credentials();
+        auto counted = counts_without_credentials(o_);
         publish_status(&counted, declared);
       }
       return std::move(p_);
@@ -81,8 +81,12 @@ class planner {
 
  private:
   bool listener() const { return o_.set->spec.intake == model::intake_mode::listener; }
+  // Its removal is planned and not answered yet (the actor records it as
+  // the DELETE it leads to).
   bool removing(const std::string& runner) const {
-    return o_.in_flight.contains(action_kind::delete_runner, runner);
+    return o_.in_flight.contains(action_kind::delete_runner, runner) ||
+           o_.in_flight.contains(action_kind::remove_idle_runner, runner) ||
+           o_.in_flight.contains(action_kind::remove_stuck_start, runner);
   }
   bool held_busy(const observed_runner& r) const { return r.busy_until > o_.now; }
   // A GitHub call of this kind may go now; if not, the set plans again when it may.
@@ -91,35 +95,6 @@ class planner {
     if (at <= o_.now) return true;
     wake(std::string(budget_wake), at);
     return false;
-  }
-
-  // The counts while nothing scales (no credentials): the runners as
-  // watched; what only a scaling plan knows (desired, outdated, assigned,
-  // scale set ids) as the status says, so a fresh set shows zeros rather
-  // than empty columns and a broken one its last decision.
-  variant_counts counts_without_credentials() const {
-    const auto& status = o_.set->status;
-    variant_counts out;
-    for (const auto& v : model::effective_variants(o_.set->spec)) {
-      counts c;
-      const model::runner_counts* was = o_.set->spec.variants.empty() ? &status.counts : nullptr;
-      if (was != nullptr) c.scale_set_id = status.scale_set_id;
-      for (const auto& vs : status.variants)
-        if (was == nullptr && vs.name == v.name) {
-          was = &vs.counts;
-          c.scale_set_id = vs.scale_set_id;
-        }
-      c.session_id = recorded_session(status, v.name);
-      if (was != nullptr) {
-        c.desired = was->desired_replicas;
-        c.outdated = was->outdated_runners;
-        c.assigned = was->assigned_jobs;
-      }
-      for (const auto& [name, r] : o_.runners)
-        if (r.variant == v.name) c.add(r.view);
-      out.emplace_back(v.name, c);
-    }
-    return out;
   }
 
   void add(action a) { p_.actions.push_back(std::move(a)); }
@@ -445,9 +420,13 @@ class planner {
                          !r.view.busy() && !r.view.finished() && !r.view.deleting && !removing(name) &&
                              !held_busy(r) && !r.job_completed,
                          leaving, r.view.pod_ready, r.view.created});
-      // In-flight removals and runners GitHub just called busy are not
-      // candidates again (a busy runner still holds capacity).
-      if (removing(name) || held_busy(r)) view.has_job = true;
+      // A runner GitHub just called busy holds capacity; one whose removal
+      // is in flight keeps its place until answered and counts as going
+      // away, never as a candidate again (scaling.hpp).
+      if (held_busy(r))
+        view.has_job = true;
+      else
+        view.removal_in_flight = removing(name);
       // A stuck start is leaving: it holds its slot, and its replacement
       // serves its demand (stuck_start.hpp).
       if (stuck) view = as_leaving(std::move(view));

@@ -5,9 +5,11 @@
 // when something changes. Planning twice on the same observation yields the
 // same actions, so a restarted actor picks up where the world is.
 //
-// Busy runners are never removed: a runner with a job, one whose removal is
-// in flight and one GitHub just called busy all hold capacity and are no
-// candidates for scale-down.
+// Busy runners are never removed: a runner with a job and one GitHub just
+// called busy hold capacity and are no candidates for scale-down. One whose
+// removal is in flight keeps its place until answered and is no candidate
+// again either, but it counts among the runners going away, so a plan made
+// meanwhile removes no other idle runner in its stead.
 #pragma once
 
 #include <chrono>

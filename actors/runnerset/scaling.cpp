@@ -76,7 +76,7 @@ scale_plan plan_scale(std::int32_t desired, std::int32_t max_runners,
                       const std::vector<runner_view>& runners) {
   scale_plan plan;
   std::vector<const runner_view*> idle;
-  std::int32_t occupied = 0, held = 0;
+  std::int32_t occupied = 0, held = 0, going = 0;
   for (const auto& r : runners) {
     if (r.finished()) {
       if (!r.deleting) plan.remove_finished.push_back(r.name);
@@ -85,14 +85,18 @@ scale_plan plan_scale(std::int32_t desired, std::int32_t max_runners,
     ++held;
     if (!serves_demand(r)) continue;  // done or going; its slot is free once its Runner is
     ++occupied;
-    if (!r.busy() && !r.deleting) idle.push_back(&r);
+    if (r.busy() || r.deleting) continue;
+    if (r.removal_in_flight)
+      ++going;
+    else
+      idle.push_back(&r);
   }
 
   if (occupied < desired) {
     plan.create = std::max(0, std::min(desired - occupied, max_runners - held));
     return plan;
   }
-  std::int32_t excess = occupied - std::max(desired, 0);
+  std::int32_t excess = occupied - std::max(desired, 0) - going;
   // Not-yet-online runners first: GitHub cannot be handing them a job right
   // now. Then outdated ones (a rollout replaces them anyway), then the
   // newest, which have served least. Names break ties so the

@@ -50,6 +50,10 @@ struct runner_view {
   // Made from an older template (rollout.hpp): scale-down takes it before a
   // current one.
   bool outdated = false;
+  // Its removal (GitHub first, then its Runner) is under way: it keeps its
+  // place until answered (GitHub may yet call it busy), is no candidate
+  // again, and counts towards the idle runners already going.
+  bool removal_in_flight = false;
 
   bool busy() const { return has_job || phase == runner::phase::running; }
   bool finished() const { return runner::is_terminal(phase); }
@@ -79,7 +83,9 @@ struct scale_plan {
 // - Demand: the runners that serve it are the ones that are not terminal,
 //   not done (GitHub said their job completed: an ephemeral runner serves
 //   one job) and not being deleted (unless still busy). Creates fill the gap
-//   to `desired` (within the bound); removals take idle runners down to it.
+//   to `desired` (within the bound); removals take idle runners down to it,
+//   the ones whose removal is in flight counted among those going, so no
+//   more than serving - desired are ever on their way out.
 // Never lists a busy runner for removal; finished runners (terminal phase)
 // are listed for deletion and hold nothing, so failures never block
 // scale-up.

@@ -1,5 +1,6 @@
 #include "actors/runnerset/set_status.hpp"
 
+#include "actors/runnerset/scale_sets.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
 #include "model/conditions.hpp"
@@ -139,6 +140,31 @@ std::set<std::int64_t> pending_removal_ids(const std::string& status_text) {
     if (r.IsObject())
       if (auto id = json::i64(r, "runnerId"); id != 0) ids.insert(id);
   return ids;
+}
+
+variant_counts counts_without_credentials(const set_observation& o) {
+  const auto& status = o.set->status;
+  variant_counts out;
+  for (const auto& v : model::effective_variants(o.set->spec)) {
+    counts c;
+    const model::runner_counts* was = o.set->spec.variants.empty() ? &status.counts : nullptr;
+    if (was != nullptr) c.scale_set_id = status.scale_set_id;
+    for (const auto& vs : status.variants)
+      if (was == nullptr && vs.name == v.name) {
+        was = &vs.counts;
+        c.scale_set_id = vs.scale_set_id;
+      }
+    c.session_id = recorded_session(status, v.name);
+    if (was != nullptr) {
+      c.desired = was->desired_replicas;
+      c.outdated = was->outdated_runners;
+      c.assigned = was->assigned_jobs;
+    }
+    for (const auto& [name, r] : o.runners)
+      if (r.variant == v.name) c.add(r.view);
+    out.emplace_back(v.name, c);
+  }
+  return out;
 }
 
 }  // namespace octorun::runnerset

@@ -25,6 +25,12 @@ std::string status_json(const model::runnerset& set, const variant_counts* per_v
                         const std::vector<model::condition>& conditions,
                         const std::map<std::int64_t, deferred_removal>* pending = nullptr);
 
+// The counts while nothing scales (no credentials, or a refused class): the
+// runners as watched; what only a scaling plan knows (desired, outdated,
+// assigned, scale set ids) as the status says, so a fresh set shows zeros
+// rather than empty columns and a broken one its last decision.
+variant_counts counts_without_credentials(const set_observation& o);
+
 // The set's conditions as metav1.Condition: `current` (CredentialsReady,
 // IntakeReady, PodConfigReady, as far as they apply), each with the
 // lastTransitionTime its type has in `previous` while its status is

@@ -303,6 +303,46 @@ TEST(RunnerSetPlan, BusyRunnersAreNeverCandidatesAndHoldCapacity) {
   EXPECT_EQ(subjects(plan(o), action_kind::remove_idle_runner), (names{"linux-busy"}));
 }
 
+// Found while adding stuck starts: a runner whose removal was in flight
+// counted as busy, so the next plan saw one idle runner too few beside it and
+// removed another, then created one again once both were gone. Issue 36.
+TEST(RunnerSetPlan, ARunnerBeingRemovedCountsAsGoingAwayNotTwice) {
+  // The plan's own action, and the key the actor records while it runs.
+  for (auto kind : {action_kind::remove_idle_runner, action_kind::delete_runner}) {
+    auto o = ready_set();
+    o.set->spec.min_runners = 2;
+    for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
+    auto first = subjects(plan(o), action_kind::remove_idle_runner);
+    ASSERT_EQ(first.size(), 1u) << "3 idle, 2 desired";
+    o.in_flight.insert({kind, first[0]});
+    auto p = plan(o);
+    EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "a second idle runner removed";
+    EXPECT_EQ(creates(p), 0);
+    // The removal is answered and the Runner is gone: 2 left, as desired.
+    o.in_flight.erase({kind, first[0]});
+    o.runners.erase(first[0]);
+    p = plan(o);
+    EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty());
+    EXPECT_EQ(creates(p), 0) << "one created again";
+  }
+}
+
+// GitHub called the runner busy when asked to remove it: it took a job, and
+// holds its capacity until busy_until; the other idle runners are the excess.
+TEST(RunnerSetPlan, ARunnerGitHubCalledBusyDuringItsRemovalKeepsItsCapacity) {
+  auto o = ready_set();
+  o.set->spec.min_runners = 2;
+  for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
+  auto first = subjects(plan(o), action_kind::remove_idle_runner);
+  ASSERT_EQ(first.size(), 1u);
+  o.runners.at(first[0]).busy_until = t0 + 1s;
+  auto p = plan(o);
+  auto second = subjects(p, action_kind::remove_idle_runner);
+  ASSERT_EQ(second.size(), 1u) << "3 serving, 2 desired";
+  EXPECT_NE(second[0], first[0]);
+  EXPECT_EQ(creates(p), 0);
+}
+
 TEST(RunnerSetPlan, ARunnerWhoseJobCompletedHoldsNoCapacity) {
   auto o = ready_set();
   add_runner(o, "linux-a", runner::phase::running, true).job_completed = true;

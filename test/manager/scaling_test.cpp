@@ -142,6 +142,17 @@ TEST(Scaling, DeletingRunnersHoldTheirSlotUntilTheyAreGone) {
   EXPECT_EQ(plan_scale(2, 2, {draining}).create, 1) << "the idle one is gone";
 }
 
+// An idle runner whose removal is in flight keeps its place (GitHub may yet
+// call it busy) and is among the runners going: no other goes in its stead.
+TEST(Scaling, ARunnerBeingRemovedCountsAmongThoseGoing) {
+  auto removing = idle("c");
+  removing.removal_in_flight = true;
+  auto plan = plan_scale(2, 10, {idle("a"), idle("b"), removing});
+  EXPECT_TRUE(plan.remove_idle.empty());
+  EXPECT_EQ(plan.create, 0) << "it keeps its place until answered";
+  EXPECT_EQ(plan_scale(1, 10, {idle("a"), idle("b"), removing}).remove_idle, (std::vector<std::string>{"a"}));
+}
+
 // GitHub said a job completed: the job stops counting as demand at once, and
 // so does its runner (or the idle runner that is the buffer is removed now
 // and replaced once the phase lands: a surplus Runner, its JIT configuration
@@ -200,12 +211,13 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
       r.pod_ready = rng() % 2 == 0;
       r.created = static_cast<std::int64_t>(rng() % 1000);
       r.job_completed = rng() % 6 == 0;
+      r.removal_in_flight = rng() % 5 == 0;
       pool.push_back(r);
     }
     auto max_runners = static_cast<std::int32_t>(rng() % 10);
     auto desired = std::min(max_runners, static_cast<std::int32_t>(rng() % 10));
     auto plan = plan_scale(desired, max_runners, pool);
-    std::int32_t occupied = 0, idle_count = 0, held = 0;
+    std::int32_t occupied = 0, idle_count = 0, held = 0, going = 0;
     for (const auto& r : pool) {
       bool listed = std::count(plan.remove_idle.begin(), plan.remove_idle.end(), r.name) > 0;
       if (listed) {
@@ -213,11 +225,12 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
         EXPECT_FALSE(r.deleting) << r.name;
         EXPECT_FALSE(r.finished()) << r.name;
         EXPECT_FALSE(r.job_completed) << r.name;
+        EXPECT_FALSE(r.removal_in_flight) << r.name;
       }
       if (!r.finished()) ++held;
       const bool serves = !r.finished() && !r.job_completed;
       if (serves && (!r.deleting || r.busy())) ++occupied;
-      if (serves && !r.deleting && !r.busy()) ++idle_count;
+      if (serves && !r.deleting && !r.busy()) ++(r.removal_in_flight ? going : idle_count);
     }
     // The bound: creates never take the holders past max (when they were within it).
     if (held <= max_runners) {
@@ -228,7 +241,11 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
     if (occupied <= desired) {
       EXPECT_EQ(after, std::min(desired, occupied + std::max(0, max_runners - held)));
     } else {
-      EXPECT_EQ(after, std::max(desired, occupied - idle_count));
+      // Those whose removal is in flight count as gone: never more than the
+      // excess on its way out.
+      const auto staying = occupied - going;
+      EXPECT_EQ(staying - static_cast<std::int32_t>(plan.remove_idle.size()),
+                std::max(std::min(desired, staying), staying - idle_count));
     }
   }
 }

@@ -150,13 +150,18 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
       w.former_credentials.insert(w.credentials_secret->name);
     w.credentials_secret.reset();
   }
+  // Its class is judged again on a change of its spec only (a new
+  // generation; 0: a generation the object does not carry): most events are
+  // the set's own status writes, and a judgement reads its templates.
+  const bool spec_changed =
+      !w.set || set.metadata.generation == 0 || w.set->metadata.generation != set.metadata.generation;
   w.set = set;
   st.set_object = std::move(ev.obj);
   for (auto& [name, runner] : std::exchange(st.early_runners, {})) on_runner(self, runner);
   load_deferred_removals(self);
   for (const auto& job : std::exchange(st.early_demand, {})) add_demand(self, job);
   for (const auto& m : std::exchange(st.early_starts, {})) on_job_started(self, m);
-  judge_class(self);  // reads the credentials itself when where they are changed
+  if (spec_changed) judge_class(self);  // reads the credentials itself when where they are changed
   if (credentials_changed) {
     st.credentials_version.clear();
     if (!w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);

@@ -100,10 +100,8 @@ std::optional<container_mode_spec> read_container_mode(reader& r, const Value& p
   container_mode_spec out;
   std::string type;
   r.string(*m, "type", path + ".type", type);
-  if (type == "dind")
-    out.type = container_mode::dind;
-  else if (type == "kubernetes")
-    out.type = container_mode::kubernetes;
+  if (auto named = container_mode_named(type); named && *named != container_mode::none)
+    out.type = *named;
   else if (type.empty())
     r.errors.push_back({path + ".type", "is required: dind or kubernetes"});
   else

@@ -96,7 +96,8 @@ rapidjson::Value endpoint_json(const proxy_endpoint& e, json::allocator& a) {
 
 rapidjson::Value container_mode_json(const container_mode_spec& m, json::allocator& a) {
   rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("type", rapidjson::StringRef(m.type == container_mode::dind ? "dind" : "kubernetes"), a);
+  const auto type = to_string(m.type);
+  v.AddMember("type", rapidjson::StringRef(type.data(), static_cast<rapidjson::SizeType>(type.size())), a);
   if (!m.work_volume_claim_json.empty()) {
     auto claim = json::parse(m.work_volume_claim_json, json::sources::stored_json);
     if (claim && claim->IsObject()) v.AddMember("workVolumeClaim", rapidjson::Value(*claim, a), a);

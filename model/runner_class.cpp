@@ -33,12 +33,6 @@ void read_selector(reader& r, const Value& parent, const char* key, const std::s
             });
 }
 
-std::optional<container_mode> container_mode_named(std::string_view name) {
-  for (auto m : {container_mode::none, container_mode::dind, container_mode::kubernetes})
-    if (to_string(m) == name) return m;
-  return std::nullopt;
-}
-
 void read_class_spec(reader& r, const Value& spec, runner_class_spec& s) {
   read_selector(r, spec, "namespaceSelector", "spec.namespaceSelector", s.namespace_selector);
   if (r.find(spec, "namespaceSelector") == nullptr)
@@ -77,18 +71,6 @@ bool contains(const std::vector<std::string>& xs, const std::string& x) {
 }
 
 }  // namespace
-
-std::string_view to_string(container_mode mode) {
-  switch (mode) {
-    case container_mode::none:
-      return "none";
-    case container_mode::dind:
-      return "dind";
-    case container_mode::kubernetes:
-      return "kubernetes";
-  }
-  return "none";
-}
 
 std::string_view to_string(pod_security_level level) {
   switch (level) {

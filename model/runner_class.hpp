@@ -88,6 +88,4 @@ struct platform_classes {
 };
 using platform_classes_ptr = std::shared_ptr<const platform_classes>;
 
-std::string_view to_string(container_mode mode);  // None | Dind | Kubernetes
-
 }  // namespace octorun::model

@@ -79,4 +79,22 @@ std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
   return out;
 }
 
+std::string_view to_string(container_mode mode) {
+  switch (mode) {
+    case container_mode::none:
+      return "none";
+    case container_mode::dind:
+      return "dind";
+    case container_mode::kubernetes:
+      return "kubernetes";
+  }
+  return "none";
+}
+
+std::optional<container_mode> container_mode_named(std::string_view name) {
+  for (auto m : {container_mode::none, container_mode::dind, container_mode::kubernetes})
+    if (to_string(m) == name) return m;
+  return std::nullopt;
+}
+
 }  // namespace octorun::model

@@ -73,6 +73,11 @@ enum class container_mode {
   kubernetes,  // runner container hooks: job containers run as pods of their own
 };
 
+// The spelling of a mode in spec.containerMode.type and a RunnerClass's
+// containerModes ("none" is the class's word for no mode), and back.
+std::string_view to_string(container_mode mode);
+std::optional<container_mode> container_mode_named(std::string_view name);
+
 struct container_mode_spec {
   container_mode type = container_mode::none;
   // kubernetes: the spec of the work volume's ephemeral PersistentVolumeClaim,

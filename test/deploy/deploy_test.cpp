@@ -137,12 +137,6 @@ class Deploy : public test::binary_test_base {
     return r;
   }
 
-  bool session_open() {
-    for (const auto& s : sim_->scale_sets())
-      if (s.name == "linux" && !s.session_id.empty()) return true;
-    return false;
-  }
-
   const test::real_node_info& node_;
   std::string release_, system_ns_, values_;
   bool installed_ = false;
@@ -209,7 +203,7 @@ TEST_F(Deploy, TheChartRunsTheManagerImageOnTheRealNodeAndItScalesARunnerSet) {
 
   // 5. 0 -> N -> 0: the Listener's session opens, jobs run on runners whose
   // pods kwok runs, and everything goes away again.
-  ASSERT_TRUE(sim_->wait_until([&](const sim::simulator&) { return session_open(); }, 60s))
+  ASSERT_TRUE(sim_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
       << sim_->state_json() << diagnostics();
   EXPECT_EQ(watch_->runners_seen(), 0u);
   auto jobs = test::queue_jobs(*sim_, 5, 500ms);
@@ -226,7 +220,7 @@ TEST_F(Deploy, TheChartRunsTheManagerImageOnTheRealNodeAndItScalesARunnerSet) {
   EXPECT_EQ(uninstall.status, 0) << uninstall.output;
   in_system("wait --for=delete pod/" + pod + " --timeout=120s >/dev/null 2>&1 || true");
   EXPECT_EQ(in_system("get pods -o name"), "");
-  EXPECT_TRUE(sim_->wait_until([&](const sim::simulator&) { return !session_open(); }, 30s));
+  EXPECT_TRUE(sim_->wait_until([](const sim::simulator& s) { return !s.session_open("linux"); }, 30s));
   EXPECT_EQ(in_system("get lease " + release_ + "-manager -o jsonpath='{.spec.holderIdentity}' 2>&1 || true"),
             "")
       << "uninstall releases the Lease";

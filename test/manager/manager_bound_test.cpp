@@ -58,13 +58,7 @@ class ManagerBound : public test::binary_test_base {
                          std::string("octorun.io/runnerset=linux"), 60s, "the RunnerSet's first status",
                          [&] { return manager_->log_tail(); });
     if (intake == "Listener") {
-      ASSERT_TRUE(sim_->wait_until(
-          [](const sim::simulator& s) {
-            for (const auto& ss : s.scale_sets())
-              if (ss.name == "linux" && !ss.session_id.empty()) return true;
-            return false;
-          },
-          60s))
+      ASSERT_TRUE(sim_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
           << manager_->log_tail();
     }
   }

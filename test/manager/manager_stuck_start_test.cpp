@@ -65,13 +65,7 @@ class ManagerStuckStart : public test::binary_test_base {
             R"("template":{"metadata":{"annotations":{"kwok.x-k8s.io/status":"custom"}},)"
             R"("spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
             "\nEOF");
-    ASSERT_TRUE(sim_->wait_until(
-        [](const sim::simulator& s) {
-          for (const auto& ss : s.scale_sets())
-            if (ss.name == "linux" && !ss.session_id.empty()) return true;
-          return false;
-        },
-        60s))
+    ASSERT_TRUE(sim_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
         << context();
   }
 

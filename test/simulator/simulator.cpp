@@ -447,6 +447,12 @@ bool simulator::drop_session(std::int64_t scale_set_id) {
   return true;
 }
 
+bool simulator::session_open(const std::string& scale_set_name) const {
+  for (const auto& s : scale_sets())
+    if (s.name == scale_set_name && !s.session_id.empty()) return true;
+  return false;
+}
+
 std::vector<simulator::scale_set_info> simulator::scale_sets() const {
   std::lock_guard l(impl_->mu);
   std::vector<scale_set_info> out;

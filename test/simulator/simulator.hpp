@@ -195,6 +195,8 @@ class simulator {
     std::int64_t max_capacity = -1;  // X-ScaleSetMaxCapacity of the latest poll; -1: not polled yet
   };
   std::vector<scale_set_info> scale_sets() const;
+  // A scale set of that name has a message session open (its listener polls).
+  bool session_open(const std::string& scale_set_name) const;
   void send_ping();
 
   std::map<std::string, std::int64_t> call_counts() const;

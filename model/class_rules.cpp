@@ -211,7 +211,15 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
                                               ")"});
   judge_credentials(spec, *c, v);
   judge_limits(spec, *c, v);
+  v.pod_security = c->spec.pod_security;
   return v;
+}
+
+std::vector<effective_variant> variants_under(const runnerset_spec& spec, const class_verdict& verdict) {
+  auto variants = effective_variants(spec);
+  if (verdict.pod_security == pod_security_level::restricted)
+    for (auto& v : variants) v.pod.pod_security = pod_security_level::restricted;
+  return variants;
 }
 
 credentials_location credentials_of(const std::string& set_ns, const runnerset_spec& spec,

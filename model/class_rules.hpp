@@ -31,6 +31,8 @@ struct class_verdict {
   // What the set would run (container modes, pod security, counts): no new
   // runner starts while any.
   field_errors limits;
+  // The class's podSecurity; unset without a class.
+  std::optional<pod_security_level> pod_security;
   bool admitted() const { return refused.empty() && limits.empty(); }
   bool operator==(const class_verdict&) const = default;
 };
@@ -38,6 +40,14 @@ struct class_verdict {
 // The class of a set in namespace `ns` and everything it breaks of it.
 class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const platform_classes& platform,
                         const class_policy& policy);
+
+// The set's variants as its runners are made under `verdict`: where the
+// class asks for restricted pods, each variant's pod configuration says so
+// (pod_config::pod_security), so its runners' pods are given the restricted
+// level's securityContext defaults and a class turned restricted rolls its
+// idle runners out like a template change. Baseline and privileged ask for
+// no field a template leaves out: nothing is added.
+std::vector<effective_variant> variants_under(const runnerset_spec& spec, const class_verdict& verdict);
 
 // The credentials a set uses: the class's Secret in the platform's
 // namespace, or its own in its namespace. Empty name: none.

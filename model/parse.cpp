@@ -155,6 +155,19 @@ void read_pod_config(reader& r, const Value& spec, pod_config& c) {
   r.boolean(spec, "manageSafeToEvict", "spec.manageSafeToEvict", c.manage_safe_to_evict);
 }
 
+// A Runner's spec.podSecurity: its set's RunnerClass's level, where that
+// asks for fields a template may leave out (model::variants_under). A
+// RunnerSet has no such field: a tenant does not choose it.
+void read_runner_pod_security(reader& r, const Value& spec, pod_config& c) {
+  std::string level;
+  r.string(spec, "podSecurity", "spec.podSecurity", level);
+  if (auto named = pod_security_level_named(level))
+    c.pod_security = *named;
+  else if (!level.empty())
+    r.errors.push_back(
+        {"spec.podSecurity", "must be privileged, baseline or restricted, not \"" + level + "\""});
+}
+
 // The fields a Runner copies from its RunnerSet: same names in both specs.
 template <class Spec>
 void read_registration(reader& r, const Value& spec, Spec& s) {
@@ -455,6 +468,7 @@ expected<runner, field_errors> parse_runner(const rapidjson::Value& object) {
       runner_spec s;
       const auto errors_before = r.errors.size();
       read_registration(r, *spec, s);
+      read_runner_pod_security(r, *spec, s.pod);
       r.string(*spec, "runnerSetName", "spec.runnerSetName", s.runner_set_name);
       r.string(*spec, "variant", "spec.variant", s.variant);
       if (r.errors.size() == errors_before) out.spec = share_runner_spec(std::move(s), key);

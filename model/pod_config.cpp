@@ -143,6 +143,7 @@ void write_pod_config(rapidjson::Value& spec, const pod_config& c, json::allocat
     spec.AddMember("caBundle", bundle, a);
   }
   if (c.manage_safe_to_evict) spec.AddMember("manageSafeToEvict", true, a);
+  if (c.pod_security) spec.AddMember("podSecurity", json::string_value(to_string(*c.pod_security), a), a);
 }
 
 std::uint64_t pod_fingerprint(const pod_template& t, const pod_config& c) {

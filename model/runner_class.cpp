@@ -56,11 +56,9 @@ void read_class_spec(reader& r, const Value& spec, runner_class_spec& s) {
   }
   std::string level;
   r.string(spec, "podSecurity", "spec.podSecurity", level);
-  if (level == "privileged")
-    s.pod_security = pod_security_level::privileged;
-  else if (level == "restricted")
-    s.pod_security = pod_security_level::restricted;
-  else if (!level.empty() && level != "baseline")
+  if (auto named = pod_security_level_named(level))
+    s.pod_security = *named;
+  else if (!level.empty())
     r.errors.push_back(
         {"spec.podSecurity", "must be privileged, baseline or restricted, not \"" + level + "\""});
   r.int32(spec, "maxRunnersPerSet", "spec.maxRunnersPerSet", s.max_runners_per_set);
@@ -71,18 +69,6 @@ bool contains(const std::vector<std::string>& xs, const std::string& x) {
 }
 
 }  // namespace
-
-std::string_view to_string(pod_security_level level) {
-  switch (level) {
-    case pod_security_level::privileged:
-      return "privileged";
-    case pod_security_level::baseline:
-      return "baseline";
-    case pod_security_level::restricted:
-      return "restricted";
-  }
-  return "baseline";
-}
 
 bool selector_matches(const label_selector& selector, const std::map<std::string, std::string>& labels) {
   for (const auto& [key, value] : selector.match_labels) {

@@ -37,10 +37,6 @@ struct label_selector {
 };
 bool selector_matches(const label_selector& selector, const std::map<std::string, std::string>& labels);
 
-// The Pod Security Standards' levels (kubernetes.io/docs/concepts/security/pod-security-standards).
-enum class pod_security_level { privileged, baseline, restricted };
-std::string_view to_string(pod_security_level level);
-
 struct runner_class_spec {
   label_selector namespace_selector;
   // GitHub servers a scope may be on: https://HOST, https://*.SUFFIX or

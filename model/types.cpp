@@ -91,6 +91,25 @@ std::string_view to_string(container_mode mode) {
   return "none";
 }
 
+std::string_view to_string(pod_security_level level) {
+  switch (level) {
+    case pod_security_level::privileged:
+      return "privileged";
+    case pod_security_level::baseline:
+      return "baseline";
+    case pod_security_level::restricted:
+      return "restricted";
+  }
+  return "baseline";
+}
+
+std::optional<pod_security_level> pod_security_level_named(std::string_view name) {
+  for (auto l :
+       {pod_security_level::privileged, pod_security_level::baseline, pod_security_level::restricted})
+    if (to_string(l) == name) return l;
+  return std::nullopt;
+}
+
 std::optional<container_mode> container_mode_named(std::string_view name) {
   for (auto m : {container_mode::none, container_mode::dind, container_mode::kubernetes})
     if (to_string(m) == name) return m;

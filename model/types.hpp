@@ -78,6 +78,12 @@ enum class container_mode {
 std::string_view to_string(container_mode mode);
 std::optional<container_mode> container_mode_named(std::string_view name);
 
+// The Pod Security Standards' levels (kubernetes.io/docs/concepts/security/pod-security-standards),
+// spelled as a RunnerClass's spec.podSecurity and a Runner's spec.podSecurity spell them.
+enum class pod_security_level { privileged, baseline, restricted };
+std::string_view to_string(pod_security_level level);
+std::optional<pod_security_level> pod_security_level_named(std::string_view name);
+
 struct container_mode_spec {
   container_mode type = container_mode::none;
   // kubernetes: the spec of the work volume's ephemeral PersistentVolumeClaim,
@@ -121,6 +127,11 @@ struct pod_config {
   // cluster-autoscaler.kubernetes.io/safe-to-evict: "true" while the runner
   // is idle (busy runners get "false" either way), unless the template sets it.
   bool manage_safe_to_evict = false;
+  // Set on a Runner (never by a tenant: the RunnerSet's schema has no such
+  // field) when its set's RunnerClass asks for restricted pods: the pod's
+  // securityContext fields the template leaves out get the restricted
+  // level's values (docs/runner-pods.md, "Pod Security").
+  std::optional<pod_security_level> pod_security;
   bool operator==(const pod_config&) const = default;
 };
 

@@ -94,6 +94,17 @@ void add_member_if_absent(Value& obj, const char* key, Value value, allocator& a
 
 Value& runner_of(Value& spec, rapidjson::SizeType index) { return spec["containers"][index]; }
 
+// The object `key` of `obj`, made an empty object if missing (or not an object).
+Value& object_member(Value& obj, const char* key, allocator& a) {
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(rapidjson::StringRef(key), Value(rapidjson::kObjectType), a);
+    it = obj.FindMember(key);
+  }
+  if (!it->value.IsObject()) it->value.SetObject();
+  return it->value;
+}
+
 // ---- the proxy: lower- and upper-case variables, credentials by reference --------
 
 struct env_var {
@@ -239,12 +250,7 @@ void add_kubernetes_mode(Value& spec, rapidjson::SizeType runner_index,
 
   // The volume is group-owned by the runner user's group, so the runner can
   // write it (a fresh volume belongs to root).
-  auto security = spec.FindMember("securityContext");
-  if (security == spec.MemberEnd() || !security->value.IsObject()) {
-    json::set_member(spec, "securityContext", Value(rapidjson::kObjectType), a);
-    security = spec.FindMember("securityContext");
-  }
-  add_member_if_absent(security->value, "fsGroup", Value(123), a);
+  add_member_if_absent(object_member(spec, "securityContext", a), "fsGroup", Value(123), a);
   // The hooks call the API as the pod's ServiceAccount (whose own default
   // mounts no token).
   add_member_if_absent(spec, "automountServiceAccountToken", Value(true), a);
@@ -280,6 +286,52 @@ void add_ca_bundle(Value& spec, rapidjson::SizeType runner_index, const model::c
   }
 }
 
+// ---- Pod Security: the restricted level's fields a template leaves out --------
+
+// The actions/runner image's runner user: its Dockerfile names it (USER
+// runner), and a kubelet cannot tell a named user from root, so under
+// runAsNonRoot the number must be given.
+constexpr int actions_runner_uid = 1001;
+
+bool is_privileged(const Value& container) {
+  const auto* sc = json::find_value(container, "securityContext");
+  const auto* p = sc != nullptr && sc->IsObject() ? json::find_value(*sc, "privileged") : nullptr;
+  return p != nullptr && p->IsBool() && p->GetBool();
+}
+
+// What the restricted level requires of every container and the pod, each
+// only where the template says nothing of it (a template that sets a field
+// against the level is refused by the set's class, model/pod_security.hpp).
+void add_restricted_defaults(Value& spec, rapidjson::SizeType runner_index, allocator& a) {
+  auto& pod = object_member(spec, "securityContext", a);
+  add_member_if_absent(pod, "runAsNonRoot", Value(true), a);
+  if (json::member(pod, "seccompProfile") == nullptr) {
+    Value profile(rapidjson::kObjectType);
+    profile.AddMember("type", "RuntimeDefault", a);
+    pod.AddMember("seccompProfile", profile, a);
+  }
+  const bool pod_user = json::member(pod, "runAsUser") != nullptr;
+  for (const char* key : {"initContainers", "containers"}) {
+    auto items = spec.FindMember(key);
+    if (items == spec.MemberEnd() || !items->value.IsArray()) continue;
+    for (auto& c : items->value.GetArray()) {
+      if (!c.IsObject() || is_privileged(c)) continue;  // no field below is valid beside privileged
+      auto& sc = object_member(c, "securityContext", a);
+      add_member_if_absent(sc, "allowPrivilegeEscalation", Value(false), a);
+      auto& capabilities = object_member(sc, "capabilities", a);
+      if (json::member(capabilities, "drop") == nullptr) {
+        Value drop(rapidjson::kArrayType);
+        drop.PushBack("ALL", a);
+        capabilities.AddMember("drop", drop, a);
+      }
+    }
+  }
+  auto& runner = runner_of(spec, runner_index);
+  if (!pod_user && model::is_actions_runner_image(json::str(runner, "image")))
+    add_member_if_absent(object_member(runner, "securityContext", a), "runAsUser", Value(actions_runner_uid),
+                         a);
+}
+
 }  // namespace
 
 void add_pod_features(Value& spec, rapidjson::SizeType runner_index, const model::runner& r, allocator& a) {
@@ -312,6 +364,11 @@ void add_pod_features(Value& spec, rapidjson::SizeType runner_index, const model
     add_member_if_absent(spec, "automountServiceAccountToken", Value(false), a);
   add_env_vars(runner_of(spec, runner_index), proxy, a);
   if (pod.ca_bundle) add_ca_bundle(spec, runner_index, *pod.ca_bundle, our_dind, a);
+  // Last, so what the mode added is covered too. dind's daemon is a
+  // privileged root container no level but privileged admits.
+  const bool dind = pod.container_mode && pod.container_mode->type == model::container_mode::dind;
+  if (pod.pod_security == model::pod_security_level::restricted && !dind)
+    add_restricted_defaults(spec, runner_index, a);
 }
 
 }  // namespace octorun::runner

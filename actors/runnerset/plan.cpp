@@ -55,7 +55,7 @@ class planner {
       }
       return std::move(p_);
     }
-    auto variants = model::effective_variants(set.spec);
+    auto variants = model::variants_under(set.spec, *o_.class_verdict);
     std::vector<demand> demands;
     // A set over its class's limits starts no new runner; its idle ones go.
     const bool within_class = o_.class_verdict->limits.empty();

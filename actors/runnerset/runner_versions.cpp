@@ -11,7 +11,9 @@ variant_verdicts variant_versions(const set_observation& o) {
   variant_verdicts out;
   if (!o.set) return out;
   const auto now = parse_rfc3339(o.wall_time).value_or(0);
-  for (const auto& v : model::effective_variants(o.set->spec)) {
+  const auto variants = o.class_verdict ? model::variants_under(o.set->spec, *o.class_verdict)
+                                        : model::effective_variants(o.set->spec);
+  for (const auto& v : variants) {
     model::version_facts f;
     f.variant = v.name;
     f.now = now;

@@ -19,16 +19,18 @@ model::class_verdict refused() {
           .refused = {{"spec.scopeURL",
                        "\"https://sink.example/acme\" is not on a GitHub server RunnerClass "
                        "\"team-web\" allows (spec.github.servers: https://github.com)"}},
-          .limits = {}};
+          .limits = {},
+          .pod_security = {}};
 }
 
 model::class_verdict over_limits() {
   return {.class_name = "team-web",
           .classless = false,
           .refused = {},
-          .limits = {
-              {"spec.containerMode.type",
-               "must not be dind: RunnerClass \"team-web\" allows none, kubernetes (spec.containerModes)"}}};
+          .limits =
+              {{"spec.containerMode.type",
+                "must not be dind: RunnerClass \"team-web\" allows none, kubernetes (spec.containerModes)"}},
+          .pod_security = {}};
 }
 
 std::optional<model::condition> class_condition_of(const set_plan& p) {
@@ -93,8 +95,8 @@ TEST(RunnerSetPlanClass, ASetOverItsLimitsStartsNoRunnerAndKeepsItsBusyOnes) {
   EXPECT_EQ(c->reason, "OverLimits");
   EXPECT_NE(c->message.find("No new runners start"), std::string::npos);
 
-  o.class_verdict =
-      model::class_verdict{.class_name = "team-web", .classless = false, .refused = {}, .limits = {}};
+  o.class_verdict = model::class_verdict{
+      .class_name = "team-web", .classless = false, .refused = {}, .limits = {}, .pod_security = {}};
   EXPECT_GT(creates(plan(o)), 0) << "admitted again: the jobs get runners";
 }
 
@@ -118,8 +120,8 @@ TEST(RunnerSetPlanClass, ARefusedSetBeingDeletedLeavesGitHubAlone) {
 
 TEST(RunnerSetPlanClass, TheConditionSaysWhoAdmitsTheSet) {
   auto o = ready_set();
-  o.class_verdict =
-      model::class_verdict{.class_name = "team-web", .classless = false, .refused = {}, .limits = {}};
+  o.class_verdict = model::class_verdict{
+      .class_name = "team-web", .classless = false, .refused = {}, .limits = {}, .pod_security = {}};
   const auto admitted = plan(o);
   auto c = class_condition_of(admitted);
   ASSERT_TRUE(c);
@@ -130,6 +132,26 @@ TEST(RunnerSetPlanClass, TheConditionSaysWhoAdmitsTheSet) {
   c = class_condition_of(classless);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->reason, "WithoutClass");
+}
+
+TEST(RunnerSetPlanClass, ARestrictedClassMakesItsRunnersSayRestricted) {
+  auto o = ready_set();
+  o.class_verdict = model::class_verdict{.class_name = "locked",
+                                         .classless = false,
+                                         .refused = {},
+                                         .limits = {},
+                                         .pod_security = model::pod_security_level::restricted};
+  demand(o, 1);
+  auto made = of(plan(o), action_kind::create_runners);
+  ASSERT_FALSE(made.empty());
+  ASSERT_TRUE(made[0].variant);
+  EXPECT_EQ(made[0].variant->pod.pod_security, model::pod_security_level::restricted)
+      << "its Runner carries the level, so its pod gets the level's defaults";
+
+  o.class_verdict->pod_security = model::pod_security_level::baseline;
+  made = of(plan(o), action_kind::create_runners);
+  ASSERT_FALSE(made.empty());
+  EXPECT_FALSE(made[0].variant->pod.pod_security) << "baseline asks for nothing a template leaves out";
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ inline set_observation ready_set() {
   set.spec.max_runners = 10;
   o.set = set;
   o.has_finalizer = true;
-  o.class_verdict = model::class_verdict{.class_name = "", .classless = true, .refused = {}, .limits = {}};
+  o.class_verdict = model::class_verdict{
+      .class_name = "", .classless = true, .refused = {}, .limits = {}, .pod_security = {}};
   o.credentials_loaded = true;
   o.scale_set_client = true;
   // Its ServiceAccount and PodDisruptionBudget applied (pod_resources.hpp).

@@ -1,6 +1,9 @@
 #include "model/class_rules.hpp"
 
+#include <algorithm>
+
 #include "common/strings.hpp"
+#include "model/naming.hpp"
 #include "model/pod_security.hpp"
 
 namespace octorun::model {
@@ -167,7 +170,74 @@ void judge_limits(const runnerset_spec& spec, const runner_class& c, class_verdi
   }
 }
 
+std::string at(const char* list, std::size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
+
+// Why a spec.github.servers entry is not a server; nullopt when it is.
+std::optional<std::string> server_problem(const std::string& server, const scope_rules& rules) {
+  std::string text = server;
+  const auto authority = text.find("://");
+  const bool wildcard = authority != std::string::npos && text.compare(authority + 3, 2, "*.") == 0;
+  if (wildcard) text.replace(authority + 3, 1, "w");
+  auto url = split_http_url(text);
+  if (!url || !url->path.empty())
+    return quoted(server) + " is not https://HOST[:PORT] or https://*.DOMAIN[:PORT] (no path)";
+  if (wildcard) {
+    if (url->scheme != "https") return quoted(server) + ": a wildcard server must be https";
+    auto domain = host_and_port(url->host).first.substr(2);  // after "w."
+    if (domain.find('.') == std::string::npos)
+      return quoted(server) +
+             ": a wildcard must stand under a domain of two labels or more (*.ghe.com), not *." + domain;
+    return std::nullopt;
+  }
+  if (auto refused = scope_host_refused(server + "/org", rules)) return quoted(server) + ": " + *refused;
+  return std::nullopt;
+}
+
 }  // namespace
+
+field_errors check_runner_class(const runner_class& c, const scope_rules& rules) {
+  field_errors out;
+  const auto& s = c.spec;
+  for (std::size_t i = 0; i < s.servers.size(); ++i)
+    if (auto problem = server_problem(s.servers[i], rules))
+      out.push_back({at("spec.github.servers", i), *problem});
+  const auto servers = s.effective_servers();
+  for (std::size_t i = 0; i < s.scopes.size(); ++i) {
+    std::string entry = s.scopes[i];
+    const bool prefix = !entry.empty() && entry.back() == '*';
+    if (prefix) entry.pop_back();
+    if (entry.find('*') != std::string::npos) {
+      out.push_back({at("spec.github.scopes", i), quoted(s.scopes[i]) + ": '*' may only come last"});
+      continue;
+    }
+    auto scope = parse_scope_url(prefix ? entry.substr(0, entry.rfind('/')) : entry);
+    if (!scope)
+      out.push_back({at("spec.github.scopes", i), scope.error()});
+    else if (prefix && scope->kind != github_scope::level::organization)
+      out.push_back({at("spec.github.scopes", i),
+                     quoted(s.scopes[i]) + ": a '*' may only end a repository name under an organization "
+                                           "(https://github.com/ORG/PREFIX*)"});
+    else if (!server_allowed(scope->base_url + "/x", servers))
+      out.push_back({at("spec.github.scopes", i),
+                     quoted(s.scopes[i]) + " is on no server the class allows (spec.github.servers: " +
+                         listing(servers) + ")"});
+  }
+  if (!s.credentials_secret_name.empty() && !is_dns_subdomain(s.credentials_secret_name))
+    out.push_back({"spec.github.credentialsSecretName",
+                   quoted(s.credentials_secret_name) + " is not a Secret name (RFC 1123 subdomain)"});
+  if (s.credentials_secret_name.empty() && !s.allow_tenant_credentials)
+    out.push_back(
+        {"spec.github.credentialsSecretName",
+         "is required unless spec.github.allowTenantCredentials is true: every set would be refused"});
+  const auto modes = s.effective_container_modes();
+  if (s.pod_security != pod_security_level::privileged &&
+      std::find(modes.begin(), modes.end(), container_mode::dind) != modes.end())
+    out.push_back({"spec.containerModes",
+                   "allows dind, whose Docker daemon is a privileged container: "
+                   "podSecurity " +
+                       std::string(to_string(s.pod_security)) + " refuses it (use podSecurity privileged)"});
+  return out;
+}
 
 bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers) {
   auto scope = split_http_url(scope_url);
@@ -195,6 +265,14 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
     return v;
   }
   const auto named = quoted(c->metadata.name);
+  // Its webhook fails open (a cluster admin writes classes): a class that
+  // breaks a rule is used by nobody.
+  if (auto broken = check_runner_class(*c, policy.scopes); !broken.empty()) {
+    v.refused.push_back({"spec.runnerClassName", "names RunnerClass " + named + ", which is invalid (" +
+                                                     broken.front().field + ": " + broken.front().message +
+                                                     "): ask the platform team"});
+    return v;
+  }
   auto labels = platform.namespace_labels.find(ns);
   if (labels == platform.namespace_labels.end() ||
       !selector_matches(c->spec.namespace_selector, labels->second))

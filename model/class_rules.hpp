@@ -61,6 +61,16 @@ credentials_location credentials_of(const std::string& set_ns, const runnerset_s
                                     const class_verdict& verdict, const platform_classes& platform,
                                     const std::string& platform_ns);
 
+// What a RunnerClass says that the CRD's schema cannot check, each break
+// naming its field: servers that are hosts (a wildcard under a domain of at
+// least two labels, plain http or an IP address only where `rules` allow),
+// scopes that are GitHub scopes on one of the class's servers, a
+// credentials Secret's name, a class some set could use (credentials of
+// its own or a tenant's) and dind only with podSecurity privileged (its
+// daemon is a privileged container). The admission webhook refuses a class
+// that breaks one.
+field_errors check_runner_class(const runner_class& c, const scope_rules& rules);
+
 // Whether a scope URL is on one of `servers` (spec.github.servers entries).
 bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers);
 // Whether a scope URL is one `scopes` (spec.github.scopes entries) admit.

@@ -158,6 +158,17 @@ admission_response validate_runner_request(const admission_request& req, const a
   return allow(req);
 }
 
+// A RunnerClass is written by a cluster admin only (RBAC), and checked so
+// that a mistake is said where it is made rather than as sets refused later.
+admission_response validate_class(const admission_request& req, const admission_policy& policy) {
+  if (!writes_object(req) || deleting(req.object)) return allow(req);
+  auto c = model::parse_runner_class(req.object);
+  if (!c) return deny(req, "RunnerClass", c.error());
+  if (auto errors = model::check_runner_class(*c, policy.scopes); !errors.empty())
+    return deny(req, "RunnerClass", errors);
+  return allow(req);
+}
+
 admission_response mutate_set(const admission_request& req) {
   auto r = allow(req);
   if (writes_object(req) && !deleting(req.object)) r.patch = runnerset_defaults(req.object);
@@ -174,6 +185,8 @@ const char* path_of(endpoint e) {
       return "/validate-runnerset";
     case endpoint::validate_runner:
       return "/validate-runner";
+    case endpoint::validate_runnerclass:
+      return "/validate-runnerclass";
   }
   return "";
 }
@@ -186,6 +199,8 @@ admission_response review(endpoint e, const admission_request& request, const ad
       return validate_set(request, policy);
     case endpoint::validate_runner:
       return validate_runner_request(request, policy);
+    case endpoint::validate_runnerclass:
+      return validate_class(request, policy);
   }
   return allow(request);
 }

@@ -9,7 +9,7 @@
 
 namespace octorun::admission {
 
-enum class endpoint { mutate_runnerset, validate_runnerset, validate_runner };
+enum class endpoint { mutate_runnerset, validate_runnerset, validate_runner, validate_runnerclass };
 
 // The URL path each endpoint is served on.
 const char* path_of(endpoint e);

@@ -10,7 +10,7 @@ namespace {
 
 void webhook(json::writer& w, const webhook_configuration_options& o, const std::string& name, endpoint e,
              const char* resource, const std::string& failure_policy,
-             std::initializer_list<const char*> operations = {"CREATE", "UPDATE"}) {
+             std::initializer_list<const char*> operations = {"CREATE", "UPDATE"}, bool namespaced = true) {
   w.open().field("name", name);
   w.open_array("admissionReviewVersions").value("v1").close_array();
   w.field("sideEffects", "None")
@@ -37,9 +37,12 @@ void webhook(json::writer& w, const webhook_configuration_options& o, const std:
   for (const char* op : operations) w.value(op);
   w.close_array();
   w.open_array("resources").value(resource).close_array();
-  w.field("scope", "Namespaced").close().close_array();
+  w.field("scope", namespaced ? "Namespaced" : "Cluster").close().close_array();
+  // A cluster-scoped object is in no namespace, which a namespaceSelector
+  // cannot exclude: webhooks confined by labels judge only the classes
+  // carrying the same labels (several such managers may share a cluster).
   if (!o.namespace_selector.empty()) {
-    w.open("namespaceSelector").open("matchLabels");
+    w.open(namespaced ? "namespaceSelector" : "objectSelector").open("matchLabels");
     for (const auto& [k, v] : o.namespace_selector) w.field(k.c_str(), v);
     w.close().close();
   }
@@ -59,6 +62,11 @@ std::string configuration(const webhook_configuration_options& o, const char* ki
             {"CREATE"});
     webhook(w, o, "vrunner-update.octorun.io", endpoint::validate_runner, "runners", o.runner_failure_policy,
             {"UPDATE"});
+    // Fails open: a cluster admin writes classes (the chart's default one
+    // before the manager answers), and a class that breaks a rule is used
+    // by no set (model::judge_set).
+    webhook(w, o, "vrunnerclass.octorun.io", endpoint::validate_runnerclass, "runnerclasses", "Ignore",
+            {"CREATE", "UPDATE"}, false);
   }
   return w.close_array().close().str();
 }

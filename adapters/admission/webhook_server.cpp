@@ -9,7 +9,8 @@ namespace {
 
 std::vector<http::route> routes(const admission_policy& policy) {
   std::vector<http::route> out;
-  for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner}) {
+  for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner,
+                 endpoint::validate_runnerclass}) {
     out.push_back(
         {path_of(e), {"POST"}, http::request_body::accepted, [e, policy](const http::server_request& req) {
            auto reply = handle_review(e, req.body, policy);

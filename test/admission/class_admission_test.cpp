@@ -121,5 +121,38 @@ TEST(ClassAdmission, ASetWithoutAClassNeedsADefaultOrThePlatformsLeave) {
   EXPECT_TRUE(reply(none, "CREATE", json::write(d))["response"]["allowed"].GetBool());
 }
 
+TEST(ClassAdmission, RefusesAClassThatBreaksARuleNamingFieldRuleAndClass) {
+  auto review = [](const std::string& operation, const std::string& spec) {
+    const std::string object = R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerClass",)"
+                               R"("metadata":{"name":"team-web"},"spec":)" +
+                               spec + "}";
+    const std::string body =
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-2",
+    "kind":{"group":"octorun.io","version":"v1alpha1","kind":"RunnerClass"},
+    "resource":{"group":"octorun.io","version":"v1alpha1","resource":"runnerclasses"},
+    "name":"team-web","operation":")" +
+        operation + R"(","userInfo":{"username":"admin"},"object":)" + object + "}}";
+    auto r = handle_review(endpoint::validate_runnerclass, body, admission_policy{});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return doc(r.body.c_str());
+  };
+  auto d = review("CREATE", R"({"namespaceSelector":{},"github":{"servers":["https://*.com"],)"
+                            R"("credentialsSecretName":"pat"}})");
+  ASSERT_FALSE(d["response"]["allowed"].GetBool());
+  const std::string message = d["response"]["status"]["message"].GetString();
+  EXPECT_NE(message.find("RunnerClass \"team-web\""), std::string::npos) << message;
+  EXPECT_NE(
+      message.find("spec.github.servers[0]: \"https://*.com\": a wildcard must stand under a domain of two "
+                   "labels or more"),
+      std::string::npos)
+      << message;
+  d = review("UPDATE", R"({"github":{"credentialsSecretName":"pat"}})");
+  EXPECT_FALSE(d["response"]["allowed"].GetBool()) << "namespaceSelector is required";
+  d = review("CREATE",
+             R"({"namespaceSelector":{"matchLabels":{"team":"web"}},)"
+             R"("github":{"scopes":["https://github.com/acme/web-*"],"credentialsSecretName":"pat"}})");
+  EXPECT_TRUE(d["response"]["allowed"].GetBool()) << json::write(d);
+}
+
 }  // namespace
 }  // namespace octorun::admission

@@ -289,7 +289,7 @@ TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   auto v = doc(validating_webhook_configuration(o).c_str());
   ASSERT_TRUE(v.IsObject());
   EXPECT_STREQ(v["kind"].GetString(), "ValidatingWebhookConfiguration");
-  ASSERT_EQ(v["webhooks"].Size(), 3u);
+  ASSERT_EQ(v["webhooks"].Size(), 4u);
   const auto& w = v["webhooks"][0];
   EXPECT_STREQ(w["name"].GetString(), "vrunnerset.octorun.io");
   EXPECT_STREQ(w["clientConfig"]["url"].GetString(), "https://127.0.0.1:4443/validate-runnerset");
@@ -304,6 +304,16 @@ TEST(WebhookConfiguration, CarriesTheUrlCaBundleAndSelector) {
   EXPECT_STREQ(v["webhooks"][2]["rules"][0]["resources"][0].GetString(), "runners");
   EXPECT_STREQ(v["webhooks"][2]["rules"][0]["operations"][0].GetString(), "UPDATE");
   EXPECT_STREQ(v["webhooks"][2]["failurePolicy"].GetString(), "Ignore");
+  // RunnerClasses are cluster-scoped: a namespaceSelector could not confine their webhook.
+  const auto& classes = v["webhooks"][3];
+  EXPECT_STREQ(classes["clientConfig"]["url"].GetString(), "https://127.0.0.1:4443/validate-runnerclass");
+  EXPECT_STREQ(classes["rules"][0]["resources"][0].GetString(), "runnerclasses");
+  EXPECT_STREQ(classes["rules"][0]["scope"].GetString(), "Cluster");
+  EXPECT_STREQ(classes["failurePolicy"].GetString(), "Ignore")
+      << "a class that breaks a rule is used by no set";
+  EXPECT_FALSE(classes.HasMember("namespaceSelector"));
+  EXPECT_STREQ(classes["objectSelector"]["matchLabels"]["octorun.io/test"].GetString(), "abc")
+      << "confined webhooks judge only the classes labelled for them";
 
   o.target = {"octorun-system", "octorun-webhook", 443, ""};
   o.ca_bundle_pem.clear();

@@ -153,6 +153,18 @@ class webhook_under_test {
     auto long_runner = apply("probe-runner", runner_yaml(ns, std::string(64, 'r')));
     test::wait_for([&] { return dry_run(long_runner); }, denied_with("is 1 character too long"), 60s,
                    "the validating webhook for Runners to take effect");
+    auto bad_class = apply("probe-class", class_yaml("probe", "https://*.com"));
+    test::wait_for([&] { return dry_run(bad_class); }, denied_with("two labels or more"), 60s,
+                   "the validating webhook for RunnerClasses to take effect");
+  }
+
+ public:
+  // A RunnerClass labelled for this webhook (its objectSelector): classes
+  // are cluster-wide, and other tests' managers judge their own.
+  std::string class_yaml(const std::string& name, const std::string& server) const {
+    return "apiVersion: octorun.io/v1alpha1\nkind: RunnerClass\nmetadata:\n  name: " + ns + "-" + name +
+           "\n  labels: {octorun.io/admission-test: " + ns + "}\nspec:\n  namespaceSelector: {}\n" +
+           "  github:\n    servers: [\"" + server + "\"]\n    credentialsSecretName: pat\n";
   }
 };
 
@@ -209,8 +221,8 @@ TEST_F(Admission, InjectsTheCaBundleIntoEveryWebhook) {
     rapidjson::Document d;
     d.Parse(read.output.c_str());
     ASSERT_TRUE(d.IsObject() && d.HasMember("webhooks") && d["webhooks"].IsArray()) << read.output;
-    // Validating: RunnerSets, Runner creates, Runner updates.
-    EXPECT_EQ(d["webhooks"].Size(), std::string(kind).starts_with("mutating") ? 1u : 3u) << kind;
+    // Validating: RunnerSets, Runner creates, Runner updates, RunnerClasses.
+    EXPECT_EQ(d["webhooks"].Size(), std::string(kind).starts_with("mutating") ? 1u : 4u) << kind;
     for (const auto& hook : d["webhooks"].GetArray())
       EXPECT_EQ(std::string(hook["clientConfig"]["caBundle"].GetString()), expected) << kind;
   }
@@ -285,6 +297,19 @@ TEST_F(Admission, RefusesARunnerCreatedByAnyoneButTheManager) {
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.output.find("only the Octorun manager"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("not tenant"), std::string::npos) << r.output;
+}
+
+TEST_F(Admission, RefusesAnInvalidRunnerClassNamingTheFieldAndTheRule) {
+  auto& w = *webhook;
+  auto r = run(w.apply("bad-class", w.class_yaml("bad", "http://ghes.corp.example")) + " --dry-run=server");
+  EXPECT_FALSE(r.ok);
+  // kubectl prints the causes of a 422: the field and the rule.
+  EXPECT_NE(r.output.find("spec.github.servers[0]: \"http://ghes.corp.example\""), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("must start with https://"), std::string::npos) << r.output;
+  auto good =
+      run(w.apply("good-class", w.class_yaml("good", "https://ghes.corp.example")) + " --dry-run=server");
+  EXPECT_TRUE(good.ok) << good.output;
 }
 
 TEST_F(Admission, RejectsAnInvalidRunner) {

@@ -127,6 +127,11 @@ TEST(ChartRender, DefaultsRenderTheManagerWithSelfManagedAdmissionAndNoWebhookIn
   EXPECT_FALSE(r.find("Service", "octorun-github-webhook"));
   // The CRDs are Helm's crds/, not templates.
   EXPECT_TRUE(r.all("CustomResourceDefinition").empty());
+  // A manager serving every namespace judges RunnerClasses too.
+  const auto& validating = (*r.find("ValidatingWebhookConfiguration", "octorun"))["webhooks"];
+  ASSERT_EQ(validating.size(), 4u);
+  EXPECT_EQ(str(validating[3]["rules"][0]["resources"][0]), "runnerclasses");
+  EXPECT_FALSE(validating[3]["namespaceSelector"]);
 }
 
 TEST(ChartRender, DefaultSecurityContextsAreLockedDown) {
@@ -251,6 +256,8 @@ TEST(ChartRender, WatchedNamespacesAreTheManagersAndTheWebhooksScope) {
   EXPECT_TRUE(has(args_of(manager_container(deployment(r))), "--namespaces=team-a,team-b"));
   for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"})
     for (const auto& w : (*r.find(kind, "octorun"))["webhooks"]) {
+      EXPECT_NE(str(w["rules"][0]["scope"]), "Cluster")
+          << "classes are judged by a manager serving every namespace";
       auto expr = w["namespaceSelector"]["matchExpressions"][0];
       EXPECT_EQ(str(expr["key"]), "kubernetes.io/metadata.name");
       EXPECT_EQ(str(expr["operator"]), "In");

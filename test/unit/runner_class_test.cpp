@@ -179,6 +179,15 @@ TEST(JudgeSet, AClassDecidesWhereCredentialsGo) {
   auto missing = judge_set(
       "team-a", set_spec(R"({"runnerClassName":"gold","scopeURL":"https://github.com/tools"})"), p, {});
   EXPECT_TRUE(mentions(missing.refused, "spec.runnerClassName", "\"gold\", which does not exist"));
+
+  // Written while its webhook did not answer (it fails open): used by nobody.
+  auto broken = platform_with({parsed_class(R"({"metadata":{"name":"team-a"},"spec":{"namespaceSelector":{},
+    "github":{"servers":["https://*.com"],"credentialsSecretName":"pat"}}})")});
+  auto under_broken = judge_set(
+      "team-a", set_spec(R"({"runnerClassName":"team-a","scopeURL":"https://evil.com/acme"})"), broken, {});
+  EXPECT_TRUE(mentions(under_broken.refused, "spec.runnerClassName",
+                       "RunnerClass \"team-a\", which is invalid (spec.github.servers[0]"))
+      << all(under_broken.refused);
 }
 
 TEST(JudgeSet, TenantCredentialsOnlyWhereTheClassLetsThem) {
@@ -243,6 +252,48 @@ TEST(JudgeSet, ModesPodSecurityAndCountsAreLimits) {
   EXPECT_TRUE(mentions(v.limits, "spec.template.spec.hostNetwork",
                        "baseline pod security level of RunnerClass \"small\""));
   EXPECT_TRUE(mentions(v.limits, "spec.maxRunners", "adds up to 12 runners, more than the 10"));
+}
+
+TEST(ClassCheck, SaysWhatTheSchemaCannot) {
+  auto checked = [](const std::string& spec, const scope_rules& rules = {}) {
+    return check_runner_class(
+        parsed_class(R"({"metadata":{"name":"c"},"spec":{"namespaceSelector":{},)" + spec + "}}"), rules);
+  };
+  EXPECT_TRUE(checked(R"("github":{"credentialsSecretName":"pat"})").empty()) << "github.com and *.ghe.com";
+  EXPECT_TRUE(
+      checked(
+          R"("github":{"servers":["https://ghes.corp.example:8443","https://*.ghe.com"],)"
+          R"("scopes":["https://ghes.corp.example:8443/acme/web-*","https://acme.ghe.com/enterprises/e"],)"
+          R"("allowTenantCredentials":true},"containerModes":["dind"],"podSecurity":"privileged")")
+          .empty());
+
+  auto e = checked(R"("github":{"servers":["https://*.com","http://ghes.corp","https://10.0.0.7",)"
+                   R"("https://github.com/acme","http://*.corp"],"credentialsSecretName":"pat"})");
+  EXPECT_TRUE(mentions(e, "spec.github.servers[0]", "two labels"));
+  EXPECT_TRUE(mentions(e, "spec.github.servers[1]", "http"));
+  EXPECT_TRUE(mentions(e, "spec.github.servers[2]", "IP"));
+  EXPECT_TRUE(mentions(e, "spec.github.servers[3]", "no path"));
+  EXPECT_TRUE(mentions(e, "spec.github.servers[4]", "https"));
+  EXPECT_TRUE(checked(R"("github":{"servers":["http://127.0.0.1:8080"],"credentialsSecretName":"pat"})",
+                      scope_rules{{"127.0.0.1"}})
+                  .empty())
+      << "where the platform's --github-http-hosts lists the host";
+
+  e = checked(R"("github":{"scopes":["https://github.com/acme/app.git","https://ghes.corp/acme",)"
+              R"("https://github.com/acme/web-*/x","https://github.com/acme/web/x*","https://github.com/*"],)"
+              R"("credentialsSecretName":"pat"})");
+  EXPECT_TRUE(mentions(e, "spec.github.scopes[0]", ".git"));
+  EXPECT_TRUE(mentions(e, "spec.github.scopes[1]", "no server the class allows"));
+  EXPECT_TRUE(mentions(e, "spec.github.scopes[2]", "last"));
+  EXPECT_TRUE(mentions(e, "spec.github.scopes[3]", "organization"));
+  EXPECT_EQ(e.size(), 5u);
+
+  e = checked(R"("github":{"credentialsSecretName":"Not_A_Name"})");
+  EXPECT_TRUE(mentions(e, "spec.github.credentialsSecretName", "RFC 1123"));
+  e = checked(R"("github":{})");
+  EXPECT_TRUE(mentions(e, "spec.github.credentialsSecretName", "allowTenantCredentials"));
+  e = checked(R"("github":{"credentialsSecretName":"pat"},"containerModes":["none","dind"])");
+  EXPECT_TRUE(mentions(e, "spec.containerModes", "privileged"));
 }
 
 TEST(PodSecurity, BaselineRefusesWhatReachesPastTheContainer) {

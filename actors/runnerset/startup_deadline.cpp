@@ -1,22 +1,12 @@
 #include "actors/runnerset/startup_deadline.hpp"
 
 #include <algorithm>
-#include <vector>
 
 namespace octorun::runnerset {
 
 void startup_samples::add(std::int64_t s, const startup_rule& rule) {
   seconds.push_back(std::max<std::int64_t>(0, s));
   while (seconds.size() > std::max<std::size_t>(1, rule.window)) seconds.pop_front();
-}
-
-std::optional<std::int64_t> p95(const std::deque<std::int64_t>& seconds) {
-  if (seconds.empty()) return std::nullopt;
-  std::vector<std::int64_t> sorted(seconds.begin(), seconds.end());
-  std::sort(sorted.begin(), sorted.end());
-  // Nearest rank: the smallest value at least 95 % of the samples do not exceed.
-  const std::size_t rank = (sorted.size() * 95 + 99) / 100;
-  return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
 startup_deadline startup_deadline_for(const std::optional<std::int32_t>& set, const startup_samples& observed,

@@ -10,6 +10,8 @@
 #include <deque>
 #include <optional>
 
+#include "model/start_time.hpp"
+
 namespace octorun::runnerset {
 
 // The rule a derived deadline follows.
@@ -40,8 +42,8 @@ struct startup_samples {
   void add(std::int64_t s, const startup_rule& rule = {});
 };
 
-// The nearest-rank 95th percentile (nullopt: none).
-std::optional<std::int64_t> p95(const std::deque<std::int64_t>& seconds);
+// The nearest-rank 95th percentile (nullopt: none), as start-time targets take it.
+using model::p95;
 
 struct startup_deadline {
   std::chrono::seconds value{};

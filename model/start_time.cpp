@@ -1,0 +1,232 @@
+#include "model/start_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+namespace octorun::model {
+
+std::optional<std::int64_t> p95(const std::deque<std::int64_t>& seconds) {
+  if (seconds.empty()) return std::nullopt;
+  std::vector<std::int64_t> sorted(seconds.begin(), seconds.end());
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: the smallest value at least 95 % of the samples do not exceed.
+  const std::size_t rank = (sorted.size() * 95 + 99) / 100;
+  return sorted[std::max<std::size_t>(rank, 1) - 1];
+}
+
+std::int64_t poisson_quantile(double mean, double p) {
+  if (!(mean > 0)) return 0;
+  // (Bounded: no variant holds more runners than this, and the sums below
+  // stay a few thousand terms.)
+  mean = std::min(mean, 1e6);
+  p = std::clamp(p, 0.0, 1.0 - 1e-9);
+  const auto mode = static_cast<std::int64_t>(std::floor(mean));
+  const double pmf_mode = std::exp(-mean + static_cast<double>(mode) * std::log(mean) -
+                                   std::lgamma(static_cast<double>(mode) + 1));
+  // P(N < mode), summed downwards from the mode until the terms no longer count.
+  double below = 0, term = pmf_mode;
+  for (std::int64_t n = mode; n > 0; --n) {
+    term *= static_cast<double>(n) / mean;  // pmf(n - 1) = pmf(n) * n / mean
+    below += term;
+    if (term < below * 1e-17) break;
+  }
+  double cdf = below + pmf_mode, pmf = pmf_mode;
+  std::int64_t n = mode;
+  if (cdf >= p) {
+    while (n > 0 && cdf - pmf >= p) {  // cdf(n - 1) = cdf(n) - pmf(n)
+      cdf -= pmf;
+      pmf *= static_cast<double>(n) / mean;
+      --n;
+    }
+    return n;
+  }
+  while (cdf < p && pmf > 0) {
+    ++n;
+    pmf *= mean / static_cast<double>(n);
+    cdf += pmf;
+  }
+  return n;
+}
+
+bool start_time_observations::add_arrival(std::int64_t job, steady_time at, const start_time_rule& rule) {
+  if (!arrived_.insert(job).second) return false;
+  arrivals_.emplace_back(at, job);
+  while (arrivals_.size() > std::max<std::size_t>(1, rule.max_kept)) {
+    arrived_.erase(arrivals_.front().second);
+    arrivals_.pop_front();
+  }
+  return true;
+}
+
+bool start_time_observations::add_job_start(std::int64_t job, std::int64_t seconds, steady_time at,
+                                            const start_time_rule& rule) {
+  if (!started_.insert(job).second) return false;
+  starts_.emplace_back(at, std::max<std::int64_t>(0, seconds));
+  started_ids_.push_back(job);
+  while (starts_.size() > std::max<std::size_t>(1, rule.max_kept)) {
+    started_.erase(started_ids_.front());
+    started_ids_.pop_front();
+    starts_.pop_front();
+  }
+  return true;
+}
+
+void start_time_observations::forget_before(steady_time horizon) {
+  while (!arrivals_.empty() && arrivals_.front().first <= horizon) {
+    arrived_.erase(arrivals_.front().second);
+    arrivals_.pop_front();
+  }
+  while (!starts_.empty() && starts_.front().first <= horizon) {
+    started_.erase(started_ids_.front());
+    started_ids_.pop_front();
+    starts_.pop_front();
+  }
+}
+
+std::string_view reason_of(start_time_verdict v) {
+  switch (v) {
+    case start_time_verdict::met:
+      return "TargetMet";
+    case start_time_verdict::no_recent_jobs:
+      return "NoRecentJobs";
+    case start_time_verdict::startup_unobserved:
+      return "StartUpUnobserved";
+    case start_time_verdict::missed:
+      return "TargetMissed";
+    case start_time_verdict::max_runners_too_low:
+      return "MaxRunnersTooLow";
+  }
+  return "TargetMet";
+}
+
+std::string_view status_of(start_time_verdict v) {
+  switch (v) {
+    case start_time_verdict::met:
+    case start_time_verdict::no_recent_jobs:
+      return "True";
+    case start_time_verdict::startup_unobserved:
+      return "Unknown";
+    case start_time_verdict::missed:
+    case start_time_verdict::max_runners_too_low:
+      return "False";
+  }
+  return "Unknown";
+}
+
+int severity(start_time_verdict v) { return static_cast<int>(v); }
+
+start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_rule& rule) {
+  start_time_sizing s;
+  s.startup_p95 = f.startup_p95;
+  const auto horizon = f.now - rule.window;
+  std::deque<std::int64_t> starts;
+  auto first_in_window = [&](steady_time at) {
+    if (!s.next_change || at + rule.window < *s.next_change) s.next_change = at + rule.window;
+  };
+  const auto short_window = std::min(rule.short_window, rule.window);
+  std::int64_t recent = 0;  // in the short window
+  if (f.observed != nullptr) {
+    for (const auto& [at, job] : f.observed->arrivals())
+      if (at > horizon && at <= f.now) {
+        if (s.arrivals == 0) first_in_window(at);
+        ++s.arrivals;
+        if (at > f.now - short_window) ++recent;
+      }
+    for (const auto& [at, seconds] : f.observed->job_starts())
+      if (at > horizon && at <= f.now) {
+        if (starts.empty()) first_in_window(at);
+        starts.push_back(seconds);
+      }
+  }
+  s.observed_p95 = p95(starts);
+
+  // The rate over each window, or over what was observed of it (no less
+  // than min_span); the higher one counts.
+  const auto observed_for = f.now - f.observing_since;
+  auto rate_over = [&](std::chrono::steady_clock::duration window, std::int64_t arrivals) {
+    const auto min_span = std::min(rule.min_span, window);
+    const auto span = std::clamp(observed_for, min_span, window);
+    return static_cast<double>(arrivals) / std::max(1e-3, std::chrono::duration<double>(span).count());
+  };
+  const double rate = std::max(rate_over(rule.window, s.arrivals), rate_over(short_window, recent));
+  s.arrivals_per_minute = rate * 60;
+
+  const std::int64_t lo = std::max<std::int32_t>(0, f.min_runners);
+  const std::int64_t hi = std::max<std::int64_t>(lo, f.max_runners);
+  const std::int64_t target = std::max<std::int32_t>(0, f.target_p95_seconds);
+  std::int64_t wanted = 0;
+  if (s.arrivals > 0 && f.startup_p95 && *f.startup_p95 > target) {
+    const double uncovered = static_cast<double>(*f.startup_p95 - target);  // S - T
+    wanted = poisson_quantile(rate * uncovered, rule.quantile) + 1;
+  }
+  s.wanted =
+      static_cast<std::int32_t>(std::min<std::int64_t>(wanted, std::numeric_limits<std::int32_t>::max()));
+  s.idle_buffer = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::max(lo, wanted), lo, hi));
+
+  const bool fits = wanted == 0 || wanted + std::max<std::int64_t>(0, f.assigned_jobs) <= hi;
+  if (s.arrivals == 0 && starts.empty())
+    s.verdict = start_time_verdict::no_recent_jobs;
+  else if (!fits)
+    s.verdict = start_time_verdict::max_runners_too_low;
+  else if (s.observed_p95 && *s.observed_p95 > target)
+    s.verdict = start_time_verdict::missed;
+  else if (!s.observed_p95 && !f.startup_p95)
+    s.verdict = start_time_verdict::startup_unobserved;
+  else
+    s.verdict = start_time_verdict::met;
+  return s;
+}
+
+namespace {
+
+std::string duration_text(std::chrono::steady_clock::duration d) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (seconds >= 60 && seconds % 60 == 0) return std::to_string(seconds / 60) + " min";
+  return std::to_string(seconds) + " s";
+}
+
+std::string runners(std::int64_t n) { return std::to_string(n) + (n == 1 ? " runner" : " runners"); }
+
+std::string rate_text(double per_minute) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", per_minute);
+  return buf;
+}
+
+}  // namespace
+
+std::string describe(const start_time_sizing& s, std::int32_t target_p95_seconds,
+                     const start_time_rule& rule) {
+  const auto window = duration_text(rule.window);
+  const auto target = std::to_string(target_p95_seconds) + " s";
+  std::string out;
+  if (s.observed_p95)
+    out = "Jobs started within " + std::to_string(*s.observed_p95) +
+          " s of being queued at the 95th percentile " + "over the last " + window + " (target " + target +
+          ").";
+  else
+    out = "No job started in the last " + window + " (target " + target + ").";
+  if (s.arrivals == 0)
+    return out + " No job came in the last " + window + ": no runner is kept warm beyond minRunners.";
+  const auto came = " " + std::to_string(s.arrivals) + (s.arrivals == 1 ? " job" : " jobs") +
+                    " came in the last " + window + " (" + rate_text(s.arrivals_per_minute) + "/min)";
+  if (!s.startup_p95)
+    return out + came +
+           ", but no runner of the variant came online yet: warm runners are sized once one does.";
+  const auto startup = std::to_string(*s.startup_p95) + " s";
+  if (s.wanted == 0)
+    return out + came + "; runners come online within " + startup +
+           " at the 95th percentile, within the target: none is kept warm beyond minRunners.";
+  out += came + "; runners take " + startup + " to come online at the 95th percentile: " + runners(s.wanted) +
+         " kept warm";
+  if (s.verdict == start_time_verdict::max_runners_too_low)
+    return out +
+           " are needed, but maxRunners leaves no room for them beside the jobs assigned now: raise "
+           "maxRunners, or the target.";
+  return out + ".";
+}
+
+}  // namespace octorun::model

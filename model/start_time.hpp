@@ -1,0 +1,138 @@
+// A start-time target (spec.startTimeTarget, docs/scaling.md "Start-time
+// targets"): how many idle runners a variant keeps warm so that 95 % of its
+// jobs start within the target, sized from the jobs that arrived recently and
+// from how long its runners took to come online. Pure: the caller passes the
+// time (the manager's steady clock) and what it observed.
+//
+// The rule. A job that finds an idle runner starts at once; one that finds
+// none waits for the runner its arrival creates. With k warm runners and
+// every job replaced as it takes one (the set's demand creates a runner per
+// assigned job), job n gets the runner created for job n - k, online S after
+// that job arrived (S: the start-up time). It waits longer than the target T
+// exactly when the k jobs before it all arrived within the S - T seconds
+// before it. For Poisson arrivals at rate λ that count is Poisson(λ·(S - T)),
+// so P(wait > T) <= 5 % takes k = (the 95th percentile of Poisson(λ·(S - T)))
+// + 1, and no warm runner at all when S <= T (a cold start is fast enough) or
+// when no job came in the window (demand stopped: the pool drains to
+// minRunners). λ is the higher of two sliding windows' rates (10 and 2
+// minutes): a peak is met within a minute or two, and the pool shrinks only
+// once it has left the long window.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace octorun::model {
+
+// The nearest-rank 95th percentile: the smallest sample at least 95 % of the
+// samples do not exceed (nullopt: none). The one percentile of the manager's
+// decisions (start-up deadlines, start-time targets).
+std::optional<std::int64_t> p95(const std::deque<std::int64_t>& seconds);
+
+// The smallest n with P(N <= n) >= p for N ~ Poisson(mean); 0 for a mean <= 0.
+// Exact (summed from the mode outwards, so large means do not underflow).
+std::int64_t poisson_quantile(double mean, double p);
+
+// spec.startTimeTarget.p95Seconds: within these bounds (schema and webhook).
+inline constexpr std::int32_t min_start_time_target_seconds = 1;
+inline constexpr std::int32_t max_start_time_target_seconds = 3600;
+
+using steady_time = std::chrono::steady_clock::time_point;
+
+struct start_time_rule {
+  // The arrivals the rate is taken from, and the job starts the observed p95
+  // is taken from: the last `window`. Long enough that a few jobs an hour
+  // still count; short enough that the pool drains soon after demand stops.
+  std::chrono::steady_clock::duration window = std::chrono::minutes(10);
+  // Rising demand is caught sooner: the rate is the higher of the window's
+  // and this shorter one's, so a peak is met within a few minutes of its
+  // start and forgotten only once it has left the whole window.
+  std::chrono::steady_clock::duration short_window = std::chrono::minutes(2);
+  // A set observed for less than the window (a new leader, a new set) takes
+  // its rate over what it observed, but over no less than this: two jobs in
+  // its first second are not a rate of two a second.
+  std::chrono::steady_clock::duration min_span = std::chrono::minutes(1);
+  // The share of jobs that must start within the target.
+  double quantile = 0.95;
+  // Per variant: the memory a burst can take is bounded.
+  std::size_t max_kept = 10'000;
+};
+
+// What a set observed of one variant's jobs, the newest within the window.
+class start_time_observations {
+ public:
+  // A job seen for the first time (JobAvailable, JobAssigned, a queued
+  // delivery, or a start of a job never seen queued): false when `job` was
+  // noted already (the same job through several messages counts once).
+  bool add_arrival(std::int64_t job, steady_time at, const start_time_rule& rule = {});
+  // A job's queued -> started time, heard `at`; once per job.
+  bool add_job_start(std::int64_t job, std::int64_t seconds, steady_time at,
+                     const start_time_rule& rule = {});
+  // Forgets what is older than the window before `now`.
+  void forget_before(steady_time horizon);
+
+  const std::deque<std::pair<steady_time, std::int64_t>>& arrivals() const { return arrivals_; }
+  // (heard at, seconds), oldest first.
+  const std::deque<std::pair<steady_time, std::int64_t>>& job_starts() const { return starts_; }
+  bool empty() const { return arrivals_.empty() && starts_.empty(); }
+
+ private:
+  std::deque<std::pair<steady_time, std::int64_t>> arrivals_;  // (at, job id)
+  std::set<std::int64_t> arrived_;
+  std::deque<std::pair<steady_time, std::int64_t>> starts_;  // (at, seconds)
+  std::deque<std::int64_t> started_ids_;
+  std::set<std::int64_t> started_;
+};
+
+struct start_time_facts {
+  std::int32_t target_p95_seconds = 0;
+  steady_time now{};
+  steady_time observing_since{};                      // when the set started observing jobs
+  const start_time_observations* observed = nullptr;  // null: nothing observed
+  // The p95 of the variant's recent start-ups (creation to online), as the
+  // start-up deadline takes it (runnerset/startup_deadline.hpp); none: none seen.
+  std::optional<std::int64_t> startup_p95;
+  std::int32_t min_runners = 0;
+  std::int32_t max_runners = 0;
+  std::int64_t assigned_jobs = 0;  // the demand now: the warm runners come on top of it
+};
+
+enum class start_time_verdict {
+  met,                  // True: the observed p95 is within the target and the warm runners fit
+  no_recent_jobs,       // True: no job came in the window: nothing to keep warm
+  startup_unobserved,   // Unknown: jobs come, but no runner came online yet to size from
+  missed,               // False: the observed p95 is over the target though the warm runners fit
+  max_runners_too_low,  // False: the warm runners it needs do not fit under maxRunners beside demand
+};
+std::string_view reason_of(start_time_verdict v);  // the condition's reason
+std::string_view status_of(start_time_verdict v);  // True, False or Unknown
+int severity(start_time_verdict v);                // worse is higher
+
+struct start_time_sizing {
+  // The idle runners to keep on top of demand: max(minRunners, wanted),
+  // within minRunners..maxRunners (the set's count clamps the total).
+  std::int32_t idle_buffer = 0;
+  std::int32_t wanted = 0;                   // the warm runners the rule asks for (0: none)
+  std::int64_t arrivals = 0;                 // jobs that came in the window
+  double arrivals_per_minute = 0;            // the rate the rule used
+  std::optional<std::int64_t> observed_p95;  // queued -> started of the jobs started in the window
+  std::optional<std::int64_t> startup_p95;   // as given
+  start_time_verdict verdict = start_time_verdict::no_recent_jobs;
+  // When the oldest arrival leaves the window (the count changes then).
+  std::optional<steady_time> next_change;
+  bool operator==(const start_time_sizing&) const = default;
+};
+
+start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_rule& rule = {});
+
+// For people: what the sizing saw and decided (the condition's message).
+std::string describe(const start_time_sizing& s, std::int32_t target_p95_seconds,
+                     const start_time_rule& rule = {});
+
+}  // namespace octorun::model

@@ -179,6 +179,17 @@ void read_registration(reader& r, const Value& spec, Spec& s) {
   read_pod_config(r, spec, s.pod);
 }
 
+// spec.startTimeTarget and a variant's.
+std::optional<start_time_target_spec> read_start_time_target(reader& r, const Value& parent,
+                                                             const std::string& at) {
+  const auto path = join(at, "startTimeTarget");
+  const Value* t = r.object(parent, "startTimeTarget", path);
+  if (t == nullptr) return std::nullopt;
+  start_time_target_spec out;
+  r.int32(*t, "p95Seconds", path + ".p95Seconds", out.p95_seconds);
+  return out;
+}
+
 void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
   r.string(spec, "runnerClassName", "spec.runnerClassName", s.runner_class_name);
   read_registration(r, spec, s);
@@ -186,6 +197,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
   r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
   r.int32(spec, "replicas", "spec.replicas", s.replicas);
   r.int32(spec, "startupTimeoutSeconds", "spec.startupTimeoutSeconds", s.startup_timeout_seconds);
+  s.start_time_target = read_start_time_target(r, spec, "spec");
   std::string intake;
   r.string(spec, "intake", "spec.intake", intake);
   if (intake == "Listener")
@@ -201,6 +213,7 @@ void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
               out.template_ = read_template(r, v, at);
               out.container_mode = read_container_mode(r, v, at);
               r.int32(v, "startupTimeoutSeconds", at + ".startupTimeoutSeconds", out.startup_timeout_seconds);
+              out.start_time_target = read_start_time_target(r, v, at);
             });
 }
 

@@ -57,12 +57,20 @@ const shared_runner_spec& empty_runner_spec() {
   return empty;
 }
 
+namespace {
+
+std::optional<std::int32_t> target_seconds(const std::optional<start_time_target_spec>& target) {
+  return target ? target->p95_seconds : std::nullopt;
+}
+
+}  // namespace
+
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
   const std::int32_t set_min = spec.min_runners.value_or(0);
   const std::int32_t set_max = spec.max_runners.value_or(std::max(set_min, default_max_runners));
   if (spec.variants.empty())
     return {effective_variant{"", spec.runner_labels, &spec.template_, set_min, set_max, spec.pod,
-                              spec.startup_timeout_seconds}};
+                              spec.startup_timeout_seconds, target_seconds(spec.start_time_target)}};
   std::vector<effective_variant> out;
   out.reserve(spec.variants.size());
   for (const auto& v : spec.variants) {
@@ -74,7 +82,8 @@ std::vector<effective_variant> effective_variants(const runnerset_spec& spec) {
     if (v.container_mode) pod.container_mode = v.container_mode;
     out.push_back({v.name, std::move(labels), v.template_ ? &*v.template_ : &spec.template_,
                    v.min_runners.value_or(set_min), v.max_runners.value_or(set_max), std::move(pod),
-                   v.startup_timeout_seconds ? v.startup_timeout_seconds : spec.startup_timeout_seconds});
+                   v.startup_timeout_seconds ? v.startup_timeout_seconds : spec.startup_timeout_seconds,
+                   target_seconds(v.start_time_target ? v.start_time_target : spec.start_time_target)});
   }
   return out;
 }

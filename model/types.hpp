@@ -135,14 +135,24 @@ struct pod_config {
   bool operator==(const pod_config&) const = default;
 };
 
+// spec.startTimeTarget (and a variant's): the 95th percentile of queued ->
+// job started the set keeps warm runners for (model/start_time.hpp,
+// docs/scaling.md "Start-time targets"). p95Seconds is required (the
+// webhook says so) and within model::min/max_start_time_target_seconds.
+struct start_time_target_spec {
+  std::optional<std::int32_t> p95_seconds;
+  bool operator==(const start_time_target_spec&) const = default;
+};
+
 struct variant_spec {
   std::string name;
   std::vector<std::string> runner_labels;
   std::optional<pod_template> template_;  // replaces the set's template when present
   std::optional<std::int32_t> min_runners;
   std::optional<std::int32_t> max_runners;
-  std::optional<container_mode_spec> container_mode{};    // replaces the set's when present
-  std::optional<std::int32_t> startup_timeout_seconds{};  // replaces the set's when present
+  std::optional<container_mode_spec> container_mode{};        // replaces the set's when present
+  std::optional<std::int32_t> startup_timeout_seconds{};      // replaces the set's when present
+  std::optional<start_time_target_spec> start_time_target{};  // replaces the set's when present
 };
 
 // spec.startupTimeoutSeconds (and a variant's): how long a runner may take
@@ -169,7 +179,8 @@ struct runnerset_spec {
   std::optional<std::int32_t> min_runners;
   std::optional<std::int32_t> max_runners;
   std::optional<std::int32_t> replicas;
-  std::optional<std::int32_t> startup_timeout_seconds;  // a variant's own replaces it
+  std::optional<std::int32_t> startup_timeout_seconds;      // a variant's own replaces it
+  std::optional<start_time_target_spec> start_time_target;  // a variant's own replaces it
   intake_mode intake = intake_mode::webhook;
   pod_template template_;
   pod_config pod;  // containerMode, proxy, caBundle, manageSafeToEvict
@@ -303,6 +314,8 @@ struct effective_variant {
   std::int32_t max_runners;
   pod_config pod{};  // the set's, with the variant's containerMode when it has one
   std::optional<std::int32_t> startup_timeout_seconds{};  // the variant's, else the set's; unset: derived
+  // The variant's start-time target (p95 seconds), else the set's; unset: none.
+  std::optional<std::int32_t> start_time_target_seconds{};
 };
 inline constexpr std::int32_t default_max_runners = 10;
 std::vector<effective_variant> effective_variants(const runnerset_spec& spec);

@@ -7,6 +7,7 @@
 #include "model/naming.hpp"
 #include "model/pod_config.hpp"
 #include "model/scope.hpp"
+#include "model/start_time.hpp"
 
 namespace octorun::admission {
 namespace {
@@ -95,6 +96,26 @@ void check_startup_timeout(const std::string& field, const std::optional<std::in
                               "leave it unset to derive it from the variant's observed start-up times"});
 }
 
+// A start-time target names its percentile's seconds, within the bounds
+// (model::min/max_start_time_target_seconds).
+void check_start_time_target(const std::string& field, const std::optional<start_time_target_spec>& target,
+                             field_errors& out) {
+  if (!target) return;
+  const auto p95 = field + ".p95Seconds";
+  if (!target->p95_seconds)
+    return out.push_back({p95,
+                          "is required: the seconds within which 95 % of the jobs should start after "
+                          "being queued"});
+  const auto seconds = *target->p95_seconds;
+  if (seconds < min_start_time_target_seconds || seconds > max_start_time_target_seconds)
+    out.push_back({p95, std::to_string(seconds) + " is outside " +
+                            std::to_string(min_start_time_target_seconds) + ".." +
+                            std::to_string(max_start_time_target_seconds) +
+                            " seconds: the manager keeps warm runners so that 95 % of the jobs start within "
+                            "this long after being queued; remove startTimeTarget to keep none beyond "
+                            "minRunners"});
+}
+
 }  // namespace
 
 void check_runner_counts(const std::string& path, const std::optional<std::int32_t>& min,
@@ -173,6 +194,7 @@ void check_variants(const runnerset& set, std::int32_t cap, field_errors& out) {
     if (v.template_) check_pod_template(path + ".template", *v.template_, out);
     if (v.container_mode) check_container_mode(path + ".containerMode", *v.container_mode, out);
     check_startup_timeout(path + ".startupTimeoutSeconds", v.startup_timeout_seconds, out);
+    check_start_time_target(path + ".startTimeTarget", v.start_time_target, out);
   }
   // Jobs are routed by labels: two variants with the same labels are ambiguous.
   auto variants = effective_variants(spec);
@@ -206,6 +228,7 @@ field_errors validate_runnerset(const runnerset& set, const admission_policy& po
   check_runner_counts("spec", spec.min_runners, spec.max_runners, policy.max_runners, out);
   check_bound("spec.replicas", spec.replicas, policy.max_runners, out);
   check_startup_timeout("spec.startupTimeoutSeconds", spec.startup_timeout_seconds, out);
+  check_start_time_target("spec.startTimeTarget", spec.start_time_target, out);
   check_pod_template("spec.template", spec.template_, out);
   check_pod_config("spec", spec.pod, out);
   check_variants(set, policy.max_runners, out);

@@ -124,6 +124,37 @@ TEST(ValidateRunnerSet, StartupTimeoutsAreBoundedAndInherited) {
   EXPECT_FALSE(model::parse_runnerset(d)) << "not a number: refused where it is read";
 }
 
+// A start-time target (spec.startTimeTarget, a variant's own) names its
+// percentile's seconds within 1..3600, refused naming the field; parsed into
+// the effective variants: a variant's own, else the set's.
+TEST(ValidateRunnerSet, StartTimeTargetsAreBoundedAndInherited) {
+  auto d = doc(test::valid_runnerset_json());
+  test::set(d, "/spec/startTimeTarget", rapidjson::Value(rapidjson::kObjectType));
+  EXPECT_EQ(only_error(validate_set(d)),
+            "spec.startTimeTarget.p95Seconds: is required: the seconds within which 95 % of the jobs should "
+            "start after being queued");
+  test::set(d, "/spec/startTimeTarget/p95Seconds", 0);
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.startTimeTarget.p95Seconds: 0 is outside 1..3600 seconds: the manager keeps warm runners so "
+      "that 95 % of the jobs start within this long after being queued; remove startTimeTarget to keep "
+      "none beyond minRunners");
+  test::set(d, "/spec/startTimeTarget/p95Seconds", 5);
+  EXPECT_TRUE(validate_set(d).empty());
+  test::set(d, "/spec/variants/1/startTimeTarget/p95Seconds", 3601);
+  EXPECT_EQ(validate_set(d).at(0).field, "spec.variants[1].startTimeTarget.p95Seconds");
+  test::set(d, "/spec/variants/1/startTimeTarget/p95Seconds", 3600);
+  auto set = model::parse_runnerset(d);
+  ASSERT_TRUE(set);
+  EXPECT_TRUE(validate_runnerset(*set, {}).empty());
+  auto variants = model::effective_variants(set->spec);
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0].start_time_target_seconds, 5);
+  EXPECT_EQ(variants[1].start_time_target_seconds, 3600);
+  test::set(d, "/spec/startTimeTarget", std::string("5s"));
+  EXPECT_FALSE(model::parse_runnerset(d)) << "not an object: refused where it is read";
+}
+
 // Whether a set needs a Secret of its own is its RunnerClass's to say
 // (runner_class_unit JudgeSet.*); a name it gives must be a Secret's.
 TEST(ValidateRunnerSet, ACredentialsSecretNameIsASecretsName) {

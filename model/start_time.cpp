@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -120,6 +119,7 @@ int severity(start_time_verdict v) { return static_cast<int>(v); }
 
 start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_rule& rule) {
   start_time_sizing s;
+  s.target_p95_seconds = f.target_p95_seconds;
   s.startup_p95 = f.startup_p95;
   const auto horizon = f.now - rule.window;
   std::deque<std::int64_t> starts;
@@ -142,6 +142,7 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
       }
   }
   s.observed_p95 = p95(starts);
+  s.recent_arrivals = recent;
 
   // The rate over each window, or over what was observed of it (no less
   // than min_span); the higher one counts.
@@ -190,18 +191,11 @@ std::string duration_text(std::chrono::steady_clock::duration d) {
 
 std::string runners(std::int64_t n) { return std::to_string(n) + (n == 1 ? " runner" : " runners"); }
 
-std::string rate_text(double per_minute) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", per_minute);
-  return buf;
-}
-
 }  // namespace
 
-std::string describe(const start_time_sizing& s, std::int32_t target_p95_seconds,
-                     const start_time_rule& rule) {
+std::string describe(const start_time_sizing& s, const start_time_rule& rule) {
   const auto window = duration_text(rule.window);
-  const auto target = std::to_string(target_p95_seconds) + " s";
+  const auto target = std::to_string(s.target_p95_seconds) + " s";
   std::string out;
   if (s.observed_p95)
     out = "Jobs started within " + std::to_string(*s.observed_p95) +
@@ -212,7 +206,8 @@ std::string describe(const start_time_sizing& s, std::int32_t target_p95_seconds
   if (s.arrivals == 0)
     return out + " No job came in the last " + window + ": no runner is kept warm beyond minRunners.";
   const auto came = " " + std::to_string(s.arrivals) + (s.arrivals == 1 ? " job" : " jobs") +
-                    " came in the last " + window + " (" + rate_text(s.arrivals_per_minute) + "/min)";
+                    " came in the last " + window + " (" + std::to_string(s.recent_arrivals) +
+                    " in the last " + duration_text(std::min(rule.short_window, rule.window)) + ")";
   if (!s.startup_p95)
     return out + came +
            ", but no runner of the variant came online yet: warm runners are sized once one does.";

@@ -115,11 +115,13 @@ std::string_view status_of(start_time_verdict v);  // True, False or Unknown
 int severity(start_time_verdict v);                // worse is higher
 
 struct start_time_sizing {
+  std::int32_t target_p95_seconds = 0;  // as given
   // The idle runners to keep on top of demand: max(minRunners, wanted),
   // within minRunners..maxRunners (the set's count clamps the total).
   std::int32_t idle_buffer = 0;
   std::int32_t wanted = 0;                   // the warm runners the rule asks for (0: none)
   std::int64_t arrivals = 0;                 // jobs that came in the window
+  std::int64_t recent_arrivals = 0;          // of them, in the short window
   double arrivals_per_minute = 0;            // the rate the rule used
   std::optional<std::int64_t> observed_p95;  // queued -> started of the jobs started in the window
   std::optional<std::int64_t> startup_p95;   // as given
@@ -132,7 +134,7 @@ struct start_time_sizing {
 start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_rule& rule = {});
 
 // For people: what the sizing saw and decided (the condition's message).
-std::string describe(const start_time_sizing& s, std::int32_t target_p95_seconds,
-                     const start_time_rule& rule = {});
+// Counts, not rates, so that it changes only when what it counts does.
+std::string describe(const start_time_sizing& s, const start_time_rule& rule = {});
 
 }  // namespace octorun::model

@@ -8,6 +8,7 @@
 #include "actors/runnerset/rollout.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 #include "actors/runnerset/set_status.hpp"
+#include "actors/runnerset/start_time.hpp"
 #include "actors/runnerset/stuck_start.hpp"
 #include "model/pod_config.hpp"
 
@@ -59,14 +60,20 @@ class planner {
     std::vector<demand> demands;
     // A set over its class's limits starts no new runner; its idle ones go.
     const bool within_class = o_.class_verdict->limits.empty();
-    for (const auto& v : variants)
+    std::vector<std::optional<model::start_time_sizing>> warm;  // start_time.hpp
+    for (const auto& v : variants) {
       demands.push_back({within_class ? v.min_runners : 0, within_class ? v.max_runners : 0, 0,
                          within_class ? assigned_jobs(v.name) : 0});
+      warm.push_back(within_class ? start_time_of(o_, v, demands.back()) : std::nullopt);
+      if (warm.back()) demands.back().warm = warm.back()->idle_buffer;
+      if (warm.back() && warm.back()->next_change) wake(start_time_wake(v.name), *warm.back()->next_change);
+    }
     const auto floors = replica_floors(set.spec.replicas.value_or(0), demands);
     variant_counts per_variant;
     for (std::size_t i = 0; i < variants.size(); ++i) {
       demands[i].floor = floors[i];
       per_variant.emplace_back(variants[i].name, scale(variants[i], demands[i]));
+      per_variant.back().second.start_time = warm[i];
     }
     drain_retired_variants(variants, per_variant);
     fetch_runner_release();
@@ -561,6 +568,8 @@ class planner {
       current.push_back(*intake);
     if (pod_condition_) current.push_back(*pod_condition_);
     if (!p_.versions.empty()) current.push_back(runner_version_condition(p_.versions));
+    if (auto start_time = start_time_condition(per_variant, o_.start_time_rule))
+      current.push_back(*start_time);
     auto conditions = set_conditions(o_.published_conditions.value_or(set.status.conditions),
                                      std::move(current), o_.wall_time, set.metadata.generation);
     auto text = status_json(set, per_variant, declared, conditions, &o_.deferred_removals);

@@ -31,6 +31,7 @@
 #include "actors/runnerset/startup_deadline.hpp"
 #include "model/children.hpp"
 #include "model/class_rules.hpp"
+#include "model/start_time.hpp"
 #include "model/types.hpp"
 
 namespace octorun::runnerset {
@@ -264,6 +265,11 @@ struct set_observation {
   // Recent start-up times (creation to pod ready) by variant: what a derived
   // start-up deadline follows (startup_deadline.hpp).
   std::map<std::string, startup_samples> startups;
+  // Start-time targets (start_time.hpp): by variant, the jobs that arrived
+  // and started in the rule's window, as noted since `observing_since`.
+  std::map<std::string, model::start_time_observations> job_arrivals;
+  time_point observing_since{};
+  model::start_time_rule start_time_rule;
   in_flight_registry in_flight;
   github_budget budget;  // of its credentials (github_budget.hpp)
   // GitHub runners whose removal waits for the budget, by id (their Runners
@@ -307,6 +313,8 @@ struct counts {
   std::int64_t assigned = 0;
   std::int64_t scale_set_id = 0;  // Listener intake; not a count
   std::string session_id;         // the session last opened on it; not a count
+  // What its start-time target sized (start_time.hpp); none: no target.
+  std::optional<model::start_time_sizing> start_time;
   void add(const runner_view& v);
 };
 using variant_counts = std::vector<std::pair<std::string, counts>>;

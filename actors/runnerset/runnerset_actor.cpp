@@ -14,6 +14,7 @@
 #include "actors/runner/phase.hpp"
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
+#include "actors/runnerset/start_time.hpp"
 #include "actors/runnerset/stuck_start.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/typed.hpp"
@@ -63,6 +64,7 @@ void reconcile(self_ptr self) {
   auto& w = st.world;
   if (!w.set) return;
   w.now = self->clock().now();
+  forget_old_jobs(w);
   w.has_finalizer = has_set_finalizer(*st.set_object);
   // A Runner seen (or being made) again: a LIST must confirm none is left.
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
@@ -298,6 +300,7 @@ void on_demand(self_ptr self, const Job& m) {
   // A job that completed already (a late or reordered delivery) or is
   // counted already (a duplicate) changes nothing: logged once, counted.
   auto& st = self->state;
+  if (st.completed_jobs.count(m.job.job_id) == 0) note_job_arrival(st.world, m.job, self->clock().now());
   if (auto stale = stale_demand(st.completed_jobs.count(m.job.job_id) > 0,
                                 st.world.active_jobs.count(m.job.job_id) > 0)) {
     if (m.job.swept) return;  // the sweep found what a delivery brought: no bad input
@@ -319,6 +322,10 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
   const bool foreign = st.foreign_runners.count(m.runner_name) > 0;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
+    note_job_arrival(st.world, m.job,
+                     self->clock().now());  // (one per job: a start of a job not seen queued)
+    if (auto v = runner != st.world.runners.end() ? runner->second.variant : variant_of_job(st.world, m.job))
+      note_job_start_time(st.world, *v, m.job, self->clock().now(), std::time(nullptr));
     if (runner != st.world.runners.end()) {
       note_job_start(st.world, m.runner_name);
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
@@ -507,6 +514,8 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
   st.world.hooks_cluster_role = st.cfg.hooks_cluster_role;
   st.world.scale_down_period = st.cfg.scale_down_window;
+  st.world.start_time_rule.window = st.cfg.start_time_window;
+  st.world.observing_since = self->clock().now();
   st.world.status_hold = st.cfg.status_hold;
   st.world.reference_recheck = st.cfg.resync;
   auto runner_defaults = st.cfg.runner_defaults;

@@ -57,6 +57,9 @@ struct runnerset_actor_config {
   // Idle runners are removed only down to the highest desired count of this
   // window (actors/runnerset/stabilization.hpp); scale-up is immediate.
   std::chrono::milliseconds scale_down_window{10'000};
+  // The jobs a start-time target sizes warm runners from: those of this
+  // window (model::start_time_rule, whose default the manager uses).
+  std::chrono::milliseconds start_time_window{std::chrono::minutes(10)};
   std::chrono::milliseconds request_timeout{90'000};
   // After the apiserver accepted a status write, the next waits this long
   // (status_write_due, set_status.hpp); zero: written as soon as the one

@@ -8,7 +8,9 @@ namespace octorun::runnerset {
 std::int32_t desired_runners(const demand& d) {
   const std::int64_t lo = std::max<std::int32_t>(0, d.min_runners);
   const std::int64_t hi = std::max<std::int64_t>(lo, d.max_runners);
-  const std::int64_t want = std::max<std::int64_t>(lo + std::max<std::int64_t>(0, d.assigned_jobs), d.floor);
+  const std::int64_t buffer = std::max<std::int64_t>(lo, d.warm);
+  const std::int64_t want =
+      std::max<std::int64_t>(buffer + std::max<std::int64_t>(0, d.assigned_jobs), d.floor);
   return static_cast<std::int32_t>(std::clamp(want, lo, hi));
 }
 

@@ -21,11 +21,14 @@ struct demand {
   // Jobs assigned to this pool and not yet completed (listener statistics or
   // webhook demand).
   std::int64_t assigned_jobs = 0;
+  // The idle runners a start-time target keeps warm (start_time.hpp; 0:
+  // none): the buffer on top of demand is the larger of it and minRunners.
+  std::int32_t warm = 0;
 };
 
-// clamp(max(minRunners + assigned jobs, floor), minRunners, maxRunners):
-// minRunners is an idle buffer on top of demand, the floor a lower bound on
-// the total.
+// clamp(max(max(minRunners, warm) + assigned jobs, floor), minRunners,
+// maxRunners): the buffer is idle on top of demand, the floor a lower bound
+// on the total.
 std::int32_t desired_runners(const demand& d);
 
 // spec.replicas is one scale target for the whole set (the scale subresource

@@ -2,6 +2,7 @@
 
 #include "actors/runnerset/class_condition.hpp"
 #include "actors/runnerset/set_status.hpp"
+#include "actors/runnerset/start_time.hpp"
 
 namespace octorun::runnerset {
 namespace {
@@ -130,6 +131,19 @@ void version_events(const set_summary& before, const set_summary& after, std::ve
     out.push_back(normal("RunnerVersionAccepted", "CheckRunnerVersion", after.version_message));
 }
 
+// The start-time target (start_time.hpp): a Warning when it turns False
+// (maxRunners too low, or missed), a Normal when it is met again.
+void start_time_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  if (after.start_time_status == before.start_time_status &&
+      after.start_time_reason == before.start_time_reason)
+    return;
+  if (after.start_time_status == "False")
+    out.push_back(
+        warning("StartTime" + after.start_time_reason, "KeepWarmRunners", after.start_time_message));
+  else if (after.start_time_status == "True" && before.start_time_status == "False")
+    out.push_back(normal("StartTimeTargetMet", "KeepWarmRunners", after.start_time_message));
+}
+
 }  // namespace
 
 set_summary summary_from_status(const model::runnerset& set) {
@@ -142,6 +156,11 @@ set_summary summary_from_status(const model::runnerset& set) {
     if (c.type == "RunnerVersionCurrent") {
       s.version_reason = c.reason;
       s.version_message = c.message;
+    }
+    if (c.type == "StartTimeTargetMet") {
+      s.start_time_status = c.status;
+      s.start_time_reason = c.reason;
+      s.start_time_message = c.message;
     }
     if (c.type != "CredentialsReady") continue;
     if (c.status == "True") s.credentials = credentials_state::ready;
@@ -201,6 +220,12 @@ set_summary summarize(const set_summary& previous, const set_observation& o, con
         s.draining.insert(variant);
     }
   }
+  if (!p.desired.empty()) {  // the counts are known: so is the start-time target
+    const auto start_time = start_time_condition(&p.counts, o.start_time_rule);
+    s.start_time_status = start_time ? start_time->status : "";
+    s.start_time_reason = start_time ? start_time->reason : "";
+    s.start_time_message = start_time ? start_time->message : "";
+  }
   if (!p.versions.empty()) {
     const auto version = runner_version_condition(p.versions);
     s.version_reason = version.reason;
@@ -228,6 +253,7 @@ std::vector<set_event> set_events(const set_summary& before, const set_summary& 
   rollout_events(before, after, out);
   drain_events(before, after, out);
   version_events(before, after, out);
+  start_time_events(before, after, out);
   return out;
 }
 

@@ -46,6 +46,11 @@ struct set_summary {
   // The RunnerVersionCurrent condition's reason and message ("": not judged).
   std::string version_reason;
   std::string version_message;
+  // The StartTimeTargetMet condition ("": no target). Its Events follow
+  // its status and reason, not its message, whose counts change with every job.
+  std::string start_time_status;
+  std::string start_time_reason;
+  std::string start_time_message;
   bool operator==(const set_summary&) const = default;
 };
 

@@ -22,6 +22,17 @@ void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
   obj.AddMember("outdatedRunners", c.outdated, a);
 }
 
+// What a variant's start-time target sized (crds/README.md, status.startTime).
+rapidjson::Value start_time_json(const model::start_time_sizing& s, json::allocator& a) {
+  rapidjson::Value v(rapidjson::kObjectType);
+  v.AddMember("targetP95Seconds", s.target_p95_seconds, a);
+  if (s.observed_p95) v.AddMember("observedP95Seconds", *s.observed_p95, a);
+  if (s.startup_p95) v.AddMember("runnerStartupP95Seconds", *s.startup_p95, a);
+  v.AddMember("recentJobs", s.arrivals, a);
+  v.AddMember("warmRunners", s.idle_buffer, a);
+  return v;
+}
+
 // The counts in total and, for a set with variants, per variant, with the
 // scale set ids (Listener intake).
 void write_counts(rapidjson::Value& status, const variant_counts& per_variant, bool declared,
@@ -47,6 +58,11 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     total.outdated += c.outdated;
   }
   put_counts(status, total, a);
+  // A set with variants says it per variant.
+  if (single != nullptr && single->start_time)
+    status.AddMember("startTime", start_time_json(*single->start_time, a), a);
+  else
+    status.AddMember("startTime", rapidjson::Value(rapidjson::kNullType), a);
   if (!declared) {
     status.AddMember("variants", rapidjson::Value(rapidjson::kNullType), a);
     return;
@@ -58,6 +74,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
     if (!c.session_id.empty()) entry.AddMember("sessionId", json::string_value(c.session_id, a), a);
     put_counts(entry, c, a);
+    if (c.start_time) entry.AddMember("startTime", start_time_json(*c.start_time, a), a);
     variants.PushBack(entry, a);
   }
   status.AddMember("variants", variants, a);

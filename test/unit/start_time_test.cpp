@@ -186,7 +186,7 @@ TEST(StartTime, ABurstSizesThePoolWithinMaxRunners) {
   EXPECT_EQ(s.verdict, start_time_verdict::max_runners_too_low);
   EXPECT_EQ(reason_of(s.verdict), "MaxRunnersTooLow");
   EXPECT_EQ(status_of(s.verdict), "False");
-  EXPECT_NE(describe(s, 5).find("raise maxRunners, or the target"), std::string::npos) << describe(s, 5);
+  EXPECT_NE(describe(s).find("raise maxRunners, or the target"), std::string::npos) << describe(s);
 }
 
 // Demand that stops: the pool drains to minRunners once the last job has
@@ -233,8 +233,7 @@ TEST(StartTime, NoWarmRunnersWhileAColdStartMeetsTheTargetOrNoneCameOnline) {
   auto s = size_warm_runners(f);
   EXPECT_EQ(s.wanted, 0);
   EXPECT_EQ(s.verdict, start_time_verdict::met);
-  EXPECT_NE(describe(s, 30).find("within the target: none is kept warm"), std::string::npos)
-      << describe(s, 30);
+  EXPECT_NE(describe(s).find("within the target: none is kept warm"), std::string::npos) << describe(s);
   f.startup_p95.reset();
   s = size_warm_runners(f);
   EXPECT_EQ(s.wanted, 0);
@@ -269,8 +268,7 @@ TEST(StartTime, TheObservedPercentileJudgesTheTarget) {
   EXPECT_EQ(s.observed_p95, 1);
   EXPECT_EQ(s.verdict, start_time_verdict::met);
   EXPECT_GT(s.wanted, 0);
-  EXPECT_NE(describe(s, 5).find("Jobs started within 1 s of being queued"), std::string::npos)
-      << describe(s, 5);
+  EXPECT_NE(describe(s).find("Jobs started within 1 s of being queued"), std::string::npos) << describe(s);
 }
 
 // A new leader (or a new set) takes the rate over what it observed, but

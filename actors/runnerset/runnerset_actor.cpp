@@ -115,6 +115,7 @@ void add_demand(self_ptr self, const messages::job_info& job) {
     st.early_demand.push_back(job);
     return;
   }
+  note_job_arrival(st.world, job, self->clock().now());  // (a job queued before the set was read: now)
   auto variants = model::effective_variants(st.world.set->spec);
   if (auto v = variant_for_job(variants, job.labels)) {
     st.world.active_jobs.emplace(job.job_id, variants[*v].name);

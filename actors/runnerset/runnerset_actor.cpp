@@ -323,8 +323,8 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
   const bool foreign = st.foreign_runners.count(m.runner_name) > 0;
   if (st.completed_jobs.count(m.job.job_id) == 0) {
     auto runner = st.world.runners.find(m.runner_name);
-    note_job_arrival(st.world, m.job,
-                     self->clock().now());  // (one per job: a start of a job not seen queued)
+    // An arrival, once per job (a start of a job never seen queued), and its queue time.
+    note_job_arrival(st.world, m.job, self->clock().now());
     if (auto v = runner != st.world.runners.end() ? runner->second.variant : variant_of_job(st.world, m.job))
       note_job_start_time(st.world, *v, m.job, self->clock().now(), std::time(nullptr));
     if (runner != st.world.runners.end()) {

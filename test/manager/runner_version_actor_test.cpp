@@ -44,12 +44,7 @@ class RunnerVersionActor : public test::actor_test_base {
     events_ = kube::spawn_event_recorder(sys_, kube_cfg_, {}, "octorun.io/manager", "test");
     cfg.events = events_;
     set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, cfg));
-    const std::string mine = "octorun.io/runnerset=linux";
-    informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
-                                         {{kinds::runnersets(), "", "metadata.name=linux"},
-                                          {kinds::runners(), mine, ""},
-                                          {kinds::pods(), mine, ""}},
-                                         set_);
+    informers_ = test::forward_set_informers(sys_, kube_cfg_, ns_, set_);
   }
 
   // The one runner of the set once its pod runs and GitHub registered it.

@@ -72,14 +72,7 @@ class RunnerSetActor : public test::actor_test_base {
   }
 
   // The set's informers, as the controller runs them.
-  void watch() {
-    const std::string mine = "octorun.io/runnerset=linux";
-    informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
-                                         {{kinds::runnersets(), "", "metadata.name=linux"},
-                                          {kinds::runners(), mine, ""},
-                                          {kinds::pods(), mine, ""}},
-                                         set_);
-  }
+  void watch() { informers_ = test::forward_set_informers(sys_, kube_cfg_, ns_, set_); }
 
   std::vector<std::string> runner_names() {
     std::vector<std::string> out;

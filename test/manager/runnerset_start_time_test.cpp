@@ -10,7 +10,6 @@
 #include <chrono>
 #include <string>
 
-#include "actors/kinds.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "common/rfc3339.hpp"
 #include "messages/jobs.hpp"
@@ -57,12 +56,7 @@ class RunnerSetStartTime : public test::actor_test_base {
     cfg.runner_defaults.retry_initial = 100ms;
     cfg.start_time_window = window;
     set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, cfg));
-    const std::string mine = "octorun.io/runnerset=linux";
-    informers_ = test::forward_informers(sys_, kube_cfg_, ns_,
-                                         {{kinds::runnersets(), "", "metadata.name=linux"},
-                                          {kinds::runners(), mine, ""},
-                                          {kinds::pods(), mine, ""}},
-                                         set_);
+    informers_ = test::forward_set_informers(sys_, kube_cfg_, ns_, set_);
   }
 
   messages::job_info job(std::int64_t id) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/kinds.hpp"
 #include "actors/watched.hpp"
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
@@ -126,6 +127,18 @@ inline std::vector<caf::actor> forward_informers(caf::actor_system& sys, const k
   auto fwd = sys.spawn(forward_to, target, std::move(children), runners);
   for (const auto& inf : out) caf::anon_send(inf, kube::subscribe_atom::value, fwd);
   return out;
+}
+
+// The informers the controller runs for the RunnerSet "linux" in `ns`: the
+// set, its Runners and their Pods, forwarding to its actor `set`.
+inline std::vector<caf::actor> forward_set_informers(caf::actor_system& sys, const kube::config& cfg,
+                                                     const std::string& ns, caf::actor set) {
+  const std::string mine = "octorun.io/runnerset=linux";
+  return forward_informers(sys, cfg, ns,
+                           {{kinds::runnersets(), "", "metadata.name=linux"},
+                            {kinds::runners(), mine, ""},
+                            {kinds::pods(), mine, ""}},
+                           std::move(set));
 }
 
 // Creates the credentials Secret "github" (the simulator's PAT) and the

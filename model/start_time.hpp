@@ -74,7 +74,7 @@ class start_time_observations {
   // A job's queued -> started time, heard `at`; once per job.
   bool add_job_start(std::int64_t job, std::int64_t seconds, steady_time at,
                      const start_time_rule& rule = {});
-  // Forgets what is older than the window before `now`.
+  // Forgets what was noted at or before `horizon` (now less the window).
   void forget_before(steady_time horizon);
 
   const std::deque<std::pair<steady_time, std::int64_t>>& arrivals() const { return arrivals_; }

@@ -31,6 +31,9 @@ inline constexpr const char* runner_finalizer = "octorun.io/runner";
 std::string credentials_finalizer(std::string_view set);
 // cluster-autoscaler's per-pod veto on removing its node.
 inline constexpr const char* annotation_safe_to_evict = "cluster-autoscaler.kubernetes.io/safe-to-evict";
+// Karpenter's: "true" keeps it from choosing the pod's node for consolidation
+// or drift, and from evicting the pod (up to a NodePool's terminationGracePeriod).
+inline constexpr const char* annotation_do_not_disrupt = "karpenter.sh/do-not-disrupt";
 
 bool is_dns_label(std::string_view s);      // RFC 1123 label, <= 63
 bool is_dns_subdomain(std::string_view s);  // RFC 1123 subdomain, <= 253

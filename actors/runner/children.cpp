@@ -76,7 +76,8 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
   }
   add_owner_labels(labels, r, a);
   meta.AddMember("labels", labels, a);
-  // An idle runner may go with its node; busy_pod_patch says "false" once it has a job.
+  // An idle runner may go with its node: busy_pod_patch adds the autoscalers'
+  // vetoes (safe-to-evict "false", do-not-disrupt) once it has a job.
   if (r.spec->pod.manage_safe_to_evict &&
       !r.spec->template_.annotations.count(model::annotation_safe_to_evict))
     set_member(annotations, model::annotation_safe_to_evict, Value("true", a), a);
@@ -143,8 +144,15 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
 std::string busy_pod_patch(const model::runner& r) {
   json::writer w;
   w.open().open("metadata").open("labels").field(model::label_busy, "true").close();
-  if (!r.spec->template_.annotations.count(model::annotation_safe_to_evict))
-    w.open("annotations").field(model::annotation_safe_to_evict, "false").close();
+  const auto& set_by_template = r.spec->template_.annotations;
+  const bool safe_to_evict = !set_by_template.count(model::annotation_safe_to_evict);
+  const bool do_not_disrupt = !set_by_template.count(model::annotation_do_not_disrupt);
+  if (safe_to_evict || do_not_disrupt) {
+    w.open("annotations");
+    if (safe_to_evict) w.field(model::annotation_safe_to_evict, "false");
+    if (do_not_disrupt) w.field(model::annotation_do_not_disrupt, "true");
+    w.close();
+  }
   return w.close().close().str();
 }
 

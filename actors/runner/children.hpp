@@ -41,8 +41,10 @@ expected<std::string, std::string> pod_json(const model::runner& r, const std::s
 
 // The merge patch that marks the pod of a runner with a job: the label
 // octorun.io/busy the set's PodDisruptionBudget selects (a drain cannot
-// evict it), and safe-to-evict "false" for the cluster autoscaler unless the
-// template sets that annotation.
+// evict it), safe-to-evict "false" for the cluster autoscaler and
+// do-not-disrupt "true" for Karpenter, each unless the template sets that
+// annotation. pod_json sets neither veto, so an idle runner's node can be
+// consolidated.
 std::string busy_pod_patch(const model::runner& r);
 
 }  // namespace octorun::runner

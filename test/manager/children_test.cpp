@@ -308,10 +308,36 @@ TEST(RunnerPod, SafeToEvictIsTrueWhileIdleWhenManagedAndTheTemplateWins) {
   EXPECT_EQ(annotation(r), "true");
   EXPECT_EQ(
       runner::busy_pod_patch(r),
-      R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{"cluster-autoscaler.kubernetes.io/safe-to-evict":"false"}}})");
+      R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{)"
+      R"("cluster-autoscaler.kubernetes.io/safe-to-evict":"false","karpenter.sh/do-not-disrupt":"true"}}})");
   auto& annotated = own_spec(r).template_;
   annotated.annotations[model::annotation_safe_to_evict] = "true";
-  EXPECT_EQ(runner::busy_pod_patch(r), R"({"metadata":{"labels":{"octorun.io/busy":"true"}}})");
+  EXPECT_EQ(
+      runner::busy_pod_patch(r),
+      R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{"karpenter.sh/do-not-disrupt":"true"}}})");
+}
+
+// Karpenter may consolidate an idle runner's node (its Runner makes a new
+// pod elsewhere), never a busy one's: the veto comes with the job, in the
+// same patch, and a template that sets the annotation keeps its own value.
+TEST(RunnerPod, DoNotDisruptComesWithTheJobOnlyAndTheTemplateWins) {
+  auto r = sample_runner(tmpl);
+  own_spec(r).pod.manage_safe_to_evict = true;  // the idle pod's one autoscaler annotation
+  auto idle = parse_json(*runner::pod_json(r, "ua"));
+  EXPECT_FALSE(idle["metadata"]["annotations"].HasMember(model::annotation_do_not_disrupt));
+  auto busy = parse_json(runner::busy_pod_patch(r));
+  EXPECT_STREQ(busy["metadata"]["annotations"][model::annotation_do_not_disrupt].GetString(), "true");
+
+  // As the template parser fills both: the JSON the pod is built from, and
+  // the annotations busy_pod_patch reads.
+  auto own = sample_runner(R"({"metadata":{"annotations":{"karpenter.sh/do-not-disrupt":"30m"}},)"
+                           R"("spec":{"containers":[{"name":"runner","image":"r"}]}})");
+  own_spec(own).template_.annotations[model::annotation_do_not_disrupt] = "30m";
+  idle = parse_json(*runner::pod_json(own, "ua"));
+  EXPECT_STREQ(idle["metadata"]["annotations"][model::annotation_do_not_disrupt].GetString(), "30m");
+  EXPECT_EQ(
+      runner::busy_pod_patch(own),
+      R"({"metadata":{"labels":{"octorun.io/busy":"true"},"annotations":{"cluster-autoscaler.kubernetes.io/safe-to-evict":"false"}}})");
 }
 
 TEST(RunnerObject, CarriesThePodConfigurationOnlyWhenTheSetHasOne) {

@@ -39,10 +39,11 @@ step() { echo "karpenter_test: $(date -u +%T) $*"; }
 
 # wait_until SECONDS DESCRIPTION COMMAND...: COMMAND succeeds before the deadline.
 wait_until() {
-  local deadline=$((SECONDS + $1)) what=$2
+  local within=$1 what=$2
+  local deadline=$((SECONDS + within))
   shift 2
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "timed out after $1 s waiting for $what"
+    ((SECONDS < deadline)) || fail "timed out after $within s waiting for $what"
     sleep 0.2
   done
 }

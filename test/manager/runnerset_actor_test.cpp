@@ -295,8 +295,12 @@ TEST_F(RunnerSetActor, ABusyRunnerCannotBeEvictedAnIdleOneIsEvictedAndReplaced) 
   ASSERT_TRUE(sim_->set_runner_busy(busy, true));
   ASSERT_TRUE(eventually("pod " + busy +
                              R"( -o jsonpath='{.metadata.labels.octorun\.io/busy} )"
-                             R"({.metadata.annotations.cluster-autoscaler\.kubernetes\.io/safe-to-evict}')",
-                         "true false"));
+                             R"({.metadata.annotations.cluster-autoscaler\.kubernetes\.io/safe-to-evict} )"
+                             R"({.metadata.annotations.karpenter\.sh/do-not-disrupt}')",
+                         "true false true"));
+  // Karpenter may still consolidate the idle runner's node.
+  EXPECT_EQ(get("pod/" + idle + R"( -o jsonpath='{.metadata.annotations.karpenter\.sh/do-not-disrupt}')"),
+            "");
   // The disruption controller has counted it: the budget allows nothing.
   ASSERT_TRUE(eventually(
       "pdb octorun-busy-linux -o jsonpath='{.status.expectedPods} {.status.disruptionsAllowed}'", "1 0"));

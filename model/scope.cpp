@@ -228,4 +228,23 @@ std::optional<std::string> scope_host_refused(std::string_view url, const scope_
   return std::nullopt;
 }
 
+std::string scope_identity(const github_scope& scope) {
+  auto base = ascii_lower(scope.base_url);
+  auto drop_default_port = [&base](std::string_view scheme, std::string_view port) {
+    if (base.starts_with(scheme) && base.ends_with(port) && base.size() > scheme.size() + port.size())
+      base.resize(base.size() - port.size());
+  };
+  drop_default_port("https://", ":443");
+  drop_default_port("http://", ":80");
+  switch (scope.kind) {
+    case github_scope::level::enterprise:
+      return base + "/enterprises/" + ascii_lower(scope.owner);
+    case github_scope::level::organization:
+      return base + "/" + ascii_lower(scope.owner);
+    case github_scope::level::repository:
+      break;
+  }
+  return base + "/" + ascii_lower(scope.owner) + "/" + ascii_lower(scope.repository);
+}
+
 }  // namespace octorun::model

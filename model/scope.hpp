@@ -49,6 +49,13 @@ expected<http_url, std::string> parse_proxy_url(std::string_view url);
 // GHES /api/v3 path), credentials, a query or a fragment.
 expected<github_scope, std::string> parse_scope_url(std::string_view url);
 
+// The one place on GitHub a scope names, as GitHub compares it: the scheme
+// and host in lower case (without the scheme's default port), the owner,
+// enterprise and repository in lower case. Two scope URLs with one identity
+// (https://github.com/Org and https://GitHub.com:443/org) share their
+// runners and scale sets on GitHub.
+std::string scope_identity(const github_scope& scope);
+
 // What the platform admin allows a scope URL beyond https to a host name
 // (manager flag --github-http-hosts, never a RunnerSet field): the hosts a
 // scope may reach over plain http or name as an IP address, e.g. a test

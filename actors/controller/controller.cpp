@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "actors/controller/job_routing.hpp"
+#include "actors/controller/scale_set_claims.hpp"
 #include "actors/controller/unrouted.hpp"
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/supervisor/supervisor.hpp"
@@ -17,6 +18,7 @@
 #include "adapters/kube/protocol.hpp"
 #include "messages/jobs.hpp"
 #include "messages/platform.hpp"
+#include "messages/scale_sets.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::controller {
@@ -36,6 +38,14 @@ struct controller_state {
   std::map<caf::actor_addr, std::string> runners_listing;
   // Watched namespaces ("": all) whose Runners have listed.
   std::set<std::string> runners_listed;
+  // The RunnerSet informers that have not listed yet: until all have, no
+  // set is served, so that who holds a scale-set name is decided over every
+  // set (a new leader's list would otherwise hand a younger set a name for
+  // the moments before the older one is listed).
+  std::set<caf::actor_addr> runnersets_listing;
+  // The scale-set names each served set may not register, as last told
+  // (scale_set_claims.hpp); a set not listed has not been told.
+  std::map<std::string, std::map<std::string, messages::scale_set_taken>> told_taken;
   // RunnerSet events held until their namespace's Runners have listed, the
   // latest per set ("ns/name").
   std::map<std::string, watched::runnerset_event> held_sets;
@@ -85,6 +95,30 @@ void publish_platform(self_ptr self) {
   }
 }
 
+// Who holds each scale-set name, over every set watched: each served set
+// whose names changed is told (before its own event, when it has one).
+void publish_scale_set_claims(self_ptr self) {
+  auto& st = self->state;
+  auto taken = scale_set_names_taken(st.routes.sets);
+  for (auto it = st.told_taken.begin(); it != st.told_taken.end();)
+    it = st.routes.sets.count(it->first) > 0 ? std::next(it) : st.told_taken.erase(it);
+  for (const auto& [key, set] : st.routes.sets) {
+    if (st.held_sets.count(key) > 0) continue;  // told when released
+    std::map<std::string, messages::scale_set_taken> now;
+    if (auto t = taken.find(key); t != taken.end()) now = std::move(t->second);
+    auto told = st.told_taken.find(key);
+    if (told != st.told_taken.end() && told->second == now) continue;
+    if (told == st.told_taken.end() && now.empty() && set->spec.intake != model::intake_mode::listener)
+      continue;  // nothing to say to a set that claims no scale set
+    for (const auto& [variant, t] : now)
+      if (told == st.told_taken.end() || told->second.count(variant) == 0)
+        spdlog::warn("controller: RunnerSet {} may not register scale set {}: RunnerSet {} holds it", key,
+                     t.scale_set_name, t.holder);
+    st.told_taken[key] = now;
+    route(self, key, messages::scale_set_names_taken{std::move(now)});
+  }
+}
+
 // An unreadable class is never cached (the informer logs it): a set
 // naming it is refused as naming a class that does not exist.
 void on_runner_class(self_ptr self, const watched::runner_class_event& ev) {
@@ -112,8 +146,10 @@ void on_namespace(self_ptr self, const watched::namespace_event& ev) {
   publish_platform(self);
 }
 
-bool runners_listed(const controller_state& st, const std::string& ns) {
-  return st.runners_listed.count("") > 0 || st.runners_listed.count(ns) > 0;
+// A set is served once every RunnerSet informer and its namespace's Runners have listed.
+bool servable(const controller_state& st, const std::string& ns) {
+  return st.runnersets_listing.empty() &&
+         (st.runners_listed.count("") > 0 || st.runners_listed.count(ns) > 0);
 }
 
 // A set plans from its Runners: one that planned before they were listed
@@ -130,13 +166,16 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   if (ev.type == kube::event_type::deleted) {
     const bool held = st.held_sets.erase(key) > 0;
     st.told_platform.erase(key);
-    if (st.routes.sets.erase(key) == 0 && !held) return;  // never started: nothing to stop
+    const bool started = st.routes.sets.erase(key) > 0;
+    publish_scale_set_claims(self);  // the next oldest takes what it held
+    if (!started && !held) return;   // never started: nothing to stop
   } else {
     st.routes.sets[key] = ev.obj;
-    if (!runners_listed(st, meta.namespace_)) {
+    if (!servable(st, meta.namespace_)) {
       st.held_sets.insert_or_assign(key, std::move(ev));
       return;
     }
+    publish_scale_set_claims(self);
   }
   route_set(self, key, std::move(ev));
 }
@@ -231,7 +270,7 @@ void start_watches(self_ptr self) {
   st.namespaces_informer = watch(self, watched::watch_namespaces, "", "").address();
   const std::string owned_by_set = model::label_runnerset;
   for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
-    watch(self, watched::watch_runnersets, ns, "");
+    st.runnersets_listing.insert(watch(self, watched::watch_runnersets, ns, "").address());
     // A Runner's actor judges on its first event whether its pod is gone:
     // its Pods must be known by then. So a namespace's Runners are watched
     // once its Pods have listed (a new leader's informers would list in any
@@ -243,18 +282,23 @@ void start_watches(self_ptr self) {
   }
 }
 
-// A namespace's Runners listed: its RunnerSets held until now reach their actors.
-void release_held_sets(self_ptr self, const std::string& ns) {
+// A namespace's Runners, or the last RunnerSets, listed: the RunnerSets
+// held until now that may be served reach their actors, each after what it
+// may not register.
+void release_held_sets(self_ptr self) {
   auto& st = self->state;
-  st.runners_listed.insert(ns);
+  std::vector<std::pair<std::string, watched::runnerset_event>> released;
   for (auto it = st.held_sets.begin(); it != st.held_sets.end();) {
-    if (!runners_listed(st, it->second.obj->metadata.namespace_)) {
+    if (!servable(st, it->second.obj->metadata.namespace_)) {
       ++it;
       continue;
     }
-    route_set(self, it->first, std::move(it->second));
+    released.emplace_back(it->first, std::move(it->second));
     it = st.held_sets.erase(it);
   }
+  if (released.empty()) return;
+  publish_scale_set_claims(self);
+  for (auto& [key, ev] : released) route_set(self, key, std::move(ev));
 }
 
 // An informer listed: once a namespace's Pods have, its Runners
@@ -267,10 +311,11 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
     (sender == st.classes_informer ? st.classes_listed : st.namespaces_listed) = true;
     return publish_platform(self);
   }
+  if (st.runnersets_listing.erase(sender) > 0) return release_held_sets(self);
   if (auto runners = st.runners_listing.find(sender); runners != st.runners_listing.end()) {
-    const auto ns = runners->second;
+    st.runners_listed.insert(runners->second);
     st.runners_listing.erase(runners);
-    return release_held_sets(self, ns);
+    return release_held_sets(self);
   }
   auto pods = st.pods_listing.find(sender);
   if (pods == st.pods_listing.end()) return;

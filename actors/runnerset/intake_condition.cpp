@@ -2,7 +2,25 @@
 
 namespace octorun::runnerset {
 
-std::optional<model::condition> intake_condition(model::intake_mode intake, bool webhook_intake_enabled) {
+std::optional<model::condition> intake_condition(
+    model::intake_mode intake, bool webhook_intake_enabled,
+    const std::map<std::string, messages::scale_set_taken>& taken) {
+  if (intake == model::intake_mode::listener && !taken.empty()) {
+    model::condition c;
+    c.type = "IntakeReady";
+    c.status = "False";
+    c.reason = scale_set_name_taken_reason;
+    for (const auto& [variant, t] : taken)
+      c.message += (c.message.empty() ? "" : "; ") + std::string("scale set ") + t.scale_set_name +
+                   (variant.empty() ? "" : " (variant " + variant + ")") + " is held by RunnerSet " +
+                   t.holder;
+    c.message +=
+        ": an older set in the same GitHub scope registered that name first (names compare "
+        "case-insensitively), so this set registers no scale set under it, starts no listener and no runner "
+        "for it until that set is gone; workflows name a scale set in runs-on, so rename this set (or the "
+        "variant) to serve jobs here";
+    return c;
+  }
   if (intake != model::intake_mode::webhook || webhook_intake_enabled) return std::nullopt;
   model::condition c;
   c.type = "IntakeReady";

@@ -90,6 +90,8 @@ void register_scale_set(self_ptr self, const action& a) {
   wanted.labels = a.labels;
   const flight_key key{action_kind::register_scale_set, variant};
   auto done = [=](const github::scale_set& s, const char* how) {
+    // Taken by an older set while the call was out: that set's, not this one's.
+    if (self->state.world.taken_scale_sets.count(variant) > 0) return mark_dirty(self);
     auto& e = self->state.world.scale_sets[variant];
     e.id = s.id;
     e.labels = wanted.labels;
@@ -116,6 +118,8 @@ void register_scale_set(self_ptr self, const action& a) {
       [=](github::maybe_scale_set_reply& found) {
         note_github_answer(self, found ? nullptr : &found.error(), github_call_target::scope);
         if (!found) return failed("finding", found.error().describe());
+        // Taken meanwhile: the scale set found is the holder's, never updated from here.
+        if (self->state.world.taken_scale_sets.count(variant) > 0) return mark_dirty(self);
         const bool exists = found->has_value();
         if (exists && same_labels((*found)->labels, wanted.labels)) return done(**found, "found");
         auto reply = [=](github::scale_set_reply& r) {
@@ -152,6 +156,24 @@ void delete_scale_set(self_ptr self, const std::string& variant, std::int64_t ss
         mark_dirty(self);
       },
       failed, github::delete_scale_set_atom::value, ss);
+}
+
+void on_scale_set_names_taken(self_ptr self, std::map<std::string, messages::scale_set_taken> taken) {
+  auto& w = self->state.world;
+  if (taken == w.taken_scale_sets) return;
+  for (const auto& [variant, t] : taken) {
+    if (w.taken_scale_sets.count(variant) == 0)
+      spdlog::warn("runnerset {}: scale set {} is held by RunnerSet {}; no scale set or listener for it here",
+                   id(self), t.scale_set_name, t.holder);
+    stop_listener(self, variant);
+    w.scale_sets.erase(variant);
+  }
+  for (const auto& [variant, t] : w.taken_scale_sets)
+    if (taken.count(variant) == 0)
+      spdlog::info("runnerset {}: scale set {} is free for it now ({} is gone)", id(self), t.scale_set_name,
+                   t.holder);
+  w.taken_scale_sets = std::move(taken);
+  mark_dirty(self);
 }
 
 void on_statistics(self_ptr self, const messages::job_statistics& stats) {

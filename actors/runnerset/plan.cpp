@@ -372,6 +372,9 @@ class planner {
     auto known = recorded_scale_sets(o_.set->status);
     for (const auto& [variant, entry] : o_.scale_sets)
       if (entry.id != 0) known[variant] = entry.id;
+    // One recorded under a name another set holds is that set's (shared
+    // before the names were judged): never deleted from here.
+    for (const auto& [variant, taken] : o_.taken_scale_sets) known.erase(variant);
     return known;
   }
 
@@ -386,6 +389,7 @@ class planner {
   // One declared variant: creates up to its desired count, replaces finished
   // runners, removes idle ones down to the stabilization floor.
   counts scale(const model::effective_variant& v, const demand& d) {
+    if (listener() && o_.taken_scale_sets.count(v.name) > 0) return without_scale_set(v.name);
     // Under the Listener intake a variant scales once its scale set is
     // registered (its runners need it for their JIT configuration) and its
     // session has reported statistics (until then demand is unknown, not
@@ -493,6 +497,33 @@ class planner {
     return c;
   }
 
+  // A variant that may run no runner any more: its idle runners go now,
+  // busy ones after their job, finished ones are deleted; all are counted.
+  void drain_variant(const std::string& variant, counts& c) {
+    for (const auto& [name, r] : o_.runners) {
+      if (r.variant != variant) continue;
+      c.add(r.view);
+      if (r.view.deleting || removing(name) || held_busy(r)) continue;
+      if (r.view.finished() || r.view.phase == runner::phase::failed)
+        delete_runner(name);
+      else if (!r.view.busy())
+        remove_idle(name, r);
+    }
+  }
+
+  // An older set in the same GitHub scope holds the variant's scale-set
+  // name (o_.taken_scale_sets): the scale set is that set's, so nothing
+  // registers, updates, deletes or listens to it from here and no runner
+  // starts; runners made before (registered in that scale set, where they
+  // could take the holder's jobs) drain.
+  counts without_scale_set(const std::string& variant) {
+    stop_listener(variant);
+    p_.desired.emplace_back(variant, 0);
+    counts c;
+    drain_variant(variant, c);
+    return c;
+  }
+
   // Variants removed from the spec: their runners go (idle ones now, busy
   // ones after their job), then their scale set; they stay in the status
   // until then, so a restarted manager still finds what is left to delete.
@@ -504,15 +535,7 @@ class planner {
       stop_listener(retired.name);  // no new jobs; busy runners end with their pods
       counts c;
       c.scale_set_id = retired.scale_set_id;
-      for (const auto& [name, r] : o_.runners) {
-        if (r.variant != retired.name) continue;
-        c.add(r.view);
-        if (r.view.deleting || removing(name) || held_busy(r)) continue;
-        if (r.view.finished() || r.view.phase == runner::phase::failed)
-          delete_runner(name);
-        else if (!r.view.busy())
-          remove_idle(name, r);
-      }
+      drain_variant(retired.name, c);
       bool gone = !retired.has_runners;
       if (gone && retired.scale_set_id != 0) gone = scale_set_gone(retired.name, retired.scale_set_id);
       if (!gone) per_variant.emplace_back(retired.name, c);
@@ -564,7 +587,7 @@ class planner {
     const auto& set = *o_.set;
     std::vector<model::condition> current{credentials_condition(credentials_facts_of(o_))};
     if (o_.class_verdict) current.push_back(class_condition(*o_.class_verdict));
-    if (auto intake = intake_condition(set.spec.intake, o_.webhook_intake_enabled))
+    if (auto intake = intake_condition(set.spec.intake, o_.webhook_intake_enabled, o_.taken_scale_sets))
       current.push_back(*intake);
     if (pod_condition_) current.push_back(*pod_condition_);
     if (!p_.versions.empty()) current.push_back(runner_version_condition(p_.versions));

@@ -29,6 +29,7 @@
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
 #include "actors/runnerset/startup_deadline.hpp"
+#include "messages/scale_sets.hpp"
 #include "model/children.hpp"
 #include "model/class_rules.hpp"
 #include "model/start_time.hpp"
@@ -242,9 +243,14 @@ struct set_observation {
   std::map<std::string, unconfirmed_create> unconfirmed_creates;  // by Runner name
   std::map<std::int64_t, std::string> active_jobs;                // webhook demand: job id -> variant
   std::map<std::string, observed_scale_set> scale_sets;           // by variant
-  std::set<std::int64_t> deleted_scale_sets;                      // until the status stops recording them
-  bool no_runners_confirmed = false;  // a LIST found none since a Runner was last seen
-  std::string published_status;       // the status text last written
+  // The scale-set names an older set in the same GitHub scope holds, by
+  // variant (the controller's messages::scale_set_names_taken): such a
+  // variant registers, updates and deletes no scale set, listens to none
+  // and starts no runner; its idle runners go, busy ones finish their job.
+  std::map<std::string, messages::scale_set_taken> taken_scale_sets;
+  std::set<std::int64_t> deleted_scale_sets;  // until the status stops recording them
+  bool no_runners_confirmed = false;          // a LIST found none since a Runner was last seen
+  std::string published_status;               // the status text last written
   // The conditions of that write (none yet: the watched status has them).
   std::optional<std::vector<model::condition>> published_conditions;
   // Jobs whose runner finished (its phase turned terminal: the runner

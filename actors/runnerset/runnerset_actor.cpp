@@ -562,6 +562,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         self->state.platform = std::move(m.platform);
         judge_class(self);
       },
+      [=](messages::scale_set_names_taken& m) { on_scale_set_names_taken(self, std::move(m.taken)); },
       [=](messages::job_available& m) { on_demand(self, m); },
       [=](messages::job_assigned& m) { on_demand(self, m); },
       [=](messages::job_started& m) { on_job_started(self, m); },

@@ -28,6 +28,7 @@
 #include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
 #include "messages/platform.hpp"
+#include "messages/scale_sets.hpp"
 #include "model/class_rules.hpp"
 #include "model/scope.hpp"
 
@@ -110,7 +111,8 @@ inline constexpr std::chrono::milliseconds default_status_hold{2'000};
 using runnerset_actor =
     runner_github_api::extend_with<listener::listener_setup_api, controller::job_router>::extend<
         caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
-        caf::reacts_to<watched::pod_event>, caf::reacts_to<messages::platform_update>>;
+        caf::reacts_to<watched::pod_event>, caf::reacts_to<messages::platform_update>,
+        caf::reacts_to<messages::scale_set_names_taken>>;
 
 runnerset_actor spawn_runnerset(caf::local_actor* parent, runnerset_actor_config cfg);
 runnerset_actor spawn_runnerset(caf::actor_system& sys, runnerset_actor_config cfg);

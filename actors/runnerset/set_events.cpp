@@ -1,6 +1,7 @@
 #include "actors/runnerset/set_events.hpp"
 
 #include "actors/runnerset/class_condition.hpp"
+#include "actors/runnerset/intake_condition.hpp"
 #include "actors/runnerset/set_status.hpp"
 #include "actors/runnerset/start_time.hpp"
 
@@ -85,6 +86,17 @@ void registration_events(const set_summary& before, const set_summary& after, st
                           "GitHub refused a runner's registration (JIT configuration): " + why));
 }
 
+// An older set holding one of its scale-set names, and that set gone.
+void claim_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  if (!after.scale_set_name_taken.empty() && after.scale_set_name_taken != before.scale_set_name_taken)
+    out.push_back(warning(scale_set_name_taken_reason, "RegisterScaleSet",
+                          "No scale set or listener: " + after.scale_set_name_taken));
+  if (after.scale_set_name_taken.empty() && !before.scale_set_name_taken.empty())
+    out.push_back(
+        normal("ScaleSetNameFree", "RegisterScaleSet",
+               "Every scale-set name this set registers is its own now: the set that held one is gone"));
+}
+
 void drain_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
   for (const auto& variant : after.draining)
     if (before.draining.count(variant) == 0)
@@ -153,6 +165,8 @@ set_summary summary_from_status(const model::runnerset& set) {
       s.class_reason = c.reason;
       s.class_problem = c.message;
     }
+    if (c.type == "IntakeReady" && c.reason == scale_set_name_taken_reason)
+      s.scale_set_name_taken = c.message;
     if (c.type == "RunnerVersionCurrent") {
       s.version_reason = c.reason;
       s.version_message = c.message;
@@ -232,6 +246,10 @@ set_summary summarize(const set_summary& previous, const set_observation& o, con
     s.version_message = version.message;
   }
   s.runner_registration_error = o.runner_registration_error;
+  s.scale_set_name_taken.clear();
+  if (o.set)
+    if (auto taken = intake_condition(o.set->spec.intake, true, o.taken_scale_sets))
+      s.scale_set_name_taken = taken->message;
   for (const auto& [variant, ss] : o.scale_sets) {
     if (ss.id != 0) s.scale_sets[variant] = ss.id;  // 0: not registered this run (yet)
     if (ss.error.empty())
@@ -249,6 +267,7 @@ std::vector<set_event> set_events(const set_summary& before, const set_summary& 
   class_events(before, after, out);
   credentials_events(before, after, secret, out);
   registration_events(before, after, out);
+  claim_events(before, after, out);
   scale_events(before, after, out);
   rollout_events(before, after, out);
   drain_events(before, after, out);

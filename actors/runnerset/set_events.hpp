@@ -43,6 +43,9 @@ struct set_summary {
   // ClassAdmitted: its reason and message while False (empty: True or not judged).
   std::string class_reason;
   std::string class_problem;
+  // The IntakeReady condition's message while an older set holds one of
+  // the set's scale-set names (reason ScaleSetNameTaken); empty: none is.
+  std::string scale_set_name_taken;
   // The RunnerVersionCurrent condition's reason and message ("": not judged).
   std::string version_reason;
   std::string version_message;

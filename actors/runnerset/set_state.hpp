@@ -266,6 +266,10 @@ void delete_scale_set(self_ptr self, const std::string& variant, std::int64_t id
 void start_listener(self_ptr self, const std::string& variant);
 void stop_listener(self_ptr self, const std::string& variant);
 caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_request& req);
+// The controller's word on which of the set's scale-set names an older set
+// holds (actors/controller/scale_set_claims.hpp): the set stops listening
+// on those and forgets their scale sets, which are the holder's.
+void on_scale_set_names_taken(self_ptr self, std::map<std::string, messages::scale_set_taken> taken);
 // The scale set's statistics: its assigned jobs are the variant's demand.
 void on_statistics(self_ptr self, const messages::job_statistics& stats);
 listener::listener_setup_api::behavior_type listener_handlers(self_ptr self);

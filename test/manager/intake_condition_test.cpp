@@ -24,6 +24,20 @@ TEST(IntakeCondition, NoConditionWhenTheIntakeServesTheSet) {
   EXPECT_FALSE(intake_condition(intake_mode::listener, false));
 }
 
+// Issue 32: a Listener set whose scale-set name an older set in the same
+// scope holds says which name, and who holds it; the condition goes with it.
+TEST(IntakeCondition, AListenerSetSaysWhichScaleSetNameAnOlderSetHolds) {
+  std::map<std::string, messages::scale_set_taken> taken{{"", {"linux", "team-a/linux"}}};
+  auto c = intake_condition(intake_mode::listener, true, taken);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->type, "IntakeReady");
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "ScaleSetNameTaken");
+  EXPECT_NE(c->message.find("scale set linux is held by RunnerSet team-a/linux"), std::string::npos)
+      << c->message;
+  EXPECT_FALSE(intake_condition(intake_mode::listener, true, {}));
+}
+
 TEST(IntakeCondition, WrittenAsTheOtherConditions) {
   rapidjson::Document d;
   auto v = condition_json(*intake_condition(intake_mode::webhook, false), d.GetAllocator());

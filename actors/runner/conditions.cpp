@@ -1,5 +1,6 @@
 #include "actors/runner/conditions.hpp"
 
+#include "actors/runner/jit_conflict.hpp"
 #include "model/conditions.hpp"
 
 namespace octorun::runner {
@@ -27,6 +28,10 @@ std::vector<model::condition> runner_conditions(const std::vector<model::conditi
   if (!facts.registered && !facts.registration_failure.empty()) {
     registered.reason = registration_failed_reason;
     registered.message = facts.registration_failure;
+  }
+  if (!facts.registered && !facts.name_taken.empty()) {
+    registered.reason = name_taken_reason;
+    registered.message = facts.name_taken;
   }
   registered.observed_generation = generation;
   model::set_condition(out, std::move(registered), now);

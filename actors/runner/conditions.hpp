@@ -27,6 +27,9 @@ struct runner_condition_facts {
   // Not registered: why GitHub refused its registration (Registered False,
   // reason RegistrationFailed); empty: not asked or not answered yet.
   std::string registration_failure{};
+  // Not registered: GitHub holds its name for a runner not its own
+  // (Registered False, reason NameTaken: jit_conflict.hpp); empty: not so.
+  std::string name_taken{};
 };
 
 // `current` with Registered and PodReady set from `facts` (other types kept

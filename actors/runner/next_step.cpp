@@ -66,6 +66,7 @@ step next_step(const observation& o, const limits& l) {
   // JIT call for the name would leave the first registration behind.
   if (!o.secret_exists) {
     if (o.jit_unstored) return make(step_kind::store_secret);
+    if (o.name_taken) return make(step_kind::mark_failed);
     if (!o.registration_failure.empty()) {
       // GitHub refused it: the Runner says why, once (Pending over an
       // empty phase: it exists and has no job), then asks again later.

@@ -70,6 +70,9 @@ struct observation {
   // registration_retry_at.
   std::string registration_failure{};
   bool registration_failure_published = false;  // the Registered condition says it already
+  // GitHub holds its name for a runner not shown to be its own: it fails
+  // (reason NameTaken) and its set makes another (jit_conflict.hpp).
+  bool name_taken = false;
   std::chrono::steady_clock::time_point registration_retry_at{};
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/runner/conditions.hpp"
+#include "actors/runner/jit_conflict.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runner {
@@ -56,6 +57,10 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
   }
   if (o.github_runner_id == 0) o.github_runner_id = memory.found_runner_id;
   o.registration_unknown = memory.earlier_registration_possible || memory.jit_answer_lost;
+  // A Runner that gave its name up holds no registration of its own under
+  // it: the runner a lookup by name would find is the one it left alone.
+  if (runner.status.reason == name_taken_reason) o.registration_unknown = false;
+  o.name_taken = !memory.name_taken.empty();
   if (secret != nullptr && secret->registration) {
     o.github_runner_id = secret->registration->runner_id;
     o.status_registration_stale = runner.status.runner_id != secret->registration->runner_id;

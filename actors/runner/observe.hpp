@@ -38,6 +38,9 @@ struct actor_memory {
   // registration_retry_at on.
   std::string registration_failure{};
   std::chrono::steady_clock::time_point registration_retry_at{};
+  // GitHub holds the Runner's name for a runner not shown to be its own
+  // (jit_conflict.hpp give_up_the_name): why, for its Failed status.
+  std::string name_taken{};
 };
 
 // What the Pod says about the runner container (`pod` null: no pod).

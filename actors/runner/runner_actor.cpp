@@ -13,6 +13,7 @@
 #include "actors/runner/children.hpp"
 #include "actors/runner/conditions.hpp"
 #include "actors/runner/events.hpp"
+#include "actors/runner/jit_conflict.hpp"
 #include "actors/runner/observe.hpp"
 #include "actors/runner/runner_state.hpp"
 #include "adapters/kube/finalizers.hpp"
@@ -280,6 +281,7 @@ void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner&
   const auto pod = observe_pod(self->state.pod.get());
   facts.pod_failed = pod.runner_exited && pod.exit_code != 0;
   facts.registration_failure = self->state.memory.registration_failure;
+  facts.name_taken = self->state.memory.name_taken;
   auto conditions = runner_conditions(runner.status.conditions, facts, format_rfc3339(std::time(nullptr)),
                                       runner.metadata.generation);
   status.AddMember("podReady", pod_ready, a);
@@ -331,6 +333,10 @@ void mark_failed(self_ptr self, const observation& o) {
   std::string message = o.has_job ? "the runner's pod ended while it was running a job"
                                   : "the runner's pod failed " + std::to_string(o.failures + 1) + " times";
   if (o.pod.runner_exited) message += " (last exit code " + std::to_string(o.pod.exit_code) + ")";
+  if (o.name_taken && !o.has_job) {
+    reason = name_taken_reason;
+    message = self->state.memory.name_taken;
+  }
   status.AddMember("reason", json::string_value(reason, a), a);
   status.AddMember("message", json::string_value(message, a), a);
   add_readiness(self, status, *self->state.runner, o.pod.ready, a);

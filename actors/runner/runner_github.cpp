@@ -44,6 +44,26 @@ void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seco
 
 void decide_name_conflict(self_ptr self, const github::error& e);
 
+// GitHub holds the Runner's name for a runner nothing shows is this
+// Runner's: it is left alone, and the Runner fails (next_step: NameTaken)
+// so its set makes another under a new name. A registration of ours whose
+// answer was lost would be that very holder (GitHub refuses a second
+// registration of one name), so nothing is left to look up by name: a
+// lookup at the Runner's deletion would find the same holder.
+void give_up_the_name(self_ptr self, std::int64_t holder) {
+  auto& st = self->state;
+  st.step_in_flight = false;
+  st.jit_conflict_retried = false;
+  st.memory.jit_answer_lost = false;
+  st.memory.earlier_registration_possible = false;
+  st.memory.name_taken = "GitHub runner " + std::to_string(holder) + " holds the name " + st.cfg.name +
+                         " and nothing shows it is this Runner's registration (a runner of the same name "
+                         "in another namespace or set, or one registered outside this RunnerSet): it is "
+                         "left alone, and the RunnerSet makes a new runner under another name";
+  spdlog::warn("runner {}: {}", id(self), st.memory.name_taken);
+  reconcile(self);
+}
+
 // Whether a JIT Secret read from the server is this Runner's (owned_by; one
 // that cannot be read is judged by next_step as before).
 bool own_secret(self_ptr self, const kube::object& o) {
@@ -82,11 +102,18 @@ void on_jit_failed(self_ptr self, const github::error& e) {
 }
 
 // GitHub refused the name and no Secret holds a registration: decided by
-// on_jit_name_conflict (jit_conflict.hpp).
+// on_jit_name_conflict (jit_conflict.hpp). The holder is this Runner's own
+// only where something shows it (holder_is_own): the set's word, or the id
+// its status or Secret records.
 void decide_name_conflict(self_ptr self, const github::error& e) {
   auto& st = self->state;
-  const jit_conflict_view conflict{e.holder.has_value(), e.holder && e.holder->busy,
-                                   e.holder && e.holder->other_scale_set, st.jit_conflict_retried};
+  const auto& recorded = st.runner->status;
+  const std::int64_t secret_id =
+      st.secret && st.secret->registration ? st.secret->registration->runner_id : 0;
+  const bool own = e.holder && (e.holder->requesters_own ||
+                                holder_is_own(e.holder->runner_id, {recorded.runner_id, secret_id}, false));
+  const jit_conflict_view conflict{e.holder.has_value(), e.holder && e.holder->busy, own,
+                                   st.jit_conflict_retried};
   switch (on_jit_name_conflict(conflict)) {
     case jit_conflict_action::back_off:
       return jit_failed_backoff(self, e.describe(), e.retry_after);
@@ -94,6 +121,8 @@ void decide_name_conflict(self_ptr self, const github::error& e) {
       st.jit_conflict_retried = true;
       st.step_in_flight = false;
       return reconcile(self);
+    case jit_conflict_action::give_up_the_name:
+      return give_up_the_name(self, e.holder->runner_id);
     case jit_conflict_action::delete_holder_and_retry:
       break;
   }

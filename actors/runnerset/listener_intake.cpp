@@ -229,6 +229,9 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
             note_github_answer(self, r ? nullptr : &r.error(), github_call_target::object);
             if (!r) {
               note_github_error(self, r.error());
+              // A holder in this variant's own scale set (no other set registers there) is the set's.
+              note_name_holder(self, req.name, uid, r.error(),
+                               r.error().holder && !r.error().holder->other_scale_set);
               if (r.error().kind == github::error_kind::not_found) {
                 // The scale set was deleted on GitHub: register it again (the
                 // listener finds its session gone and restarts on the new id).

@@ -11,6 +11,7 @@
 
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/runner/children.hpp"
+#include "actors/runner/jit_conflict.hpp"
 #include "actors/runner/phase.hpp"
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
@@ -463,6 +464,19 @@ void note_registration(self_ptr self, const std::string& runner, const std::stri
     note_jit_registration(it->second, uid, github_runner_id);
 }
 
+void note_name_holder(self_ptr self, const std::string& runner, const std::string& uid, github::error& e,
+                      bool in_own_scale_set) {
+  if (e.kind != github::error_kind::conflict || !e.holder) return;
+  std::int64_t jit_id = 0, status_id = 0;
+  const auto& runners = self->state.world.runners;
+  if (auto it = runners.find(runner); it != runners.end() && !uid.empty() && it->second.uid == uid) {
+    jit_id = it->second.jit_runner_id;
+    status_id = it->second.status_runner_id;
+  }
+  e.holder->requesters_own =
+      runner::holder_is_own(e.holder->runner_id, {jit_id, status_id}, in_own_scale_set);
+}
+
 // The set's credentials register only Runners it made: on_runner gives
 // no other an actor, and a request naming one is refused where they are used.
 std::optional<github::error> not_its_runner(self_ptr self, const std::string& runner) {
@@ -487,7 +501,9 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
         if (auto refused = class_refuses(self)) return github::jit_reply{unexpected{*refused}};
         if (listening(self->state)) return scale_set_jit(self, req);
         auto noted = [=, runner = req.name, uid = runner_uid(self, req.name)](github::jit_reply& r) {
-          if (r) note_registration(self, runner, uid, r->registered.id);
+          if (r) return note_registration(self, runner, uid, r->registered.id);
+          // The REST API's runners have no scale set: only a recorded id shows a holder is the Runner's.
+          note_name_holder(self, runner, uid, r.error(), false);
         };
         return forward_to_github_then<github::jit_reply>(self, noted, a, std::move(req));
       },

@@ -33,6 +33,9 @@ struct name_holder {
   std::int64_t runner_id = 0;
   bool busy = false;             // running a job (the REST API says; the scale-set API does not)
   bool other_scale_set = false;  // registered in another scale set than the one asked for
+  // Set by the RunnerSet, never by the clients: it knows the holder as the
+  // requesting Runner's own registration (actors/runner/jit_conflict.hpp).
+  bool requesters_own = false;
 };
 
 struct error {

@@ -165,7 +165,7 @@ result<jit_config> rest_client::generate_jit_config(const jit_request& req) {
   auto existing = runner_by_name(req.name);
   if (!existing) return unexpected{existing.error()};
   auto conflict = first.error();
-  if (*existing) conflict.holder = name_holder{(*existing)->id, (*existing)->busy, false};
+  if (*existing) conflict.holder = name_holder{(*existing)->id, (*existing)->busy, false, false};
   return unexpected{conflict};
 }
 

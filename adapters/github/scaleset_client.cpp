@@ -486,7 +486,7 @@ result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set
   if (!existing) return unexpected{existing.error()};
   auto conflict = first.error();
   if (*existing)
-    conflict.holder = name_holder{(*existing)->id, false, (*existing)->scale_set_id != scale_set_id};
+    conflict.holder = name_holder{(*existing)->id, false, (*existing)->scale_set_id != scale_set_id, false};
   return unexpected{conflict};
 }
 

@@ -7,16 +7,25 @@
 namespace octorun::runner {
 namespace {
 
-TEST(JitNameConflict, AnIdleHolderIsDeletedAndTheNameRegisteredAgain) {
-  EXPECT_EQ(on_jit_name_conflict({true, false, false, false}), jit_conflict_action::delete_holder_and_retry);
+// View fields: holder known, busy, shown to be the Runner's own, retried already.
+TEST(JitNameConflict, AnIdleHolderOfOurOwnIsDeletedAndTheNameRegisteredAgain) {
+  EXPECT_EQ(on_jit_name_conflict({true, false, true, false}), jit_conflict_action::delete_holder_and_retry);
 }
 
 TEST(JitNameConflict, ABusyHolderIsNeverDeleted) {
-  EXPECT_EQ(on_jit_name_conflict({true, true, false, false}), jit_conflict_action::back_off);
+  EXPECT_EQ(on_jit_name_conflict({true, true, true, false}), jit_conflict_action::back_off);
+  EXPECT_EQ(on_jit_name_conflict({true, true, false, false}), jit_conflict_action::give_up_the_name);
 }
 
-TEST(JitNameConflict, AHolderInAnotherScaleSetIsNotOurs) {
-  EXPECT_EQ(on_jit_name_conflict({true, false, true, false}), jit_conflict_action::back_off);
+// Issue 32: a set of the same name in another namespace (or anyone
+// registering runners in the scope) may hold an equal name. A holder not
+// shown to be ours is never deleted, idle or busy, first try or retry: the
+// Runner gives the name up and its set makes another.
+TEST(JitNameConflict, AHolderNotShownToBeOursIsNeverDeleted) {
+  for (bool busy : {false, true})
+    for (bool retried : {false, true})
+      EXPECT_EQ(on_jit_name_conflict({true, busy, false, retried}), jit_conflict_action::give_up_the_name)
+          << "busy " << busy << " retried " << retried;
 }
 
 TEST(JitNameConflict, NoHolderAnyMoreMeansAskAgainAtOnce) {
@@ -24,8 +33,19 @@ TEST(JitNameConflict, NoHolderAnyMoreMeansAskAgainAtOnce) {
 }
 
 TEST(JitNameConflict, OneDeleteAndRetryPerConflict) {
-  EXPECT_EQ(on_jit_name_conflict({true, false, false, true}), jit_conflict_action::back_off);
+  EXPECT_EQ(on_jit_name_conflict({true, false, true, true}), jit_conflict_action::back_off);
   EXPECT_EQ(on_jit_name_conflict({false, false, false, true}), jit_conflict_action::back_off);
+}
+
+// What shows a holder is the Runner's own: an id recorded for it, or its
+// set's own scale set; an equal name alone never does.
+TEST(JitNameConflict, OnlyARecordedIdOrTheSetsOwnScaleSetShowsAHolderIsOurs) {
+  EXPECT_TRUE(holder_is_own(42, {0, 42}, false)) << "the id its status or Secret records";
+  EXPECT_TRUE(holder_is_own(42, {42}, false)) << "the id the set recorded for its uid";
+  EXPECT_TRUE(holder_is_own(42, {}, true)) << "registered in the set's own scale set";
+  EXPECT_FALSE(holder_is_own(42, {0, 0}, false)) << "nothing recorded: a name alone";
+  EXPECT_FALSE(holder_is_own(42, {41, 43}, false)) << "another registration of ours";
+  EXPECT_FALSE(holder_is_own(0, {0}, true)) << "no holder";
 }
 
 // Only GitHub's own refusal is said on the Runner: the set answering that it

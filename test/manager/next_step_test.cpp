@@ -262,6 +262,34 @@ TEST(NextStep, AnUnknownRegistrationIsNoReasonToLookUpARunnerThatIsNotBeingDelet
       << "a JIT request for a name GitHub holds is refused with the holder named (jit_conflict.hpp)";
 }
 
+// GitHub holds the name for a runner not shown to be this Runner's
+// (jit_conflict.hpp, issue 32): it is left alone, and the Runner fails so
+// its set makes another under a new name; a Runner that failed so, once
+// deleted, looks nothing up by name (that lookup would find the same
+// holder) and simply goes.
+TEST(NextStep, ARunnerWhoseNameIsTakenFailsAndGoesWithoutALookUp) {
+  observation o;
+  o.now = t0;
+  o.has_finalizer = true;
+  o.name_taken = true;
+  EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
+  o.current = phase::failed;
+  EXPECT_EQ(next_step(o).kind, step_kind::none) << "left for its set to delete";
+
+  model::runner failed;
+  failed.metadata.deleting = true;
+  failed.metadata.finalizers = {"octorun.io/runner"};
+  failed.status.phase = "Failed";
+  failed.status.reason = "NameTaken";
+  actor_memory fresh;  // a later actor (a new leader): it knows nothing of the conflict
+  auto seen = observe(failed, nullptr, nullptr, fresh, t0);
+  EXPECT_FALSE(seen.registration_unknown);
+  EXPECT_EQ(next_step(seen).kind, step_kind::remove_finalizer);
+  failed.status.reason = "RetriesExhausted";
+  EXPECT_EQ(next_step(observe(failed, nullptr, nullptr, fresh, t0)).kind, step_kind::find_on_github)
+      << "any other unknown registration is still looked up";
+}
+
 // GitHub generated a JIT configuration but its Secret was not created (the
 // create failed, or the Runner was deleted meanwhile): the configuration is
 // stored, never generated again (a second registration of the name), and a

@@ -170,12 +170,15 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     publish_scale_set_claims(self);  // the next oldest takes what it held
     if (!started && !held) return;   // never started: nothing to stop
   } else {
-    st.routes.sets[key] = ev.obj;
+    auto& known = st.routes.sets[key];
+    // Most events (status writes) change no set's claims: not judged again.
+    const bool claims_changed = !known || !same_claims(*known, *ev.obj);
+    known = ev.obj;
     if (!servable(st, meta.namespace_)) {
       st.held_sets.insert_or_assign(key, std::move(ev));
       return;
     }
-    publish_scale_set_claims(self);
+    if (claims_changed) publish_scale_set_claims(self);
   }
   route_set(self, key, std::move(ev));
 }

@@ -26,6 +26,16 @@ std::string scale_set_place(const std::string& scope_url, const std::string& sca
   return model::scope_identity(*scope) + " " + ascii_lower(scale_set_name);
 }
 
+bool same_claims(const model::runnerset& a, const model::runnerset& b) {
+  if (a.spec.intake != b.spec.intake || a.spec.scope_url != b.spec.scope_url ||
+      a.metadata.creation_timestamp != b.metadata.creation_timestamp ||
+      a.spec.variants.size() != b.spec.variants.size())
+    return false;
+  for (std::size_t i = 0; i < a.spec.variants.size(); ++i)
+    if (a.spec.variants[i].name != b.spec.variants[i].name) return false;
+  return true;
+}
+
 std::map<std::string, std::map<std::string, messages::scale_set_taken>> scale_set_names_taken(
     const std::map<std::string, std::shared_ptr<const model::runnerset>>& sets) {
   // The oldest claim of each place.

@@ -24,6 +24,11 @@ namespace octorun::controller {
 // scale-set names. Empty when the scope URL is not one.
 std::string scale_set_place(const std::string& scope_url, const std::string& scale_set_name);
 
+// Whether the sets claim the same scale sets in the same order (intake,
+// scope, variants, creation): a change that keeps them (a status write,
+// most spec edits) leaves every set's claims as they were.
+bool same_claims(const model::runnerset& a, const model::runnerset& b);
+
 // For each set ("namespace/name") that may not register one or more of its
 // scale sets, the names it may not register and who holds them. Sets with
 // no name taken are not listed. Only Listener sets claim scale sets.

@@ -95,5 +95,22 @@ TEST(ScaleSetClaims, OtherScopesServersAndWebhookSetsClaimNothing) {
   EXPECT_TRUE(scale_set_names_taken(sets).empty());
 }
 
+// The controller judges the names again only on a change that can move them.
+TEST(ScaleSetClaims, OnlyIntakeScopeVariantsAndCreationMoveTheClaims) {
+  auto a = *listener_set("a", "linux", "https://github.com/org", "2026-01-01T00:00:00Z", {"x"});
+  auto b = a;
+  b.spec.min_runners = 3;
+  b.status.counts.replicas = 2;
+  EXPECT_TRUE(same_claims(a, b));
+  b.spec.scope_url = "https://github.com/other";
+  EXPECT_FALSE(same_claims(a, b));
+  b = a;
+  b.spec.intake = model::intake_mode::webhook;
+  EXPECT_FALSE(same_claims(a, b));
+  b = a;
+  b.spec.variants[0].name = "y";
+  EXPECT_FALSE(same_claims(a, b));
+}
+
 }  // namespace
 }  // namespace octorun::controller

@@ -38,11 +38,13 @@ struct controller_state {
   std::map<caf::actor_addr, std::string> runners_listing;
   // Watched namespaces ("": all) whose Runners have listed.
   std::set<std::string> runners_listed;
-  // The RunnerSet informers that have not listed yet: until all have, no
-  // set is served, so that who holds a scale-set name is decided over every
-  // set (a new leader's list would otherwise hand a younger set a name for
-  // the moments before the older one is listed).
-  std::set<caf::actor_addr> runnersets_listing;
+  // The RunnerSet informer of each watched namespace, until it has listed,
+  // and the namespaces ("": all) whose RunnerSets have: a namespace's sets
+  // are served once all of them are known, so that who holds a scale-set
+  // name is decided over them (a new leader's list would otherwise hand a
+  // younger set a name for the moments before the older one is listed).
+  std::map<caf::actor_addr, std::string> runnersets_listing;
+  std::set<std::string> runnersets_listed;
   // The scale-set names each served set may not register, as last told
   // (scale_set_claims.hpp); a set not listed has not been told.
   std::map<std::string, std::map<std::string, messages::scale_set_taken>> told_taken;
@@ -146,10 +148,12 @@ void on_namespace(self_ptr self, const watched::namespace_event& ev) {
   publish_platform(self);
 }
 
-// A set is served once every RunnerSet informer and its namespace's Runners have listed.
+// A set is served once its namespace's RunnerSets and Runners have listed.
 bool servable(const controller_state& st, const std::string& ns) {
-  return st.runnersets_listing.empty() &&
-         (st.runners_listed.count("") > 0 || st.runners_listed.count(ns) > 0);
+  auto listed = [&ns](const std::set<std::string>& namespaces) {
+    return namespaces.count("") > 0 || namespaces.count(ns) > 0;
+  };
+  return listed(st.runnersets_listed) && listed(st.runners_listed);
 }
 
 // A set plans from its Runners: one that planned before they were listed
@@ -273,7 +277,7 @@ void start_watches(self_ptr self) {
   st.namespaces_informer = watch(self, watched::watch_namespaces, "", "").address();
   const std::string owned_by_set = model::label_runnerset;
   for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
-    st.runnersets_listing.insert(watch(self, watched::watch_runnersets, ns, "").address());
+    st.runnersets_listing[watch(self, watched::watch_runnersets, ns, "").address()] = ns;
     // A Runner's actor judges on its first event whether its pod is gone:
     // its Pods must be known by then. So a namespace's Runners are watched
     // once its Pods have listed (a new leader's informers would list in any
@@ -314,7 +318,11 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
     (sender == st.classes_informer ? st.classes_listed : st.namespaces_listed) = true;
     return publish_platform(self);
   }
-  if (st.runnersets_listing.erase(sender) > 0) return release_held_sets(self);
+  if (auto sets = st.runnersets_listing.find(sender); sets != st.runnersets_listing.end()) {
+    st.runnersets_listed.insert(sets->second);
+    st.runnersets_listing.erase(sets);
+    return release_held_sets(self);
+  }
   if (auto runners = st.runners_listing.find(sender); runners != st.runners_listing.end()) {
     st.runners_listed.insert(runners->second);
     st.runners_listing.erase(runners);

@@ -194,88 +194,15 @@ class planner {
     }
   }
 
-  // An apply or delete of a per-set object; one that failed waits for
-  // objects_retry_at (a refusal, e.g. RBAC, is not retried on every event).
-  void object_action(action_kind kind, const std::string& key, std::string body = {}) {
-    if (o_.in_flight.contains(kind, key)) return;
-    if (o_.object_errors.count(key) > 0 && o_.now < o_.objects_retry_at) return;
-    auto a = act(kind);
-    a.subject = key;
-    a.text = std::move(body);
-    add(std::move(a));
+  void object_action(action_kind kind, const std::string& key) {
+    add_object_action(o_, p_.actions, kind, key);
   }
 
-  // The per-set objects of the runner pods (pod_resources.hpp): each
-  // desired one applied (again when its body changes), the hooks'
-  // RoleBinding of containerMode kubernetes deleted once no variant and no
-  // runner needs it; the objects the pod configuration refers to checked
-  // every reference_recheck (a missing CA bundle is reported, not waited
-  // for: the pods start once it exists). Runners are created only while
-  // the spec is valid and every object is in place.
   void pod_resources() {
-    const auto& set = *o_.set;
-    model::field_errors invalid;
-    model::check_pod_config("spec", set.spec.pod, invalid);
-    for (std::size_t i = 0; i < set.spec.variants.size(); ++i)
-      if (const auto& mode = set.spec.variants[i].container_mode)
-        model::check_container_mode("spec.variants[" + std::to_string(i) + "].containerMode", *mode, invalid);
-    if (auto unavailable = kubernetes_rbac_unavailable(set.spec, o_.hooks_cluster_role))
-      invalid.push_back(std::move(*unavailable));
-    bool applied = true;
-    const auto desired = desired_pod_resources(set, o_.hooks_cluster_role);
-    for (const auto& obj : desired) {
-      auto done = o_.applied_objects.find(obj.key);
-      if (done != o_.applied_objects.end() && done->second == obj.body) continue;
-      applied = false;
-      object_action(action_kind::apply_object, obj.key, obj.body);
-    }
-    pods_ready_ = applied && invalid.empty();
-    // The status waits for the first answers (one write, not Unknown then True).
-    awaiting_apply_ = !applied && invalid.empty() && o_.object_errors.empty();
-
-    const auto keys = kubernetes_rbac_keys(set.metadata.name);
-    if (wants_kubernetes_rbac(set.spec)) {
-      // The binding a manager before issue 32 made goes once the current one
-      // is in place: a busy runner never goes without its hooks' rights.
-      if (applied && !o_.hooks_cluster_role.empty())
-        for (const auto& key : keys)
-          if (o_.applied_objects.count(key) == 0 && o_.deleted_objects.count(key) == 0)
-            object_action(action_kind::delete_object, key);
-    } else {
-      bool in_use = false;
-      for (const auto& [name, r] : o_.runners) in_use |= r.kubernetes_mode;
-      // Made this run, for runners seen this run, or under a spec this
-      // manager has not reconciled yet (changed while it was away).
-      const bool maybe_there = o_.kubernetes_runners_seen || o_.applied_objects.count(keys.front()) > 0 ||
-                               set.metadata.generation != set.status.observed_generation;
-      if (!in_use && maybe_there)
-        for (const auto& key : keys)
-          if (o_.deleted_objects.count(key) == 0) object_action(action_kind::delete_object, key);
-    }
-
-    std::map<std::string, std::string> problems;
-    bool fresh = false, fine = true;
-    for (const auto& ref : pod_references(set.spec.pod)) {
-      auto known = o_.reference_problems.find(ref.key);
-      if (known == o_.reference_problems.end()) {
-        fresh = true;  // a new reference
-      } else {
-        problems.insert(*known);
-        fine &= known->second.empty();
-      }
-    }
-    const auto period = fine ? 10 * o_.reference_recheck : o_.reference_recheck;
-    const bool due = fresh || o_.now >= o_.references_checked_at + period;
-    if (due)
-      for (const auto& ref : pod_references(set.spec.pod)) {
-        if (o_.in_flight.contains(action_kind::check_reference, ref.key)) continue;
-        auto a = act(action_kind::check_reference);
-        a.subject = ref.key;
-        a.ref = ref;
-        add(std::move(a));
-      }
-    pod_condition_ =
-        pod_config_condition(invalid, o_.runner_crd_problem, o_.object_errors, problems, applied, set.status);
+    auto v = plan_pod_resources(o_, p_.actions);
+    pods_ready_ = v.pods_ready;
+    awaiting_apply_ = v.awaiting_apply;
+    pod_condition_ = std::move(v.condition);
   }
 
   // An unconfirmed create: the watch gets confirm_create_after to show it,

@@ -343,6 +343,22 @@ struct set_plan {
 
 set_plan plan(const set_observation& o);
 
+// Part of plan(): an apply or delete of a per-set object, unless one is in
+// flight; one that failed waits for objects_retry_at (a refusal, e.g. RBAC,
+// is not retried on every event).
+void add_object_action(const set_observation& o, std::vector<action>& out, action_kind kind,
+                       const std::string& key, std::string body = {});
+
+// Part of plan(): the per-set objects of the runner pods (pod_resources.hpp)
+// and the references of their configuration, added to `out`, and whether
+// runners may be created.
+struct pod_resources_verdict {
+  bool pods_ready = false;                    // the pod configuration is valid and its objects are applied
+  bool awaiting_apply = false;                // objects are being applied for the first time, none failed
+  std::optional<model::condition> condition;  // PodConfigReady
+};
+pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<action>& out);
+
 // The set is being deleted and its credentials Secret is gone with nothing
 // loaded from it: GitHub cannot be reached on its behalf any more, so its
 // runners' registrations and its scale sets are left to GitHub (it drops

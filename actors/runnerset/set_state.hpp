@@ -238,6 +238,11 @@ void load_deferred_removals(self_ptr self);
 // registrations work or fail (set_events.hpp records the change).
 void note_runner_registration(self_ptr self, const github::error* failed);
 
+// ---- runner_github_answers.cpp ----
+// The set's runner-facing API (runner_github_api), checked against its
+// declaration at compile time.
+runner_github_api::behavior_type runner_github_behavior(self_ptr self);
+
 // ---- runner_release.cpp ----
 // GETs GitHub's latest runner release (action fetch_runner_release).
 void fetch_runner_release(self_ptr self);

@@ -1,0 +1,98 @@
+// The per-set objects of a set's runner pods, as the plan decides them
+// (plan.hpp plan_pod_resources). Pure.
+#include <utility>
+
+#include "actors/runnerset/plan.hpp"
+#include "actors/runnerset/set_status.hpp"
+#include "model/pod_config.hpp"
+
+namespace octorun::runnerset {
+
+void add_object_action(const set_observation& o, std::vector<action>& out, action_kind kind,
+                       const std::string& key, std::string body) {
+  if (o.in_flight.contains(kind, key)) return;
+  if (o.object_errors.count(key) > 0 && o.now < o.objects_retry_at) return;
+  action a;
+  a.kind = kind;
+  a.subject = key;
+  a.text = std::move(body);
+  out.push_back(std::move(a));
+}
+
+// The per-set objects of the runner pods (pod_resources.hpp): each
+// desired one applied (again when its body changes), the hooks'
+// RoleBinding of containerMode kubernetes deleted once no variant and no
+// runner needs it; the objects the pod configuration refers to checked
+// every reference_recheck (a missing CA bundle is reported, not waited
+// for: the pods start once it exists). Runners are created only while
+// the spec is valid and every object is in place.
+pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<action>& out) {
+  const auto& set = *o.set;
+  model::field_errors invalid;
+  model::check_pod_config("spec", set.spec.pod, invalid);
+  for (std::size_t i = 0; i < set.spec.variants.size(); ++i)
+    if (const auto& mode = set.spec.variants[i].container_mode)
+      model::check_container_mode("spec.variants[" + std::to_string(i) + "].containerMode", *mode, invalid);
+  if (auto unavailable = kubernetes_rbac_unavailable(set.spec, o.hooks_cluster_role))
+    invalid.push_back(std::move(*unavailable));
+  bool applied = true;
+  const auto desired = desired_pod_resources(set, o.hooks_cluster_role);
+  for (const auto& obj : desired) {
+    auto done = o.applied_objects.find(obj.key);
+    if (done != o.applied_objects.end() && done->second == obj.body) continue;
+    applied = false;
+    add_object_action(o, out, action_kind::apply_object, obj.key, obj.body);
+  }
+  pod_resources_verdict v;
+  v.pods_ready = applied && invalid.empty();
+  // The status waits for the first answers (one write, not Unknown then True).
+  v.awaiting_apply = !applied && invalid.empty() && o.object_errors.empty();
+
+  const auto keys = kubernetes_rbac_keys(set.metadata.name);
+  if (wants_kubernetes_rbac(set.spec)) {
+    // The binding a manager before issue 32 made goes once the current one
+    // is in place: a busy runner never goes without its hooks' rights.
+    if (applied && !o.hooks_cluster_role.empty())
+      for (const auto& key : keys)
+        if (o.applied_objects.count(key) == 0 && o.deleted_objects.count(key) == 0)
+          add_object_action(o, out, action_kind::delete_object, key);
+  } else {
+    bool in_use = false;
+    for (const auto& [name, r] : o.runners) in_use |= r.kubernetes_mode;
+    // Made this run, for runners seen this run, or under a spec this
+    // manager has not reconciled yet (changed while it was away).
+    const bool maybe_there = o.kubernetes_runners_seen || o.applied_objects.count(keys.front()) > 0 ||
+                             set.metadata.generation != set.status.observed_generation;
+    if (!in_use && maybe_there)
+      for (const auto& key : keys)
+        if (o.deleted_objects.count(key) == 0) add_object_action(o, out, action_kind::delete_object, key);
+  }
+
+  std::map<std::string, std::string> problems;
+  bool fresh = false, fine = true;
+  for (const auto& ref : pod_references(set.spec.pod)) {
+    auto known = o.reference_problems.find(ref.key);
+    if (known == o.reference_problems.end()) {
+      fresh = true;  // a new reference
+    } else {
+      problems.insert(*known);
+      fine &= known->second.empty();
+    }
+  }
+  const auto period = fine ? 10 * o.reference_recheck : o.reference_recheck;
+  const bool due = fresh || o.now >= o.references_checked_at + period;
+  if (due)
+    for (const auto& ref : pod_references(set.spec.pod)) {
+      if (o.in_flight.contains(action_kind::check_reference, ref.key)) continue;
+      action a;
+      a.kind = action_kind::check_reference;
+      a.subject = ref.key;
+      a.ref = ref;
+      out.push_back(std::move(a));
+    }
+  v.condition =
+      pod_config_condition(invalid, o.runner_crd_problem, o.object_errors, problems, applied, set.status);
+  return v;
+}
+
+}  // namespace octorun::runnerset

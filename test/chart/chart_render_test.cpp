@@ -11,58 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "model/naming.hpp"
 #include "test/chart/helm.hpp"
+#include "test/chart/render_support.hpp"
 
 namespace octorun::test {
 namespace {
-
-bool has(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-bool has_prefix(const std::vector<std::string>& v, const std::string& prefix) {
-  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
-}
-
-std::string str(const YAML::Node& n) { return n.IsScalar() ? n.as<std::string>() : ""; }
-
-// Renders and fails the test (with helm's output) when helm fails.
-rendered ok(const std::string& flags, const std::string& release = "octorun") {
-  auto r = render(flags, release);
-  EXPECT_EQ(r.result.status, 0) << flags << "\n" << r.result.all();
-  return r;
-}
-
-YAML::Node deployment(const rendered& r, const std::string& name = "octorun-manager") {
-  auto d = r.find("Deployment", name);
-  EXPECT_TRUE(d.has_value()) << name;
-  return d ? *d : YAML::Node();
-}
-
-YAML::Node pod_spec(const rendered& r) { return deployment(r)["spec"]["template"]["spec"]; }
-
-// The volume of this name in the pod spec.
-YAML::Node volume(const YAML::Node& spec, const std::string& name) {
-  for (const auto& v : spec["volumes"])
-    if (str(v["name"]) == name) return v;
-  return YAML::Node();
-}
-
-std::string mount_path(const YAML::Node& container, const std::string& volume_name) {
-  for (const auto& m : container["volumeMounts"])
-    if (str(m["name"]) == volume_name) return str(m["mountPath"]);
-  return "";
-}
-
-// A selector (map) matches the labels (map).
-bool selects(const YAML::Node& selector, const YAML::Node& labels) {
-  if (!selector.IsMap() || selector.size() == 0) return false;
-  for (const auto& kv : selector)
-    if (!labels[kv.first.as<std::string>()] || str(labels[kv.first.as<std::string>()]) != str(kv.second))
-      return false;
-  return true;
-}
 
 // The probes: exec probes asking the loopback listener of their own; no
 // container port for it, and no httpGet that would need the pod IP.
@@ -273,95 +226,6 @@ TEST(ChartRender, WatchedNamespacesAreTheManagersAndTheWebhooksScope) {
   EXPECT_FALSE(w["namespaceSelector"]["matchExpressions"]);
 }
 
-TEST(ChartRender, NamespacedRbacIsARolePerWatchedNamespaceWithTheClusterRolesRules) {
-  auto cluster_wide = ok("");
-  auto cluster_rules = YAML::Dump((*cluster_wide.find("ClusterRole", "octorun-manager"))["rules"]);
-  auto r = ok("--set rbac.namespaced=true --set watchNamespaces={team-a,team-b}");
-  EXPECT_FALSE(r.find("ClusterRole", "octorun-manager"));
-  EXPECT_FALSE(r.find("ClusterRoleBinding", "octorun-manager"));
-  int roles = 0;
-  for (const auto& role : r.all("Role")) {
-    if (str(role["metadata"]["name"]) != "octorun-manager") continue;
-    ++roles;
-    const auto ns = str(role["metadata"]["namespace"]);
-    EXPECT_TRUE(ns == "team-a" || ns == "team-b") << ns;
-    EXPECT_EQ(YAML::Dump(role["rules"]), cluster_rules);
-  }
-  EXPECT_EQ(roles, 2);
-  int bindings = 0;
-  for (const auto& b : r.all("RoleBinding")) {
-    if (str(b["metadata"]["name"]) != "octorun-manager") continue;
-    ++bindings;
-    EXPECT_EQ(str(b["roleRef"]["kind"]), "Role");
-    EXPECT_EQ(str(b["subjects"][0]["name"]), "octorun-manager");
-    EXPECT_EQ(str(b["subjects"][0]["namespace"]), "octorun-system");
-  }
-  EXPECT_EQ(bindings, 2);
-  // Its own namespace: the Lease and the shared CA Secret (by name for reads).
-  auto own = r.find("Role", "octorun-manager-namespace");
-  ASSERT_TRUE(own);
-  auto dump = YAML::Dump((*own)["rules"]);
-  EXPECT_NE(dump.find("leases"), std::string::npos) << dump;
-  EXPECT_NE(dump.find("octorun-webhook-ca"), std::string::npos) << dump;
-  // The caBundle injection is cluster-scoped, limited to the configurations' names.
-  auto injector = r.find("ClusterRole", "octorun-webhook-ca-injector");
-  ASSERT_TRUE(injector);
-  EXPECT_EQ(str((*injector)["rules"][0]["resourceNames"][0]), "octorun");
-}
-
-// containerMode kubernetes: the hooks' rights are a ClusterRole of their
-// own, which the manager may bind (and nothing else) but never holds.
-TEST(ChartRender, TheManagerMayOnlyBindTheHooksClusterRoleAndHoldsNoneOfItsRights) {
-  auto rules = [](const rendered& r) {
-    return YAML::Dump((*r.find("ClusterRole", "octorun-manager"))["rules"]);
-  };
-  auto resources = [](const rendered& r) {
-    std::vector<std::string> out;
-    for (const auto& rule : (*r.find("ClusterRole", "octorun-manager"))["rules"])
-      for (const auto& res : rule["resources"]) out.push_back(str(res));
-    return out;
-  };
-  auto flag = [](const rendered& r) {
-    for (const auto& a : args_of(manager_container(deployment(r))))
-      if (a.rfind("--runner-kubernetes-mode-cluster-role=", 0) == 0) return a;
-    return std::string();
-  };
-  auto off_render = ok("");
-  auto off = rules(off_render);
-  for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles", "clusterroles"})
-    EXPECT_FALSE(has(resources(off_render), never)) << never << " in\n" << off;
-  EXPECT_TRUE(has(resources(off_render), "rolebindings")) << off;
-  EXPECT_FALSE(off_render.find("ClusterRole", "octorun-runner-kubernetes-mode"));
-  EXPECT_EQ(flag(off_render), "");
-
-  auto on_render = ok("--set rbac.containerModeKubernetes=true");
-  auto on = rules(on_render);
-  for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles"})
-    EXPECT_FALSE(has(resources(on_render), never)) << never << " in\n" << on;
-  EXPECT_EQ(on.find("escalate"), std::string::npos) << on;
-  int binds = 0;
-  for (const auto& rule : (*on_render.find("ClusterRole", "octorun-manager"))["rules"]) {
-    if (str(rule["verbs"][0]) != "bind") continue;
-    ++binds;
-    EXPECT_EQ(str(rule["resources"][0]), "clusterroles");
-    ASSERT_EQ(rule["resourceNames"].size(), 1u) << "bind on every ClusterRole";
-    EXPECT_EQ(str(rule["resourceNames"][0]), "octorun-runner-kubernetes-mode");
-  }
-  EXPECT_EQ(binds, 1) << on;
-  auto hooks = on_render.find("ClusterRole", "octorun-runner-kubernetes-mode");
-  ASSERT_TRUE(hooks);
-  auto granted = YAML::Dump((*hooks)["rules"]);
-  for (const auto* grant : {"pods/exec", "pods/log", "jobs", "secrets"})
-    EXPECT_NE(granted.find(grant), std::string::npos) << granted;
-  EXPECT_EQ(flag(on_render), "--runner-kubernetes-mode-cluster-role=octorun-runner-kubernetes-mode");
-  auto ns =
-      ok("--set rbac.containerModeKubernetes=true --set rbac.namespaced=true --set watchNamespaces={team-a}");
-  auto role = ns.find("Role", "octorun-manager");
-  ASSERT_TRUE(role);
-  EXPECT_EQ(YAML::Dump((*role)["rules"]), on);
-  EXPECT_TRUE(ns.find("ClusterRole", "octorun-runner-kubernetes-mode"));
-}
-
 TEST(ChartRender, CertManagerWithAnIssuerReplacesTheSelfManagedCa) {
   auto r =
       ok("--set admission.certManager.enabled=true --set admission.certManager.issuerRef.name=corp-ca "
@@ -484,43 +348,6 @@ TEST(ChartRender, SchedulingImageAndPodValuesPassThrough) {
   // The default: replicas prefer different nodes.
   EXPECT_TRUE(
       pod_spec(ok(""))["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]);
-}
-
-// Runner pods run untrusted jobs (dind: privileged), and node root reads
-// every ServiceAccount token on its node: the manager stays off their
-// nodes. The term selects the label every runner pod carries
-// (model::label_runner, actors/runner/children.cpp) in every namespace.
-TEST(ChartRender, TheManagerAvoidsNodesWithRunnerPods) {
-  auto runner_term = [](const YAML::Node& term) {
-    // yaml-cpp: a missing key is an undefined node, which throws on any question but IsDefined().
-    const auto exprs = term["labelSelector"]["matchExpressions"];
-    const auto namespaces = term["namespaceSelector"];
-    if (!exprs.IsDefined() || !exprs.IsSequence() || exprs.size() != 1 || !namespaces.IsDefined())
-      return false;
-    return str(exprs[0]["key"]) == model::label_runner && str(exprs[0]["operator"]) == "Exists" &&
-           namespaces.IsMap() && namespaces.size() == 0 &&
-           str(term["topologyKey"]) == "kubernetes.io/hostname";
-  };
-  auto anti = [](const rendered& r) { return pod_spec(r)["affinity"]["podAntiAffinity"]; };
-  auto preferred_terms = [&](const rendered& r) {
-    int n = 0;
-    for (const auto& p : anti(r)["preferredDuringSchedulingIgnoredDuringExecution"])
-      n += runner_term(p["podAffinityTerm"]) ? 1 : 0;
-    return n;
-  };
-  auto by_default = ok("");
-  EXPECT_EQ(preferred_terms(by_default), 1) << YAML::Dump(anti(by_default));
-  EXPECT_FALSE(anti(by_default)["requiredDuringSchedulingIgnoredDuringExecution"]);
-  auto required = ok("--set runnerNodeAntiAffinity=required");
-  EXPECT_EQ(preferred_terms(required), 0);
-  ASSERT_EQ(anti(required)["requiredDuringSchedulingIgnoredDuringExecution"].size(), 1u);
-  EXPECT_TRUE(runner_term(anti(required)["requiredDuringSchedulingIgnoredDuringExecution"][0]));
-  auto none = ok("--set runnerNodeAntiAffinity=none");
-  EXPECT_EQ(preferred_terms(none), 0);
-  EXPECT_FALSE(anti(none)["requiredDuringSchedulingIgnoredDuringExecution"]);
-  EXPECT_EQ(anti(none)["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u)
-      << "replicas still spread";
-  EXPECT_NE(render("--set runnerNodeAntiAffinity=always").result.status, 0);
 }
 
 TEST(ChartRender, TheServiceMonitorSelectsTheMetricsService) {

@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       .max_runners = 1000,
       .allow_sets_without_class = false,
       .classes = {}};
-  for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner}) {
+  for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner,
+                 endpoint::validate_runnerclass}) {
     handle_review(e, input, policy);
     handle_review(e, wrapped_create, policy);
     handle_review(e, wrapped_update, policy);

@@ -59,6 +59,15 @@ families& get() {
   return f;
 }
 
+// A set's series are written by its actor and removed by the cleanup of an
+// actor that had its name (a restarted or re-created set, on another
+// thread): Add returns a reference that a concurrent Remove frees, so every
+// Add-then-use and every Remove of these families holds this.
+std::mutex& set_series_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 prometheus::Labels set_labels(const std::string& ns, const std::string& runnerset) {
   return {{"namespace", ns}, {"runnerset", runnerset}};
 }
@@ -85,6 +94,7 @@ bool reject_input(const std::string& source, const std::string& reason, const st
 }
 
 void record_github_pause(const std::string& ns, const std::string& runnerset, bool paused_now) {
+  std::lock_guard lock(set_series_mutex());
   auto& f = get();
   f.rate_limited.Add(set_labels(ns, runnerset)).Set(paused_now ? 1 : 0);
   auto& pauses = f.pauses.Add(set_labels(ns, runnerset));
@@ -92,12 +102,14 @@ void record_github_pause(const std::string& ns, const std::string& runnerset, bo
 }
 
 void set_deferred_removals(const std::string& ns, const std::string& runnerset, std::int64_t count) {
+  std::lock_guard lock(set_series_mutex());
   get().deferred.Add(set_labels(ns, runnerset)).Set(static_cast<double>(count));
 }
 
 void count_dropped_kube_event() { get().events_dropped.Add({}).Increment(); }
 
 void forget_runnerset(const std::string& ns, const std::string& runnerset) {
+  std::lock_guard lock(set_series_mutex());
   auto& f = get();
   const auto labels = set_labels(ns, runnerset);
   f.rate_limited.Remove(&f.rate_limited.Add(labels));

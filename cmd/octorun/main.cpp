@@ -11,6 +11,7 @@
 // on an actor. SIGTERM/SIGINT: stop the intake, stop the controller
 // (in-flight writes finish or time out), release the Lease.
 #include <malloc.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -122,6 +123,12 @@ void limit_malloc_arenas() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenSSL frees every thread's state from an atexit handler, unlocked,
+  // while threads that made HTTPS calls may still be exiting (the actor
+  // system's wait for its detached actors ends a moment before their
+  // threads do) and free their own: a double free that glibc reports as a
+  // corrupted heap at exit. The process's memory goes with it anyway.
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
   // The exec probe: a short-lived process of its own, no actor system.
   if (argc > 1 && std::string_view(argv[1]) == "probe")
     return manager::probe(std::vector<std::string>(argv + 2, argv + argc), std::cerr);

@@ -24,20 +24,33 @@ std::pair<std::string, std::string> host_and_port(std::string_view host) {
   return {ascii_lower(host.substr(0, colon)), std::string(host.substr(colon + 1))};
 }
 
-bool server_matches(const http_url& scope, const std::string& server) {
-  // "*." opens a wildcard entry: split it as a plain host, then match by suffix.
+// A spec.github.servers entry, SCHEME://HOST[:PORT] or SCHEME://*.DOMAIN[:PORT]:
+// its host in lower case ("*.ghe.com" for a wildcard) and port ("" when none).
+struct server_entry {
+  std::string scheme, host, port;
+  bool wildcard() const { return host.starts_with("*."); }
+};
+
+std::optional<server_entry> parse_server(const std::string& server) {
+  // "*." is no host character: split the entry as a plain host, then put it back.
   std::string text = server;
   const auto authority = text.find("://");
   const bool wildcard = authority != std::string::npos && text.compare(authority + 3, 2, "*.") == 0;
   if (wildcard) text.replace(authority + 3, 1, "w");
-  auto entry = split_http_url(text);
-  if (!entry || !entry->path.empty() || entry->scheme != scope.scheme) return false;
-  auto [want_host, want_port] = host_and_port(entry->host);
-  if (wildcard) want_host.replace(0, 1, "*");
+  auto url = split_http_url(text);
+  if (!url || !url->path.empty()) return std::nullopt;
+  auto [host, port] = host_and_port(url->host);
+  if (wildcard) host.replace(0, 1, "*");
+  return server_entry{url->scheme, std::move(host), std::move(port)};
+}
+
+bool server_matches(const http_url& scope, const std::string& server) {
+  auto entry = parse_server(server);
+  if (!entry || entry->scheme != scope.scheme) return false;
   auto [host, port] = host_and_port(scope.host);
-  if (want_port != port) return false;
-  if (want_host.rfind("*.", 0) != 0) return want_host == host;
-  const auto suffix = want_host.substr(1);  // ".ghe.com"
+  if (entry->port != port) return false;
+  if (!entry->wildcard()) return entry->host == host;
+  const auto suffix = entry->host.substr(1);  // ".ghe.com"
   return host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
@@ -174,16 +187,11 @@ std::string at(const char* list, std::size_t i) { return std::string(list) + "["
 
 // Why a spec.github.servers entry is not a server; nullopt when it is.
 std::optional<std::string> server_problem(const std::string& server, const scope_rules& rules) {
-  std::string text = server;
-  const auto authority = text.find("://");
-  const bool wildcard = authority != std::string::npos && text.compare(authority + 3, 2, "*.") == 0;
-  if (wildcard) text.replace(authority + 3, 1, "w");
-  auto url = split_http_url(text);
-  if (!url || !url->path.empty())
-    return quoted(server) + " is not https://HOST[:PORT] or https://*.DOMAIN[:PORT] (no path)";
-  if (wildcard) {
-    if (url->scheme != "https") return quoted(server) + ": a wildcard server must be https";
-    auto domain = host_and_port(url->host).first.substr(2);  // after "w."
+  auto entry = parse_server(server);
+  if (!entry) return quoted(server) + " is not https://HOST[:PORT] or https://*.DOMAIN[:PORT] (no path)";
+  if (entry->wildcard()) {
+    if (entry->scheme != "https") return quoted(server) + ": a wildcard server must be https";
+    const auto domain = entry->host.substr(2);
     if (domain.find('.') == std::string::npos)
       return quoted(server) +
              ": a wildcard must stand under a domain of two labels or more (*.ghe.com), not *." + domain;

@@ -186,23 +186,27 @@ TEST_F(WebhookServer, AnswersMalformedDeepOrOverSizeReviewsWith400Or413) {
 
   // 100,000 levels of nesting overflowed a civetweb worker's stack with the
   // recursive parser (the pod restarted); an over-size body is refused unread.
-  const auto url = (*srv)->url(endpoint::validate_runnerset);
   std::string objects;
   for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
-  for (const auto& body : {std::string(100'000, '['), objects,
-                           R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":)" +
-                               std::string(100'000, '[')}) {
-    auto resp = c.perform({"POST", url, {{"Content-Type", "application/json"}}, body});
-    ASSERT_TRUE(resp) << resp.error().message;
-    EXPECT_EQ(resp->status, 400);
-    EXPECT_NE(resp->body.find("JSON nested deeper than 128 levels"), std::string::npos) << resp->body;
+  for (auto e : {endpoint::mutate_runnerset, endpoint::validate_runnerset, endpoint::validate_runner,
+                 endpoint::validate_runnerclass}) {
+    const auto url = (*srv)->url(e);
+    for (const auto& body : {std::string(100'000, '['), objects,
+                             R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":)" +
+                                 std::string(100'000, '[')}) {
+      auto resp = c.perform({"POST", url, {{"Content-Type", "application/json"}}, body});
+      ASSERT_TRUE(resp) << resp.error().message;
+      EXPECT_EQ(resp->status, 400) << url;
+      EXPECT_NE(resp->body.find("JSON nested deeper than 128 levels"), std::string::npos)
+          << url << resp->body;
+    }
+    auto big = c.perform({"POST",
+                          url,
+                          {{"Content-Type", "application/json"}},
+                          std::string(json::sources::admission_review.max_bytes + 1, '[')});
+    ASSERT_TRUE(big) << big.error().message;
+    EXPECT_EQ(big->status, 413) << url;
   }
-  auto big = c.perform({"POST",
-                        url,
-                        {{"Content-Type", "application/json"}},
-                        std::string(json::sources::admission_review.max_bytes + 1, '[')});
-  ASSERT_TRUE(big) << big.error().message;
-  EXPECT_EQ(big->status, 413);
   // Still serving.
   auto resp = call(**srv, (*srv)->ca_bundle());
   ASSERT_TRUE(resp) << resp.error().message;

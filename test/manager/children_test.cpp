@@ -23,15 +23,7 @@ using test::own_spec;
 using test::parse_json;
 
 model::runner sample_runner(const std::string& template_json) {
-  model::runner r;
-  r.metadata.name = "linux-large-x7k2p";
-  r.metadata.namespace_ = "ci";
-  r.metadata.uid = "uid-1";
-  auto& spec = own_spec(r);
-  spec.runner_set_name = "linux";
-  spec.variant = "large";
-  spec.template_.json = template_json;
-  return r;
+  return test::runner_with_template(template_json);
 }
 
 const std::string tmpl =

@@ -18,13 +18,8 @@ using test::parse_json;
 
 model::runner runner_with(const std::string& template_json, std::optional<model::pod_security_level> level,
                           std::optional<model::container_mode> mode = std::nullopt) {
-  model::runner r;
-  r.metadata.name = "linux-x7k2p";
-  r.metadata.namespace_ = "ci";
-  r.metadata.uid = "uid-1";
+  auto r = test::runner_with_template(template_json);
   auto& spec = own_spec(r);
-  spec.runner_set_name = "linux";
-  spec.template_.json = template_json;
   spec.pod.pod_security = level;
   if (mode) spec.pod.container_mode = model::container_mode_spec{*mode, ""};
   return r;

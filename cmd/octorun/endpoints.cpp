@@ -1,5 +1,11 @@
 #include "cmd/octorun/endpoints.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "common/json_writer.hpp"
+
 namespace octorun::manager {
 namespace {
 
@@ -51,6 +57,31 @@ endpoint_options endpoints(const options& o) {
   e.intake.body_timeout_ms = 10'000;
   e.intake.min_body_bytes_per_second = 4 << 10;
   return e;
+}
+
+std::string endpoints_json(const listening& l) {
+  json::writer w;
+  w.open()
+      .optional("health", l.health)
+      .optional("metrics", l.metrics)
+      .optional("admission", l.admission)
+      .optional("webhookIntake", l.webhook_intake);
+  return w.close().str() + "\n";
+}
+
+expected<ok_t, std::string> write_endpoints_file(const std::string& path, const listening& l) {
+  const std::string partial = path + ".partial";
+  const auto text = endpoints_json(l);
+  auto refused = [&](const std::string& step) {
+    return unexpected<std::string>{"--endpoints-file: cannot " + step + " " + path + ": " +
+                                   std::strerror(errno)};
+  };
+  std::FILE* out = std::fopen(partial.c_str(), "w");
+  if (out == nullptr) return refused("write");
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !written) return refused("write");
+  if (std::rename(partial.c_str(), path.c_str()) != 0) return refused("replace");
+  return ok;
 }
 
 }  // namespace octorun::manager

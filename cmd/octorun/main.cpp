@@ -27,6 +27,7 @@
 #include "actors/leader/leader_election.hpp"
 #include "adapters/logging/logging.hpp"
 #include "cmd/octorun/caf_settings.hpp"
+#include "cmd/octorun/endpoints.hpp"
 #include "cmd/octorun/manager.hpp"
 #include "cmd/octorun/options.hpp"
 #include "cmd/octorun/probe.hpp"
@@ -68,6 +69,17 @@ int run(caf::actor_system& sys, const manager::options& opts, manager::settings 
     return 1;
   }
   auto& m = **started;
+  if (!opts.endpoints_file.empty()) {
+    const manager::listening at{
+        m.probes_url(), m.metrics_url(),
+        m.admission_port() != 0 ? "https://" + opts.admission_bind + ":" + std::to_string(m.admission_port())
+                                : std::string(),
+        m.intake_url()};
+    if (auto written = manager::write_endpoints_file(opts.endpoints_file, at); !written) {
+      spdlog::critical("{}", written.error());
+      return 1;
+    }
+  }
   caf::scoped_actor mailbox{sys};
   signal_relay relay(signals, caf::actor_cast<caf::actor>(mailbox));
   caf::actor election;

@@ -51,6 +51,9 @@ const std::vector<flag>& flags() {
       {"health-port", &options::health_port, "port of /healthz and /readyz; 0: any free port"},
       {"metrics-bind", &options::metrics_bind, "address of /metrics (the pod IP, for Prometheus)"},
       {"metrics-port", &options::metrics_port, "port of /metrics (Prometheus); 0: any free port"},
+      {"endpoints-file", &options::endpoints_file,
+       "once every server listens, write their URLs (health, metrics, admission, webhookIntake) as one JSON "
+       "object to this file, replaced whole: for tools that start the manager on port 0 (empty: none)"},
       {"leader-elect", &options::leader_elect, "elect a leader among replicas on a Lease"},
       {"lease-namespace", &options::lease_namespace, "namespace of the leader-election Lease"},
       {"lease-name", &options::lease_name, "name of the leader-election Lease"},

@@ -87,6 +87,10 @@ struct options {
   std::string admission_key_file;
   std::string admission_ca_file;
 
+  // Where to write the URLs the servers listen on once all of them do
+  // (write_endpoints_file); empty: nowhere.
+  std::string endpoints_file;
+
   bool help = false;     // --help / -h: print help_text() and stop
   bool version = false;  // --version: print the version and stop
   // For caf::actor_system_config::parse, each as --name=value.

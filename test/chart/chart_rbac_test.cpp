@@ -121,11 +121,11 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
                                          "--metrics-port=0",
                                          "--log-format=text",
                                          "--scheduler.max-threads=2",
-                                         "--github-http-hosts=127.0.0.1"};
+                                         "--github-http-hosts=127.0.0.1",
+                                         "--endpoints-file=/tmp/octorun-endpoints-" + ns_ + ".json"};
   manager_ =
       std::make_unique<octorun_process>(OCTORUN_BINARY, args, "", "/tmp/octorun-manager-" + ns_ + ".log");
-  ASSERT_FALSE(manager_->wait_for_log(std::regex("(leading: no webhook intake)"), 60s).empty())
-      << manager_->log_tail();
+  ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
   create_set(a_, "rbac-a");
   create_set(b_, "rbac-b");
   auto jobs = queue("rbac-a", 3);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <rapidjson/document.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -40,12 +42,19 @@ namespace octorun::test {
 // The options every test and bench run gives the manager: one namespace,
 // its Lease there, loopback and free ports, text logs, two CAF threads, and
 // the GitHub simulator's plain-http loopback host allowed as a scope.
+//
+// It also writes the URLs it listens on to a file of its own
+// (--endpoints-file), which octorun_process reads: tests wait on that and on
+// /readyz, never on the log.
 inline std::vector<std::string> octorun_args(const std::string& kubeconfig, const std::string& ns,
                                              const std::string& identity) {
-  return {"--kubeconfig=" + kubeconfig, "--namespace=" + ns, "--lease-namespace=" + ns,
-          "--identity=" + identity, "--webhook-bind=127.0.0.1", "--webhook-port=0", "--health-bind=127.0.0.1",
-          "--health-port=0", "--metrics-bind=127.0.0.1", "--metrics-port=0", "--log-format=text",
-          "--scheduler.max-threads=2", "--github-http-hosts=127.0.0.1",
+  static std::atomic<int> started{0};
+  const auto endpoints_file = "/tmp/octorun-endpoints-" + std::to_string(getpid()) + "-" + ns + "-" +
+                              identity + "-" + std::to_string(started++) + ".json";
+  return {"--endpoints-file=" + endpoints_file, "--kubeconfig=" + kubeconfig, "--namespace=" + ns,
+          "--lease-namespace=" + ns, "--identity=" + identity, "--webhook-bind=127.0.0.1", "--webhook-port=0",
+          "--health-bind=127.0.0.1", "--health-port=0", "--metrics-bind=127.0.0.1", "--metrics-port=0",
+          "--log-format=text", "--scheduler.max-threads=2", "--github-http-hosts=127.0.0.1",
           // The tests' sets name no RunnerClass (manager_class_integration drops this).
           "--allow-sets-without-class"};
 }
@@ -57,6 +66,10 @@ class octorun_process {
   octorun_process(const std::string& binary, std::vector<std::string> args, const std::string& secret,
                   std::string log, std::vector<std::string> extra_env = {})
       : log_(std::move(log)) {
+    for (const auto& a : args)
+      if (a.starts_with("--endpoints-file="))
+        endpoints_file_ = a.substr(std::string_view("--endpoints-file=").size());
+    if (!endpoints_file_.empty()) std::remove(endpoints_file_.c_str());  // a file left by an earlier run
     args.insert(args.begin(), binary);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -74,7 +87,10 @@ class octorun_process {
     if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), env.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);
   }
-  ~octorun_process() { stop(SIGKILL); }
+  ~octorun_process() {
+    stop(SIGKILL);
+    if (!endpoints_file_.empty()) std::remove(endpoints_file_.c_str());
+  }
   octorun_process(const octorun_process&) = delete;
   octorun_process& operator=(const octorun_process&) = delete;
 
@@ -140,27 +156,79 @@ class octorun_process {
                capture, [&](const std::optional<std::string>& c) { return c || !alive(); }, within)
         .last.value_or("");
   }
-  // The webhook intake URL once this replica leads.
+  // What the manager wrote to its --endpoints-file once every server
+  // listens ("health", "metrics", "admission", "webhookIntake": URLs), or
+  // nothing if it does not within `within` (or exits, or was started
+  // without the flag).
+  std::map<std::string, std::string> wait_endpoints(std::chrono::milliseconds within) const {
+    if (endpoints_file_.empty()) return {};
+    // A file offers no event to wait on: poll it. The manager renames it
+    // into place whole.
+    auto read = [&]() -> std::map<std::string, std::string> {
+      std::ifstream in(endpoints_file_);
+      if (!in) return {};
+      std::stringstream text;
+      text << in.rdbuf();
+      rapidjson::Document d;
+      if (d.Parse(text.str().c_str()).HasParseError() || !d.IsObject()) return {};
+      std::map<std::string, std::string> urls;
+      for (const auto& m : d.GetObject())
+        if (m.value.IsString()) urls[m.name.GetString()] = m.value.GetString();
+      return urls;
+    };
+    return test::poll(
+               read, [&](const auto& urls) { return !urls.empty() || !alive(); }, within)
+        .last;
+  }
+  // One endpoint's URL once the servers listen ("" if it is off).
+  std::string wait_endpoint(const std::string& name, std::chrono::milliseconds within) const {
+    auto urls = wait_endpoints(within);
+    auto it = urls.find(name);
+    return it == urls.end() ? std::string() : it->second;
+  }
+  // Whether this replica leads within `within`: its /readyz says "leading".
+  bool wait_leads(std::chrono::milliseconds within) const {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    auto health = wait_endpoint("health", within);
+    if (health.empty()) return false;
+    http::client client;
+    client.set_plain_http(true);
+    auto leads = [&] {
+      http::request req;
+      req.url = health + "/readyz";
+      req.timeout = std::chrono::seconds(2);
+      auto got = client.perform(req);
+      return got && got->status == 200 && got->body == "leading";
+    };
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return test::poll(
+               leads, [&](bool led) { return led || !alive(); }, std::max(left, std::chrono::milliseconds(0)))
+        .last;
+  }
+  // The webhook intake URL once this replica leads ("" if it does not, or
+  // serves no intake).
   std::string wait_leading(std::chrono::milliseconds within) const {
-    return wait_for_log(std::regex(R"(webhook intake listening on (http://[0-9.:]+/webhook))"), within);
+    return wait_leads(within) ? wait_endpoint("webhookIntake", within) : std::string();
   }
   // The URL of this replica's webhook intake once it serves (every replica).
   std::string wait_intake(std::chrono::milliseconds within) const {
-    return wait_for_log(std::regex(R"(webhook intake serving (http://[0-9.:]+/webhook))"), within);
+    return wait_endpoint("webhookIntake", within);
   }
   // The base URL of /healthz and /readyz once they serve.
-  std::string wait_health(std::chrono::milliseconds within) const {
-    return wait_for_log(std::regex(R"(health endpoints on (http://[0-9.:]+))"), within);
-  }
+  std::string wait_health(std::chrono::milliseconds within) const { return wait_endpoint("health", within); }
   // The base URL of /metrics (a listener of its own) once it serves.
   std::string wait_metrics(std::chrono::milliseconds within) const {
-    return wait_for_log(std::regex(R"(metrics on (http://[0-9.:]+)/metrics)"), within);
+    auto url = wait_endpoint("metrics", within);
+    const std::string_view path = "/metrics";
+    return url.ends_with(path) ? url.substr(0, url.size() - path.size()) : url;
   }
 
  private:
   bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
 
   std::string log_;
+  std::string endpoints_file_;  // --endpoints-file, when given
   pid_t pid_ = -1;
 };
 

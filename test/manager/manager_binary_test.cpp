@@ -130,7 +130,9 @@ class ManagerBinary : public ::testing::Test {
   }
 
   static std::string admission_port(const test::octorun_process& p) {
-    return p.wait_for_log(std::regex(R"(admission webhook listening on https://[0-9.]+:([0-9]+))"), 60s);
+    auto url = p.wait_endpoint("admission", 60s);  // https://bind:port
+    auto colon = url.rfind(':');
+    return colon == std::string::npos || url.find("https://") != 0 ? std::string() : url.substr(colon + 1);
   }
 
   // Deliveries that come before the manager knows the set are turned away (no
@@ -350,7 +352,14 @@ TEST_F(ManagerBinary, ServesTheAdmissionWebhookOnEveryReplica) {
   auto follower_port = admission_port(*follower_);
   ASSERT_FALSE(leader_port.empty()) << log_tail();
   ASSERT_FALSE(follower_port.empty()) << follower_->log_tail();
-  ASSERT_FALSE(manager_->wait_for_log(std::regex("(caBundle injected)"), 60s).empty()) << log_tail();
+  for (const char* kind : {"mutatingwebhookconfiguration", "validatingwebhookconfiguration"})
+    ASSERT_TRUE(test::wait_for(
+        [&] {
+          return !test::kubectl(c_, std::string("get ") + kind + "/" + wc.name +
+                                        " -o jsonpath='{.webhooks[0].clientConfig.caBundle}'")
+                      .empty();
+        },
+        60s, std::string("the caBundle of ") + kind + "/" + wc.name, [&] { return log_tail(); }));
 
   // The apiserver calls the webhook on one replica ...
   for (const char* kind : {"mutatingwebhookconfiguration", "validatingwebhookconfiguration"}) {

@@ -69,7 +69,7 @@ class HostileTenant : public ::testing::Test {
     std::erase(args, std::string("--allow-sets-without-class"));
     manager_ = std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), "s3cret",
                                                        "/tmp/octorun-manager-" + tenant_ + ".log");
-    ASSERT_FALSE(manager_->wait_for_log(std::regex("(leading: .*)"), 60s).empty()) << manager_->log_tail();
+    ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
   }
 
   // A Webhook set of `scope`, minRunners 1, naming the class; `extra`: more spec fields.

@@ -134,5 +134,15 @@ TEST_F(ManagerCliFiles, TheWebhookIntakeNeedsASecretUnlessTurnedOff) {
   EXPECT_NE(o.output.find("--webhook-intake=false"), std::string::npos) << o.output;
 }
 
+// The binary tests find the ports the manager took through this file: one
+// it cannot write stops it at once, naming the file.
+TEST_F(ManagerCliFiles, AnEndpointsFileThatCannotBeWrittenStopsTheManagerNamingIt) {
+  auto unwritable = (dir_ / "missing" / "endpoints.json").string();
+  auto o = run("--log-format=text --webhook-intake=false --health-port=0 --metrics-port=0 --kubeconfig=" +
+               kubeconfig_ + " --endpoints-file=" + unwritable);
+  EXPECT_EQ(o.status, 1);
+  EXPECT_NE(o.output.find("--endpoints-file: cannot write " + unwritable), std::string::npos) << o.output;
+}
+
 }  // namespace
 }  // namespace octorun

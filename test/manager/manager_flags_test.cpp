@@ -51,7 +51,7 @@ class ManagerFlags : public ::testing::Test {
     }
     manager_ = std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), secret,
                                                        "/tmp/octorun-manager-" + ns + ".log");
-    ASSERT_FALSE(manager_->wait_for_log(std::regex("(leading: .*)"), 60s).empty()) << manager_->log_tail();
+    ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
   }
 
   // kubectl's jsonpath output for the RunnerSet "linux" in `ns`.

@@ -48,7 +48,7 @@ class ManagerGitHubAccess : public ::testing::Test {
     args.push_back("--webhook-sweep-seconds=1");
     manager_ = std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), "s3cret",
                                                        "/tmp/octorun-manager-" + ns_ + ".log");
-    ASSERT_FALSE(manager_->wait_for_log(std::regex("(leading: .*)"), 60s).empty()) << manager_->log_tail();
+    ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
   }
 
   void secret(const std::string& name, const std::string& token) {

@@ -156,7 +156,7 @@ error error_from_response(const http::response& r, std::int64_t now_epoch, const
     e.kind = error_kind::rate_limited;
     auto info = parse_rate_limit(r);
     e.reset_epoch = info.reset_epoch;
-    if (auto after = parse_retry_after(r.header_value("retry-after"), now_epoch))
+    if (auto after = http::retry_after_seconds(r.header_value("retry-after"), now_epoch))
       e.retry_after = std::chrono::seconds(*after);
     else if (info.remaining == 0 && info.reset_epoch > now_epoch)
       e.retry_after = std::chrono::seconds(info.reset_epoch - now_epoch);

@@ -35,15 +35,6 @@ rate_limit_info parse_rate_limit(const http::response& r) {
   return info;
 }
 
-std::optional<std::int64_t> parse_retry_after(std::string_view value, std::int64_t now_epoch) {
-  if (value.empty()) return std::nullopt;
-  if (auto v = to_int(value)) return std::max<std::int64_t>(0, *v);
-  std::tm tm{};  // IMF-fixdate: "Wed, 21 Oct 2015 07:28:00 GMT"
-  std::string s(value);
-  if (strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) return std::nullopt;
-  return std::max<std::int64_t>(0, static_cast<std::int64_t>(timegm(&tm)) - now_epoch);
-}
-
 bool is_rate_limit_response(const http::response& r) {
   if (r.status == 429) return true;
   if (r.status != 403) return false;
@@ -64,7 +55,7 @@ retry_decision decide_retry(const retry_policy& p, int attempt, const http::resp
   if (is_rate_limit_response(*r)) {
     using std::chrono::milliseconds;
     using std::chrono::seconds;
-    if (auto after = parse_retry_after(r->header_value("retry-after"), now_epoch))
+    if (auto after = http::retry_after_seconds(r->header_value("retry-after"), now_epoch))
       return {true, std::chrono::duration_cast<milliseconds>(seconds(*after))};
     auto info = parse_rate_limit(*r);
     if (info.remaining == 0 && info.reset_epoch > 0)

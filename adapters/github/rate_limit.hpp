@@ -27,9 +27,6 @@ struct rate_limit_info {
 
 rate_limit_info parse_rate_limit(const http::response& r);
 
-// Seconds of a Retry-After header (delta-seconds or an HTTP date); nullopt when absent or unreadable.
-std::optional<std::int64_t> parse_retry_after(std::string_view value, std::int64_t now_epoch);
-
 // 429, or 403 that GitHub marks as a primary or secondary rate limit.
 bool is_rate_limit_response(const http::response& r);
 

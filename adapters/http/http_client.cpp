@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <mutex>
 
 #include "common/strings.hpp"
@@ -322,6 +323,27 @@ std::string url_encode(std::string_view s) {
     }
   }
   return out;
+}
+
+std::optional<std::int64_t> retry_after_seconds(std::string_view value, std::int64_t now_epoch) {
+  constexpr std::int64_t a_day = 86'400;
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    std::int64_t seconds = 0;
+    for (char c : value) {
+      seconds = seconds * 10 + (c - '0');
+      if (seconds > a_day) return a_day;
+    }
+    return seconds;
+  }
+  if (now_epoch <= 0) return std::nullopt;
+  std::tm tm{};  // IMF-fixdate: "Wed, 21 Oct 2015 07:28:00 GMT"
+  const std::string text(value);
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(timegm(&tm)) - now_epoch, 0, a_day);
 }
 
 }  // namespace octorun::http

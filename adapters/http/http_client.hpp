@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -130,6 +131,13 @@ std::string url_scheme(std::string_view url);
 // text for the first one it refused.
 std::optional<transport_error> protocols_not_restricted(bool protocols_set, bool redirect_protocols_set,
                                                         std::string_view failure);
+
+// Seconds to wait from a Retry-After header value (RFC 9110 10.2.3): its
+// delay-seconds, or its HTTP-date (IMF-fixdate) less `now_epoch`; never
+// negative, at most a day. nullopt when the value is empty or neither form,
+// and for a date when `now_epoch` is 0 (no clock given). The one reading
+// of the header for both clients (GitHub's and the Kubernetes API's).
+std::optional<std::int64_t> retry_after_seconds(std::string_view value, std::int64_t now_epoch);
 
 // Percent-encodes a query parameter value or path segment (RFC 3986 unreserved kept).
 std::string url_encode(std::string_view s);

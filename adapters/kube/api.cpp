@@ -60,7 +60,8 @@ std::string to_string(const api_error& e) {
   return out;
 }
 
-api_error parse_status(long code, std::string_view body, std::string_view retry_after_header) {
+api_error parse_status(long code, std::string_view body, std::string_view retry_after_header,
+                       std::int64_t now_epoch) {
   api_error e;
   e.code = code;
   auto parsed = json::parse(body, json::sources::kube_object);
@@ -84,19 +85,8 @@ api_error parse_status(long code, std::string_view body, std::string_view retry_
     while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == ' ')) e.message.pop_back();
   }
   if (e.reason.empty()) e.reason = std::string(reason_for(e.code));
-  if (!retry_after_header.empty()) {
-    long long seconds = 0;
-    bool digits = true;
-    for (char ch : retry_after_header) {
-      if (ch < '0' || ch > '9') {
-        digits = false;
-        break;
-      }
-      seconds = seconds * 10 + (ch - '0');
-      if (seconds > 86400) break;
-    }
-    if (digits && seconds > 0) e.retry_after = std::chrono::seconds(std::min(seconds, 86400LL));
-  }
+  if (auto seconds = http::retry_after_seconds(retry_after_header, now_epoch); seconds && *seconds > 0)
+    e.retry_after = std::chrono::seconds(*seconds);
   return e;
 }
 

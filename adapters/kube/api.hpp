@@ -39,8 +39,10 @@ struct api_error {
 std::string to_string(const api_error& e);
 
 // Builds an api_error from an HTTP status, a body (a Status or anything) and
-// the Retry-After header value.
-api_error parse_status(long code, std::string_view body, std::string_view retry_after_header = {});
+// the Retry-After header value (http::retry_after_seconds: an HTTP-date
+// counts from `now_epoch`, and is not read without it).
+api_error parse_status(long code, std::string_view body, std::string_view retry_after_header = {},
+                       std::int64_t now_epoch = 0);
 
 // group/version/plural; core group when `group` is empty.
 struct resource {

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <ctime>
 #include <thread>
 #include <utility>
 
@@ -114,7 +115,7 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
     auto retry_after = resp->header_value("retry-after");
     bool throttled = status == 429 || (status >= 500 && !retry_after.empty());
     if (throttled && attempt < opts_.max_retries) {
-      auto err = parse_status(status, resp->body, retry_after);
+      auto err = parse_status(status, resp->body, retry_after, std::time(nullptr));
       auto wait =
           std::clamp<std::chrono::seconds>(err.retry_after, std::chrono::seconds(1), opts_.max_retry_after);
       sleep_unless(cancel_, wait);
@@ -130,7 +131,8 @@ expected<std::string, api_error> client::call(std::string_view method, std::stri
   auto resp = send(method, std::string(path_and_query), body, content_type, max_body, nullptr);
   if (!resp) return unexpected{resp.error()};
   if (resp->status >= 300)
-    return unexpected{parse_status(resp->status, resp->body, resp->header_value("retry-after"))};
+    return unexpected{
+        parse_status(resp->status, resp->body, resp->header_value("retry-after"), std::time(nullptr))};
   return std::move(resp->body);
 }
 
@@ -262,7 +264,8 @@ expected<client::watch_end, api_error> client::watch(const resource& r, std::str
     return unexpected{resp.error()};
   }
   if (resp->status >= 300)
-    return unexpected{parse_status(resp->status, resp->body, resp->header_value("retry-after"))};
+    return unexpected{
+        parse_status(resp->status, resp->body, resp->header_value("retry-after"), std::time(nullptr))};
   return resp->went_silent ? watch_end::silent : watch_end::closed;
 }
 

@@ -116,7 +116,8 @@ TEST(GithubRateLimit, DecidesWaitsInDocumentedOrder) {
   auto w1 = decide_retry(p, 1, &r3, now, 0.0).wait;
   EXPECT_GE(w0, std::chrono::seconds(60));
   EXPECT_GT(w1, w0);
-  EXPECT_EQ(parse_retry_after("Thu, 01 Jan 1970 00:20:00 GMT", 1000), 200);
+  auto r4 = limited(429, {{"retry-after", "Thu, 01 Jan 1970 00:20:00 GMT"}});
+  EXPECT_EQ(decide_retry(p, 0, &r4, now, 0.5).wait, std::chrono::seconds(1200 - now));
 }
 
 TEST(GithubRateLimit, BacksOffServerErrorsWithCapAndJitterAndGivesUp) {

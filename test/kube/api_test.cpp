@@ -80,6 +80,8 @@ TEST(Status, PlainTextAndHtmlBodiesBranchOnTheCode) {
   EXPECT_EQ(apf.message, "Too many requests, please try again later.");
   EXPECT_EQ(apf.retry_after, std::chrono::seconds(3));
   EXPECT_TRUE(apf.too_many_requests());
+  EXPECT_EQ(parse_status(503, "", "Thu, 01 Jan 1970 00:20:00 GMT", 1000).retry_after,
+            std::chrono::seconds(200));
   auto html = parse_status(502, std::string(2000, 'x'));
   EXPECT_EQ(html.reason, "InternalError");
   EXPECT_EQ(html.message.size(), 512u);

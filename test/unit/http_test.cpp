@@ -43,6 +43,25 @@ std::vector<route> echo_routes() {
   };
 }
 
+// Both clients read Retry-After through this one function: a value from a
+// server (GitHub, a proxy, the apiserver) is never trusted to be sane.
+TEST(RetryAfter, ReadsDelaySecondsAndDatesAndRefusesTheRest) {
+  EXPECT_EQ(http::retry_after_seconds("120", 0), 120);
+  EXPECT_EQ(http::retry_after_seconds(" 7 ", 0), 7);
+  EXPECT_EQ(http::retry_after_seconds("0", 0), 0);
+  EXPECT_EQ(http::retry_after_seconds("99999999999999999999999", 0), 86'400);  // at most a day
+  EXPECT_EQ(http::retry_after_seconds("", 0), std::nullopt);
+  EXPECT_EQ(http::retry_after_seconds("-5", 0), std::nullopt);
+  EXPECT_EQ(http::retry_after_seconds("1.5", 0), std::nullopt);
+  EXPECT_EQ(http::retry_after_seconds("soon", 0), std::nullopt);
+  const std::int64_t now = 1000;
+  EXPECT_EQ(http::retry_after_seconds("Thu, 01 Jan 1970 00:20:00 GMT", now), 200);
+  EXPECT_EQ(http::retry_after_seconds("Thu, 01 Jan 1970 00:00:10 GMT", now), 0);  // in the past
+  EXPECT_EQ(http::retry_after_seconds("Fri, 01 Jan 2100 00:00:00 GMT", now), 86'400);
+  EXPECT_EQ(http::retry_after_seconds("Thu, 01 Jan 1970 00:20:00 GMT", 0), std::nullopt);  // no clock
+  EXPECT_EQ(http::retry_after_seconds("Thu, 01 Jan 1970 00:20:00 GMT trailing", now), std::nullopt);
+}
+
 TEST(HttpServer, RoundTripsThroughTheClient) {
   auto srv = server::start({}, echo_routes());
   ASSERT_TRUE(srv) << srv.error();

@@ -43,30 +43,28 @@ bool is_rate_limit_response(const http::response& r) {
   return r.body.find("rate limit") != std::string::npos;  // "You have exceeded a secondary rate limit"
 }
 
-std::chrono::milliseconds backoff_delay(const retry_policy& p, int attempt, double jitter) {
-  return exponential_backoff<std::chrono::milliseconds>{p.base, p.cap, 2.0, equal_jitter}.delay(attempt,
-                                                                                                jitter);
-}
-
 retry_decision decide_retry(const retry_policy& p, int attempt, const http::response* r,
                             std::int64_t now_epoch, double jitter) {
-  if (attempt + 1 >= p.max_attempts) return {};
-  if (r == nullptr) return {true, backoff_delay(p, attempt, jitter)};
-  if (is_rate_limit_response(*r)) {
-    using std::chrono::milliseconds;
-    using std::chrono::seconds;
-    if (auto after = http::retry_after_seconds(r->header_value("retry-after"), now_epoch))
-      return {true, std::chrono::duration_cast<milliseconds>(seconds(*after))};
-    auto info = parse_rate_limit(*r);
-    if (info.remaining == 0 && info.reset_epoch > 0)
-      return {true, std::chrono::duration_cast<milliseconds>(
-                        seconds(std::max<std::int64_t>(0, info.reset_epoch - now_epoch)))};
-    // A secondary limit without headers: at least secondary_min, doubling, jittered upwards.
-    const exponential_backoff<milliseconds> secondary{p.secondary_min, p.secondary_min * 16};
-    return {true, secondary.delay(attempt) + backoff_delay(p, 0, jitter)};
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  http::attempt_outcome outcome;
+  outcome.transport_error = r == nullptr;
+  if (r != nullptr) {
+    outcome.status = r->status;
+    if (is_rate_limit_response(*r)) {
+      auto info = parse_rate_limit(*r);
+      if (auto after = http::retry_after_seconds(r->header_value("retry-after"), now_epoch))
+        outcome.advised_wait = std::chrono::duration_cast<milliseconds>(seconds(*after));
+      else if (info.remaining == 0 && info.reset_epoch > 0)
+        outcome.advised_wait = std::chrono::duration_cast<milliseconds>(
+            seconds(std::max<std::int64_t>(0, info.reset_epoch - now_epoch)));
+      else  // a secondary limit without headers: at least secondary_min, doubling, jittered upwards
+        outcome.advised_wait =
+            exponential_backoff<milliseconds>{p.secondary_min, p.secondary_min * 16}.delay(attempt) +
+            http::backoff_delay(p, 0, jitter);
+    }
   }
-  if (r->status >= 500 && r->status != 501) return {true, backoff_delay(p, attempt, jitter)};
-  return {};
+  return http::decide_retry(p, attempt, outcome, jitter);
 }
 
 void rate_limit_budget::record(const rate_limit_info& info) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adapters/http/http_client.hpp"
+#include "adapters/http/retry.hpp"
 
 namespace octorun::github {
 
@@ -30,28 +31,23 @@ rate_limit_info parse_rate_limit(const http::response& r);
 // 429, or 403 that GitHub marks as a primary or secondary rate limit.
 bool is_rate_limit_response(const http::response& r);
 
-struct retry_policy {
-  int max_attempts = 5;                             // attempts in total, the first included
-  std::chrono::milliseconds base{1000};             // 5xx/transport: base * 2^attempt ...
-  std::chrono::milliseconds cap{30'000};            // ... capped here, then jittered
+// The shared retry rule's policy (http::retry_policy) and GitHub's own two
+// settings.
+struct retry_policy : http::retry_policy {
   std::chrono::milliseconds secondary_min{60'000};  // a secondary limit without headers waits this at least
   // A wait longer than this is not slept in the calling thread: the call
   // returns rate_limited with retry_after so that an actor can schedule it.
   std::chrono::milliseconds max_blocking_wait{60'000};
 };
 
-struct retry_decision {
-  bool retry = false;
-  std::chrono::milliseconds wait{0};
-};
+using http::retry_decision;
 
 // What to do after attempt number `attempt` (0-based) ended with `r` (or a
-// transport error when r is null). `jitter` is uniform in [0, 1).
+// transport error when r is null): http::decide_retry, with GitHub's rate
+// limits as the server's advice (Retry-After, then the reset time, then a
+// secondary limit's doubling wait). `jitter` is uniform in [0, 1).
 retry_decision decide_retry(const retry_policy& p, int attempt, const http::response* r,
                             std::int64_t now_epoch, double jitter);
-
-// Exponential backoff with "equal jitter": half fixed, half random, capped.
-std::chrono::milliseconds backoff_delay(const retry_policy& p, int attempt, double jitter);
 
 // The remaining budget seen on the last response, shared by all clients of one
 // credential so that the metrics actor can export it.

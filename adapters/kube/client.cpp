@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "adapters/http/retry.hpp"
 #include "adapters/kube/request_trace.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
@@ -112,13 +113,21 @@ expected<http::response, api_error> client::send(std::string_view method, std::s
       reauthenticated = true;
       continue;
     }
+    // Throttled (429, or a 5xx that says when to come back): the server's
+    // advice, within [1 s, max_retry_after]; nothing else is retried here
+    // (the callers own their retries: informers relist, actors back off).
     auto retry_after = resp->header_value("retry-after");
-    bool throttled = status == 429 || (status >= 500 && !retry_after.empty());
-    if (throttled && attempt < opts_.max_retries) {
-      auto err = parse_status(status, resp->body, retry_after, std::time(nullptr));
-      auto wait =
-          std::clamp<std::chrono::seconds>(err.retry_after, std::chrono::seconds(1), opts_.max_retry_after);
-      sleep_unless(cancel_, wait);
+    http::attempt_outcome outcome;
+    outcome.status = status;
+    if (status == 429 || (status >= 500 && !retry_after.empty()))
+      outcome.advised_wait = parse_status(status, resp->body, retry_after, std::time(nullptr)).retry_after;
+    http::retry_policy throttled_only;
+    throttled_only.max_attempts = opts_.max_retries + 1;
+    throttled_only.min_advised_wait = std::chrono::seconds(1);
+    throttled_only.max_advised_wait = opts_.max_retry_after;
+    throttled_only.retry_transport_errors = throttled_only.retry_server_errors = false;
+    if (auto d = http::decide_retry(throttled_only, attempt, outcome, 0.0); d.retry) {
+      sleep_unless(cancel_, d.wait);
       continue;
     }
     return traced_reply(std::move(*resp));

@@ -129,9 +129,9 @@ TEST(GithubRateLimit, BacksOffServerErrorsWithCapAndJitterAndGivesUp) {
   EXPECT_EQ(decide_retry(p, 0, &r, 0, 0.0).wait, std::chrono::milliseconds(50));
   EXPECT_EQ(decide_retry(p, 0, &r, 0, 0.999).wait.count(), 99);
   EXPECT_EQ(decide_retry(p, 2, &r, 0, 0.0).wait, std::chrono::milliseconds(200));
-  EXPECT_EQ(backoff_delay(p, 20, 0.0), std::chrono::milliseconds(500));  // capped
-  EXPECT_FALSE(decide_retry(p, 3, &r, 0, 0.0).retry);                    // attempts exhausted
-  EXPECT_TRUE(decide_retry(p, 0, nullptr, 0, 0.0).retry);                // transport
+  EXPECT_EQ(http::backoff_delay(p, 20, 0.0), std::chrono::milliseconds(500));  // capped
+  EXPECT_FALSE(decide_retry(p, 3, &r, 0, 0.0).retry);                          // attempts exhausted
+  EXPECT_TRUE(decide_retry(p, 0, nullptr, 0, 0.0).retry);                      // transport
   auto notimpl = limited(501, {});
   EXPECT_FALSE(decide_retry(p, 0, &notimpl, 0, 0.0).retry);
   auto bad = limited(422, {});

@@ -13,6 +13,7 @@
 
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
+#include "adapters/http/retry.hpp"
 #include "adapters/tls/certificates.hpp"
 
 namespace octorun::http {
@@ -60,6 +61,42 @@ TEST(RetryAfter, ReadsDelaySecondsAndDatesAndRefusesTheRest) {
   EXPECT_EQ(http::retry_after_seconds("Fri, 01 Jan 2100 00:00:00 GMT", now), 86'400);
   EXPECT_EQ(http::retry_after_seconds("Thu, 01 Jan 1970 00:20:00 GMT", 0), std::nullopt);  // no clock
   EXPECT_EQ(http::retry_after_seconds("Thu, 01 Jan 1970 00:20:00 GMT trailing", now), std::nullopt);
+}
+
+// The one retry rule of both clients.
+TEST(RetryRule, ObeysAdviceWithinBoundsBacksOffOtherwiseAndStopsAtTheLastAttempt) {
+  using std::chrono::milliseconds;
+  http::retry_policy p;
+  p.max_attempts = 3;
+  p.base = milliseconds(100);
+  p.cap = milliseconds(1000);
+  p.min_advised_wait = milliseconds(1000);
+  p.max_advised_wait = milliseconds(30'000);
+  auto answered = [](long status, std::optional<milliseconds> advice = std::nullopt) {
+    http::attempt_outcome o;
+    o.status = status;
+    o.advised_wait = advice;
+    return o;
+  };
+  http::attempt_outcome no_answer;
+  no_answer.transport_error = true;
+  EXPECT_EQ(http::decide_retry(p, 0, answered(429, milliseconds(5000)), 0.5).wait, milliseconds(5000));
+  EXPECT_EQ(http::decide_retry(p, 0, answered(429, milliseconds(0)), 0.5).wait,
+            milliseconds(1000));  // at least
+  EXPECT_EQ(http::decide_retry(p, 0, answered(429, std::chrono::hours(1)), 0.5).wait, milliseconds(30'000));
+  EXPECT_FALSE(http::decide_retry(p, 2, answered(429, milliseconds(5000)), 0.5).retry);  // the last attempt
+  // Without advice: exponential backoff with equal jitter (half fixed, half random), capped.
+  auto transport = http::decide_retry(p, 1, no_answer, 0.0);
+  EXPECT_TRUE(transport.retry);
+  EXPECT_EQ(transport.wait, milliseconds(100));  // 200 ms, its fixed half
+  EXPECT_TRUE(http::decide_retry(p, 0, answered(503), 0.5).retry);
+  EXPECT_FALSE(http::decide_retry(p, 0, answered(501), 0.5).retry);  // not implemented stays so
+  EXPECT_FALSE(http::decide_retry(p, 0, answered(404), 0.5).retry);
+  // A policy that retries only what the server throttled.
+  p.retry_transport_errors = p.retry_server_errors = false;
+  EXPECT_FALSE(http::decide_retry(p, 0, no_answer, 0.5).retry);
+  EXPECT_FALSE(http::decide_retry(p, 0, answered(503), 0.5).retry);
+  EXPECT_TRUE(http::decide_retry(p, 0, answered(503, milliseconds(2000)), 0.5).retry);
 }
 
 TEST(HttpServer, RoundTripsThroughTheClient) {

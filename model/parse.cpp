@@ -12,6 +12,7 @@
 #include "model/field_reader.hpp"
 #include "model/naming.hpp"
 #include "model/quantity.hpp"
+#include "model/runner_phase.hpp"
 
 namespace octorun::model {
 namespace {
@@ -261,7 +262,11 @@ void read_timeline(const Value& status, job_timeline& t) {
 }
 
 void read_runner_status(reader& r, const Value& status, runner_status& s) {
-  r.string(status, "phase", "status.phase", s.phase);
+  // The CRD admits the five phases only; a phase outside them (legacy
+  // "Unknown", or none) reads as unset, which the controller may publish over.
+  std::string phase;
+  r.string(status, "phase", "status.phase", phase);
+  s.phase = parse_runner_phase(phase).value_or(runner_phase::unset);
   r.int64(status, "runnerId", "status.runnerId", s.runner_id);
   r.string(status, "runnerName", "status.runnerName", s.runner_name);
   r.boolean(status, "podReady", "status.podReady", s.pod_ready);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/runner_phase.hpp"
 #include "model/timeline.hpp"
 
 namespace octorun::model {
@@ -280,8 +281,8 @@ struct runner_failure {
 };
 
 struct runner_status {
-  // As stored; its meaning and who may write it: actors/runner/phase.hpp.
-  std::string phase;
+  // Decoded once (model/runner_phase.hpp); who may write it: actors/runner/phase.hpp.
+  runner_phase phase = runner_phase::unset;
   std::int64_t runner_id = 0;
   std::string runner_name;
   std::optional<job_ref> job;

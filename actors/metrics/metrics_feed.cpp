@@ -15,8 +15,8 @@ runner_record runner_record_of(const model::runner& r) {
     if (auto it = r.metadata.labels.find(model::label_runnerset); it != r.metadata.labels.end())
       out.runnerset = it->second;
   out.variant = r.spec->variant;
-  // A phase we do not publish (nullopt) shows as not published.
-  out.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
+  // A phase we do not publish reads as unset (model::parse_runner): not published.
+  out.phase = r.status.phase;
   out.pod_ready = r.status.pod_ready;
   out.github_runner_id = r.status.runner_id;
   return out;

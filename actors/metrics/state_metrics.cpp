@@ -24,9 +24,9 @@ labels variant_labels(const runnerset_record& s, const variant_counts& v) {
   return {{"namespace", s.ns}, {"runnerset", s.name}, {"variant", v.variant}};
 }
 
-constexpr runner::phase declared_phases[] = {runner::phase::pending, runner::phase::running,
-                                             runner::phase::succeeded, runner::phase::failed,
-                                             runner::phase::outdated};
+constexpr model::runner_phase declared_phases[] = {
+    model::runner_phase::pending, model::runner_phase::running, model::runner_phase::succeeded,
+    model::runner_phase::failed, model::runner_phase::outdated};
 
 // A per-variant gauge read off one field of variant_counts.
 template <auto Field>
@@ -52,10 +52,10 @@ const std::vector<generator<runner_record>>& runner_generators() {
        "assigned; Succeeded, Failed, Outdated: finished.",
        MetricType::Gauge,
        [](const runner_record& r, std::vector<ClientMetric>& out) {
-         if (r.phase == runner::phase::unset) return;  // not yet published by the controller
+         if (r.phase == model::runner_phase::unset) return;  // not yet published by the controller
          for (auto p : declared_phases) {
            auto l = runner_labels(r);
-           l.push_back({"phase", std::string(runner::to_string(p))});
+           l.push_back({"phase", std::string(model::to_string(p))});
            out.push_back(gauge(std::move(l), p == r.phase ? 1 : 0));
          }
        }},

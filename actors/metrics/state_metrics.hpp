@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/runner/phase.hpp"
+#include "model/runner_phase.hpp"
 
 namespace octorun::metrics {
 
@@ -25,7 +25,7 @@ struct runner_record {
   std::string name;
   std::string runnerset;
   std::string variant;
-  runner::phase phase = runner::phase::unset;
+  model::runner_phase phase = model::runner_phase::unset;
   bool pod_ready = false;
   std::int64_t github_runner_id = 0;
 };

@@ -17,28 +17,29 @@ std::string with_message(std::string note, const transition_detail& d) {
 
 }  // namespace
 
-std::optional<runner_event> event_for_transition(phase from, phase to, const transition_detail& detail) {
-  if (from == to || to == phase::unset) return std::nullopt;
+std::optional<runner_event> event_for_transition(model::runner_phase from, model::runner_phase to,
+                                                 const transition_detail& detail) {
+  if (from == to || to == model::runner_phase::unset) return std::nullopt;
   runner_event e;
   e.reason = std::string(to_string(to));
   e.action = "UpdatePhase";
   switch (to) {
-    case phase::unset:
+    case model::runner_phase::unset:
       return std::nullopt;
-    case phase::pending:
+    case model::runner_phase::pending:
       e.note = "The runner is starting and waits for a job";
       break;
-    case phase::running:
+    case model::runner_phase::running:
       e.note = detail.job_id != 0 ? "GitHub assigned " + job_text(detail) : "GitHub assigned a job";
       break;
-    case phase::succeeded:
+    case model::runner_phase::succeeded:
       // The end of a Running runner (its job completed, or its container
       // exited) is not an Event of its own: the Running Event named the
       // job and the runner, and the Runner is deleted right after. A second
       // Normal Event would be one more Kubernetes write per job that tells
       // a reader nothing new. A job whose start was never written (it
       // completed first) gets this one instead, so one Event names each job.
-      if (from == phase::running) return std::nullopt;
+      if (from == model::runner_phase::running) return std::nullopt;
       if (detail.job_id != 0)
         e.note = with_message("The runner finished " + job_text(detail), detail);
       else if (detail.exit_code >= 0)
@@ -46,11 +47,11 @@ std::optional<runner_event> event_for_transition(phase from, phase to, const tra
       else
         e.note = with_message("The runner finished", detail);
       break;
-    case phase::failed:
+    case model::runner_phase::failed:
       e.warning = true;
       e.note = with_message("The runner failed", detail);
       break;
-    case phase::outdated:
+    case model::runner_phase::outdated:
       e.warning = true;
       e.note = "GitHub refused the runner as deprecated (exit code " + std::to_string(outdated_exit_code) +
                ", or its termination message): its RunnerSet makes no new runners of this template "

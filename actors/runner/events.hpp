@@ -35,7 +35,8 @@ struct transition_detail {
 // The Event for a write that moved the Runner from `from` to `to`; nullopt
 // when the phase did not change (or went to unset, which no write does), and
 // for Running → Succeeded.
-std::optional<runner_event> event_for_transition(phase from, phase to, const transition_detail& detail);
+std::optional<runner_event> event_for_transition(model::runner_phase from, model::runner_phase to,
+                                                 const transition_detail& detail);
 
 // The Warning for a Runner whose registration (JIT configuration) GitHub
 // refused, `why`: recorded once per reason, with the Registered condition

@@ -36,8 +36,8 @@ void retry_job(self_ptr self, std::chrono::milliseconds after) {
 
 // Writes the job path's decision: Running with the job (started) or
 // Succeeded (completed), locked to the resourceVersion that was read.
-void write_job_phase(self_ptr self, const model::runner& read, const messages::job_info& job, phase from,
-                     phase target, const std::string& detail) {
+void write_job_phase(self_ptr self, const model::runner& read, const messages::job_info& job,
+                     model::runner_phase from, model::runner_phase target, const std::string& detail) {
   auto& st = self->state;
   std::string rv = read.metadata.resource_version;
   rapidjson::Document d(rapidjson::kObjectType);
@@ -60,7 +60,7 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
       timeline_of(status, a).AddMember(rapidjson::StringRef(key), json::string_value(format_rfc3339(at), a),
                                        a);
   };
-  if (target == phase::succeeded) {
+  if (target == model::runner_phase::succeeded) {
     status.AddMember("reason", "JobCompleted", a);
     status.AddMember("message", json::string_value(detail, a), a);
     add_time("completed", job.completed_at);
@@ -105,12 +105,12 @@ void stale(const messages::job_info& job) {
 
 // Decides one job event against the Runner as just read.
 void decide_job(self_ptr self, const model::runner& fresh, const job_event& event) {
-  job_view view{parse_phase(fresh.status.phase).value_or(phase::unset), fresh.metadata.deleting,
+  job_view view{fresh.status.phase, fresh.metadata.deleting,
                 fresh.status.job ? std::optional<std::int64_t>(fresh.status.job->id) : std::nullopt};
   if (const auto* started = std::get_if<messages::job_started>(&event)) {
     switch (on_job_started(view, started->job.job_id)) {
       case job_started_verdict::promote:
-        return write_job_phase(self, fresh, started->job, view.current, phase::running, {});
+        return write_job_phase(self, fresh, started->job, view.current, model::runner_phase::running, {});
       case job_started_verdict::already_running:
         return job_done(self);
       // Said by the verdict, not by the deletion mark: a finished runner is
@@ -137,7 +137,7 @@ void decide_job(self_ptr self, const model::runner& fresh, const job_event& even
   switch (verdict) {
     case job_completed_verdict::finish:
       return write_job_phase(
-          self, fresh, completed.job, view.current, phase::succeeded,
+          self, fresh, completed.job, view.current, model::runner_phase::succeeded,
           "job " + std::to_string(completed.job.job_id) + " completed: " + completed.result);
     case job_completed_verdict::already_finished:
     case job_completed_verdict::skip_deleting:

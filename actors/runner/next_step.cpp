@@ -47,7 +47,9 @@ bool pod_failed(const pod_observation& pod) {
 
 }  // namespace
 
-bool github_removed_it(const observation& o) { return o.current == phase::succeeded && o.has_job; }
+bool github_removed_it(const observation& o) {
+  return o.current == model::runner_phase::succeeded && o.has_job;
+}
 
 bool may_run_a_job(const observation& o) {
   return !is_terminal(o.current) && o.pod.exists && !o.pod.runner_exited;
@@ -72,7 +74,7 @@ step next_step(const observation& o, const limits& l) {
       // empty phase: it exists and has no job), then asks again later.
       if (!o.registration_failure_published) {
         step s = make(step_kind::publish_status);
-        if (o.current == phase::unset) s.phase_to_publish = phase::pending;
+        if (o.current == model::runner_phase::unset) s.phase_to_publish = model::runner_phase::pending;
         s.registration_failed = true;
         return s;
       }
@@ -103,12 +105,13 @@ step next_step(const observation& o, const limits& l) {
 
   auto publish = controller_phase({o.current, o.deleting, o.has_job}, o.pod);
   // The runner container exited: said at once.
-  if (publish && *publish != phase::pending) return step{step_kind::publish_status, publish, o.pod.ready, {}};
+  if (publish && *publish != model::runner_phase::pending)
+    return step{step_kind::publish_status, publish, o.pod.ready, {}};
   // Running says the runner is up: the job path wrote its readiness (and
   // registration) with the phase; only what it could not know yet is left
   // (a pod seen ready after the job came, a registration). A busy pod
   // going unready is not news: its exit is.
-  if (o.current == phase::running)
+  if (o.current == model::runner_phase::running)
     return o.status_registration_stale || (o.pod.ready && !o.status_pod_ready)
                ? step{step_kind::publish_status, std::nullopt, o.pod.ready, {}}
                : make(step_kind::none);

@@ -29,7 +29,7 @@ enum class github_removal {
 
 struct observation {
   // The Runner.
-  phase current = phase::unset;
+  model::runner_phase current = model::runner_phase::unset;
   bool deleting = false;
   bool has_finalizer = false;  // listed, and not released already (actor_memory::finalizer_released)
   bool has_job = false;
@@ -107,10 +107,10 @@ enum class step_kind {
 
 struct step {
   step_kind kind = step_kind::none;
-  std::optional<phase> phase_to_publish;       // publish_status
-  bool pod_ready = false;                      // publish_status
-  std::chrono::steady_clock::time_point at{};  // wait_until
-  bool registration_failed = false;            // publish_status: says why GitHub refused its registration
+  std::optional<model::runner_phase> phase_to_publish;  // publish_status
+  bool pod_ready = false;                               // publish_status
+  std::chrono::steady_clock::time_point at{};           // wait_until
+  bool registration_failed = false;  // publish_status: says why GitHub refused its registration
   bool operator==(const step&) const = default;
 };
 

@@ -43,7 +43,7 @@ observation observe(const model::runner& runner, const model::runner_pod* pod,
                     const model::jit_secret* secret, const actor_memory& memory,
                     std::chrono::steady_clock::time_point now) {
   observation o;
-  o.current = parse_phase(runner.status.phase).value_or(phase::unset);
+  o.current = runner.status.phase;
   o.deleting = runner.metadata.deleting;
   o.has_finalizer = model::has_finalizer(runner.metadata, finalizer) && !memory.finalizer_released;
   o.has_job = runner.status.job.has_value() && runner.status.job->id != 0;

@@ -12,18 +12,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <string_view>
+
+#include "model/runner_phase.hpp"
 
 namespace octorun::runner {
-
-enum class phase { unset, pending, running, succeeded, failed, outdated };
-
-// "" and the legacy "Unknown" read as unset; any other unknown text is not a
-// phase we publish or overwrite (nullopt).
-std::optional<phase> parse_phase(std::string_view text);
-std::string_view to_string(phase p);  // "" for unset
-bool is_terminal(phase p);
 
 // What the runner's pod says about the runner process.
 struct pod_observation {
@@ -43,7 +35,7 @@ struct pod_observation {
 inline constexpr int outdated_exit_code = 7;
 
 struct controller_view {
-  phase current = phase::unset;
+  model::runner_phase current = model::runner_phase::unset;
   bool deleting = false;
   bool has_job = false;
 };
@@ -51,7 +43,8 @@ struct controller_view {
 // The phase the controller publishes from what it observed, or nullopt to
 // leave the phase alone. Callers send it with a resourceVersion precondition
 // and re-decide on conflict.
-std::optional<phase> controller_phase(const controller_view& runner, const pod_observation& pod);
+std::optional<model::runner_phase> controller_phase(const controller_view& runner,
+                                                    const pod_observation& pod);
 
 // What to do with a runner whose pod failed (runner container exited non-zero,
 // or the pod vanished) before the runner finished.
@@ -73,7 +66,7 @@ enum class job_started_verdict {
   skip_deleting,    // the runner is being deleted: never promote it
 };
 struct job_view {
-  phase current = phase::unset;
+  model::runner_phase current = model::runner_phase::unset;
   bool deleting = false;
   std::optional<std::int64_t> recorded_job_id;
 };

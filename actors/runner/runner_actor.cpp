@@ -345,7 +345,7 @@ void mark_failed(self_ptr self, const observation& o) {
   detail.message = message;
   if (o.pod.runner_exited) detail.exit_code = o.pod.exit_code;
   patch_status(self, "marking Failed", std::move(status), d,
-               event_for_transition(o.current, phase::failed, detail));
+               event_for_transition(o.current, model::runner_phase::failed, detail));
 }
 
 rapidjson::Value failure_json(const model::runner_failure& f, json::allocator& a) {

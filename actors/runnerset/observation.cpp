@@ -8,7 +8,7 @@ namespace octorun::runnerset {
 
 void counts::add(const runner_view& v) {
   if (v.deleting && !v.busy()) return;
-  if (v.phase == runner::phase::failed) {
+  if (v.phase == model::runner_phase::failed) {
     ++failed;
     return;
   }

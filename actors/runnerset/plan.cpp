@@ -352,7 +352,7 @@ class planner {
       view.outdated = r.pod_fingerprint != 0 && r.pod_fingerprint != fingerprint;
       const bool stuck = starts.stuck.count(name) > 0;
       const bool leaving = removing(name) || (r.view.deleting && !r.view.busy()) || stuck;
-      if (view.outdated && !leaving && !r.view.finished() && r.view.phase != runner::phase::failed)
+      if (view.outdated && !leaving && !r.view.finished() && r.view.phase != model::runner_phase::failed)
         ++c.outdated;
       rollout.push_back({name, view.outdated,
                          !r.view.busy() && !r.view.finished() && !r.view.deleting && !removing(name) &&
@@ -375,11 +375,11 @@ class planner {
     // answer: occupied, not removable.
     for (const auto& [name, variant] : o_.in_flight.of(action_kind::create_runners))
       if (variant == v.name && o_.runners.count(name) == 0)
-        views.push_back({name, runner::phase::unset, true, false, false, 0});
+        views.push_back({name, model::runner_phase::unset, true, false, false, 0});
     for (const auto& [name, c] : o_.unconfirmed_creates)
       if (c.variant == v.name && o_.runners.count(name) == 0 &&
           !o_.in_flight.contains(action_kind::create_runners, name)) {
-        views.push_back({name, runner::phase::unset, true, false, false, 0});
+        views.push_back({name, model::runner_phase::unset, true, false, false, 0});
         confirm_create(name, c);
       }
     auto scaled = plan_scale(desired, v.max_runners, views);
@@ -431,7 +431,7 @@ class planner {
       if (r.variant != variant) continue;
       c.add(r.view);
       if (r.view.deleting || removing(name) || held_busy(r)) continue;
-      if (r.view.finished() || r.view.phase == runner::phase::failed)
+      if (r.view.finished() || r.view.phase == model::runner_phase::failed)
         delete_runner(name);
       else if (!r.view.busy())
         remove_idle(name, r);

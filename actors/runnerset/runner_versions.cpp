@@ -53,7 +53,7 @@ std::string deprecation_record(const set_observation& o, const std::string& vari
   const std::pair<const std::string, observed_runner>* newest = nullptr;
   for (const auto& entry : o.runners) {
     const auto& r = entry.second;
-    if (r.variant != variant || r.view.phase != runner::phase::outdated || r.view.deleting ||
+    if (r.variant != variant || r.view.phase != model::runner_phase::outdated || r.view.deleting ||
         r.pod_fingerprint == 0 || r.pod_fingerprint != pod_fingerprint)
       continue;
     if (newest == nullptr || r.view.created > newest->second.view.created) newest = &entry;

@@ -12,7 +12,6 @@
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/runner/children.hpp"
 #include "actors/runner/jit_conflict.hpp"
-#include "actors/runner/phase.hpp"
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/runnerset/start_time.hpp"
@@ -92,7 +91,7 @@ void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, 
   auto& t = w.runners[r.metadata.name];
   t.uid = r.metadata.uid;
   t.view.name = r.metadata.name;
-  t.view.phase = runner::parse_phase(r.status.phase).value_or(runner::phase::unset);
+  t.view.phase = r.status.phase;
   t.view.has_job = r.status.job.has_value() && r.status.job->id != 0;
   t.view.deleting = r.metadata.deleting;
   t.view.pod_ready = r.status.pod_ready;
@@ -103,7 +102,7 @@ void observe_runner(set_observation& w, model::spec_fingerprints& fingerprints, 
   t.kubernetes_mode =
       r.spec->pod.container_mode && r.spec->pod.container_mode->type == model::container_mode::kubernetes;
   w.kubernetes_runners_seen |= t.kubernetes_mode;
-  if (t.view.phase == runner::phase::outdated && t.pod_fingerprint != 0)
+  if (t.view.phase == model::runner_phase::outdated && t.pod_fingerprint != 0)
     w.deprecated_exits.insert_or_assign(t.variant, deprecated_exit{t.pod_fingerprint, t.reported_version});
 }
 
@@ -267,7 +266,8 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     note_runner_seen(w, name, self->clock().now());
     // The job it runs, which the sweep follows to its end (a `completed`
     // lost while no leader served would leave it running for ever).
-    if (const auto& job = ev.obj->status.job; job && job->id != 0 && ev.obj->status.phase == "Running")
+    if (const auto& job = ev.obj->status.job;
+        job && job->id != 0 && ev.obj->status.phase == model::runner_phase::running)
       st.runner_jobs[name] = {job->id, followed_job{job->run_id, job->repository}};
     else
       st.runner_jobs.erase(name);

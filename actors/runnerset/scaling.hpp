@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/runner/phase.hpp"
+#include "model/runner_phase.hpp"
 
 namespace octorun::runnerset {
 
@@ -41,7 +41,7 @@ std::vector<std::int32_t> replica_floors(std::int32_t replicas, const std::vecto
 
 struct runner_view {
   std::string name;
-  runner::phase phase = runner::phase::unset;
+  model::runner_phase phase = model::runner_phase::unset;
   bool has_job = false;      // a job is recorded (status.job)
   bool deleting = false;     // deletionTimestamp set
   bool pod_ready = false;    // online: may be handed a job by GitHub at any moment
@@ -58,8 +58,8 @@ struct runner_view {
   // again, and counts towards the idle runners already going.
   bool removal_in_flight = false;
 
-  bool busy() const { return has_job || phase == runner::phase::running; }
-  bool finished() const { return runner::is_terminal(phase); }
+  bool busy() const { return has_job || phase == model::runner_phase::running; }
+  bool finished() const { return model::is_terminal(phase); }
 };
 
 // The GitHub runner id scale-down removes a runner by: its status's, else

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "actors/runner/phase.hpp"
 #include "actors/runnerset/scaling.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
 #include "common/json.hpp"
+#include "model/runner_phase.hpp"
 
 namespace octorun::bench {
 namespace {
@@ -33,7 +33,7 @@ double unix_ms_now() {
 
 bool holds_a_slot(const std::string& phase, bool deleting) {
   runnerset::runner_view runner;
-  runner.phase = runner::parse_phase(phase).value_or(runner::phase::unset);
+  runner.phase = model::parse_runner_phase(phase).value_or(model::runner_phase::unset);
   runner.deleting = deleting;
   return runnerset::holds_capacity(runner);
 }

@@ -80,7 +80,7 @@ TEST(ParseRunner, ReadsSpecAndStatus) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->spec->variant, "small");
   EXPECT_EQ(r->spec->runner_set_name, "ci");
-  EXPECT_EQ(r->status.phase, "Running");
+  EXPECT_EQ(r->status.phase, model::runner_phase::running);
   EXPECT_EQ(r->status.runner_id, 42);
   ASSERT_TRUE(r->status.job);
   EXPECT_EQ(r->status.job->repository, "acme/app");

@@ -90,7 +90,7 @@ TEST(MetricsFeed, CountsAreWhatTheRunnerSetsStatusSays) {
   ASSERT_EQ(snap.runners.size(), 5u);
   const auto& r = snap.runners.at({"ci", "linux-ccccc"});
   EXPECT_EQ(r.runnerset, "linux");
-  EXPECT_EQ(r.phase, runner::phase::running);
+  EXPECT_EQ(r.phase, model::runner_phase::running);
   EXPECT_EQ(r.github_runner_id, 12);
   const auto& set = snap.runnersets.at({"ci", "linux"});
   EXPECT_EQ(set.replicas, 2);

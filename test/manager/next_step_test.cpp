@@ -10,6 +10,8 @@
 namespace octorun::runner {
 namespace {
 
+using model::runner_phase;
+
 using namespace std::chrono_literals;
 const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
 
@@ -35,7 +37,7 @@ void expect_waits_until(observation o, std::chrono::steady_clock::time_point at,
 }
 
 // A provisioned runner with a ready pod, being deleted.
-observation being_deleted(phase current, bool has_job) {
+observation being_deleted(runner_phase current, bool has_job) {
   auto o = provisioned();
   o.deleting = true;
   o.current = current;
@@ -55,15 +57,15 @@ TEST(NextStep, NewRunnerGetsAFinalizerThenItsJitConfigThenItsPod) {
   o.pod = pod();
   auto s = next_step(o);
   EXPECT_EQ(s.kind, step_kind::publish_status);
-  EXPECT_EQ(s.phase_to_publish, phase::pending);
-  o.current = phase::pending;
+  EXPECT_EQ(s.phase_to_publish, runner_phase::pending);
+  o.current = runner_phase::pending;
   EXPECT_EQ(next_step(o).kind, step_kind::none);
 }
 
 // An idle runner's readiness (Running says it for a busy one: below).
 TEST(NextStep, ReadinessIsPublishedWithoutTouchingThePhase) {
   auto o = provisioned();
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.pod = pod(true);
   auto s = next_step(o);
   EXPECT_EQ(s.kind, step_kind::publish_status);
@@ -83,7 +85,7 @@ TEST(NextStep, ReadinessIsPublishedWithoutTouchingThePhase) {
 // carries the readiness, so there is no patch of its own.
 TEST(NextStep, ReadinessWaitsForARunningWriteThatSaysIt) {
   auto o = provisioned();
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.pod = pod(true);
   o.pod_ready_since = t0;
   const limits l{5, 2000ms};
@@ -94,7 +96,7 @@ TEST(NextStep, ReadinessWaitsForARunningWriteThatSaysIt) {
   o.now = t0 + 2s;
   EXPECT_EQ(next_step(o, l).kind, step_kind::publish_status);
   // The job path wrote Running (with podReady) meanwhile: nothing left to say.
-  o.current = phase::running;
+  o.current = runner_phase::running;
   o.has_job = true;
   o.pod.marked_busy = true;
   o.status_pod_ready = true;
@@ -114,17 +116,17 @@ TEST(NextStep, ReadinessWaitsForARunningWriteThatSaysIt) {
 
 TEST(NextStep, ExitZeroSucceedsAndExitSevenIsOutdated) {
   auto o = provisioned();
-  o.current = phase::running;
+  o.current = runner_phase::running;
   o.has_job = true;
   o.pod = exited(0);
-  EXPECT_EQ(next_step(o).phase_to_publish, phase::succeeded);
+  EXPECT_EQ(next_step(o).phase_to_publish, runner_phase::succeeded);
   o.pod = exited(outdated_exit_code);
-  EXPECT_EQ(next_step(o).phase_to_publish, phase::outdated);
+  EXPECT_EQ(next_step(o).phase_to_publish, runner_phase::outdated);
 }
 
 TEST(NextStep, AFailedIdlePodIsRecordedOnceThenDeletedThenRecreatedAfterBackoff) {
   auto o = provisioned();
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.pod = exited(1);
   EXPECT_EQ(next_step(o).kind, step_kind::record_pod_failure);
   o.failures = 1;
@@ -140,7 +142,7 @@ TEST(NextStep, AFailedIdlePodIsRecordedOnceThenDeletedThenRecreatedAfterBackoff)
 
 TEST(NextStep, TheLastAllowedFailureMarksTheRunnerFailed) {
   auto o = provisioned();
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.pod = exited(1);
   o.failures = 4;
   EXPECT_EQ(next_step(o, {5}).kind, step_kind::mark_failed);
@@ -152,7 +154,7 @@ TEST(NextStep, TheLastAllowedFailureMarksTheRunnerFailed) {
 
 TEST(NextStep, ARunnerWhoseJobPodDiesIsFailedNotRetried) {
   auto o = provisioned();
-  o.current = phase::running;
+  o.current = runner_phase::running;
   o.has_job = true;
   o.pod = exited(137);
   EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
@@ -166,7 +168,7 @@ TEST(NextStep, AJobBeforeThePodEverExistedGetsThePodNotAFailure) {
   // event is late, or the runner connected early): the pod is made and the
   // runner stays Running; it is not mistaken for a pod that vanished.
   auto o = provisioned();
-  o.current = phase::running;
+  o.current = runner_phase::running;
   o.has_job = true;
   o.pod = {};
   EXPECT_EQ(next_step(o).kind, step_kind::create_pod);
@@ -176,7 +178,7 @@ TEST(NextStep, AJobBeforeThePodEverExistedGetsThePodNotAFailure) {
 }
 
 TEST(NextStep, FinishedRunnersAreLeftForTheRunnerSet) {
-  for (auto p : {phase::succeeded, phase::failed, phase::outdated}) {
+  for (auto p : {runner_phase::succeeded, runner_phase::failed, runner_phase::outdated}) {
     auto o = provisioned();
     o.current = p;
     o.pod = exited(1);
@@ -187,7 +189,7 @@ TEST(NextStep, FinishedRunnersAreLeftForTheRunnerSet) {
 TEST(NextStep, DeletionRemovesFromGitHubBeforeThePodIsTouched) {
   auto o = provisioned();
   o.deleting = true;
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.pod = pod(true);
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
   // Then the finalizer goes; the Pod and Secret go with the Runner (the
@@ -197,7 +199,7 @@ TEST(NextStep, DeletionRemovesFromGitHubBeforeThePodIsTouched) {
 }
 
 TEST(NextStep, ABusyRunnerBeingDeletedKeepsItsPodAndIsAskedAgainLater) {
-  auto o = being_deleted(phase::running, true);
+  auto o = being_deleted(runner_phase::running, true);
   o.removal = github_removal::busy;
   o.retry_not_before = t0 + 30s;
   auto s = next_step(o);
@@ -273,13 +275,13 @@ TEST(NextStep, ARunnerWhoseNameIsTakenFailsAndGoesWithoutALookUp) {
   o.has_finalizer = true;
   o.name_taken = true;
   EXPECT_EQ(next_step(o).kind, step_kind::mark_failed);
-  o.current = phase::failed;
+  o.current = runner_phase::failed;
   EXPECT_EQ(next_step(o).kind, step_kind::none) << "left for its set to delete";
 
   model::runner failed;
   failed.metadata.deleting = true;
   failed.metadata.finalizers = {"octorun.io/runner"};
-  failed.status.phase = "Failed";
+  failed.status.phase = model::runner_phase::failed;
   failed.status.reason = "NameTaken";
   actor_memory fresh;  // a later actor (a new leader): it knows nothing of the conflict
   auto seen = observe(failed, nullptr, nullptr, fresh, t0);
@@ -319,13 +321,14 @@ TEST(NextStep, ARunnerDeletedBeforeItsJitConfigWasStoredIsRemovedFromGitHub) {
 // its JIT configuration). Every other runner GitHub may still hold is
 // removed first.
 TEST(NextStep, ARunnerThatRanItsJobIsNotRemovedFromGitHubAgain) {
-  auto o = being_deleted(phase::succeeded, true);
+  auto o = being_deleted(runner_phase::succeeded, true);
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
-  for (auto p : {phase::unset, phase::pending, phase::running, phase::failed, phase::outdated}) {
+  for (auto p : {runner_phase::unset, runner_phase::pending, runner_phase::running, runner_phase::failed,
+                 runner_phase::outdated}) {
     o.current = p;
     EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github) << to_string(p);
   }
-  o.current = phase::succeeded;
+  o.current = runner_phase::succeeded;
   o.has_job = false;  // exited 0 without ever taking a job
   EXPECT_EQ(next_step(o).kind, step_kind::remove_from_github);
 }
@@ -336,7 +339,7 @@ TEST(NextStep, ARunnerThatRanItsJobIsNotRemovedFromGitHubAgain) {
 // Every other runner keeps it until it is deleted and GitHub confirms.
 TEST(NextStep, ARunnerThatRanItsJobReleasesItsFinalizerBeforeItsDeletion) {
   auto o = provisioned();
-  o.current = phase::succeeded;
+  o.current = runner_phase::succeeded;
   o.has_job = true;
   o.pod = exited(0);
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
@@ -345,16 +348,16 @@ TEST(NextStep, ARunnerThatRanItsJobReleasesItsFinalizerBeforeItsDeletion) {
   o.deleting = true;
   EXPECT_EQ(next_step(o).kind, step_kind::none);
   // Not to the end: held until the deletion, then GitHub first.
-  for (auto p : {phase::running, phase::failed, phase::outdated}) {
+  for (auto p : {runner_phase::running, runner_phase::failed, runner_phase::outdated}) {
     auto held = provisioned();
     held.current = p;
     held.has_job = true;
-    held.pod = p == phase::running ? pod(true) : exited(1);
+    held.pod = p == runner_phase::running ? pod(true) : exited(1);
     held.pod.marked_busy = true;
     EXPECT_NE(next_step(held).kind, step_kind::remove_finalizer) << to_string(p);
   }
   auto idle = provisioned();
-  idle.current = phase::succeeded;  // exited 0 without a job
+  idle.current = runner_phase::succeeded;  // exited 0 without a job
   idle.pod = exited(0);
   EXPECT_EQ(next_step(idle).kind, step_kind::none);
   idle.has_finalizer = false;
@@ -367,7 +370,7 @@ TEST(NextStep, AReleasedFinalizerIsNotReleasedAgainOnAnOlderWatchEvent) {
   model::runner older;
   older.metadata.finalizers = {model::runner_finalizer};
   older.metadata.deleting = true;
-  older.status.phase = "Succeeded";
+  older.status.phase = model::runner_phase::succeeded;
   older.status.job = model::job_ref{};
   older.status.job->id = 42;
   older.status.runner_id = 7;
@@ -388,7 +391,7 @@ TEST(NextStep, AReleasedFinalizerIsNotReleasedAgainOnAnOlderWatchEvent) {
 TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
   auto o = provisioned();
   o.deleting = true;
-  o.current = phase::failed;
+  o.current = runner_phase::failed;
   o.pod = exited(1);
   o.removal = github_removal::rate_limited;
   o.retry_not_before = t0 + 30min;
@@ -396,7 +399,7 @@ TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
   o.removal = github_removal::deferred;
   EXPECT_EQ(next_step(o).kind, step_kind::remove_finalizer);
   // Idle and online: it may take a job at any moment, so it waits.
-  o = being_deleted(phase::pending, false);
+  o = being_deleted(runner_phase::pending, false);
   o.removal = github_removal::rate_limited;
   o.retry_not_before = t0 + 30min;
   expect_waits_until(o, t0 + 30min, step_kind::remove_from_github);
@@ -407,13 +410,13 @@ TEST(NextStep, ASpentBudgetDefersTheRemovalOfARunnerThatCanRunNoJob) {
 
 TEST(NextStep, ABusyRunnersPodIsMarkedFirstAndOnce) {
   auto o = provisioned();
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.pod = pod(true);
   o.status_pod_ready = true;
   EXPECT_EQ(next_step(o).kind, step_kind::none) << "an idle runner's pod is left alone";
   // The job path wrote Running + the job: the pod gets the label the set's
   // PodDisruptionBudget selects before anything else.
-  o.current = phase::running;
+  o.current = runner_phase::running;
   o.has_job = true;
   EXPECT_EQ(next_step(o).kind, step_kind::mark_pod_busy);
   o.pod.marked_busy = true;

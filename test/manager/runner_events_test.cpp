@@ -7,25 +7,28 @@
 namespace octorun::runner {
 namespace {
 
-constexpr phase all_phases[] = {phase::unset,     phase::pending, phase::running,
-                                phase::succeeded, phase::failed,  phase::outdated};
+using model::runner_phase;
+
+constexpr runner_phase all_phases[] = {runner_phase::unset,   runner_phase::pending,
+                                       runner_phase::running, runner_phase::succeeded,
+                                       runner_phase::failed,  runner_phase::outdated};
 
 TEST(RunnerEvents, NoEventWithoutAPhaseChange) {
   for (auto p : all_phases) EXPECT_EQ(event_for_transition(p, p, {}), std::nullopt);
-  for (auto p : all_phases) EXPECT_EQ(event_for_transition(p, phase::unset, {}), std::nullopt);
+  for (auto p : all_phases) EXPECT_EQ(event_for_transition(p, runner_phase::unset, {}), std::nullopt);
 }
 
 TEST(RunnerEvents, EveryChangeToADeclaredPhaseIsRecordedWithThePhaseAsReason) {
   for (auto from : all_phases)
     for (auto to : all_phases) {
-      if (from == to || to == phase::unset) continue;
-      if (from == phase::running && to == phase::succeeded) continue;  // below
+      if (from == to || to == runner_phase::unset) continue;
+      if (from == runner_phase::running && to == runner_phase::succeeded) continue;  // below
       auto e = event_for_transition(from, to, {});
       ASSERT_TRUE(e) << to_string(from) << " -> " << to_string(to);
       EXPECT_EQ(e->reason, to_string(to));
       EXPECT_EQ(e->action, "UpdatePhase");
       EXPECT_FALSE(e->note.empty());
-      EXPECT_EQ(e->warning, to == phase::failed || to == phase::outdated) << to_string(to);
+      EXPECT_EQ(e->warning, to == runner_phase::failed || to == runner_phase::outdated) << to_string(to);
     }
 }
 
@@ -34,7 +37,7 @@ TEST(RunnerEvents, RunningNamesTheAssignedJob) {
   d.job_id = 4242;
   d.repository = "acme/app";
   d.job_name = "build";
-  auto e = event_for_transition(phase::pending, phase::running, d);
+  auto e = event_for_transition(runner_phase::pending, runner_phase::running, d);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->note, R"(GitHub assigned job 4242 "build" of acme/app)");
 }
@@ -46,12 +49,12 @@ TEST(RunnerEvents, TheEndOfARunningRunnerIsNotAnEventOfItsOwn) {
   job.job_id = 7;
   job.repository = "acme/app";
   job.message = "job 7 completed: success";
-  EXPECT_EQ(event_for_transition(phase::running, phase::succeeded, job), std::nullopt);
+  EXPECT_EQ(event_for_transition(runner_phase::running, runner_phase::succeeded, job), std::nullopt);
   transition_detail exited;
   exited.exit_code = 0;
-  EXPECT_EQ(event_for_transition(phase::running, phase::succeeded, exited), std::nullopt);
+  EXPECT_EQ(event_for_transition(runner_phase::running, runner_phase::succeeded, exited), std::nullopt);
   // Its failure is a Warning all the same.
-  EXPECT_TRUE(event_for_transition(phase::running, phase::failed, job));
+  EXPECT_TRUE(event_for_transition(runner_phase::running, runner_phase::failed, job));
 }
 
 // A job that completed before its start was written has no Running Event:
@@ -61,8 +64,8 @@ TEST(RunnerEvents, AJobsCompletionWithoutItsRunningNamesTheJob) {
   job.job_id = 7;
   job.repository = "acme/app";
   job.message = "job 7 completed: success";
-  for (auto from : {phase::unset, phase::pending}) {
-    auto e = event_for_transition(from, phase::succeeded, job);
+  for (auto from : {runner_phase::unset, runner_phase::pending}) {
+    auto e = event_for_transition(from, runner_phase::succeeded, job);
     ASSERT_TRUE(e) << to_string(from);
     EXPECT_EQ(e->note, "The runner finished job 7 of acme/app: job 7 completed: success");
   }
@@ -71,14 +74,14 @@ TEST(RunnerEvents, AJobsCompletionWithoutItsRunningNamesTheJob) {
 TEST(RunnerEvents, SucceededWithoutAJobSaysHowTheRunnerEnded) {
   transition_detail exited;
   exited.exit_code = 0;
-  EXPECT_EQ(event_for_transition(phase::pending, phase::succeeded, exited)->note,
+  EXPECT_EQ(event_for_transition(runner_phase::pending, runner_phase::succeeded, exited)->note,
             "The runner exited with code 0");
 }
 
 TEST(RunnerEvents, FailedCarriesTheReasonForTheFailure) {
   transition_detail d;
   d.message = "the runner's pod failed 5 times (last exit code 3)";
-  auto e = event_for_transition(phase::pending, phase::failed, d);
+  auto e = event_for_transition(runner_phase::pending, runner_phase::failed, d);
   ASSERT_TRUE(e);
   EXPECT_TRUE(e->warning);
   EXPECT_EQ(e->note, "The runner failed: the runner's pod failed 5 times (last exit code 3)");

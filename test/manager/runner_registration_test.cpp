@@ -12,6 +12,8 @@
 namespace octorun::runner {
 namespace {
 
+using model::runner_phase;
+
 using namespace std::chrono_literals;
 const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
 const std::string refused = "unauthorized (HTTP 401): Bad credentials";
@@ -32,9 +34,9 @@ TEST(RunnerRegistration, ARefusalIsPublishedAsPendingOnce) {
   EXPECT_EQ(s.kind, step_kind::publish_status);
   EXPECT_TRUE(s.registration_failed);
   ASSERT_TRUE(s.phase_to_publish);
-  EXPECT_EQ(*s.phase_to_publish, phase::pending);
+  EXPECT_EQ(*s.phase_to_publish, runner_phase::pending);
   // Published: it waits for its backoff, then asks GitHub again.
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   o.registration_failure_published = true;
   auto later = next_step(o);
   EXPECT_EQ(later.kind, step_kind::wait_until);
@@ -45,13 +47,13 @@ TEST(RunnerRegistration, ARefusalIsPublishedAsPendingOnce) {
 
 TEST(RunnerRegistration, APhaseIsNeverRegressedNorATerminalOneLeft) {
   auto o = refused_runner();
-  o.current = phase::pending;
+  o.current = runner_phase::pending;
   auto s = next_step(o);
   EXPECT_EQ(s.kind, step_kind::publish_status);
   EXPECT_FALSE(s.phase_to_publish) << "Pending already: only the condition changes";
-  o.current = phase::failed;
+  o.current = runner_phase::failed;
   EXPECT_EQ(next_step(o).kind, step_kind::none);
-  o.current = phase::unset;
+  o.current = runner_phase::unset;
   o.deleting = true;
   EXPECT_NE(next_step(o).kind, step_kind::publish_status) << "a Runner being deleted runs its course";
 }

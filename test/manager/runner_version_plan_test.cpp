@@ -91,7 +91,7 @@ TEST(RunnerVersionPlan, TheConditionSaysEachHealthAndRunnersAreStillMade) {
 
 TEST(RunnerVersionPlan, ADeprecatedExitStopsNewRunnersOfThatTemplateUntilItChanges) {
   auto o = versioned_set("ghcr.io/actions/actions-runner:2.330.0");
-  add_runner(o, "linux-old", runner::phase::outdated, false).pod_fingerprint = fingerprint_of(o);
+  add_runner(o, "linux-old", model::runner_phase::outdated, false).pod_fingerprint = fingerprint_of(o);
   o.deprecated_exits[""] = deprecated_exit{fingerprint_of(o), model::runner_version{2, 330, 0}};
   auto p = plan(o);
   EXPECT_EQ(creates(p), 0) << "another runner of this template would exit the same way";
@@ -108,14 +108,14 @@ TEST(RunnerVersionPlan, ADeprecatedExitStopsNewRunnersOfThatTemplateUntilItChang
   EXPECT_EQ(version_condition(plan(restarted)).reason, "RunnerDeprecated");
   // Only the newest exited Runner of the template is kept.
   auto twice = o;
-  add_runner(twice, "linux-older", runner::phase::outdated, false).pod_fingerprint = fingerprint_of(o);
+  add_runner(twice, "linux-older", model::runner_phase::outdated, false).pod_fingerprint = fingerprint_of(o);
   twice.runners["linux-old"].view.created = 200;
   twice.runners["linux-older"].view.created = 100;
   EXPECT_EQ(subjects(plan(twice), action_kind::delete_runner), (names{"linux-older"}));
   // Still blocked from memory if someone deletes that Runner.
   o.runners.clear();
   EXPECT_EQ(creates(plan(o)), 0);
-  add_runner(o, "linux-old", runner::phase::outdated, false).pod_fingerprint = fingerprint_of(o);
+  add_runner(o, "linux-old", model::runner_phase::outdated, false).pod_fingerprint = fingerprint_of(o);
   // The template changes (a newer image): runners again, nothing else needed.
   o.set->spec.template_.containers = {{"runner", "ghcr.io/actions/actions-runner:2.331.0"}};
   o.set->spec.template_.json =
@@ -203,7 +203,8 @@ TEST(RunnerVersionPod, ATerminationMessageSayingDeprecatedMakesTheRunnerOutdated
   EXPECT_EQ(pod.containers[0].reported_version, (model::runner_version{2, 320, 0}));
   auto seen = runner::observe_pod(&pod);
   EXPECT_EQ(seen.exit_code, runner::outdated_exit_code);
-  EXPECT_EQ(runner::controller_phase({runner::phase::pending, false, false}, seen), runner::phase::outdated);
+  EXPECT_EQ(runner::controller_phase({model::runner_phase::pending, false, false}, seen),
+            model::runner_phase::outdated);
   // Anything else keeps its exit code.
   auto other = pod_with(0, "Runner version vX is deprecated");
   EXPECT_FALSE(other.containers[0].deprecated);

@@ -57,7 +57,7 @@ TEST(RunnerSetPlanClass, ARefusedSetReadsNoCredentialsStartsNothingAndSaysWhy) {
   o.credentials_loaded = false;
   o.scale_set_client = false;
   demand(o, 3);
-  add_runner(o, "linux-busy1", runner::phase::running, true);
+  add_runner(o, "linux-busy1", model::runner_phase::running, true);
   auto p = plan(o);
   EXPECT_FALSE(has(p, action_kind::read_credentials)) << "the credentials would go to the tenant's sink";
   EXPECT_EQ(creates(p), 0);
@@ -86,7 +86,7 @@ TEST(RunnerSetPlanClass, ASetOverItsLimitsStartsNoRunnerAndKeepsItsBusyOnes) {
   auto o = ready_set();
   o.class_verdict = over_limits();
   demand(o, 3);
-  add_runner(o, "linux-busy1", runner::phase::running, true);
+  add_runner(o, "linux-busy1", model::runner_phase::running, true);
   auto p = plan(o);
   EXPECT_EQ(creates(p), 0);
   EXPECT_FALSE(has(p, action_kind::remove_idle_runner)) << "a busy runner is never removed";
@@ -103,7 +103,7 @@ TEST(RunnerSetPlanClass, ASetOverItsLimitsStartsNoRunnerAndKeepsItsBusyOnes) {
 TEST(RunnerSetPlanClass, AnIdleRunnerOfASetOverItsLimitsGoesOnceTheWindowAllows) {
   auto o = ready_set();
   o.class_verdict = over_limits();
-  add_runner(o, "linux-idle1", runner::phase::pending, true);  // registered, no job: idle
+  add_runner(o, "linux-idle1", model::runner_phase::pending, true);  // registered, no job: idle
   o.scale_down_period = {};
   EXPECT_EQ(subjects(plan(o), action_kind::remove_idle_runner), std::vector<std::string>{"linux-idle1"});
 }

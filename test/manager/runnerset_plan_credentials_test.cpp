@@ -46,7 +46,7 @@ TEST(RunnerSetCredentialsFinalizer, IsHeldOnceTheSecretIsReadAndOnceOnly) {
 
 TEST(RunnerSetCredentialsFinalizer, ASecretBeingDeletedIsHeldWhileGitHubHoldsARunnerThenReleased) {
   auto o = with_secret(true, true);
-  add_runner(o, "linux-aaaaa", runner::phase::running, true);
+  add_runner(o, "linux-aaaaa", model::runner_phase::running, true);
   EXPECT_TRUE(patches(plan(o)).empty()) << "its runner is removed from GitHub with these credentials";
   o.runners.clear();
   o.deferred_removals[41] = deferred_removal{"linux-bbbbb", {}};
@@ -67,7 +67,7 @@ TEST(RunnerSetCredentialsFinalizer, AListenerSetHoldsItWhileItsScaleSetsAreRegis
 TEST(RunnerSetCredentialsFinalizer, DeletionReleasesItOnceGitHubHoldsNothingAndOnlyThenTheSet) {
   auto o = with_secret(true, true);
   deleting(o);
-  add_runner(o, "linux-aaaaa", runner::phase::pending, true);
+  add_runner(o, "linux-aaaaa", model::runner_phase::pending, true);
   auto p = plan(o);
   EXPECT_TRUE(patches(p).empty());
   EXPECT_FALSE(has(p, action_kind::patch_finalizer));

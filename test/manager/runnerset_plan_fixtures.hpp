@@ -56,13 +56,13 @@ inline void registered(set_observation& o, std::int64_t assigned, const std::str
   e.assigned_jobs = assigned;
 }
 
-inline observed_runner& add_runner(set_observation& o, const std::string& name, runner::phase phase,
+inline observed_runner& add_runner(set_observation& o, const std::string& name, model::runner_phase phase,
                                    bool ready, const std::string& variant = "") {
   auto& r = o.runners[name];
   r.view.name = name;
   r.view.phase = phase;
   r.view.pod_ready = ready;
-  r.view.has_job = phase == runner::phase::running;
+  r.view.has_job = phase == model::runner_phase::running;
   r.variant = variant;
   return r;
 }

@@ -25,10 +25,10 @@ set_observation with_retired_variant() {
 
 TEST(RunnerSetPlan, ARetiredVariantsRunnersAreDrainedBusyOnesAfterTheirJob) {
   auto o = with_retired_variant();
-  add_runner(o, "linux-old-idle", runner::phase::pending, true, "old").status_runner_id = 5;
-  add_runner(o, "linux-old-run", runner::phase::running, true, "old");
-  add_runner(o, "linux-old-done", runner::phase::succeeded, false, "old");
-  add_runner(o, "linux-old-held", runner::phase::pending, true, "old").busy_until = t0 + 1s;
+  add_runner(o, "linux-old-idle", model::runner_phase::pending, true, "old").status_runner_id = 5;
+  add_runner(o, "linux-old-run", model::runner_phase::running, true, "old");
+  add_runner(o, "linux-old-done", model::runner_phase::succeeded, false, "old");
+  add_runner(o, "linux-old-held", model::runner_phase::pending, true, "old").busy_until = t0 + 1s;
   o.scale_sets["old"].id = 9;
   o.scale_sets["old"].listening = true;
   auto p = plan(o);
@@ -69,9 +69,9 @@ set_observation deleting_set() {
 
 TEST(RunnerSetPlan, DeletionDeletesEveryRunnerFirst) {
   auto o = deleting_set();
-  add_runner(o, "linux-a", runner::phase::pending, true);
-  add_runner(o, "linux-b", runner::phase::running, true);
-  add_runner(o, "linux-c", runner::phase::pending, true).view.deleting = true;
+  add_runner(o, "linux-a", model::runner_phase::pending, true);
+  add_runner(o, "linux-b", model::runner_phase::running, true);
+  add_runner(o, "linux-c", model::runner_phase::pending, true).view.deleting = true;
   auto p = plan(o);
   EXPECT_EQ(subjects(p, action_kind::delete_runner), (names{"linux-a", "linux-b"}));
   EXPECT_EQ(subjects(p, action_kind::stop_listener), (names{""}));
@@ -128,7 +128,7 @@ TEST(RunnerSetPlan, DeletionWithTheCredentialsGoneLeavesGitHubItsRegistrations) 
 
 TEST(RunnerSetPlan, VariantOfARunnerBeingCreated) {
   auto o = ready_set();
-  add_runner(o, "linux-a-x", runner::phase::pending, true, "a");
+  add_runner(o, "linux-a-x", model::runner_phase::pending, true, "a");
   o.in_flight.insert({action_kind::create_runners, "linux-b-y"}, "b");
   EXPECT_EQ(variant_of(o, "linux-a-x"), "a");
   EXPECT_EQ(variant_of(o, "linux-b-y"), "b");
@@ -179,7 +179,7 @@ TEST(RunnerSetPlan, ContainerModeKubernetesBindsTheHooksClusterRoleAndDropsItWhe
 
   // The mode is dropped while a runner made in it still runs its job.
   o.set->spec.pod.container_mode.reset();
-  add_runner(o, "linux-a", runner::phase::running, true).kubernetes_mode = true;
+  add_runner(o, "linux-a", model::runner_phase::running, true).kubernetes_mode = true;
   EXPECT_FALSE(has(plan(o), action_kind::delete_object)) << "its job still calls the API";
   o.runners.clear();
   EXPECT_EQ(subjects(plan(o), action_kind::delete_object), (names{hooks_binding}));
@@ -194,7 +194,7 @@ TEST(RunnerSetPlan, ContainerModeKubernetesBindsTheHooksClusterRoleAndDropsItWhe
 TEST(RunnerSetPlan, ContainerModeKubernetesWithoutAClusterRoleSaysSoAndMakesNoRunners) {
   auto o = ready_set();
   o.set->spec.pod.container_mode = model::container_mode_spec{model::container_mode::kubernetes, ""};
-  add_runner(o, "linux-a", runner::phase::running, true).kubernetes_mode = true;
+  add_runner(o, "linux-a", model::runner_phase::running, true).kubernetes_mode = true;
   demand(o, 2);
   auto p = plan(o);
   EXPECT_EQ(creates(p), 0);
@@ -300,7 +300,7 @@ TEST(RunnerSetPlan, DeletionDeletesThePerSetObjectsLast) {
   o.object_errors["PodDisruptionBudget/octorun-busy-linux"] = "403 Forbidden";
   EXPECT_TRUE(has(plan(o), action_kind::patch_finalizer));
   // While runners remain, none of them goes.
-  add_runner(o, "linux-a", runner::phase::running, true);
+  add_runner(o, "linux-a", model::runner_phase::running, true);
   o.deleted_objects.clear();
   o.object_errors.clear();
   EXPECT_FALSE(has(plan(o), action_kind::delete_object));
@@ -322,10 +322,10 @@ std::uint64_t current_fingerprint(const set_observation& o) {
 
 TEST(RunnerSetPlan, ARolloutReplacesIdleOutdatedRunnersInStepsAndNeverABusyOne) {
   auto o = rolled_set(4);
-  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
-  add_runner(o, "linux-b", runner::phase::pending, false).pod_fingerprint = old_fingerprint;
-  add_runner(o, "linux-c", runner::phase::running, true).pod_fingerprint = old_fingerprint;
-  add_runner(o, "linux-d", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-a", model::runner_phase::pending, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-b", model::runner_phase::pending, false).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-c", model::runner_phase::running, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-d", model::runner_phase::pending, true).pod_fingerprint = current_fingerprint(o);
   auto p = plan(o);
   // A quarter of 4: one at a time, the one not online yet first.
   EXPECT_EQ(subjects(p, action_kind::remove_idle_runner), (names{"linux-b"}));
@@ -345,7 +345,7 @@ TEST(RunnerSetPlan, ARolloutReplacesIdleOutdatedRunnersInStepsAndNeverABusyOne) 
   EXPECT_EQ(subjects(p, action_kind::remove_idle_runner), (names{"linux-a"}));
   // The busy one finishes on its old template; once finished it is deleted, not replaced in place.
   o.runners.erase("linux-a");
-  add_runner(o, "linux-e", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-e", model::runner_phase::pending, true).pod_fingerprint = current_fingerprint(o);
   p = plan(o);
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "linux-c is busy";
   status = of(p, action_kind::publish_status);
@@ -355,7 +355,7 @@ TEST(RunnerSetPlan, ARolloutReplacesIdleOutdatedRunnersInStepsAndNeverABusyOne) 
 
 TEST(RunnerSetPlan, NoRolloutWhileTheRunnerCrdDropsFieldsOfTheSpec) {
   auto o = rolled_set(2);
-  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-a", model::runner_phase::pending, true).pod_fingerprint = old_fingerprint;
   o.runner_crd_problem = "the Runner CRD is older than the manager";
   auto p = plan(o);
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "every new runner would be outdated too";
@@ -366,8 +366,8 @@ TEST(RunnerSetPlan, NoRolloutWhileTheRunnerCrdDropsFieldsOfTheSpec) {
 
 TEST(RunnerSetPlan, AnUnchangedSetHasNoOutdatedRunners) {
   auto o = rolled_set(2);
-  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
-  add_runner(o, "linux-b", runner::phase::pending, true);  // fingerprint unknown
+  add_runner(o, "linux-a", model::runner_phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-b", model::runner_phase::pending, true);  // fingerprint unknown
   auto p = plan(o);
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty());
   auto status = of(p, action_kind::publish_status);
@@ -377,9 +377,9 @@ TEST(RunnerSetPlan, AnUnchangedSetHasNoOutdatedRunners) {
 
 TEST(RunnerSetPlan, ScaleDownTakesOutdatedRunnersBeforeCurrentOnes) {
   auto o = rolled_set(0);
-  add_runner(o, "linux-a", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
-  add_runner(o, "linux-b", runner::phase::pending, true).pod_fingerprint = old_fingerprint;
-  add_runner(o, "linux-c", runner::phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-a", model::runner_phase::pending, true).pod_fingerprint = current_fingerprint(o);
+  add_runner(o, "linux-b", model::runner_phase::pending, true).pod_fingerprint = old_fingerprint;
+  add_runner(o, "linux-c", model::runner_phase::pending, true).pod_fingerprint = current_fingerprint(o);
   demand(o, 2);
   // One too many: the outdated one goes (as a scale-down, or as the rollout's step).
   EXPECT_EQ(subjects(plan(o), action_kind::remove_idle_runner), (names{"linux-b"}));
@@ -390,9 +390,9 @@ TEST(RunnerSetPlan, AVariantsOwnContainerModeChangesOnlyItsRunners) {
   o.set->spec.variants = {model::variant_spec{"a", {"a"}, {}, {}, {}},
                           model::variant_spec{"b", {"b"}, {}, {}, {}}};
   auto before = model::effective_variants(o.set->spec);
-  add_runner(o, "linux-a-x", runner::phase::pending, true, "a").pod_fingerprint =
+  add_runner(o, "linux-a-x", model::runner_phase::pending, true, "a").pod_fingerprint =
       model::pod_fingerprint(*before[0].template_, before[0].pod);
-  add_runner(o, "linux-b-x", runner::phase::pending, true, "b").pod_fingerprint =
+  add_runner(o, "linux-b-x", model::runner_phase::pending, true, "b").pod_fingerprint =
       model::pod_fingerprint(*before[1].template_, before[1].pod);
   demand(o, 1, "a");
   demand(o, 1, "b");
@@ -404,7 +404,7 @@ TEST(RunnerSetPlan, AVariantsOwnContainerModeChangesOnlyItsRunners) {
 TEST(RunnerSetPlan, PlanningTwiceYieldsTheSameActions) {
   auto o = listener_set();
   registered(o, 3);
-  add_runner(o, "linux-a", runner::phase::succeeded, false);
+  add_runner(o, "linux-a", model::runner_phase::succeeded, false);
   auto a = plan(o), b = plan(o);
   ASSERT_EQ(a.actions.size(), b.actions.size());
   for (std::size_t i = 0; i < a.actions.size(); ++i) {

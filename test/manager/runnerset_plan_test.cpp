@@ -69,8 +69,8 @@ TEST(RunnerSetPlan, BrokenCredentialsKeepTheLastDecisionAndCountTheRunners) {
   o.credentials_loaded = false;
   o.credentials_error = "secrets \"gh\" not found";
   o.set->status.counts.desired_replicas = 3;
-  add_runner(o, "linux-a", runner::phase::pending, true);
-  add_runner(o, "linux-b", runner::phase::running, true);
+  add_runner(o, "linux-a", model::runner_phase::pending, true);
+  add_runner(o, "linux-b", model::runner_phase::running, true);
   auto status = of(plan(o), action_kind::publish_status);
   ASSERT_EQ(status.size(), 1u);
   EXPECT_NE(status[0].text.find(R"("desiredReplicas":3,"replicas":2,"pendingRunners":0,"idleRunners":1,)"
@@ -85,8 +85,8 @@ TEST(RunnerSetPlan, BrokenCredentialsKeepTheLastDecisionAndCountTheRunners) {
 
 TEST(RunnerSetPlan, StatusIsWrittenWhenItChanges) {
   auto o = ready_set();
-  add_runner(o, "linux-a", runner::phase::pending, true);
-  add_runner(o, "linux-b", runner::phase::running, true);
+  add_runner(o, "linux-a", model::runner_phase::pending, true);
+  add_runner(o, "linux-b", model::runner_phase::running, true);
   demand(o, 2);
   auto status = of(plan(o), action_kind::publish_status);
   ASSERT_EQ(status.size(), 1u);
@@ -111,14 +111,14 @@ std::optional<action> status_wake_of(const set_plan& p) {
 TEST(RunnerSetPlan, StatusChangesWithinTheHoldGoOutInOneWriteAfterIt) {
   auto o = ready_set();
   o.status_hold = 2s;
-  add_runner(o, "linux-a", runner::phase::pending, true);
+  add_runner(o, "linux-a", model::runner_phase::pending, true);
   demand(o, 1);
   auto first = of(plan(o), action_kind::publish_status);
   ASSERT_EQ(first.size(), 1u) << "the first write waits for nothing";
   o.published_status = first[0].text;
   o.status_written_at = o.now;
   demand(o, 1);  // a second job: new counts within the hold
-  add_runner(o, "linux-b", runner::phase::pending, false);
+  add_runner(o, "linux-b", model::runner_phase::pending, false);
   o.now += 500ms;
   auto p = plan(o);
   EXPECT_FALSE(has(p, action_kind::publish_status)) << "written within the hold";
@@ -196,7 +196,7 @@ TEST(RunnerSetPlan, InFlightCreatesArePlaceholdersHoldingCapacity) {
   o.in_flight.insert({action_kind::create_runners, "linux-gpu-ccccc"}, "gpu");
   EXPECT_EQ(creates(plan(o)), 1);
   // One that is watched already counts once, as the runner.
-  add_runner(o, "linux-aaaaa", runner::phase::pending, false);
+  add_runner(o, "linux-aaaaa", model::runner_phase::pending, false);
   EXPECT_EQ(creates(plan(o)), 1);
   // Placeholders are never removed: no demand, nothing to scale down.
   o.active_jobs.clear();
@@ -211,8 +211,8 @@ TEST(RunnerSetPlan, ACreateWithoutAClearAnswerHoldsCapacityUntilSeenOrFoundAbsen
   auto o = ready_set();
   o.set->spec.max_runners = 3;
   demand(o, 5);
-  add_runner(o, "linux-aaaaa", runner::phase::pending, true);
-  add_runner(o, "linux-bbbbb", runner::phase::pending, true);
+  add_runner(o, "linux-aaaaa", model::runner_phase::pending, true);
+  add_runner(o, "linux-bbbbb", model::runner_phase::pending, true);
   o.unconfirmed_creates["linux-ccccc"] = {"", t0};
   auto p = plan(o);
   EXPECT_EQ(creates(p), 0) << "its place is held: maxRunners is never exceeded";
@@ -233,7 +233,7 @@ TEST(RunnerSetPlan, ACreateWithoutAClearAnswerHoldsCapacityUntilSeenOrFoundAbsen
   EXPECT_EQ(creates(plan(o)), 1);
   // Once watched it counts once, as the runner.
   o.unconfirmed_creates["linux-ccccc"] = {"", t0};
-  add_runner(o, "linux-ccccc", runner::phase::pending, true);
+  add_runner(o, "linux-ccccc", model::runner_phase::pending, true);
   EXPECT_EQ(creates(plan(o)), 0);
   EXPECT_FALSE(has(plan(o), action_kind::confirm_create));
 }
@@ -241,8 +241,8 @@ TEST(RunnerSetPlan, ACreateWithoutAClearAnswerHoldsCapacityUntilSeenOrFoundAbsen
 TEST(RunnerSetPlan, FinishedRunnersAreDeletedAndHoldNoCapacity) {
   auto o = ready_set();
   demand(o, 1);
-  add_runner(o, "linux-done1", runner::phase::succeeded, false);
-  add_runner(o, "linux-fail1", runner::phase::failed, false);
+  add_runner(o, "linux-done1", model::runner_phase::succeeded, false);
+  add_runner(o, "linux-fail1", model::runner_phase::failed, false);
   auto p = plan(o);
   EXPECT_EQ(creates(p), 1);
   EXPECT_EQ(subjects(p, action_kind::delete_runner), (names{"linux-done1", "linux-fail1"}));
@@ -252,9 +252,10 @@ TEST(RunnerSetPlan, FinishedRunnersAreDeletedAndHoldNoCapacity) {
 
 TEST(RunnerSetPlan, IdleRunnersAreRemovedGitHubFirstByTheBestKnownId) {
   auto o = ready_set();
-  add_runner(o, "linux-a", runner::phase::pending, true).status_runner_id = 11;
-  add_runner(o, "linux-b", runner::phase::pending, false).jit_runner_id = 12;  // status not published yet
-  add_runner(o, "linux-c", runner::phase::pending, false);                     // never registered
+  add_runner(o, "linux-a", model::runner_phase::pending, true).status_runner_id = 11;
+  add_runner(o, "linux-b", model::runner_phase::pending, false).jit_runner_id =
+      12;                                                         // status not published yet
+  add_runner(o, "linux-c", model::runner_phase::pending, false);  // never registered
   auto removals = of(plan(o), action_kind::remove_idle_runner);
   ASSERT_EQ(removals.size(), 3u);
   std::map<std::string, std::int64_t> ids;
@@ -268,7 +269,7 @@ TEST(RunnerSetPlan, IdleRunnersAreRemovedGitHubFirstByTheBestKnownId) {
 // it would remove another runner.
 TEST(RunnerSetPlan, OnlyItsOwnJitRegistrationGivesAnIdleRunnerItsGitHubId) {
   auto o = ready_set();
-  auto& r = add_runner(o, "linux-b", runner::phase::pending, false);
+  auto& r = add_runner(o, "linux-b", model::runner_phase::pending, false);
   r.uid = "uid-2";
   auto removal_id = [&] {
     auto removals = of(plan(o), action_kind::remove_idle_runner);
@@ -287,9 +288,9 @@ TEST(RunnerSetPlan, OnlyItsOwnJitRegistrationGivesAnIdleRunnerItsGitHubId) {
 
 TEST(RunnerSetPlan, BusyRunnersAreNeverCandidatesAndHoldCapacity) {
   auto o = ready_set();
-  add_runner(o, "linux-run", runner::phase::running, true);
-  add_runner(o, "linux-busy", runner::phase::pending, true).busy_until = t0 + 1s;  // GitHub said busy
-  add_runner(o, "linux-going", runner::phase::pending, true);
+  add_runner(o, "linux-run", model::runner_phase::running, true);
+  add_runner(o, "linux-busy", model::runner_phase::pending, true).busy_until = t0 + 1s;  // GitHub said busy
+  add_runner(o, "linux-going", model::runner_phase::pending, true);
   o.in_flight.insert({action_kind::delete_runner, "linux-going"});  // its removal is in flight
   demand(o, 3);
   auto p = plan(o);
@@ -311,7 +312,7 @@ TEST(RunnerSetPlan, ARunnerBeingRemovedCountsAsGoingAwayNotTwice) {
   for (auto kind : {action_kind::remove_idle_runner, action_kind::delete_runner}) {
     auto o = ready_set();
     o.set->spec.min_runners = 2;
-    for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
+    for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, model::runner_phase::pending, true);
     auto first = subjects(plan(o), action_kind::remove_idle_runner);
     ASSERT_EQ(first.size(), 1u) << "3 idle, 2 desired";
     o.in_flight.insert({kind, first[0]});
@@ -332,7 +333,7 @@ TEST(RunnerSetPlan, ARunnerBeingRemovedCountsAsGoingAwayNotTwice) {
 TEST(RunnerSetPlan, ARunnerGitHubCalledBusyDuringItsRemovalKeepsItsCapacity) {
   auto o = ready_set();
   o.set->spec.min_runners = 2;
-  for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
+  for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, model::runner_phase::pending, true);
   auto first = subjects(plan(o), action_kind::remove_idle_runner);
   ASSERT_EQ(first.size(), 1u);
   o.runners.at(first[0]).busy_until = t0 + 1s;
@@ -345,7 +346,7 @@ TEST(RunnerSetPlan, ARunnerGitHubCalledBusyDuringItsRemovalKeepsItsCapacity) {
 
 TEST(RunnerSetPlan, ARunnerWhoseJobCompletedHoldsNoCapacity) {
   auto o = ready_set();
-  add_runner(o, "linux-a", runner::phase::running, true).job_completed = true;
+  add_runner(o, "linux-a", model::runner_phase::running, true).job_completed = true;
   demand(o, 1);  // the next job
   auto p = plan(o);
   EXPECT_EQ(creates(p), 1);
@@ -375,7 +376,7 @@ TEST(RunnerSetPlan, ReplicasAreAFloorUnderDemandSplitOverTheVariants) {
 
 TEST(RunnerSetPlan, ScaleDownStopsAtTheWindowsFloorAndWakesAtItsEnd) {
   auto o = ready_set();
-  for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, runner::phase::pending, true);
+  for (auto n : {"linux-a", "linux-b", "linux-c"}) add_runner(o, n, model::runner_phase::pending, true);
   auto& window = o.scale_down.emplace("", scale_down_window(10s)).first->second;
   window.floor(t0 - 5s, 2);  // desired 2 since 5 s ago
   demand(o, 0);
@@ -436,7 +437,7 @@ TEST(RunnerSetPlan, ARegisteredScaleSetScalesOnlyOnceItsSessionReported) {
   auto o = listener_set();
   registered(o, 3);
   o.scale_sets[""].reported = false;
-  add_runner(o, "linux-a", runner::phase::pending, true);
+  add_runner(o, "linux-a", model::runner_phase::pending, true);
   auto p = plan(o);
   EXPECT_EQ(creates(p), 0) << "demand unknown is not zero";
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "removed on a guess after a restart";
@@ -525,7 +526,7 @@ TEST(RunnerSetPlan, AJobWhoseRunnerFinishedBeforeItsCompletionCameIsNoDemandDuri
       registered(o, 2);
       o.scale_sets[""].running_jobs = 1;  // 1000's, as GitHub still counts it
     }
-    add_runner(o, "linux-done", runner::phase::succeeded, false).view.has_job = true;
+    add_runner(o, "linux-done", model::runner_phase::succeeded, false).view.has_job = true;
     o.unheard_completions[1000] = {"", t0 - 1s};
     auto p = plan(o);
     EXPECT_EQ(creates(p), 1) << "a runner for the queued job, none for the job that is over";
@@ -555,11 +556,11 @@ TEST(RunnerSetPlan, AFinishedJobTheStatisticsNoLongerCountIsNotTakenOffAgain) {
   auto o = listener_set();
   demand(o, 1);      // 1000, heard started; its runner finished
   registered(o, 1);  // one queued job; 1000 no longer counted
-  add_runner(o, "linux-done", runner::phase::succeeded, false).view.has_job = true;
+  add_runner(o, "linux-done", model::runner_phase::succeeded, false).view.has_job = true;
   o.unheard_completions[1000] = {"", t0};
   EXPECT_EQ(creates(plan(o)), 1) << "no running job left to take off";
   o.scale_sets[""].running_jobs = 1;  // a job running on a runner of the set: not 1000
-  add_runner(o, "linux-busy", runner::phase::running, true);
+  add_runner(o, "linux-busy", model::runner_phase::running, true);
   o.scale_sets[""].assigned_jobs = 2;
   EXPECT_EQ(creates(plan(o)), 1) << "the busy runner runs the one running job";
 }

@@ -8,12 +8,12 @@
 namespace octorun::runnerset {
 namespace {
 
-using runner::phase;
+using model::runner_phase;
 
 runner_view idle(std::string name, bool ready = true, std::int64_t created = 0) {
-  return {std::move(name), phase::pending, false, false, ready, created};
+  return {std::move(name), runner_phase::pending, false, false, ready, created};
 }
-runner_view busy(std::string name) { return {std::move(name), phase::running, true, false, true, 0}; }
+runner_view busy(std::string name) { return {std::move(name), runner_phase::running, true, false, true, 0}; }
 
 TEST(Scaling, DesiredIsMinPlusAssignedJobsCappedAtMax) {
   EXPECT_EQ(desired_runners({0, 10, 0, 0}), 0);
@@ -112,8 +112,8 @@ TEST(Scaling, CreatesTheShortfall) {
 }
 
 TEST(Scaling, FinishedRunnersHoldNoCapacityAndAreCleanedUp) {
-  runner_view failed{"f", phase::failed, false, false, false, 0};
-  runner_view done{"d", phase::succeeded, true, false, false, 0};
+  runner_view failed{"f", runner_phase::failed, false, false, false, 0};
+  runner_view done{"d", runner_phase::succeeded, true, false, false, 0};
   auto plan = plan_scale(2, 10, {failed, done, idle("i")});
   EXPECT_EQ(plan.create, 1);
   EXPECT_EQ(plan.remove_finished, (std::vector<std::string>{"f", "d"}));
@@ -135,8 +135,8 @@ TEST(Scaling, NeverRemovesABusyRunnerEvenWhenDesiredIsZero) {
 // job until GitHub removes it; busy, it runs one), but only a busy one
 // serves demand: the other is replaced once the bound allows.
 TEST(Scaling, DeletingRunnersHoldTheirSlotUntilTheyAreGone) {
-  runner_view draining{"d", phase::running, true, true, true, 0};
-  runner_view going{"g", phase::pending, false, true, true, 0};
+  runner_view draining{"d", runner_phase::running, true, true, true, 0};
+  runner_view going{"g", runner_phase::pending, false, true, true, 0};
   EXPECT_EQ(plan_scale(2, 10, {draining, going}).create, 1);
   EXPECT_EQ(plan_scale(2, 2, {draining, going}).create, 0) << "both slots are held";
   EXPECT_EQ(plan_scale(2, 2, {draining}).create, 1) << "the idle one is gone";
@@ -166,17 +166,17 @@ TEST(Scaling, ARunnerWhoseJobCompletedServesNoDemandButHoldsItsSlot) {
   EXPECT_TRUE(plan.remove_idle.empty());
   EXPECT_TRUE(plan.remove_finished.empty()) << "its actor writes Succeeded first";
   // Its phase lands: cleaned up, still nothing created or removed.
-  done.phase = phase::succeeded;
+  done.phase = runner_phase::succeeded;
   plan = plan_scale(1, 10, {done, idle("buffer", false)});
   EXPECT_EQ(plan.create, 0);
   EXPECT_TRUE(plan.remove_idle.empty());
   EXPECT_EQ(plan.remove_finished, (std::vector<std::string>{"done"}));
   // Demand that remains is met: a completed runner never stands in for it ...
-  done.phase = phase::running;
+  done.phase = runner_phase::running;
   EXPECT_EQ(plan_scale(2, 10, {done, idle("buffer")}).create, 1);
   // ... but at the bound its replacement waits for its phase.
   EXPECT_EQ(plan_scale(2, 2, {done, idle("buffer")}).create, 0);
-  done.phase = phase::succeeded;
+  done.phase = runner_phase::succeeded;
   EXPECT_EQ(plan_scale(2, 2, {done, idle("buffer")}).create, 1);
 }
 
@@ -184,7 +184,7 @@ TEST(Scaling, CreatesNeverTakeTheHoldersPastMaxRunners) {
   EXPECT_EQ(plan_scale(5, 5, {}).create, 5);
   EXPECT_EQ(plan_scale(5, 3, {}).create, 3) << "desired above max (a bug upstream) is still bounded";
   EXPECT_EQ(plan_scale(5, 5, {busy("a"), busy("b")}).create, 3);
-  runner_view unset{"u", phase::unset, false, false, false, 0};
+  runner_view unset{"u", runner_phase::unset, false, false, false, 0};
   EXPECT_EQ(plan_scale(5, 5, {unset, unset, unset, unset, unset}).create, 0);
 }
 
@@ -205,8 +205,8 @@ TEST(Scaling, RandomPoolsKeepTheInvariants) {
     for (int i = 0; i < n; ++i) {
       runner_view r;
       r.name = "r" + std::to_string(i);
-      r.phase = static_cast<phase>(rng() % 6);
-      r.has_job = r.phase == phase::running ? true : (rng() % 4 == 0);
+      r.phase = static_cast<runner_phase>(rng() % 6);
+      r.has_job = r.phase == runner_phase::running ? true : (rng() % 4 == 0);
       r.deleting = rng() % 5 == 0;
       r.pod_ready = rng() % 2 == 0;
       r.created = static_cast<std::int64_t>(rng() % 1000);

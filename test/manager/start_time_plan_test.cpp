@@ -89,7 +89,7 @@ TEST(StartTimePlan, AFastStartUpNeedsNoWarmRunners) {
 TEST(StartTimePlan, MaxRunnersBoundsTheWarmRunnersAndBusyOnesStay) {
   auto o = targeted(12, 4);
   demand(o, 3);
-  for (auto name : {"linux-a", "linux-b", "linux-c"}) add_runner(o, name, runner::phase::running, true);
+  for (auto name : {"linux-a", "linux-b", "linux-c"}) add_runner(o, name, model::runner_phase::running, true);
   auto p = plan(o);
   EXPECT_EQ(creates(p), 1);
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty());
@@ -106,8 +106,8 @@ TEST(StartTimePlan, WhenDemandStopsThePoolDrainsToMinRunners) {
   auto o = targeted(12);
   o.set->spec.min_runners = 1;
   for (auto name : {"linux-a", "linux-b", "linux-c", "linux-d"})
-    add_runner(o, name, runner::phase::pending, true);
-  add_runner(o, "linux-busy", runner::phase::running, true);
+    add_runner(o, name, model::runner_phase::pending, true);
+  add_runner(o, "linux-busy", model::runner_phase::running, true);
   demand(o, 1);
   auto p = plan(o);
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty()) << "still warm";

@@ -17,8 +17,8 @@ std::string scrape(const state_collector& c) {
 
 state_snapshot sample() {
   state_snapshot s;
-  s.runners[{"ci", "linux-abc"}] = {"ci", "linux-abc", "linux", "", runner::phase::running, true, 17};
-  s.runners[{"ci", "linux-def"}] = {"ci", "linux-def", "linux", "", runner::phase::unset, false, 0};
+  s.runners[{"ci", "linux-abc"}] = {"ci", "linux-abc", "linux", "", model::runner_phase::running, true, 17};
+  s.runners[{"ci", "linux-def"}] = {"ci", "linux-def", "linux", "", model::runner_phase::unset, false, 0};
   runnerset_record set{"ci", "linux", 4, {}};
   set.variants.push_back({"", 3, 1, 10, 1, 1, 1, 0, 2});
   set.variants.push_back({"gpu", 0, 0, 2, 0, 0, 0, 0, 0});

@@ -89,7 +89,7 @@ TEST(StartupDeadline, FollowsTheClusterAsItWarmsUp) {
 
 TEST(StuckStartNotes, APodReadyOnceIsOnlineAndSampledOnce) {
   auto o = ready_set();
-  auto& r = add_runner(o, "linux-a", runner::phase::unset, false);
+  auto& r = add_runner(o, "linux-a", model::runner_phase::unset, false);
   r.view.created = 1000;
   note_runner_seen(o, "linux-a", t0);
   note_runner_seen(o, "linux-a", t0 + 5s);
@@ -117,7 +117,7 @@ set_observation one_starting(std::chrono::seconds ago, std::int32_t max_runners 
   auto o = ready_set();
   o.set->spec.max_runners = max_runners;
   demand(o, 1);
-  auto& r = add_runner(o, "linux-a", runner::phase::pending, false);
+  auto& r = add_runner(o, "linux-a", model::runner_phase::pending, false);
   r.seen_at = t0 - ago;
   r.status_runner_id = 11;
   return o;
@@ -178,7 +178,7 @@ TEST(StuckStartPlan, TheReplacementIsNoExcessWhileTheLaggardGoes) {
   EXPECT_EQ(creates(p), 0);
   EXPECT_FALSE(has(p, action_kind::remove_idle_runner));
   o.in_flight.erase({action_kind::create_runners, "linux-b"});
-  add_runner(o, "linux-b", runner::phase::unset, false).seen_at = t0;
+  add_runner(o, "linux-b", model::runner_phase::unset, false).seen_at = t0;
   p = plan(o);
   EXPECT_EQ(creates(p), 0);
   EXPECT_FALSE(has(p, action_kind::remove_idle_runner)) << "linux-b serves the job";
@@ -215,11 +215,11 @@ TEST(StuckStartPlan, ARunnerThatStartedIsNoLaggard) {
       {"its status has a job",
        [](observed_runner& r) {
          r.view.has_job = true;
-         r.view.phase = runner::phase::running;
+         r.view.phase = model::runner_phase::running;
        }},
       {"GitHub called it busy", [](observed_runner& r) { r.busy_until = t0 + 10s; }},
       {"its job completed", [](observed_runner& r) { r.job_completed = true; }},
-      {"it finished", [](observed_runner& r) { r.view.phase = runner::phase::succeeded; }},
+      {"it finished", [](observed_runner& r) { r.view.phase = model::runner_phase::succeeded; }},
       {"it is being deleted", [](observed_runner& r) { r.view.deleting = true; }},
       {"the set never saw it start (no first sight)", [](observed_runner& r) { r.seen_at = {}; }},
   };
@@ -261,7 +261,7 @@ TEST(StuckStartPlan, TheSpecsDeadlineAndAVariantsOwn) {
   v.set->spec.variants[0].startup_timeout_seconds = 120;
   for (const auto& name : {"big", "small"}) {
     demand(v, 1, name);
-    add_runner(v, std::string("linux-") + name + "-a", runner::phase::pending, false, name).seen_at =
+    add_runner(v, std::string("linux-") + name + "-a", model::runner_phase::pending, false, name).seen_at =
         t0 - 60s;
   }
   for (const auto& obj : desired_pod_resources(*v.set)) v.applied_objects[obj.key] = obj.body;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/controller/job_routing.hpp"
+#include "actors/protocols.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/kube/client.hpp"
@@ -39,10 +39,10 @@ struct controller_config {
 
 // The controller's interface: the job router's (both intakes send it their
 // job messages) and its typed watches' events.
-using controller_actor =
-    job_router::extend<caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
-                       caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::runner_class_event>,
-                       caf::reacts_to<watched::namespace_event>, caf::reacts_to<kube::informer_synced>>;
+using controller_actor = protocols::job_router::extend<
+    caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
+    caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::runner_class_event>,
+    caf::reacts_to<watched::namespace_event>, caf::reacts_to<kube::informer_synced>>;
 
 controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg);
 

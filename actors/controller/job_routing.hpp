@@ -21,7 +21,6 @@
 // and hands a start or completion to the Runner's actor.
 #pragma once
 
-#include <caf/all.hpp>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,14 +30,6 @@
 #include "model/types.hpp"
 
 namespace octorun::controller {
-
-// The job router's interface (the controller implements it): what both
-// intakes send. A RunnerSet actor takes the same messages, so a set run on
-// its own can stand in for it.
-using job_router =
-    caf::typed_actor<caf::reacts_to<messages::job_available>, caf::reacts_to<messages::job_assigned>,
-                     caf::reacts_to<messages::job_started>, caf::reacts_to<messages::job_completed>,
-                     caf::reacts_to<messages::session_message>>;
 
 // What the router knows, kept by the controller from its watches.
 struct job_routes {

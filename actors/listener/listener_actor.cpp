@@ -15,7 +15,7 @@ namespace {
 
 struct listener_state {
   listener_config cfg;
-  listener_setup setup;
+  protocols::listener_setup setup;
   caf::actor worker;  // this incarnation's scale-set worker: its session, its long poll
   std::int64_t last_message_id = 0;
   static constexpr const char* name = "listener";
@@ -133,8 +133,8 @@ void open_session(self_ptr self) {
             if (!r) return fail(self, "opening the message session", r.error().describe());
             spdlog::info("listener {}: session open on scale set {}", id(self),
                          self->state.setup.scale_set_id);
-            self->send(self->state.cfg.runnerset, listener_session_atom::value, self->state.cfg.variant,
-                       r->session_id);
+            self->send(self->state.cfg.runnerset, protocols::listener_session_atom::value,
+                       self->state.cfg.variant, r->session_id);
             record(self->state.cfg, [&](metrics::recorder& m, std::string_view ns, std::string_view set) {
               m.listener_session(ns, set, self->state.cfg.variant, true);
             });
@@ -157,10 +157,10 @@ caf::behavior listener_behavior(self_ptr self, listener_config cfg) {
         m.listener_session(ns, set, cfg.variant, false);
     });
   });
-  self->request(self->state.cfg.runnerset, self->state.cfg.request_timeout, listener_setup_atom::value,
-                self->state.cfg.variant)
+  self->request(self->state.cfg.runnerset, self->state.cfg.request_timeout,
+                protocols::listener_setup_atom::value, self->state.cfg.variant)
       .then(
-          [=](listener_setup_reply& r) {
+          [=](protocols::listener_setup_reply& r) {
             if (!r) return fail(self, "setting up", r.error());
             self->state.setup = std::move(*r);
             open_session(self);

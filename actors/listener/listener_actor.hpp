@@ -20,43 +20,18 @@
 #include <memory>
 #include <string>
 
-#include "actors/controller/job_routing.hpp"
 #include "actors/metrics/recorder.hpp"
-#include "adapters/github/scaleset_client.hpp"
+#include "actors/protocols.hpp"
 
 namespace octorun::listener {
-
-// (listener_setup_atom, variant) -> listener_setup_reply, asked of the RunnerSet actor.
-using listener_setup_atom = caf::atom_constant<caf::atom("lsetup")>;
-// (listener_session_atom, variant, session id): told to the RunnerSet actor
-// when a session opens, so its status records the id for a successor.
-using listener_session_atom = caf::atom_constant<caf::atom("lsession")>;
-
-struct listener_setup {
-  std::int64_t scale_set_id = 0;
-  std::string owner;  // the session's owner name (shown by GitHub)
-  github::scaleset_options options;
-  std::int32_t max_capacity = 0;  // jobs it may still take: max runners of the variant
-  // The session the set's status records as last opened on this scale set
-  // (e.g. by a replica that crashed): deleted if the service still holds it.
-  std::string previous_session_id;
-};
-// Unexpected: why the set cannot run this listener now (credentials not
-// loaded, scale set not registered yet, variant gone).
-using listener_setup_reply = expected<listener_setup, std::string>;
-
-// What a listener asks its RunnerSet (the set's actor implements it).
-using listener_setup_api =
-    caf::typed_actor<caf::replies_to<listener_setup_atom, std::string>::with<listener_setup_reply>,
-                     caf::reacts_to<listener_session_atom, std::string, std::string>>;
 
 struct listener_config {
   std::string set_id;   // "namespace/name": its session messages name it as their runner_set
   std::string variant;  // the key under the supervisor; "" for a set without variants
-  listener_setup_api runnerset;
+  protocols::listener_setup_api runnerset;
   // Receives the job messages and statistics: the controller's job router
   // (the route webhook deliveries take too), which sends them to the set.
-  controller::job_router jobs;
+  protocols::job_router jobs;
   std::chrono::milliseconds request_timeout{30'000};
   // Told when the session opens and ends, and when an incarnation fails.
   std::shared_ptr<metrics::recorder> metrics;
@@ -69,5 +44,3 @@ struct listener_config {
 caf::actor spawn_listener(caf::local_actor* parent, listener_config cfg);
 
 }  // namespace octorun::listener
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(octorun::listener::listener_setup_reply)

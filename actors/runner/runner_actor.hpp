@@ -18,8 +18,8 @@
 #include <string>
 
 #include "actors/metrics/recorder.hpp"
+#include "actors/protocols.hpp"
 #include "actors/runner/next_step.hpp"
-#include "actors/runnerset/runner_github_api.hpp"
 #include "actors/watched.hpp"
 #include "messages/jobs.hpp"
 
@@ -31,7 +31,7 @@ struct runner_actor_config {
   caf::actor kube;  // kube::spawn_request_pool
   // Its RunnerSet's actor (or anything answering the same API, e.g. a
   // GitHub REST pool cast to it): JIT configurations and runner removal.
-  runnerset::runner_github_api github;
+  protocols::runner_github_api github;
   // kube::spawn_event_recorder: an Event for each phase the actor writes and
   // each pod failure it retries (actors/runner/events.hpp). None: no Events.
   caf::actor events;

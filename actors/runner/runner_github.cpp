@@ -335,7 +335,7 @@ void defer_removal(self_ptr self, std::int64_t runner_id) {
   auto& st = self->state;
   runner_id = registered_id(self, runner_id);
   st.step_in_flight = true;
-  self->request(st.cfg.github, st.cfg.request_timeout, runnerset::defer_removal_atom::value, runner_id,
+  self->request(st.cfg.github, st.cfg.request_timeout, protocols::defer_removal_atom::value, runner_id,
                 st.cfg.name)
       .then(
           [=](bool) {

@@ -256,8 +256,8 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
 
 void spawn_listener_supervisor(self_ptr self) {
   auto& st = self->state;
-  auto me = caf::actor_cast<listener::listener_setup_api>(self);
-  auto jobs = st.cfg.job_router ? st.cfg.job_router : caf::actor_cast<controller::job_router>(self);
+  auto me = caf::actor_cast<protocols::listener_setup_api>(self);
+  auto jobs = st.cfg.job_router ? st.cfg.job_router : caf::actor_cast<protocols::job_router>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
   auto metrics = st.cfg.metrics;
@@ -268,9 +268,9 @@ void spawn_listener_supervisor(self_ptr self) {
       });
 }
 
-listener::listener_setup_api::behavior_type listener_handlers(self_ptr self) {
+protocols::listener_setup_api::behavior_type listener_handlers(self_ptr self) {
   return {
-      [=](listener::listener_setup_atom, const std::string& variant) -> listener::listener_setup_reply {
+      [=](protocols::listener_setup_atom, const std::string& variant) -> protocols::listener_setup_reply {
         auto& st = self->state;
         if (!listening(st)) return unexpected{std::string("the RunnerSet's intake is not Listener")};
         if (!st.scaleset_options)
@@ -280,10 +280,10 @@ listener::listener_setup_api::behavior_type listener_handlers(self_ptr self) {
         std::int32_t max_runners = 0;
         for (const auto& v : model::effective_variants(st.world.set->spec))
           if (v.name == variant) max_runners = v.max_runners;
-        return listener::listener_setup{ss, host_name() + "/" + id(self), *st.scaleset_options, max_runners,
-                                        session_id(st.world, variant)};
+        return protocols::listener_setup{ss, host_name() + "/" + id(self), *st.scaleset_options, max_runners,
+                                         session_id(st.world, variant)};
       },
-      [=](listener::listener_session_atom, const std::string& variant, const std::string& session) {
+      [=](protocols::listener_session_atom, const std::string& variant, const std::string& session) {
         auto it = self->state.world.scale_sets.find(variant);
         if (it == self->state.world.scale_sets.end() || it->second.session_id == session) return;
         it->second.session_id = session;

@@ -1,4 +1,4 @@
-// The RunnerSet's answers to its Runners' GitHub requests (runner_github_api.hpp):
+// The RunnerSet's answers to its Runners' GitHub requests (runner_github_api, actors/protocols.hpp):
 // each asked of the set's current credentials, only for a Runner the set
 // made, and what each reply tells of the set's registrations and access.
 #include <optional>
@@ -114,7 +114,7 @@ std::optional<github::error> not_its_runner(self_ptr self, const std::string& ru
 
 // The RunnerSet's runner-facing API (runner_github_api), checked against its
 // declaration at compile time.
-runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
+protocols::runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
   return {
       [=](github::jit_config_atom a, github::jit_request& req) -> caf::result<github::jit_reply> {
         if (auto wait = held_back(self, github_call::new_runner)) return github::jit_reply{unexpected{*wait}};
@@ -140,9 +140,8 @@ runner_github_api::behavior_type runner_github_behavior(self_ptr self) {
         if (auto wait = held_back(self, github_call::cleanup)) return github::delete_reply{unexpected{*wait}};
         return forward_to_github<github::delete_reply>(self, a, runner_id);
       },
-      [=](defer_removal_atom, std::int64_t runner_id, const std::string& runner) -> caf::result<bool> {
-        return defer_removal(self, runner_id, runner);
-      },
+      [=](protocols::defer_removal_atom, std::int64_t runner_id,
+          const std::string& runner) -> caf::result<bool> { return defer_removal(self, runner_id, runner); },
   };
 }
 

@@ -406,7 +406,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   runner_defaults.metrics = st.cfg.metrics;  // a Runner's timeline and cost are its set's
   auto kube = st.cfg.kube;
   auto ns = st.cfg.ns;
-  auto me = caf::actor_cast<runner_github_api>(self);
+  auto me = caf::actor_cast<protocols::runner_github_api>(self);
   st.runners_supervisor = supervision::spawn_supervisor(
       self->system(), "runners of " + ns + "/" + st.cfg.name,
       [=](caf::local_actor* parent, const std::string& name) {

@@ -20,11 +20,10 @@
 #include <optional>
 #include <string>
 
-#include "actors/controller/job_routing.hpp"
 #include "actors/listener/listener_actor.hpp"
 #include "actors/metrics/recorder.hpp"
+#include "actors/protocols.hpp"
 #include "actors/runner/runner_actor.hpp"
-#include "actors/runnerset/runner_github_api.hpp"
 #include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
 #include "messages/platform.hpp"
@@ -42,7 +41,7 @@ struct runnerset_actor_config {
   // controller's job router, which sends them on to this set like the
   // webhook's (actors/controller/job_routing.hpp). None: straight to the set
   // (a set run on its own, as in tests).
-  controller::job_router job_router;
+  protocols::job_router job_router;
   // Answers the set's GitHub calls instead of the clients it builds from its
   // credentials (REST and scale-set pools); none: those. For tests.
   caf::actor github;
@@ -109,7 +108,7 @@ struct runnerset_actor_config {
 inline constexpr std::chrono::milliseconds default_status_hold{2'000};
 
 using runnerset_actor =
-    runner_github_api::extend_with<listener::listener_setup_api, controller::job_router>::extend<
+    protocols::runner_github_api::extend_with<protocols::listener_setup_api, protocols::job_router>::extend<
         caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
         caf::reacts_to<watched::pod_event>, caf::reacts_to<messages::platform_update>,
         caf::reacts_to<messages::scale_set_names_taken>>;

@@ -241,7 +241,7 @@ void note_runner_registration(self_ptr self, const github::error* failed);
 // ---- runner_github_answers.cpp ----
 // The set's runner-facing API (runner_github_api), checked against its
 // declaration at compile time.
-runner_github_api::behavior_type runner_github_behavior(self_ptr self);
+protocols::runner_github_api::behavior_type runner_github_behavior(self_ptr self);
 
 // ---- runner_release.cpp ----
 // GETs GitHub's latest runner release (action fetch_runner_release).
@@ -284,7 +284,7 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
 void on_scale_set_names_taken(self_ptr self, std::map<std::string, messages::scale_set_taken> taken);
 // The scale set's statistics: its assigned jobs are the variant's demand.
 void on_statistics(self_ptr self, const messages::job_statistics& stats);
-listener::listener_setup_api::behavior_type listener_handlers(self_ptr self);
+protocols::listener_setup_api::behavior_type listener_handlers(self_ptr self);
 void spawn_listener_supervisor(self_ptr self);
 
 // ---- Webhook intake (webhook_intake.cpp) ----

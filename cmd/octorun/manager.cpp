@@ -179,7 +179,7 @@ struct manager::replica_parts {
   // The leader's job router, once this replica leads: where the webhook
   // intake hands deliveries (none: a follower's, left to the leader's sweep).
   std::mutex router_mutex;
-  controller::job_router router;
+  protocols::job_router router;
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
   std::unique_ptr<http::server> health;   // /healthz, /readyz
@@ -266,7 +266,7 @@ expected<ok_t, std::string> manager::start_webhook_intake() {
   // type (checked against its interface); on a follower the job waits on
   // GitHub's queue for the leader's sweep.
   github::job_sink to_router = [parts = replica_.get()](messages::job_message m) {
-    controller::job_router router;
+    protocols::job_router router;
     {
       std::lock_guard lock(parts->router_mutex);
       router = parts->router;
@@ -363,7 +363,7 @@ expected<ok_t, std::string> manager::lead() {
   controller_ = caf::actor_cast<caf::actor>(router);
   {
     std::lock_guard lock(replica_->router_mutex);
-    replica_->router = controller::job_router{router};
+    replica_->router = protocols::job_router{router};
   }
   if (intake_)
     spdlog::info("leading: webhook intake listening on {}", intake_->url());

@@ -64,7 +64,7 @@ class JobPath : public ::testing::Test {
     cfg.ns = "ns";
     cfg.name = "r";
     cfg.kube = kube_;
-    cfg.github = caf::actor_cast<runnerset::runner_github_api>(kube_);  // unused here
+    cfg.github = caf::actor_cast<protocols::runner_github_api>(kube_);  // unused here
     runner_ = caf::actor_cast<caf::actor>(spawn_runner(t_.sys, cfg));
   }
   static messages::job_started started() {

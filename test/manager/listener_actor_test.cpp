@@ -20,11 +20,14 @@ using namespace std::chrono_literals;
 
 // Plays the RunnerSet: the scale set and the client's options; the session
 // ids the listener reports go on to `told`.
-listener_setup_api::behavior_type runnerset_stand_in(listener_setup_api::pointer, listener_setup setup,
-                                                     caf::actor told) {
+protocols::listener_setup_api::behavior_type runnerset_stand_in(protocols::listener_setup_api::pointer,
+                                                                protocols::listener_setup setup,
+                                                                caf::actor told) {
   return {
-      [setup](listener_setup_atom, const std::string&) -> listener_setup_reply { return setup; },
-      [told](listener_session_atom a, const std::string& variant, const std::string& session) {
+      [setup](protocols::listener_setup_atom, const std::string&) -> protocols::listener_setup_reply {
+        return setup;
+      },
+      [told](protocols::listener_session_atom a, const std::string& variant, const std::string& session) {
         caf::anon_send(told, a, variant, session);
       },
   };
@@ -36,7 +39,7 @@ struct ListenerActor : ::testing::Test {
   caf::actor_system_config sys_cfg;
   caf::actor_system sys{sys_cfg};
   caf::scoped_actor router{sys};  // receives what the listener sends the job route
-  listener_setup_api runnerset;
+  protocols::listener_setup_api runnerset;
   caf::actor listener;
   github::scaleset_options options;
   std::int64_t scale_set_id = 0;
@@ -62,11 +65,12 @@ struct ListenerActor : ::testing::Test {
   void start(const std::string& previous_session = "") {
     listener_config cfg;
     cfg.set_id = "ci/linux";
-    runnerset = sys.spawn(runnerset_stand_in,
-                          listener_setup{scale_set_id, "test-host/ci/linux", options, 10, previous_session},
-                          caf::actor{router});
+    runnerset = sys.spawn(
+        runnerset_stand_in,
+        protocols::listener_setup{scale_set_id, "test-host/ci/linux", options, 10, previous_session},
+        caf::actor{router});
     cfg.runnerset = runnerset;
-    cfg.jobs = caf::actor_cast<controller::job_router>(router);
+    cfg.jobs = caf::actor_cast<protocols::job_router>(router);
     cfg.request_timeout = 10s;
     listener = spawn_listener(router.ptr(), std::move(cfg));
     router->monitor(listener);
@@ -145,8 +149,9 @@ TEST_F(ListenerActor, TakesOverTheSessionItsCrashedPredecessorLeft) {
   auto opened = next();
   EXPECT_EQ(opened.runner_set, "ci/linux");
   std::string reported;
-  router->receive([&](listener_session_atom, const std::string&, const std::string& id) { reported = id; },
-                  caf::after(std::chrono::seconds(20)) >> [] {});
+  router->receive(
+      [&](protocols::listener_session_atom, const std::string&, const std::string& id) { reported = id; },
+      caf::after(std::chrono::seconds(20)) >> [] {});
   EXPECT_FALSE(reported.empty()) << "the listener tells its set the session it opened";
   EXPECT_NE(reported, left);
   EXPECT_EQ(session_on_the_service(), reported);

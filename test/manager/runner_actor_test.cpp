@@ -59,7 +59,7 @@ class RunnerActor : public test::actor_test_base {
     cfg.ns = ns_;
     cfg.name = name_;
     cfg.kube = kube_;
-    cfg.github = caf::actor_cast<runnerset::runner_github_api>(github_);  // a REST pool answers the same API
+    cfg.github = caf::actor_cast<protocols::runner_github_api>(github_);  // a REST pool answers the same API
     cfg.events = events_;
     cfg.busy_recheck = busy_recheck;
     cfg.retry_initial = 100ms;

@@ -192,7 +192,7 @@ caf::behavior runner_stub(caf::event_based_actor* self, caf::actor set, std::sha
             .then([=](github::delete_reply& r) { out->removals.push_back(r); }, [](caf::error&) {});
       },
       [=](ask_defer_atom, std::int64_t id) {
-        self->request(set, std::chrono::seconds(3600), defer_removal_atom::value, id,
+        self->request(set, std::chrono::seconds(3600), protocols::defer_removal_atom::value, id,
                       std::string("linux-abcde"))
             .then([=](bool) { out->deferred.push_back(id); }, [](caf::error&) {});
       },

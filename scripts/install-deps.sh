@@ -9,7 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
   libyaml-cpp-dev                        # the chart tests parse rendered manifests
   clang libclang-rt-14-dev clang-format  # libFuzzer for the fuzz targets; formatting
-  python3                                # free ports for the test cluster
+  python3                                # free ports for the test cluster; the layers check
   mmdebstrap umoci containerd runc       # the image (scripts/image.sh) and its test
   containernetworking-plugins busybox-static  # the real test node (test/controlplane/node.sh)
   prometheus                             # prometheus + promtool: the autoscaling and alert-rule tests

@@ -86,10 +86,18 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
     mark_dirty(self);
   };
   const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
+  // Out until answered (create_pacing.hpp): a success makes room for more
+  // now, a failure waits for the next plan.
+  note_create_sent(st.world.creates);
+  auto answered = [=](bool succeeded) {
+    note_create_answered(self->state.world.creates, succeeded);
+    if (succeeded) mark_dirty(self);
+  };
   // In flight (a placeholder holding capacity) until the watch brings it.
   request_in_flight_until<kube::object_result>(
       self, {action_kind::create_runners, name}, v.name, in_flight_until::seen, st.cfg.kube,
       [=](kube::object_result& r) {
+        answered(r.has_value());
         if (r) {
           if (auto& m = self->state.cfg.metrics)
             m->runner_created(self->state.cfg.ns, self->state.cfg.name, v.name);
@@ -100,7 +108,11 @@ void create_runner(self_ptr self, const model::effective_variant& v) {
           spdlog::warn("runnerset {}: creating Runner {}: {}", id(self), name, kube::to_string(r.error()));
         }
       },
-      unconfirmed, kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
+      [=](const std::string& why) {
+        answered(false);
+        unconfirmed(why);
+      },
+      kube::create_request{kinds::runners(), st.cfg.ns, runner_json(*st.world.set, v, suffix)});
 }
 
 // GETs a Runner whose create had no clear answer: there, the watch will show

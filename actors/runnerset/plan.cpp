@@ -396,12 +396,16 @@ class planner {
     }
     // A runner of this template exited as deprecated: another would too
     // (RunnerVersionCurrent says which version to move to).
-    if (scaled.create > 0 && pods_ready_ && !blocks_new_runners(p_.versions, v.name)) {
+    // The creates beyond the slow-start window wait for answers
+    // (create_pacing.hpp); the ones out hold their places above.
+    const auto creates = std::min(scaled.create, create_room_);
+    if (creates > 0 && pods_ready_ && !blocks_new_runners(p_.versions, v.name)) {
       auto a = act(action_kind::create_runners);
       a.subject = v.name;
-      a.count = scaled.create;
+      a.count = creates;
       a.variant = v;
       add(std::move(a));
+      create_room_ -= creates;
     }
     const auto record = deprecation_record(o_, v.name, fingerprint);
     for (const auto& name : scaled.remove_finished)
@@ -537,7 +541,8 @@ class planner {
 
   const set_observation& o_;
   set_plan p_;
-  bool pods_ready_ = false;      // the pod configuration is valid and its objects are applied
+  bool pods_ready_ = false;  // the pod configuration is valid and its objects are applied
+  std::int32_t create_room_ = creates_allowed(o_.creates);  // what the variants' creates may still take
   bool awaiting_apply_ = false;  // objects are being applied for the first time, none failed
   std::optional<model::condition> pod_condition_;
 };

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/runnerset/create_pacing.hpp"
 #include "actors/runnerset/github_access.hpp"
 #include "actors/runnerset/github_budget.hpp"
 #include "actors/runnerset/pod_resources.hpp"
@@ -277,7 +278,8 @@ struct set_observation {
   time_point observing_since{};
   model::start_time_rule start_time_rule;
   in_flight_registry in_flight;
-  github_budget budget;  // of its credentials (github_budget.hpp)
+  create_pacing creates;  // the slow-start window of Runner creates (create_pacing.hpp)
+  github_budget budget;   // of its credentials (github_budget.hpp)
   // GitHub runners whose removal waits for the budget, by id (their Runners
   // are gone); the status lists them (pendingRemovals).
   std::map<std::int64_t, deferred_removal> deferred_removals;

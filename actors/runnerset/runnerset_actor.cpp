@@ -77,6 +77,7 @@ void reconcile(self_ptr self) {
   for (const auto& [variant, desired] : p.desired)
     w.scale_down.try_emplace(variant, st.cfg.scale_down_window).first->second.floor(w.now, desired);
   for (const auto& a : p.actions) execute(self, a);
+  note_plan_done(w.creates);
   record_events(self, p);
   report_runner_versions(self, p);
 }

@@ -330,6 +330,24 @@ TEST_F(RunnerSetExecute, ACreateRefusedOutrightIsRetriedAtOnce) {
   EXPECT_EQ(s_->runner_gets, 0);
 }
 
+// Creates go out in slow-start batches (create_pacing.hpp): after a refused
+// create, one at a time, however many runners the set lacks; once creates
+// succeed again each answer widens the window, and the rest go out.
+TEST_F(RunnerSetExecute, AfterARefusedCreateCreatesGoOutOneAtATimeThenDoubleAgain) {
+  s_->create = answer::reply_error;
+  s_->create_error = kube::api_error{403, "Forbidden", "exceeded quota", {}, false};
+  start();
+  demand(1);
+  demand(2);
+  demand(3);
+  EXPECT_EQ(s_->created.size(), 3u) << "one create per plan after a failure, not one per runner missing";
+  s_->create = answer::ok;
+  poke();
+  EXPECT_EQ(s_->created.size(), 6u) << "the probe succeeded: room for the two runners still missing";
+  poke();
+  EXPECT_EQ(s_->created.size(), 6u) << "the creates out hold their places";
+}
+
 // Regression (bench/chaos, max-runners overshoot under watch-cut): a create
 // whose answer was lost though the apiserver stored it is not made a second
 // time; the GET finds it and the watch then shows it.

@@ -88,6 +88,20 @@ bool scope_matches(const github_scope& scope, const std::string& entry) {
   return false;
 }
 
+}  // namespace
+
+std::vector<std::string> default_classes(const std::string& ns, const platform_classes& platform) {
+  std::vector<std::string> defaults;
+  auto labels = platform.namespace_labels.find(ns);
+  for (const auto& [name, c] : platform.classes)
+    if (c.is_default && labels != platform.namespace_labels.end() &&
+        selector_matches(c.spec.namespace_selector, labels->second))
+      defaults.push_back(name);
+  return defaults;
+}
+
+namespace {
+
 const runner_class* find_class(const platform_classes& platform, const std::string& name) {
   auto it = platform.classes.find(name);
   return it == platform.classes.end() ? nullptr : &it->second;
@@ -106,12 +120,7 @@ const runner_class* choose(const std::string& ns, const runnerset_spec& spec,
                                                      ", which does not exist: ask the platform team"});
     return nullptr;
   }
-  std::vector<std::string> defaults;
-  auto labels = platform.namespace_labels.find(ns);
-  for (const auto& [name, c] : platform.classes)
-    if (c.is_default && labels != platform.namespace_labels.end() &&
-        selector_matches(c.spec.namespace_selector, labels->second))
-      defaults.push_back(name);
+  const auto defaults = default_classes(ns, platform);
   if (defaults.size() == 1) {
     v.class_name = defaults.front();
     return find_class(platform, defaults.front());

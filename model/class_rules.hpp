@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/runner_class.hpp"
 #include "model/scope.hpp"
@@ -40,6 +41,11 @@ struct class_verdict {
 // The class of a set in namespace `ns` and everything it breaks of it.
 class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const platform_classes& platform,
                         const class_policy& policy);
+
+// The classes marked default (default_class_annotation) whose
+// namespaceSelector admits namespace `ns`: a set there that names no class
+// gets the one, and must name one when there are several.
+std::vector<std::string> default_classes(const std::string& ns, const platform_classes& platform);
 
 // The set's variants as its runners are made under `verdict`: where the
 // class asks for restricted pods, each variant's pod configuration says so

@@ -62,6 +62,7 @@ void read_class_spec(reader& r, const Value& spec, runner_class_spec& s) {
     r.errors.push_back(
         {"spec.podSecurity", "must be privileged, baseline or restricted, not \"" + level + "\""});
   r.int32(spec, "maxRunnersPerSet", "spec.maxRunnersPerSet", s.max_runners_per_set);
+  r.int32(spec, "maxRunnersPerNamespace", "spec.maxRunnersPerNamespace", s.max_runners_per_namespace);
 }
 
 bool contains(const std::vector<std::string>& xs, const std::string& x) {

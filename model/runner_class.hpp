@@ -57,6 +57,9 @@ struct runner_class_spec {
   std::vector<container_mode> container_modes;
   pod_security_level pod_security = pod_security_level::baseline;
   std::optional<std::int32_t> max_runners_per_set;  // the sum over the set's variants
+  // The sum of maxRunners over the sets of one namespace under the class
+  // (model/namespace_cap.hpp).
+  std::optional<std::int32_t> max_runners_per_namespace;
 
   std::vector<std::string> effective_servers() const;
   std::vector<container_mode> effective_container_modes() const;
@@ -76,11 +79,25 @@ struct namespace_view {
   object_meta metadata;
 };
 
-// What the platform declared, as one snapshot: its classes by name and the
-// labels of each namespace (what namespaceSelector matches).
+// A RunnerSet as a class's per-namespace cap counts it (namespace_cap.hpp).
+struct namespace_set {
+  std::string name;
+  // creationTimestamp in seconds since the epoch; none (not created yet, or
+  // unreadable): the youngest.
+  std::optional<std::int64_t> created;
+  std::string runner_class_name;  // as declared ("": the namespace's default class)
+  std::int64_t max_runners = 0;   // summed over its variants
+  bool operator==(const namespace_set&) const = default;
+};
+
+// What the platform declared, as one snapshot: its classes by name, the
+// labels of each namespace (what namespaceSelector matches), and the sets
+// of each namespace that are not being deleted (what maxRunnersPerNamespace
+// sums).
 struct platform_classes {
   std::map<std::string, runner_class> classes;
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
+  std::map<std::string, std::vector<namespace_set>> namespace_sets;
 };
 using platform_classes_ptr = std::shared_ptr<const platform_classes>;
 

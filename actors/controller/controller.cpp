@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "actors/controller/job_routing.hpp"
@@ -19,6 +21,7 @@
 #include "messages/jobs.hpp"
 #include "messages/platform.hpp"
 #include "messages/scale_sets.hpp"
+#include "model/namespace_cap.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::controller {
@@ -81,13 +84,23 @@ void route_set(self_ptr self, const std::string& key, Event&& ev) {
   route(self, key, std::forward<Event>(ev));
 }
 
-// A new snapshot of the platform's classes and namespaces, to every set.
+// A set as its class's cap per namespace counts it: not once it is being
+// deleted (it starts no runner any more).
+std::optional<model::namespace_set> counted(const model::runnerset* set) {
+  if (set == nullptr || set->metadata.deleting) return std::nullopt;
+  return model::namespace_set_of(set->metadata, set->spec);
+}
+
+// A new snapshot of the platform's classes, namespaces and the sets each
+// namespace holds, to every set.
 void publish_platform(self_ptr self) {
   auto& st = self->state;
   if (!st.classes_listed || !st.namespaces_listed) return;
   auto p = std::make_shared<model::platform_classes>();
   p->classes = st.classes;
   p->namespace_labels = st.namespace_labels;
+  for (const auto& [key, set] : st.routes.sets)
+    if (auto c = counted(set.get())) p->namespace_sets[set->metadata.namespace_].push_back(std::move(*c));
   st.platform = std::move(p);
   st.told_platform.clear();
   for (const auto& [key, set] : st.routes.sets) {
@@ -167,21 +180,36 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   if (st.cfg.observer) self->send(st.cfg.observer, ev);
   const auto& meta = ev.obj->metadata;
   auto key = meta.namespace_ + "/" + meta.name;
+  // What its namespace's sets count against their classes' caps changed
+  // (a status write, `kubectl scale`, changes nothing of it): every set is
+  // told (a held set once released).
+  auto recounted = [](const model::runnerset* before, const model::runnerset* after) {
+    return counted(before) != counted(after);
+  };
   if (ev.type == kube::event_type::deleted) {
     const bool held = st.held_sets.erase(key) > 0;
     st.told_platform.erase(key);
-    const bool started = st.routes.sets.erase(key) > 0;
+    auto known = st.routes.sets.find(key);
+    const bool started = known != st.routes.sets.end();
+    std::shared_ptr<const model::runnerset> before;
+    if (started) {
+      before = std::move(known->second);
+      st.routes.sets.erase(known);
+    }
     publish_scale_set_claims(self);  // the next oldest takes what it held
-    if (!started && !held) return;   // never started: nothing to stop
+    if (recounted(before.get(), nullptr)) publish_platform(self);
+    if (!started && !held) return;  // never started: nothing to stop
   } else {
     auto& known = st.routes.sets[key];
     // Most events (status writes) change no set's claims: not judged again.
     const bool claims_changed = !known || !same_claims(*known, *ev.obj);
-    known = ev.obj;
+    const bool recount = recounted(std::exchange(known, ev.obj).get(), ev.obj.get());
     if (!servable(st, meta.namespace_)) {
       st.held_sets.insert_or_assign(key, std::move(ev));
+      if (recount) publish_platform(self);
       return;
     }
+    if (recount) publish_platform(self);
     if (claims_changed) publish_scale_set_claims(self);
   }
   route_set(self, key, std::move(ev));

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runnerset/set_state.hpp"
+#include "model/namespace_cap.hpp"
 
 namespace octorun::runnerset::detail {
 namespace {
@@ -40,6 +41,8 @@ void judge_class(self_ptr self) {
   std::optional<model::class_verdict> verdict;
   if (st.platform) {
     verdict = model::judge_set(st.cfg.ns, w.set->spec, *st.platform, st.cfg.classes);
+    if (auto over = model::beyond_namespace_cap(st.cfg.ns, st.cfg.name, *verdict, *st.platform))
+      verdict->limits.push_back(std::move(*over));
   } else if (w.set->spec.runner_class_name.empty() && st.cfg.classes.allow_sets_without_class) {
     // Not told of any class yet, and the platform serves sets without one.
     verdict = model::judge_set(st.cfg.ns, w.set->spec, {}, st.cfg.classes);

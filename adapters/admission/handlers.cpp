@@ -7,6 +7,7 @@
 #include "common/json.hpp"
 #include "common/json_writer.hpp"
 #include "model/class_rules.hpp"
+#include "model/namespace_cap.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
 
@@ -63,6 +64,9 @@ field_errors judge_class(const admission_request& req, const model::runnerset& s
       {.allow_sets_without_class = policy.allow_sets_without_class, .scopes = policy.scopes});
   auto errors = std::move(verdict.refused);
   errors.insert(errors.end(), verdict.limits.begin(), verdict.limits.end());
+  if (auto over =
+          model::breaks_namespace_cap(req.namespace_, set.metadata.name, set.spec, verdict, *platform))
+    errors.push_back(std::move(*over));
   return errors;
 }
 

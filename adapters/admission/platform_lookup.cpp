@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include "adapters/kube/client.hpp"
+#include "model/namespace_cap.hpp"
 #include "model/parse.hpp"
 
 namespace octorun::admission {
 
-platform_lookup read_platform(kube::config cfg, kube::resource runner_classes) {
-  return [cfg = std::move(cfg), runner_classes = std::move(runner_classes)](
+platform_lookup read_platform(kube::config cfg, kube::resource runner_classes, kube::resource runner_sets) {
+  return [cfg = std::move(cfg), runner_classes = std::move(runner_classes),
+          runner_sets = std::move(runner_sets)](
              const std::string& ns) -> expected<model::platform_classes, std::string> {
     kube::client api(cfg);  // one per judgement: civetweb's threads share nothing
     model::platform_classes out;
@@ -26,6 +28,12 @@ platform_lookup read_platform(kube::config cfg, kube::resource runner_classes) {
     auto space = api.get(kube::namespaces(), "", ns);
     if (!space) return unexpected<std::string>{"namespace " + ns + ": " + kube::to_string(space.error())};
     out.namespace_labels[ns] = model::read_object_meta(*space->doc).labels;
+    auto sets = api.list(runner_sets, ns);
+    if (!sets) return unexpected<std::string>{"RunnerSets of " + ns + ": " + kube::to_string(sets.error())};
+    auto& listed = out.namespace_sets[ns];
+    for (const auto& item : sets->items)
+      if (auto set = model::parse_runnerset(*item.doc); set && !set->metadata.deleting)
+        listed.push_back(model::namespace_set_of(set->metadata, set->spec));
     return out;
   };
 }

@@ -1,5 +1,6 @@
 // What a RunnerSet is judged against at admission (admission_policy::classes):
-// the RunnerClasses and the labels of the set's namespace, read from the
+// the RunnerClasses, the labels of the set's namespace and its RunnerSets
+// (what a class's maxRunnersPerNamespace sums), read from the
 // apiserver for each judgement (a set is judged on create and when its spec
 // changes: rare next to everything else the apiserver serves).
 #pragma once
@@ -16,9 +17,10 @@ namespace octorun::admission {
 
 using platform_lookup = std::function<expected<model::platform_classes, std::string>(const std::string& ns)>;
 
-// Reads `runner_classes` (the RunnerClass resource) and namespace `ns`
-// with the manager's own identity. A class that cannot be read is left
-// out (a set naming it is refused as naming no class) and logged.
-platform_lookup read_platform(kube::config cfg, kube::resource runner_classes);
+// Reads `runner_classes` (the RunnerClass resource), namespace `ns` and
+// its `runner_sets` with the manager's own identity. A class that cannot be
+// read is left out (a set naming it is refused as naming no class) and
+// logged; a set that cannot be read, or is being deleted, is not counted.
+platform_lookup read_platform(kube::config cfg, kube::resource runner_classes, kube::resource runner_sets);
 
 }  // namespace octorun::admission

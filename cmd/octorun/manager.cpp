@@ -85,7 +85,7 @@ expected<std::shared_ptr<admission::webhook_server>, std::string> start_admissio
   wo.policy.max_runners = o.max_runners;
   wo.policy.runner_creator = o.runner_creator;
   wo.policy.allow_sets_without_class = o.allow_sets_without_class;
-  wo.policy.classes = admission::read_platform(kube_cfg, kinds::runner_classes());
+  wo.policy.classes = admission::read_platform(kube_cfg, kinds::runner_classes(), kinds::runnersets());
   if (wo.policy.runner_creator.empty()) {
     kube::client api(kube_cfg);
     auto me = admission::own_username(api);

@@ -110,6 +110,30 @@ TEST(ClassAdmission, FailsClosedWhenTheClassesCannotBeRead) {
             std::string::npos);
 }
 
+// spec.maxRunnersPerNamespace: the namespace's other sets under the class,
+// as listed for the judgement, and the set written (its variants summed: 7).
+TEST(ClassAdmission, RefusesASetThatTakesItsNamespaceOverTheClassesCap) {
+  auto capped = [](int cap, std::int64_t others) {
+    auto p = platform("web");
+    p.classes.at("team-web").spec.max_runners_per_namespace = cap;
+    p.namespace_sets["team"] = {{"older", 1, "team-web", others}, {"elsewhere", 1, "other-class", 50}};
+    return p;
+  };
+  auto within = with_classes([&](const std::string&) { return capped(10, 3); });
+  EXPECT_TRUE(
+      reply(within, "CREATE", set_json("https://github.com/acme/web-shop"))["response"]["allowed"].GetBool());
+  auto over = with_classes([&](const std::string&) { return capped(10, 4); });
+  auto d = reply(over, "CREATE", set_json("https://github.com/acme/web-shop"));
+  ASSERT_FALSE(d["response"]["allowed"].GetBool());
+  const std::string message = d["response"]["status"]["message"].GetString();
+  EXPECT_NE(
+      message.find("spec.maxRunners: takes the sets of namespace \"team\" under RunnerClass \"team-web\" "
+                   "to 11 runners (4 of them the other sets'), more than the 10 the class allows per "
+                   "namespace (spec.maxRunnersPerNamespace)"),
+      std::string::npos)
+      << message;
+}
+
 TEST(ClassAdmission, ASetWithoutAClassNeedsADefaultOrThePlatformsLeave) {
   auto d = doc(test::valid_runnerset_json());
   auto none = with_classes([](const std::string&) { return model::platform_classes{}; });

@@ -4,12 +4,27 @@
 // name the class. Each attack must fail and leak nothing: the sink is never
 // called (so no credential reaches it), the set says why in ClassAdmitted
 // and one Warning Event, and a class narrowed under a running set stops it
-// from sending anything (docs/runner-classes.md, docs/security.md).
+// from sending anything. A class's cap per namespace: the admission webhook
+// (in-process, judging against the classes and the namespace's RunnerSets
+// as read from the apiserver, as the manager's does) refuses a second set
+// that would pass it, and a cap tightened under two running sets stops the
+// younger (docs/runner-classes.md, docs/security.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <stdexcept>
 
+#include "adapters/admission/ca_injection.hpp"
+#include "adapters/admission/identity.hpp"
+#include "adapters/admission/platform_lookup.hpp"
+#include "adapters/admission/webhook_configuration.hpp"
+#include "adapters/admission/webhook_server.hpp"
+#include "adapters/kube/client.hpp"
+#include "adapters/kube/config.hpp"
 #include "test/manager/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
@@ -39,22 +54,70 @@ class HostileTenant : public ::testing::Test {
   ~HostileTenant() override {
     if (manager_ && !HasFailure()) std::remove(manager_->log_path().c_str());
     manager_.reset();
+    // The configurations before their server: a webhook that does not answer refuses.
+    if (!configurations_.empty())
+      test::kubectl(c_, "delete " + configurations_ + " --ignore-not-found >/dev/null");
+    webhook_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
     test::kubectl(c_, "delete runnerclass " + class_ + " --wait=false >/dev/null 2>&1");
     for (const auto& ns : {tenant_, platform_})
       test::kubectl(c_, "delete namespace " + ns + " --wait=false >/dev/null");
   }
 
   // The class admits the tenant's namespace on `servers`, with the
-  // platform's PAT for GitHub.
-  void apply_class(const std::string& servers) {
+  // platform's PAT for GitHub; `extra`: more spec fields.
+  void apply_class(const std::string& servers, const std::string& extra = "") {
     test::kubectl(c_,
                   "apply -f - >/dev/null <<'EOF'\n"
                   R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerClass","metadata":{"name":")" +
                       class_ +
                       R"("},"spec":{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":")" +
                       tenant_ + R"("}},"github":{"servers":[)" + servers +
-                      R"(],"credentialsSecretName":"platform-pat"}}})"
-                      "\nEOF");
+                      R"(],"credentialsSecretName":"platform-pat"})" + extra + "}}\nEOF");
+  }
+
+  // The admission webhooks, in-process as the manager serves them, for the
+  // tenant's namespace only (its label): other tests' sets are not judged.
+  void start_webhook() {
+    char tmpl[] = "/tmp/octorun-class-admission-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    test::kubectl(c_, "label namespace " + tenant_ + " octorun.io/class-test=" + tenant_ + " >/dev/null");
+    auto cfg = kube::load_kubeconfig(c_.kubeconfig);
+    ASSERT_TRUE(cfg) << cfg.error();
+    kube::client api(*cfg);
+    admission::webhook_server_options o;
+    o.bind_address = "127.0.0.1";
+    auto me = admission::own_username(api);
+    ASSERT_TRUE(me) << me.error();
+    o.policy.runner_creator = *me;  // the manager runs as the test's user
+    o.policy.scopes.http_hosts = {"127.0.0.1"};
+    o.policy.classes = admission::read_platform(*cfg, {"octorun.io", "v1alpha1", "runnerclasses", false},
+                                                {"octorun.io", "v1alpha1", "runnersets", true});
+    admission::self_signed_config certs;
+    certs.dir = dir_ + "/certs";
+    certs.ip_addresses = {"127.0.0.1"};
+    auto server = admission::webhook_server::start(o, admission::certificate_source::self_signed(certs));
+    ASSERT_TRUE(server) << server.error();
+    webhook_ = std::move(*server);
+    admission::webhook_configuration_options config;
+    config.name = "octorun-" + tenant_;
+    config.target.url_base = "https://127.0.0.1:" + std::to_string(webhook_->port());
+    config.namespace_selector = {{"octorun.io/class-test", tenant_}};
+    const auto mutating = dir_ + "/mutating.json", validating = dir_ + "/validating.json";
+    std::ofstream(mutating) << admission::mutating_webhook_configuration(config);
+    std::ofstream(validating) << admission::validating_webhook_configuration(config);
+    test::kubectl(c_, "create -f " + mutating + " -f " + validating + " >/dev/null");
+    configurations_ =
+        "mutatingwebhookconfiguration/" + config.name + " validatingwebhookconfiguration/" + config.name;
+    auto injected = admission::inject_ca_bundle(api, config.name, webhook_->ca_bundle());
+    ASSERT_TRUE(injected) << injected.error();
+    // In effect once the apiserver's informer has it: a set naming no
+    // organization is refused.
+    auto probe = test::poll(
+        [&] { return refusal(set_json("probe", "https://github.com"), true); },
+        [](const std::string& out) { return out.find("names no organization") != std::string::npos; }, 60s);
+    ASSERT_TRUE(probe) << probe.last;
   }
 
   void start() {
@@ -72,15 +135,28 @@ class HostileTenant : public ::testing::Test {
     ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
   }
 
-  // A Webhook set of `scope`, minRunners 1, naming the class; `extra`: more spec fields.
+  // A Webhook set of `scope`, minRunners 1 and maxRunners 2, naming the
+  // class; `extra`: more spec fields.
+  std::string set_json(const std::string& name, const std::string& scope, const std::string& extra = "") {
+    return R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" + name +
+           R"("},"spec":{"runnerClassName":")" + class_ + R"(","scopeURL":")" + scope +
+           R"(","intake":"Webhook","runnerLabels":["linux"],"minRunners":1,"maxRunners":2,)" + extra +
+           R"("template":{"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})";
+  }
   void create_set(const std::string& name, const std::string& scope, const std::string& extra = "") {
-    test::kubectl(c_, "-n " + tenant_ + " create -f - >/dev/null <<'EOF'\n" +
-                          R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" +
-                          name + R"("},"spec":{"runnerClassName":")" + class_ + R"(","scopeURL":")" + scope +
-                          R"(","intake":"Webhook","runnerLabels":["linux"],"minRunners":1,"maxRunners":2,)" +
-                          extra +
-                          R"("template":{"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})"
-                          "\nEOF");
+    test::kubectl(
+        c_, "-n " + tenant_ + " create -f - >/dev/null <<'EOF'\n" + set_json(name, scope, extra) + "\nEOF");
+  }
+  // Why the apiserver refuses to create `json` (or, `dry_run`, to judge it)
+  // in the tenant's namespace: kubectl's error; empty when it admits it.
+  std::string refusal(const std::string& json, bool dry_run = false) {
+    try {
+      test::kubectl(c_, "-n " + tenant_ + " create" + (dry_run ? " --dry-run=server" : "") +
+                            " -f - 2>&1 <<'EOF'\n" + json + "\nEOF");
+      return {};
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
   }
 
   std::string get(const std::string& what) { return test::kubectl(c_, "-n " + tenant_ + " get " + what); }
@@ -97,6 +173,11 @@ class HostileTenant : public ::testing::Test {
         .last;
   }
 
+  std::size_t runners_of(const std::string& set) {
+    auto names = get("runners -l octorun.io/runnerset=" + set + " -o name");
+    return static_cast<std::size_t>(std::count(names.begin(), names.end(), '\n'));
+  }
+
   std::string warnings(const std::string& set) {
     return get("events.events.k8s.io --field-selector regarding.kind=RunnerSet,regarding.name=" + set +
                ",type=Warning -o jsonpath='{range .items[*]}{.reason}|{.note}{\"\\n\"}{end}'");
@@ -111,6 +192,8 @@ class HostileTenant : public ::testing::Test {
   const test::cluster_info& c_;
   std::unique_ptr<sim::simulator> github_, sink_;
   std::string platform_, tenant_, class_;
+  std::string dir_, configurations_;
+  std::unique_ptr<admission::webhook_server> webhook_;
   std::unique_ptr<test::octorun_process> manager_;
 };
 
@@ -161,6 +244,57 @@ TEST_F(HostileTenant, AClassNarrowedUnderARunningSetStopsItsCalls) {
   std::int64_t calls = 0;
   for (const auto& [endpoint, count] : github_->call_counts()) calls += count;
   EXPECT_EQ(calls, 0) << "the refused set still calls GitHub";
+}
+
+TEST_F(HostileTenant, AdmissionRefusesASecondSetThatPassesTheNamespaceCapNamingIt) {
+  apply_class("\"" + github_->ghes_url() + "\"", R"(,"maxRunnersPerNamespace":3)");
+  start_webhook();
+  const auto scope = github_->ghes_url() + "/acme";
+  ASSERT_EQ(refusal(set_json("first", scope)), "");
+  // Alone it keeps to the per-set rules; beside the first it passes the cap.
+  const auto refused = refusal(set_json("second", scope));
+  EXPECT_NE(refused.find("spec.maxRunners: takes the sets of namespace \"" + tenant_ +
+                         "\" under RunnerClass \"" + class_ +
+                         "\" to 4 runners (2 of them the other sets'), more than the 3 the class allows "
+                         "per namespace (spec.maxRunnersPerNamespace)"),
+            std::string::npos)
+      << refused;
+  EXPECT_NE(get("runnersets -o name").find("first"), std::string::npos);
+  EXPECT_EQ(get("runnersets -o name").find("second"), std::string::npos) << "the refused set was stored";
+}
+
+TEST_F(HostileTenant, ATightenedNamespaceCapStopsTheYoungerSetAndKeepsTheOlder) {
+  start();
+  const auto server = "\"" + github_->ghes_url() + "\"";
+  apply_class(server, R"(,"maxRunnersPerNamespace":4)");
+  // Made in this order; within one second of each other their names order
+  // them the same way (creationTimestamp, then name).
+  create_set("older", github_->ghes_url() + "/acme");
+  create_set("younger", github_->ghes_url() + "/acme");
+  for (const auto* set : {"older", "younger"}) {
+    ASSERT_TRUE(wait_class(set, "True|Admitted").starts_with("True|Admitted|")) << manager_->log_tail();
+    ASSERT_TRUE(test::poll([&] { return runners_of(set); }, [](std::size_t n) { return n == 1; }, 60s))
+        << set << "\n"
+        << manager_->log_tail();
+  }
+  apply_class(server, R"(,"maxRunnersPerNamespace":2)");  // the platform tightens the class under both
+  auto got = wait_class("younger", "False|OverLimits");
+  ASSERT_TRUE(got.starts_with("False|OverLimits|")) << got << "\n" << manager_->log_tail();
+  EXPECT_NE(got.find("spec.maxRunners: takes the sets of namespace \"" + tenant_ + "\" under RunnerClass \"" +
+                     class_ +
+                     "\" to 4 runners with the sets older than it, more than the 2 the class allows "
+                     "per namespace (spec.maxRunnersPerNamespace)"),
+            std::string::npos)
+      << got;
+  auto warned =
+      test::poll([&] { return warnings("younger"); },
+                 [](const std::string& w) { return w.find("ClassOverLimits|") != std::string::npos; }, 30s);
+  EXPECT_NE(warned.last.find("spec.maxRunnersPerNamespace"), std::string::npos) << warned.last;
+  // Its idle runner goes (none runs a job), and none starts in its place.
+  EXPECT_TRUE(test::poll([&] { return runners_of("younger"); }, [](std::size_t n) { return n == 0; }, 60s))
+      << manager_->log_tail();
+  EXPECT_TRUE(wait_class("older", "True|Admitted").starts_with("True|Admitted|"));
+  EXPECT_EQ(runners_of("older"), 1u) << "the older set keeps to the cap and keeps its runner";
 }
 
 }  // namespace

@@ -104,6 +104,9 @@ Load:
   --duration D                        steady and ramp (default 60s)
   --job-duration DIST                 fixed:D, uniform:MIN:MAX, exponential:MEAN, lognormal:MEDIAN:SIGMA
                                       (default fixed:0s)
+  --runner-start DIST                 the runner process's start-up, container running -> runner online,
+                                      as --job-duration (default fixed:0s; on a real-shaped cluster
+                                      e.g. uniform:2s:5s, see README.md)
   --seed N                            arrivals and durations are drawn from it (default 1)
   --timeout D                         after the last job is queued (default 10m)
   --manager-timeout D                 for the manager to take up the RunnerSet (default 30s)
@@ -194,7 +197,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       return "want one of " + all;
     });
   };
-  std::string profile_name = "burst", distribution_text = "fixed:0s";
+  std::string profile_name = "burst", distribution_text = "fixed:0s", runner_start_text = "fixed:0s";
   std::map<std::string, setter, std::less<>> value_flags = {
       {"kubeconfig", text(o.kubeconfig)},
       {"context", text(o.context)},
@@ -218,6 +221,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"rate-to", positive(o.load.rate_to)},
       {"duration", duration(o.load.duration)},
       {"job-duration", text(distribution_text)},
+      {"runner-start", text(runner_start_text)},
       {"seed", integer(o.seed, 0)},
       {"timeout", duration(o.timeout)},
       {"manager-timeout", duration(o.manager_timeout)},
@@ -269,6 +273,9 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
   auto d = parse_distribution(distribution_text);
   if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
   o.durations = *d;
+  auto start_delay = parse_distribution(runner_start_text);
+  if (!start_delay) return unexpected{"--runner-start " + runner_start_text + ": " + start_delay.error()};
+  o.runner_start = *start_delay;
   if (o.simulator_port > 65535) return unexpected{std::string("--simulator-port: want a port number")};
   if (o.min_runners > o.max_runners)
     return unexpected{std::string("--min-runners must not exceed --max-runners")};

@@ -73,6 +73,17 @@ summary summarize(const run_record& r, const options& o) {
       end_ms = std::max(end_ms, runner->second.deleted);
     }
   }
+  for (const auto& j : r.jobs) {
+    auto pod = r.pods.find(j.runner_name);
+    const pod_marks* marks = pod == r.pods.end() ? nullptr : &pod->second;
+    const node_marks* node = nullptr;
+    if (marks != nullptr)
+      if (auto n = r.nodes.find(marks->node); n != r.nodes.end()) node = &n->second;
+    auto online = r.runner_online_ms.find(j.runner_name);
+    s.job_phases_s.push_back(
+        phases_of(j, marks, node, online == r.runner_online_ms.end() ? 0 : online->second));
+  }
+  s.phases = phase_statistics(s.job_phases_s);
   s.seconds = (end_ms - r.start_ms) / 1000;
   s.jobs_per_s = s.seconds > 0 ? s.completed / s.seconds : 0;
   s.queue_p50 = percentile(s.queue_s, 0.5);
@@ -164,13 +175,28 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
       << o.intake << " intake, minRunners " << o.min_runners << ", maxRunners " << o.max_runners << ")\n"
       << "GitHub       simulator at " << r.scope_url << "\n"
       << "load         " << shape << ", durations " << o.durations.text << ", seed " << o.seed << "\n"
+      << "runner start " << (o.runner_start.text.empty() ? "fixed:0s" : o.runner_start.text) << "\n"
       << "jobs         " << s.planned << " planned, " << s.queued << " queued, " << s.started << " started, "
       << s.completed << " completed" << (s.timed_out ? " (TIMED OUT)" : "") << "\n"
       << "throughput   " << fixed(s.jobs_per_s) << " jobs/s (" << s.completed
       << " jobs, first queued -> last Runner gone " << seconds_text(s.seconds) << ")\n"
       << "queued -> running      " << pct(s.queue_p50, s.queue_p99, s.queue_max) << "\n"
       << "completed -> gone      " << pct(s.gone_p50, s.gone_p99, s.gone_max) << "\n"
-      << "runners      at most " << s.max_active_runners
+      << "where the time went    queued -> started, per job (README.md, \"The report\"):\n";
+  for (std::size_t p = 0; p < phase_count; ++p) {
+    const auto& x = s.phases[p];
+    const auto name = std::string(phase_name(static_cast<phase>(p)));
+    out << "  " << name << std::string(20 - std::min<std::size_t>(20, name.size()), ' ');
+    if (x.measured == 0)
+      out << "not measured";
+    else
+      out << "p50 " << seconds_text(x.p50) << ", p95 " << seconds_text(x.p95) << ", p99 "
+          << seconds_text(x.p99);
+    if (x.unmeasured > 0)
+      out << " (" << x.unmeasured << " of " << (x.measured + x.unmeasured) << " jobs not measured)";
+    out << "\n";
+  }
+  out << "runners      at most " << s.max_active_runners
       << " at once as the manager counts them (not ended, not being deleted; maxRunners "
       << s.max_runners_spec << ")"
       << (s.max_active_runners > static_cast<std::size_t>(s.max_runners_spec) ? "  EXCEEDED" : "") << "; "
@@ -235,8 +261,17 @@ std::string summary_json(const run_record& r, const options& o, const summary& s
       << ",\"jobsPerSecond\":" << fixed(s.jobs_per_s, 3)
       << ",\"queueSeconds\":{\"p50\":" << fixed(s.queue_p50, 3) << ",\"p99\":" << fixed(s.queue_p99, 3)
       << ",\"max\":" << fixed(s.queue_max, 3) << "},\"goneSeconds\":{\"p50\":" << fixed(s.gone_p50, 3)
-      << ",\"p99\":" << fixed(s.gone_p99, 3) << ",\"max\":" << fixed(s.gone_max, 3)
-      << "},\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
+      << ",\"p99\":" << fixed(s.gone_p99, 3) << ",\"max\":" << fixed(s.gone_max, 3) << "},\"phaseSeconds\":{";
+  for (std::size_t p = 0; p < phase_count; ++p) {
+    const auto& x = s.phases[p];
+    out << (p ? "," : "") << json::quote(std::string(phase_name(static_cast<phase>(p))))
+        << ":{\"measured\":" << x.measured << ",\"unmeasured\":" << x.unmeasured;
+    if (x.measured > 0)
+      out << ",\"p50\":" << fixed(x.p50, 3) << ",\"p95\":" << fixed(x.p95, 3)
+          << ",\"p99\":" << fixed(x.p99, 3);
+    out << "}";
+  }
+  out << "},\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
       << ",\"maxPods\":" << s.max_pods << ",\"githubCallsPerJob\":" << fixed(s.github_calls_per_job, 3)
       << ",\"restCallsPerJob\":" << fixed(s.rest_calls_per_job, 3)
       << ",\"scaleSetCallsPerJob\":" << fixed(s.scale_set_calls_per_job, 3)
@@ -317,15 +352,23 @@ std::vector<std::string> write_report(const std::string& dir, const run_record& 
   write("summary.json", summary_json(r, o, s));
 
   std::ostringstream jobs;
-  jobs << "# job\trunner\tqueued_s\tstarted_s\tcompleted_s\trunner_gone_s\tqueue_s\tgone_s\n";
-  for (const auto& j : r.jobs) {
+  jobs << "# job\trunner\tqueued_s\tstarted_s\tcompleted_s\trunner_gone_s\tqueue_s\tgone_s\tnode";
+  for (std::size_t p = 0; p < phase_count; ++p) jobs << "\t" << phase_name(static_cast<phase>(p)) << "_s";
+  jobs << "\n";
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    const auto& j = r.jobs[i];
     auto at = [&](double ms) { return ms > 0 ? fixed((ms - r.start_ms) / 1000, 3) : std::string("-"); };
     auto runner = r.runners.find(j.runner_name);
     double gone = runner == r.runners.end() ? 0 : runner->second.deleted;
     jobs << j.id << "\t" << (j.runner_name.empty() ? "-" : j.runner_name) << "\t" << at(j.queued_ms) << "\t"
          << at(j.started_ms) << "\t" << at(j.completed_ms) << "\t" << at(gone) << "\t"
          << (j.started_ms > 0 ? fixed((j.started_ms - j.queued_ms) / 1000, 3) : "-") << "\t"
-         << (gone > 0 && j.completed_ms > 0 ? fixed((gone - j.completed_ms) / 1000, 3) : "-") << "\n";
+         << (gone > 0 && j.completed_ms > 0 ? fixed((gone - j.completed_ms) / 1000, 3) : "-");
+    auto pod = r.pods.find(j.runner_name);
+    jobs << "\t" << (pod == r.pods.end() || pod->second.node.empty() ? "-" : pod->second.node);
+    // "-": not measured (never 0, which is a measured nothing).
+    for (const auto& v : s.job_phases_s[i]) jobs << "\t" << (v ? fixed(*v, 3) : "-");
+    jobs << "\n";
   }
   write("jobs.tsv", jobs.str());
 

@@ -12,6 +12,7 @@
 
 #include "bench/common/lifecycle.hpp"
 #include "bench/common/stats.hpp"
+#include "bench/loadtest/breakdown.hpp"
 #include "bench/loadtest/cost.hpp"
 #include "bench/loadtest/options.hpp"
 
@@ -30,6 +31,9 @@ struct run_record {
   int planned = 0;
   std::vector<bench::sim_job_record> jobs;  // this run's, as the simulator recorded them
   std::map<std::string, bench::runner_times> runners;
+  std::map<std::string, pod_marks> pods;           // by Runner
+  std::map<std::string, node_marks> nodes;         // the nodes --node-selector picks
+  std::map<std::string, double> runner_online_ms;  // by Runner: when the tool brought it online
   std::vector<sample> samples;
   std::size_t max_runners_seen = 0, max_active_runners = 0, max_pods = 0;
   std::map<std::string, std::int64_t> github_calls;                  // during the run
@@ -62,6 +66,10 @@ struct summary {
     double p50 = 0, p99 = 0;
   };
   std::vector<window> windows;
+  // Where the time went: each job's phases (in the order of run_record::jobs)
+  // and their percentiles.
+  std::vector<job_phases> job_phases_s;
+  std::array<phase_stats, phase_count> phases;
   std::vector<target_result> targets;
   bool timed_out = false;
   bool passed() const;

@@ -2,10 +2,8 @@
 
 #include <rapidjson/document.h>
 
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
-#include <deque>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -17,8 +15,10 @@
 #include "adapters/kube/client.hpp"
 #include "bench/common/apiserver_metrics.hpp"
 #include "bench/common/lifecycle.hpp"
+#include "bench/loadtest/placement_watch.hpp"
 #include "bench/loadtest/report.hpp"
 #include "bench/loadtest/resources.hpp"
+#include "bench/loadtest/runner_process.hpp"
 #include "bench/loadtest/schedule.hpp"
 #include "bench/loadtest/simulator_client.hpp"
 #include "common/json.hpp"
@@ -76,49 +76,6 @@ bool sleep_until(steady::time_point until, const std::atomic<bool>& stop) {
   }
   return !stop.load();
 }
-
-// Brings runners online on the simulator off the watch's thread (what the
-// runner process in each pod would do once the pod runs).
-class runner_process {
- public:
-  explicit runner_process(const std::string& sim_url) : thread_([this, sim_url] { serve(sim_url); }) {}
-  ~runner_process() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void online(const std::string& runner) {
-    {
-      std::lock_guard lock(mu_);
-      queue_.push_back(runner);
-    }
-    cv_.notify_all();
-  }
-
- private:
-  void serve(const std::string& sim_url) {
-    simulator_client sim(sim_url);
-    for (;;) {
-      std::string name;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (stop_) return;
-        name = queue_.front();
-        queue_.pop_front();
-      }
-      if (auto r = sim.runner_online(name); !r) say("bringing runner " + name + " online: " + r.error());
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  bool stop_ = false;
-  std::thread thread_;
-};
 
 // Samples the Runners (and the manager's RSS) twice a second.
 class sampler {
@@ -294,10 +251,17 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   }
 
   // 5. The load, the runner process, the observation.
-  runner_process runner(sim_url);
+  // The start-up delays are drawn from a stream of their own, so the same
+  // seed gives the same jobs whatever --runner-start says.
+  runner_process runner(sim_url, o.runner_start, o.seed + 1);
+  const std::string pod_selector = "octorun.io/runnerset=" + res.runnerset();
   bench::lifecycle_watch watch(
-      *cfg, res.ns(), [&runner](const std::string& name) { runner.online(name); },
-      "octorun.io/runnerset=" + res.runnerset());
+      *cfg, res.ns(), [&runner](const std::string& name) { runner.pod_running(name); }, pod_selector);
+  // The nodes runner pods may land on (those --node-selector picks): the
+  // ones whose idle seconds the run pays for.
+  std::string node_selector;
+  for (const auto& kv : o.node_selector) node_selector += (node_selector.empty() ? "" : ",") + kv;
+  placement_watch placement(*cfg, res.ns(), pod_selector, node_selector);
   if (!watch.wait([](const bench::lifecycle_watch& w) { return w.synced(); }, 30s, &interrupted))
     return finish(interrupted ? exit_interrupted : exit_unusable, "cannot watch the namespace " + res.ns());
   auto calls_before = sim.calls();
@@ -384,6 +348,9 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   if (interrupted) return finish(exit_interrupted, "interrupted");
   rec.jobs = jobs_of(sim, ids);
   rec.runners = watch.times();
+  rec.pods = placement.pods();
+  rec.nodes = placement.nodes();
+  rec.runner_online_ms = runner.online_ms();
   rec.samples = samples.samples();
   rec.max_runners_seen = watch.max_runners();
   rec.max_active_runners = watch.max_active_runners();

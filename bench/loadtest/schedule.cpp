@@ -5,9 +5,8 @@
 #include <random>
 
 namespace octorun::loadtest {
-namespace {
 
-std::int64_t draw(const distribution& d, std::mt19937_64& rng) {
+std::int64_t draw_ms(const distribution& d, std::mt19937_64& rng) {
   double ms = 0;
   switch (d.shape) {
     case distribution::kind::fixed:
@@ -25,8 +24,6 @@ std::int64_t draw(const distribution& d, std::mt19937_64& rng) {
   }
   return static_cast<std::int64_t>(std::llround(std::max(0.0, ms)));
 }
-
-}  // namespace
 
 std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed) {
   std::vector<double> arrivals;
@@ -52,7 +49,7 @@ std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std:
   std::mt19937_64 rng(seed);
   std::vector<planned_job> out;
   out.reserve(arrivals.size());
-  for (double t : arrivals) out.push_back({t, draw(d, rng)});
+  for (double t : arrivals) out.push_back({t, draw_ms(d, rng)});
   return out;
 }
 

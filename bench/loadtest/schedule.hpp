@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "bench/loadtest/options.hpp"
@@ -18,5 +19,8 @@ struct planned_job {
 // ramp: the rate grows linearly from rate_from to rate_to; the n-th job comes
 // when the integral of the rate reaches n. Durations are drawn from `d`.
 std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed);
+
+// One draw from `d`, in whole milliseconds, never negative.
+std::int64_t draw_ms(const distribution& d, std::mt19937_64& rng);
 
 }  // namespace octorun::loadtest

@@ -32,6 +32,9 @@ TEST(LoadtestOptions, DefaultsAreABurstOfZeroSecondJobsThroughTheListener) {
   EXPECT_EQ(o->durations.shape, distribution::kind::fixed);
   EXPECT_EQ(o->durations.a, 0);
   EXPECT_FALSE(o->want.any());
+  // No runner start-up: what the measurements in README.md's log had.
+  EXPECT_EQ(o->runner_start.shape, distribution::kind::fixed);
+  EXPECT_EQ(o->runner_start.a, 0);
 }
 
 TEST(LoadtestOptions, BothFlagFormsAndEveryTarget) {
@@ -79,6 +82,7 @@ TEST(LoadtestOptions, BadInputNamesTheFlag) {
            {{"--frobnicate", "1"}, "unknown flag --frobnicate"},
            {{"jobs"}, "unexpected argument jobs"},
            {{"--no-plots=1"}, "--no-plots takes no value"},
+           {{"--runner-start", "soon"}, "--runner-start soon: want fixed:D"},
        }) {
     auto o = parse(b.args);
     ASSERT_FALSE(o) << b.says;

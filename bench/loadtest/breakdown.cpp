@@ -1,0 +1,79 @@
+#include "bench/loadtest/breakdown.hpp"
+
+#include <algorithm>
+
+#include "bench/common/stats.hpp"
+
+namespace octorun::loadtest {
+namespace {
+
+// The simulator stamps whole milliseconds and the watch fractional ones, so
+// two marks of the same instant may read up to a millisecond out of order.
+constexpr double stamp_tolerance_ms = 1;
+
+std::optional<double> span(double from_ms, double to_ms) {
+  if (from_ms <= 0 || to_ms <= 0 || to_ms < from_ms - stamp_tolerance_ms) return std::nullopt;
+  return std::max(0.0, to_ms - from_ms) / 1000;
+}
+
+}  // namespace
+
+std::string_view phase_name(phase p) {
+  switch (p) {
+    case phase::manager:
+      return "manager";
+    case phase::scheduling:
+      return "scheduling";
+    case phase::node_provisioning:
+      return "node_provisioning";
+    case phase::sandbox:
+      return "sandbox";
+    case phase::image_pull:
+      return "image_pull";
+    case phase::container_start:
+      return "container_start";
+    case phase::runner_start:
+      return "runner_start";
+    case phase::assignment:
+      return "assignment";
+  }
+  return "?";
+}
+
+job_phases phases_of(const bench::sim_job_record& job, const pod_marks* pod, const node_marks* node,
+                     double runner_online_ms) {
+  job_phases out;
+  auto set = [&](phase p, std::optional<double> v) { out[static_cast<std::size_t>(p)] = v; };
+  const pod_marks none;
+  const auto& m = pod ? *pod : none;
+  set(phase::manager, span(job.queued_ms, m.created));
+  set(phase::scheduling, span(m.created, m.scheduled));
+  if (node != nullptr && m.created > 0 && node->created > 0)
+    set(phase::node_provisioning,
+        node->created <= m.created ? std::optional(0.0) : span(m.created, node->ready));
+  set(phase::sandbox, span(m.scheduled, m.sandbox_ready));
+  set(phase::image_pull, span(m.sandbox_ready, m.images_pulled));
+  set(phase::container_start, span(m.images_pulled, m.running));
+  set(phase::runner_start, span(m.running, runner_online_ms));
+  set(phase::assignment, span(runner_online_ms, job.started_ms));
+  return out;
+}
+
+std::array<phase_stats, phase_count> phase_statistics(const std::vector<job_phases>& jobs) {
+  std::array<phase_stats, phase_count> out;
+  for (std::size_t p = 0; p < phase_count; ++p) {
+    std::vector<double> seen;
+    for (const auto& j : jobs)
+      if (j[p])
+        seen.push_back(*j[p]);
+      else
+        ++out[p].unmeasured;
+    out[p].measured = seen.size();
+    out[p].p50 = bench::percentile(seen, 0.5);
+    out[p].p95 = bench::percentile(seen, 0.95);
+    out[p].p99 = bench::percentile(seen, 0.99);
+  }
+  return out;
+}
+
+}  // namespace octorun::loadtest

@@ -1,0 +1,67 @@
+// Where each job's time went: its wait from queued to started split into
+// phases.
+// Pure: timestamps in (wall-clock unix milliseconds, 0 for "not seen"), the
+// figures out, so the rules are tested over synthetic records.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/common/stats.hpp"
+
+namespace octorun::loadtest {
+
+// What the tool's watch saw of one runner pod: when it first saw each step.
+struct pod_marks {
+  double created = 0;        // the pod appeared
+  double scheduled = 0;      // PodScheduled=True
+  double sandbox_ready = 0;  // PodReadyToStartContainers=True (the kwok stage's "Pulling")
+  double images_pulled = 0;  // octorun.io/ImagesPulled=True (the kwok stage's "Pulled")
+  double running = 0;        // a container in state running
+  double deleted = 0;
+  std::string node;  // spec.nodeName once bound
+};
+
+// What the tool's watch saw of one node.
+struct node_marks {
+  double created = 0;  // first seen (the start of the watch for a node that existed before)
+  double ready = 0;    // Ready=True first seen
+  double deleted = 0;
+};
+
+// The phases of queued -> job started, in order. node_provisioning lies
+// inside scheduling (a pod that waited for a node is scheduled once it is
+// Ready); the others follow one another and add up to the whole wait.
+enum class phase {
+  manager,            // job queued -> its runner pod created
+  scheduling,         // pod created -> PodScheduled=True
+  node_provisioning,  // pod created -> its node Ready, for a node that appeared after the pod; else 0
+  sandbox,            // scheduled -> sandbox ready
+  image_pull,         // sandbox ready -> images pulled
+  container_start,    // images pulled -> container running
+  runner_start,       // container running -> runner online (the runner process the tool plays)
+  assignment,         // runner online -> job started
+};
+inline constexpr std::size_t phase_count = 8;
+std::string_view phase_name(phase p);  // "manager", "node_provisioning", ...
+
+// Seconds per phase; nullopt: not measured (a timestamp missing, or out of
+// order beyond the simulator's whole-millisecond stamps).
+using job_phases = std::array<std::optional<double>, phase_count>;
+
+// One job's phases. `pod` and `node` may be null (never seen);
+// `runner_online_ms` is when the tool brought its runner online (0: never).
+job_phases phases_of(const bench::sim_job_record& job, const pod_marks* pod, const node_marks* node,
+                     double runner_online_ms);
+
+struct phase_stats {
+  std::size_t measured = 0, unmeasured = 0;
+  double p50 = 0, p95 = 0, p99 = 0;  // over the measured ones; 0 when none
+};
+std::array<phase_stats, phase_count> phase_statistics(const std::vector<job_phases>& jobs);
+
+}  // namespace octorun::loadtest

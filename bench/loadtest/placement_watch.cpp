@@ -1,0 +1,112 @@
+#include "bench/loadtest/placement_watch.hpp"
+
+#include <rapidjson/document.h>
+
+#include "adapters/kube/client.hpp"
+#include "adapters/kube/informer.hpp"
+#include "bench/common/lifecycle.hpp"
+#include "common/json.hpp"
+
+namespace octorun::loadtest {
+namespace {
+
+void first(double& slot, double now) {
+  if (slot == 0) slot = now;
+}
+
+// Whether status.conditions holds `type` with status "True".
+bool condition_true(const kube::object& o, std::string_view type) {
+  const auto* status = o.member("status");
+  const auto* conditions = status ? json::find_value(*status, "conditions") : nullptr;
+  if (conditions == nullptr || !conditions->IsArray()) return false;
+  for (const auto& c : conditions->GetArray())
+    if (c.IsObject() && json::str(c, "type") == type && json::str(c, "status") == "True") return true;
+  return false;
+}
+
+bool a_container_running(const kube::object& o) {
+  const auto* status = o.member("status");
+  const auto* containers = status ? json::find_value(*status, "containerStatuses") : nullptr;
+  if (containers == nullptr || !containers->IsArray()) return false;
+  for (const auto& c : containers->GetArray()) {
+    const auto* state = c.IsObject() ? json::find_value(c, "state") : nullptr;
+    if (state != nullptr && state->IsObject() && state->HasMember("running")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+placement_watch::placement_watch(const kube::config& cfg, const std::string& ns,
+                                 const std::string& pod_selector, const std::string& node_selector) {
+  auto reflect = [&](kube::resource res, std::string in_ns, std::string labels, bool pods) {
+    kube::informer_options o;
+    o.res = std::move(res);
+    o.ns = std::move(in_ns);
+    o.label_selector = std::move(labels);
+    o.watch_timeout_min = o.watch_timeout_max = 2;  // the stop flag is read between watches
+    kube::reflector_callbacks cb;
+    auto handle = [this, pods](const kube::object& obj, bool deleted) {
+      pods ? on_pod(obj, deleted) : on_node(obj, deleted);
+    };
+    cb.replaced = [handle](kube::object_list l) {
+      for (auto& item : l.items) handle(item, false);
+    };
+    cb.event = [handle](kube::watch_event ev) {
+      if (ev.type == kube::event_type::error) return;
+      handle(ev.obj, ev.type == kube::event_type::deleted);
+    };
+    threads_.emplace_back([this, cfg, o, cb] {
+      kube::client_options co;
+      co.drop_managed_fields = true;
+      kube::client c(cfg, co);
+      c.set_cancel_flag(&stop_);
+      kube::run_reflector(c, o, stop_, cb);
+    });
+  };
+  reflect({"", "v1", "pods", true}, ns, pod_selector, true);
+  reflect({"", "v1", "nodes", false}, "", node_selector, false);
+}
+
+placement_watch::~placement_watch() {
+  stop_ = true;
+  for (auto& t : threads_) t.join();
+}
+
+void placement_watch::on_pod(const kube::object& o, bool deleted) {
+  std::string runner(o.label("octorun.io/runner"));
+  if (runner.empty()) return;
+  const double now = bench::unix_ms_now();
+  const auto* spec = o.member("spec");
+  std::string node = spec != nullptr ? json::str(*spec, "nodeName") : std::string();
+  std::lock_guard lock(mu_);
+  auto& m = pods_[runner];
+  first(m.created, now);
+  if (!node.empty()) m.node = node;
+  if (condition_true(o, "PodScheduled")) first(m.scheduled, now);
+  if (condition_true(o, "PodReadyToStartContainers")) first(m.sandbox_ready, now);
+  if (condition_true(o, "octorun.io/ImagesPulled")) first(m.images_pulled, now);
+  if (a_container_running(o)) first(m.running, now);
+  if (deleted) first(m.deleted, now);
+}
+
+void placement_watch::on_node(const kube::object& o, bool deleted) {
+  const double now = bench::unix_ms_now();
+  std::lock_guard lock(mu_);
+  auto& m = nodes_[std::string(o.name)];
+  first(m.created, now);
+  if (condition_true(o, "Ready")) first(m.ready, now);
+  if (deleted) first(m.deleted, now);
+}
+
+std::map<std::string, pod_marks> placement_watch::pods() const {
+  std::lock_guard lock(mu_);
+  return pods_;
+}
+
+std::map<std::string, node_marks> placement_watch::nodes() const {
+  std::lock_guard lock(mu_);
+  return nodes_;
+}
+
+}  // namespace octorun::loadtest

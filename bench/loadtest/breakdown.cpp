@@ -76,4 +76,28 @@ std::array<phase_stats, phase_count> phase_statistics(const std::vector<job_phas
   return out;
 }
 
+double idle_node_seconds(const std::map<std::string, node_marks>& nodes, const std::vector<busy_span>& busy,
+                         double from_ms, double to_ms) {
+  double idle_ms = 0;
+  for (const auto& [name, n] : nodes) {
+    const double begin = std::max(from_ms, n.created);
+    const double end = std::min(to_ms, n.deleted > 0 ? n.deleted : to_ms);
+    if (n.created <= 0 || end <= begin) continue;
+    std::vector<std::pair<double, double>> spans;
+    for (const auto& b : busy)
+      if (b.node == name && b.to_ms > begin && b.from_ms < end)
+        spans.emplace_back(std::max(begin, b.from_ms), std::min(end, b.to_ms));
+    std::sort(spans.begin(), spans.end());
+    // Busy runners overlap on a shared node: count their union once.
+    double busy_ms = 0, covered_to = begin;
+    for (const auto& [from, to] : spans) {
+      const double start = std::max(from, covered_to);
+      if (to > start) busy_ms += to - start;
+      covered_to = std::max(covered_to, to);
+    }
+    idle_ms += (end - begin) - busy_ms;
+  }
+  return idle_ms / 1000;
+}
+
 }  // namespace octorun::loadtest

@@ -1,5 +1,5 @@
-// Where each job's time went: its wait from queued to started split into
-// phases.
+// Where each job's time and money went: its wait from queued to started
+// split into phases, and the idle node-seconds of the nodes the run used.
 // Pure: timestamps in (wall-clock unix milliseconds, 0 for "not seen"), the
 // figures out, so the rules are tested over synthetic records.
 #pragma once
@@ -63,5 +63,16 @@ struct phase_stats {
   double p50 = 0, p95 = 0, p99 = 0;  // over the measured ones; 0 when none
 };
 std::array<phase_stats, phase_count> phase_statistics(const std::vector<job_phases>& jobs);
+
+// When a node held a busy runner (its job started -> completed).
+struct busy_span {
+  std::string node;
+  double from_ms = 0, to_ms = 0;
+};
+
+// Seconds within [from_ms, to_ms] that each node existed with no busy runner
+// on it, summed over the nodes. A node not yet deleted exists until to_ms.
+double idle_node_seconds(const std::map<std::string, node_marks>& nodes, const std::vector<busy_span>& busy,
+                         double from_ms, double to_ms);
 
 }  // namespace octorun::loadtest

@@ -85,6 +85,17 @@ summary summarize(const run_record& r, const options& o) {
   }
   s.phases = phase_statistics(s.job_phases_s);
   s.seconds = (end_ms - r.start_ms) / 1000;
+  const double completed_jobs = std::max(1, s.completed);
+  if (r.cost) s.idle_runner_s_per_job = r.cost->idle_s / completed_jobs;
+  std::vector<busy_span> busy;
+  for (const auto& j : r.jobs) {
+    auto pod = r.pods.find(j.runner_name);
+    if (j.started_ms <= 0 || pod == r.pods.end() || pod->second.node.empty()) continue;
+    busy.push_back({pod->second.node, j.started_ms, j.completed_ms > 0 ? j.completed_ms : end_ms});
+  }
+  s.nodes_seen = r.nodes.size();
+  s.idle_node_s = idle_node_seconds(r.nodes, busy, r.start_ms, end_ms);
+  s.idle_node_s_per_job = s.idle_node_s / completed_jobs;
   s.jobs_per_s = s.seconds > 0 ? s.completed / s.seconds : 0;
   s.queue_p50 = percentile(s.queue_s, 0.5);
   s.queue_p99 = percentile(s.queue_s, 0.99);
@@ -216,6 +227,12 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
         << fixed(r.cost->core_s, 1) << " core-s, " << fixed(r.cost->byte_s / (1024.0 * 1024 * 1024), 1)
         << " GiB-s (the manager's octorun_runner_* counters)\n";
   }
+  out << "idle cost    "
+      << (s.idle_runner_s_per_job ? fixed(*s.idle_runner_s_per_job, 1) + " runner-s"
+                                  : "runner-s not measured (--manager-metrics)")
+      << " and " << fixed(s.idle_node_s_per_job, 1) << " node-s idle per completed job ("
+      << fixed(s.idle_node_s, 0) << " node-s with no busy runner on " << s.nodes_seen
+      << " node(s) watched)\n";
   if (s.rss_max_mib)
     out << "manager RSS  " << fixed(*s.rss_start_mib, 1) << " MiB at the start, " << fixed(*s.rss_warm_mib, 1)
         << " MiB after a quarter of the run, " << fixed(*s.rss_end_mib, 1) << " MiB at the end, max "
@@ -271,7 +288,10 @@ std::string summary_json(const run_record& r, const options& o, const summary& s
           << ",\"p99\":" << fixed(x.p99, 3);
     out << "}";
   }
-  out << "},\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
+  out << "},\"idleRunnerSecondsPerJob\":" << opt(s.idle_runner_s_per_job)
+      << ",\"idleNodeSecondsPerJob\":" << fixed(s.idle_node_s_per_job, 3)
+      << ",\"idleNodeSeconds\":" << fixed(s.idle_node_s, 3) << ",\"nodesWatched\":" << s.nodes_seen
+      << ",\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
       << ",\"maxPods\":" << s.max_pods << ",\"githubCallsPerJob\":" << fixed(s.github_calls_per_job, 3)
       << ",\"restCallsPerJob\":" << fixed(s.rest_calls_per_job, 3)
       << ",\"scaleSetCallsPerJob\":" << fixed(s.scale_set_calls_per_job, 3)

@@ -70,6 +70,13 @@ struct summary {
   // and their percentiles.
   std::vector<job_phases> job_phases_s;
   std::array<phase_stats, phase_count> phases;
+  // The idle cost per completed job: runner-seconds idle by the manager's
+  // counters (with --manager-metrics), and node-seconds with no busy runner
+  // on the nodes watched (those --node-selector picks), first job queued ->
+  // last Runner gone.
+  std::optional<double> idle_runner_s_per_job;
+  double idle_node_s = 0, idle_node_s_per_job = 0;
+  std::size_t nodes_seen = 0;
   std::vector<target_result> targets;
   bool timed_out = false;
   bool passed() const;

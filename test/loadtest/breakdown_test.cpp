@@ -1,5 +1,6 @@
-// Where a job's time went (bench/loadtest/breakdown.hpp): phases from
-// synthetic timestamps, with steps missing or out of order.
+// Where a job's time and money went (bench/loadtest/breakdown.hpp): phases
+// from synthetic timestamps, with steps missing or out of order, and the idle
+// node-seconds of nodes shared by busy runners.
 #include "bench/loadtest/breakdown.hpp"
 
 #include <gtest/gtest.h>
@@ -138,6 +139,46 @@ TEST(LoadtestBreakdown, TheSummaryReportsEachPhaseAndWhatWasNotMeasured) {
   EXPECT_NE(json.find(R"("image_pull":{"measured":1,"unmeasured":1,"p50":20.000,"p95":20.000,"p99":20.000})"),
             std::string::npos)
       << json;
+}
+
+TEST(LoadtestIdleNodes, SecondsWithNoBusyRunnerOnEachNode) {
+  std::map<std::string, node_marks> nodes = {
+      {"old", {t0 - 50'000, t0 - 50'000, 0}},            // before the run: counted from its start
+      {"new", {t0 + 10'000, t0 + 11'000, t0 + 70'000}},  // launched and consolidated within it
+  };
+  std::vector<busy_span> busy = {
+      {"old", t0 + 5'000, t0 + 25'000},
+      {"old", t0 + 15'000, t0 + 35'000},  // overlaps the first: two runners on one node
+      {"new", t0 + 20'000, t0 + 40'000},
+      {"elsewhere", t0, t0 + 100'000},  // a node not watched
+  };
+  // old: 100 s in the window, busy 5-35 s: 70 s idle. new: 10-70 s, busy 20 s: 40 s idle.
+  EXPECT_DOUBLE_EQ(idle_node_seconds(nodes, busy, t0, t0 + 100'000), 110);
+  EXPECT_DOUBLE_EQ(idle_node_seconds({}, busy, t0, t0 + 100'000), 0);
+}
+
+TEST(LoadtestIdleNodes, TheSummaryDividesByTheCompletedJobs) {
+  run_record r;
+  r.start_ms = t0;
+  for (int i = 0; i < 2; ++i) {
+    auto j = job(t0, t0 + 10'000);
+    j.runner_name = "r" + std::to_string(i);
+    j.completed_ms = t0 + 30'000;
+    r.jobs.push_back(j);
+    r.pods[j.runner_name].node = "n1";
+    r.runners[j.runner_name].deleted = t0 + 40'000;  // the run ends at 40 s
+  }
+  r.nodes["n1"] = {t0 - 1'000, t0 - 1'000, 0};
+  r.nodes["spare"] = {t0 + 20'000, t0 + 21'000, 0};
+  options o;
+  auto s = summarize(r, o);
+  // n1: 40 s, busy 10-30 s: 20 s idle; spare: 20-40 s, never busy: 20 s.
+  EXPECT_DOUBLE_EQ(s.idle_node_s, 40);
+  EXPECT_DOUBLE_EQ(s.idle_node_s_per_job, 20);
+  EXPECT_EQ(s.nodes_seen, 2u);
+  EXPECT_FALSE(s.idle_runner_s_per_job);  // no --manager-metrics
+  r.cost = run_cost{40, 12, 0, 0};
+  EXPECT_DOUBLE_EQ(*summarize(r, o).idle_runner_s_per_job, 6);
 }
 
 }  // namespace

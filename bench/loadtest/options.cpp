@@ -1,5 +1,6 @@
 #include "bench/loadtest/options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -26,6 +27,21 @@ std::optional<double> number(std::string_view s) {
 }
 
 }  // namespace
+
+bool is_quantity(std::string_view s) {
+  static const std::string_view suffixes[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m",
+                                              "k",  "M",  "G",  "T",  "P",  "E"};
+  for (auto suffix : suffixes)
+    if (s.ends_with(suffix)) {
+      s.remove_suffix(suffix.size());
+      break;
+    }
+  auto dot = s.find('.');
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot == std::string_view::npos ? digits(s) : digits(s.substr(0, dot)) && digits(s.substr(dot + 1));
+}
 
 expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view s) {
   struct unit {
@@ -88,6 +104,8 @@ Where:
   --min-runners N, --max-runners N    the RunnerSet's bounds (default 0, 20)
   --runner-image IMAGE                the runner pods' image (default registry.k8s.io/pause:3.10: nothing
                                       runs in them; this tool plays the runner)
+  --runner-cpu Q, --runner-memory Q   the runner pods' requests (default 10m, 16Mi; e.g. 2 and 4Gi so
+                                      nodes fill up on a cluster with a node autoscaler)
   --node-selector K=V, --toleration K[=V]:EFFECT   where runner pods go (repeatable)
 GitHub (the simulator):
   --simulator-url URL                 use a running github-simulator (default: start one here)
@@ -97,11 +115,12 @@ GitHub (the simulator):
   --webhook-url URL, --webhook-secret S   Webhook intake: the manager's POST /webhook as the simulator
                                       reaches it, and the secret the manager checks
 Load:
-  --profile burst|steady|ramp         default burst
-  --jobs N                            burst: N jobs at once (default 100)
+  --profile burst|steady|ramp|workday default burst
+  --jobs N                            burst: N jobs at once; workday: the day's jobs (default 100)
   --rate R                            steady: R jobs/s for --duration
   --rate-from A --rate-to B           ramp: from A to B jobs/s over --duration
-  --duration D                        steady and ramp (default 60s)
+  --duration D                        steady, ramp and workday (default 60s; workday at most 30m: a
+                                      working day's arrivals, peak hour 10x the quietest, compressed)
   --job-duration DIST                 fixed:D, uniform:MIN:MAX, exponential:MEAN, lognormal:MEDIAN:SIGMA
                                       (default fixed:0s)
   --runner-start DIST                 the runner process's start-up, container running -> runner online,
@@ -206,6 +225,8 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"min-runners", integer(o.min_runners, 0)},
       {"max-runners", integer(o.max_runners, 1)},
       {"runner-image", text(o.runner_image)},
+      {"runner-cpu", text(o.runner_cpu)},
+      {"runner-memory", text(o.runner_memory)},
       {"node-selector", list(o.node_selector)},
       {"toleration", list(o.tolerations)},
       {"simulator-url", text(o.simulator_url)},
@@ -214,7 +235,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"simulator-advertise", text(o.simulator_advertise)},
       {"webhook-url", text(o.webhook_url)},
       {"webhook-secret", text(o.webhook_secret)},
-      {"profile", choice(profile_name, {"burst", "steady", "ramp"})},
+      {"profile", choice(profile_name, {"burst", "steady", "ramp", "workday"})},
       {"jobs", integer(o.load.jobs, 1)},
       {"rate", positive(o.load.rate)},
       {"rate-from", positive(o.load.rate_from)},
@@ -267,9 +288,10 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       return unexpected{"--" + std::string(name) + " " + std::string(*value) + ": " + *error};
   }
   o.plots = !no_plots;
-  o.load.shape = profile_name == "steady" ? profile::kind::steady
-                 : profile_name == "ramp" ? profile::kind::ramp
-                                          : profile::kind::burst;
+  o.load.shape = profile_name == "steady"    ? profile::kind::steady
+                 : profile_name == "ramp"    ? profile::kind::ramp
+                 : profile_name == "workday" ? profile::kind::workday
+                                             : profile::kind::burst;
   auto d = parse_distribution(distribution_text);
   if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
   o.durations = *d;
@@ -285,6 +307,12 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
         "--webhook-secret (the secret the manager checks); or use --intake Listener")};
   if (o.load.shape != profile::kind::burst && o.load.duration.count() == 0)
     return unexpected{std::string("--duration must be more than 0 for --profile ") + profile_name};
+  if (o.load.shape == profile::kind::workday && o.load.duration > max_workday_duration)
+    return unexpected{std::string("--duration: --profile workday compresses a working day into at most 30m")};
+  if (!is_quantity(o.runner_cpu))
+    return unexpected{"--runner-cpu " + o.runner_cpu + ": want a quantity such as 500m or 2"};
+  if (!is_quantity(o.runner_memory))
+    return unexpected{"--runner-memory " + o.runner_memory + ": want a quantity such as 512Mi or 4Gi"};
   for (const auto& s : o.node_selector)
     if (s.find('=') == std::string::npos || s.front() == '=')
       return unexpected{"--node-selector " + s + ": want KEY=VALUE"};

@@ -20,17 +20,25 @@ struct distribution {
   std::string text;     // as given, for the report
 };
 
+// The longest run a working day is compressed into: long enough for nodes
+// to come and go several times, short enough to repeat a run (issue 34).
+inline constexpr std::chrono::minutes max_workday_duration{30};
+
+// A Kubernetes resource quantity as a pod's requests take it: "500m", "2",
+// "1.5", "4Gi", "512Mi".
+bool is_quantity(std::string_view s);
+
 // "fixed:0s", "uniform:1s:5s", "exponential:3s", "lognormal:2s:0.8".
 expected<distribution, std::string> parse_distribution(std::string_view s);
 // "500ms", "2s", "1.5s", "10m", "1h"; a bare number is seconds.
 expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view s);
 
 struct profile {
-  enum class kind { burst, steady, ramp } shape = kind::burst;
-  int jobs = 100;                              // burst
+  enum class kind { burst, steady, ramp, workday } shape = kind::burst;
+  int jobs = 100;                              // burst, workday (the day's total)
   double rate = 1;                             // steady, jobs/s
   double rate_from = 0.5, rate_to = 5;         // ramp, jobs/s, linear over `duration`
-  std::chrono::milliseconds duration{60'000};  // steady, ramp
+  std::chrono::milliseconds duration{60'000};  // steady, ramp, workday
 };
 
 // The targets a run must meet (absent: not checked).
@@ -50,6 +58,9 @@ struct options {
   std::string intake = "Listener";  // the chart's default: no inbound endpoint needed
   int min_runners = 0, max_runners = 20;
   std::string runner_image = "registry.k8s.io/pause:3.10";
+  // The runner pods' requests. Tiny by default so a fake node takes many;
+  // real ones (e.g. 2 CPUs, 4Gi) fill the Karpenter cluster's nodes.
+  std::string runner_cpu = "10m", runner_memory = "16Mi";
   std::vector<std::string> node_selector;  // key=value
   std::vector<std::string> tolerations;    // key[=value]:Effect, or key:Exists
   // GitHub: the simulator.

@@ -179,14 +179,18 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
       o.load.shape == profile::kind::burst ? "burst of " + std::to_string(o.load.jobs) + " jobs"
       : o.load.shape == profile::kind::steady
           ? "steady " + fixed(o.load.rate) + " jobs/s for " + seconds_text(o.load.duration.count() / 1000.0)
-          : "ramp " + fixed(o.load.rate_from) + " -> " + fixed(o.load.rate_to) + " jobs/s over " +
+      : o.load.shape == profile::kind::ramp
+          ? "ramp " + fixed(o.load.rate_from) + " -> " + fixed(o.load.rate_to) + " jobs/s over " +
+                seconds_text(o.load.duration.count() / 1000.0)
+          : "workday of " + std::to_string(o.load.jobs) + " jobs over " +
                 seconds_text(o.load.duration.count() / 1000.0);
   out << "octorun-loadtest " << r.run_id << ", " << r.started_utc << "\n"
       << "cluster      " << r.cluster << ", namespace " << r.ns << ", RunnerSet " << r.runnerset << " ("
       << o.intake << " intake, minRunners " << o.min_runners << ", maxRunners " << o.max_runners << ")\n"
       << "GitHub       simulator at " << r.scope_url << "\n"
       << "load         " << shape << ", durations " << o.durations.text << ", seed " << o.seed << "\n"
-      << "runner start " << (o.runner_start.text.empty() ? "fixed:0s" : o.runner_start.text) << "\n"
+      << "runner pods  requests " << o.runner_cpu << " CPU, " << o.runner_memory << "; runner start "
+      << (o.runner_start.text.empty() ? "fixed:0s" : o.runner_start.text) << "\n"
       << "jobs         " << s.planned << " planned, " << s.queued << " queued, " << s.started << " started, "
       << s.completed << " completed" << (s.timed_out ? " (TIMED OUT)" : "") << "\n"
       << "throughput   " << fixed(s.jobs_per_s) << " jobs/s (" << s.completed

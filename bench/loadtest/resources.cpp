@@ -120,7 +120,8 @@ expected<ok_t, std::string> run_resources::create_credentials() {
 
 expected<ok_t, std::string> run_resources::create_runnerset() {
   std::string pod_spec = R"({"containers":[{"name":"runner","image":)" + json::quote(o_.runner_image) +
-                         R"(,"resources":{"requests":{"cpu":"10m","memory":"16Mi"}}}])";
+                         R"(,"resources":{"requests":{"cpu":)" + json::quote(o_.runner_cpu) +
+                         R"(,"memory":)" + json::quote(o_.runner_memory) + "}}}]";
   if (!o_.node_selector.empty()) {
     pod_spec += ",\"nodeSelector\":{";
     for (size_t i = 0; i < o_.node_selector.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 namespace octorun::loadtest {
@@ -25,6 +26,38 @@ std::int64_t draw_ms(const distribution& d, std::mt19937_64& rng) {
   return static_cast<std::int64_t>(std::llround(std::max(0.0, ms)));
 }
 
+const std::vector<double>& workday_hourly_weights() {
+  static const std::vector<double> weights = {1, 3, 7, 10, 9, 6, 7, 9, 8, 5, 2, 1};
+  return weights;
+}
+
+namespace {
+
+// The n-th of `jobs` arrivals at the inverse of the day's cumulative
+// arrivals at (n + u) / jobs, u uniform in [0, 1): every hour gets its
+// share to within one job, and the seed moves each job within its place.
+std::vector<double> workday_arrivals(int jobs, double seconds, std::uint64_t seed) {
+  const auto& weights = workday_hourly_weights();
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  const double hour_s = seconds / static_cast<double>(weights.size());
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);  // not the durations' stream
+  std::uniform_real_distribution<double> within(0, 1);
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(jobs));
+  std::size_t hour = 0;
+  double before = 0;  // the share of the day before `hour`
+  for (int n = 0; n < jobs; ++n) {
+    const double share = (n + within(rng)) / jobs;
+    while (hour + 1 < weights.size() && share >= before + weights[hour] / total)
+      before += weights[hour++] / total;
+    const double into = std::min(1.0, (share - before) / (weights[hour] / total));
+    out.push_back((static_cast<double>(hour) + into) * hour_s);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed) {
   std::vector<double> arrivals;
   const double seconds = std::chrono::duration<double>(p.duration).count();
@@ -45,6 +78,9 @@ std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std:
       }
       break;
     }
+    case profile::kind::workday:
+      arrivals = workday_arrivals(p.jobs, seconds, seed);
+      break;
   }
   std::mt19937_64 rng(seed);
   std::vector<planned_job> out;

@@ -17,8 +17,17 @@ struct planned_job {
 
 // burst: every job at 0. steady: one job each 1/rate s over the duration.
 // ramp: the rate grows linearly from rate_from to rate_to; the n-th job comes
-// when the integral of the rate reaches n. Durations are drawn from `d`.
+// when the integral of the rate reaches n. workday: `jobs` arrivals spread
+// over the hours of a working day (workday_hourly_weights) compressed into
+// the duration, each at a seeded place within its share. Durations are drawn
+// from `d`.
 std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed);
+
+// The share of a working day's jobs that arrives in each of its hours,
+// 07:00-19:00: quiet at both ends, a morning peak, a dip at lunch, an
+// afternoon peak; the busiest hour has 10 times the quietest one's arrivals
+// (issue 34's working-day trace).
+const std::vector<double>& workday_hourly_weights();
 
 // One draw from `d`, in whole milliseconds, never negative.
 std::int64_t draw_ms(const distribution& d, std::mt19937_64& rng);

@@ -32,9 +32,25 @@ TEST(LoadtestOptions, DefaultsAreABurstOfZeroSecondJobsThroughTheListener) {
   EXPECT_EQ(o->durations.shape, distribution::kind::fixed);
   EXPECT_EQ(o->durations.a, 0);
   EXPECT_FALSE(o->want.any());
-  // No runner start-up: what the measurements in README.md's log had.
+  // No runner start-up and tiny requests: what the measurements in README.md's log had.
   EXPECT_EQ(o->runner_start.shape, distribution::kind::fixed);
   EXPECT_EQ(o->runner_start.a, 0);
+  EXPECT_EQ(o->runner_cpu, "10m");
+  EXPECT_EQ(o->runner_memory, "16Mi");
+}
+
+TEST(LoadtestOptions, ARealShapedRun) {
+  auto o = parse({"--profile", "workday", "--jobs", "600", "--duration", "30m", "--runner-start",
+                  "uniform:2s:5s", "--runner-cpu", "2", "--runner-memory=4Gi"});
+  ASSERT_TRUE(o) << o.error();
+  EXPECT_EQ(o->load.shape, profile::kind::workday);
+  EXPECT_EQ(o->load.jobs, 600);
+  EXPECT_EQ(o->runner_start.shape, distribution::kind::uniform);
+  EXPECT_EQ(o->runner_start.b, 5000);
+  EXPECT_EQ(o->runner_cpu, "2");
+  EXPECT_EQ(o->runner_memory, "4Gi");
+  for (const char* q : {"500m", "1.5", "512Mi", "4Gi", "2k"}) EXPECT_TRUE(is_quantity(q)) << q;
+  for (const char* q : {"", "m", "2 CPUs", "-1", "1.", "4GB", "1e3"}) EXPECT_FALSE(is_quantity(q)) << q;
 }
 
 TEST(LoadtestOptions, BothFlagFormsAndEveryTarget) {
@@ -82,7 +98,12 @@ TEST(LoadtestOptions, BadInputNamesTheFlag) {
            {{"--frobnicate", "1"}, "unknown flag --frobnicate"},
            {{"jobs"}, "unexpected argument jobs"},
            {{"--no-plots=1"}, "--no-plots takes no value"},
+           {{"--profile", "workday", "--duration", "31m"},
+            "--duration: --profile workday compresses a working "
+            "day into at most 30m"},
            {{"--runner-start", "soon"}, "--runner-start soon: want fixed:D"},
+           {{"--runner-cpu", "two"}, "--runner-cpu two: want a quantity such as 500m or 2"},
+           {{"--runner-memory", "4GB"}, "--runner-memory 4GB: want a quantity such as 512Mi or 4Gi"},
        }) {
     auto o = parse(b.args);
     ASSERT_FALSE(o) << b.says;
@@ -135,6 +156,33 @@ TEST(LoadtestSchedule, ARampQueuesTheIntegralOfItsRateAndSpeedsUp) {
   EXPECT_LT(jobs.back().at_s, 20);
   double first_gap = jobs[1].at_s - jobs[0].at_s, last_gap = jobs[99].at_s - jobs[98].at_s;
   EXPECT_GT(first_gap, 4 * last_gap);  // about 1 s apart at first, about 1/9 s at the end
+}
+
+TEST(LoadtestSchedule, AWorkdayQueuesItsTotalWithAPeakHourTenTimesTheQuietest) {
+  profile p;
+  p.shape = profile::kind::workday;
+  p.jobs = 6800;  // 100 per unit of the hourly weights (68 in all)
+  p.duration = 30min;
+  auto jobs = plan_jobs(p, *parse_distribution("fixed:0s"), 3);
+  ASSERT_EQ(jobs.size(), 6800u);
+  EXPECT_TRUE(std::is_sorted(jobs.begin(), jobs.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; }));
+  const auto& weights = workday_hourly_weights();
+  ASSERT_EQ(weights.size(), 12u);
+  std::vector<int> per_hour(12);  // a "hour" is 150 s of the compressed day
+  for (const auto& j : jobs) {
+    ASSERT_GE(j.at_s, 0);
+    ASSERT_LT(j.at_s, 1800);
+    ++per_hour[static_cast<std::size_t>(j.at_s / 150)];
+  }
+  for (std::size_t h = 0; h < 12; ++h) EXPECT_NEAR(per_hour[h], 100 * weights[h], 1) << "hour " << h;
+  auto [quietest, busiest] = std::minmax_element(per_hour.begin(), per_hour.end());
+  EXPECT_NEAR(static_cast<double>(*busiest) / *quietest, 10, 0.2);
+  // Seeded: the same seed, the same day; another seed moves the jobs, not the shape.
+  auto again = plan_jobs(p, *parse_distribution("fixed:0s"), 3);
+  EXPECT_EQ(again[1234].at_s, jobs[1234].at_s);
+  auto other = plan_jobs(p, *parse_distribution("fixed:0s"), 4);
+  EXPECT_NE(other[1234].at_s, jobs[1234].at_s);
+  EXPECT_EQ(other.size(), 6800u);
 }
 
 TEST(LoadtestSchedule, DurationsComeFromTheDistributionAndTheSeed) {

@@ -16,7 +16,18 @@ std::optional<double> span(double from_ms, double to_ms) {
   return std::max(0.0, to_ms - from_ms) / 1000;
 }
 
+void take_earlier(double& mark, double other) {
+  if (other > 0 && (mark <= 0 || other < mark)) mark = other;
+}
+
 }  // namespace
+
+pod_marks earliest_sightings(pod_marks pod, const bench::runner_times& runner) {
+  take_earlier(pod.created, runner.pod);
+  take_earlier(pod.scheduled, runner.pod_scheduled);  // spec.nodeName and PodScheduled come in one binding
+  take_earlier(pod.running, runner.pod_running);
+  return pod;
+}
 
 std::string_view phase_name(phase p) {
   switch (p) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/common/lifecycle.hpp"
 #include "bench/common/stats.hpp"
 
 namespace octorun::loadtest {
@@ -25,6 +26,13 @@ struct pod_marks {
   double deleted = 0;
   std::string node;  // spec.nodeName once bound
 };
+
+// One pod's marks with the Runner watch's sightings of the same steps
+// (bench::runner_times: the pod appeared, bound, Running) where that watch
+// saw them first. Two watches see one update at slightly different times,
+// and the runner process comes online off the Runner watch's sighting: a
+// later sighting by the pod watch would put "running" after "online".
+pod_marks earliest_sightings(pod_marks pod, const bench::runner_times& runner);
 
 // What the tool's watch saw of one node.
 struct node_marks {

@@ -75,7 +75,11 @@ summary summarize(const run_record& r, const options& o) {
   }
   for (const auto& j : r.jobs) {
     auto pod = r.pods.find(j.runner_name);
-    const pod_marks* marks = pod == r.pods.end() ? nullptr : &pod->second;
+    auto runner = r.runners.find(j.runner_name);
+    std::optional<pod_marks> seen;
+    if (pod != r.pods.end()) seen = pod->second;
+    if (runner != r.runners.end()) seen = earliest_sightings(seen.value_or(pod_marks{}), runner->second);
+    const pod_marks* marks = seen ? &*seen : nullptr;
     const node_marks* node = nullptr;
     if (marks != nullptr)
       if (auto n = r.nodes.find(marks->node); n != r.nodes.end()) node = &n->second;

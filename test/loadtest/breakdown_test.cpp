@@ -98,6 +98,24 @@ TEST(LoadtestBreakdown, OutOfOrderIsUnmeasuredButAStampsRoundingIsZero) {
   EXPECT_FALSE(of(q, phase::assignment));
 }
 
+TEST(LoadtestBreakdown, TheEarlierOfTwoWatchesSightingsCounts) {
+  // The Runner watch saw the pod run (and brought the runner online) before
+  // the pod watch saw its container running.
+  pod_marks pod = cold_pod();
+  bench::runner_times runner;
+  runner.pod = t0 + 150;             // later than the pod watch: ignored
+  runner.pod_running = t0 + 83'500;  // earlier: taken
+  auto seen = earliest_sightings(pod, runner);
+  EXPECT_EQ(seen.created, t0 + 100);
+  EXPECT_EQ(seen.scheduled, t0 + 61'100);  // not seen by the Runner watch (0): kept
+  EXPECT_EQ(seen.running, t0 + 83'500);
+  EXPECT_EQ(seen.images_pulled, t0 + 82'600);
+  auto p = phases_of(job(t0, t0 + 83'600), &seen, nullptr, t0 + 83'501);
+  EXPECT_DOUBLE_EQ(*of(p, phase::runner_start), 0.001);
+  // A pod only the Runner watch saw.
+  EXPECT_EQ(earliest_sightings({}, runner).created, t0 + 150);
+}
+
 TEST(LoadtestBreakdown, PercentilesCountOnlyMeasuredJobs) {
   std::vector<job_phases> jobs(9);
   for (int i = 0; i < 9; ++i) jobs[i][static_cast<std::size_t>(phase::image_pull)] = i + 1.0;

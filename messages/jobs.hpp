@@ -32,7 +32,16 @@ struct job_info {
   std::string github_job_id;      // listener: the service's jobId string; webhook: id as text
   std::int64_t scale_set_id = 0;  // listener only
   std::string repository;         // "owner/repo"
-  std::string workflow_ref;       // listener: jobWorkflowRef; webhook: workflow_name@head_branch
+  // The GitHub server the job is on, as model::server_identity names it
+  // ("https://github.com", "https://ghes.example:8443"). Webhook: from
+  // repository.html_url; sweep: the sweeping set's server. Empty (a
+  // listener's, whose session names its set): no server routing needs.
+  std::string server;
+  // Webhook: the GitHub App installation the delivery names (installation.id;
+  // GitHub adds it only to an App's own deliveries); sweep: the sweeping
+  // set's, when its credentials are an App's. 0: none named.
+  std::int64_t installation_id = 0;
+  std::string workflow_ref;  // listener: jobWorkflowRef; webhook: workflow_name@head_branch
   std::int64_t run_id = 0;
   std::vector<std::string> labels;  // the job's runs-on labels
   std::string display_name;
@@ -101,8 +110,8 @@ struct session_message {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_info& x) {
   return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
-           x.repository, x.workflow_ref, x.run_id, x.labels, x.display_name, x.queued_at, x.started_at,
-           x.completed_at);
+           x.repository, x.server, x.installation_id, x.workflow_ref, x.run_id, x.labels, x.display_name,
+           x.queued_at, x.started_at, x.completed_at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_available& x) {
@@ -131,6 +140,19 @@ void send_job_message(const Handle& dst, job_message m) {
 // The job of any alternative.
 inline const job_info& job_of(const job_message& m) {
   return std::visit([](const auto& x) -> const job_info& { return x.job; }, m);
+}
+
+// What a RunnerSet's credentials are, as its actor tells the job router
+// each time it loads them: the router sends a delivery that names an App
+// installation only to the sets whose credentials are that installation.
+struct set_credentials {
+  std::string runner_set;                // "namespace/name"
+  std::int64_t app_installation_id = 0;  // 0: a personal access token
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, set_credentials& x) {
+  return f(caf::meta::type_name("set_credentials"), x.runner_set, x.app_installation_id);
 }
 
 }  // namespace octorun::messages

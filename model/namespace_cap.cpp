@@ -95,4 +95,18 @@ std::optional<field_error> breaks_namespace_cap(const std::string& ns, const std
               "(" + std::to_string(others) + " of them the other sets')");
 }
 
+std::optional<class_verdict> judge_set_at_use(const std::string& ns, const std::string& set_name,
+                                              const runnerset_spec& spec, const platform_classes* platform,
+                                              const class_policy& policy) {
+  if (platform == nullptr) {
+    if (spec.runner_class_name.empty() && policy.allow_sets_without_class)
+      return judge_set(ns, spec, {}, policy);
+    return std::nullopt;
+  }
+  auto verdict = judge_set(ns, spec, *platform, policy);
+  if (auto over = beyond_namespace_cap(ns, set_name, verdict, *platform))
+    verdict.limits.push_back(std::move(*over));
+  return verdict;
+}
+
 }  // namespace octorun::model

@@ -33,6 +33,16 @@ std::optional<field_error> beyond_namespace_cap(const std::string& ns, const std
                                                 const class_verdict& verdict,
                                                 const platform_classes& platform);
 
+// The verdict the manager acts on for the set `set_name` of namespace `ns`:
+// against the platform's latest snapshot (its class's cap per namespace
+// included), or, before one came, the rules for a set that names no class
+// where the platform serves such sets; nullopt otherwise (not judged yet:
+// the set sends nothing and gets no demand). The RunnerSet actor judges its
+// set with it, and the job router every set.
+std::optional<class_verdict> judge_set_at_use(const std::string& ns, const std::string& set_name,
+                                              const runnerset_spec& spec, const platform_classes* platform,
+                                              const class_policy& policy);
+
 // Admission's: why writing set `set_name` with `spec` into namespace `ns`
 // (whose sets the snapshot lists as they are before the write) breaks its
 // class's cap, or none. A write that takes the namespace over the cap is

@@ -228,7 +228,7 @@ std::optional<std::string> scope_host_refused(std::string_view url, const scope_
   return std::nullopt;
 }
 
-std::string scope_identity(const github_scope& scope) {
+std::string server_identity(const github_scope& scope) {
   auto base = ascii_lower(scope.base_url);
   auto drop_default_port = [&base](std::string_view scheme, std::string_view port) {
     if (base.starts_with(scheme) && base.ends_with(port) && base.size() > scheme.size() + port.size())
@@ -236,6 +236,11 @@ std::string scope_identity(const github_scope& scope) {
   };
   drop_default_port("https://", ":443");
   drop_default_port("http://", ":80");
+  return base;
+}
+
+std::string scope_identity(const github_scope& scope) {
+  const auto base = server_identity(scope);
   switch (scope.kind) {
     case github_scope::level::enterprise:
       return base + "/enterprises/" + ascii_lower(scope.owner);

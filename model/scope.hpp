@@ -56,6 +56,11 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url);
 // runners and scale sets on GitHub.
 std::string scope_identity(const github_scope& scope);
 
+// The GitHub server a scope is on, as scope_identity compares it
+// ("https://github.com", "https://ghes.example:8443"): a webhook delivery
+// is routed only to sets on its repository's server.
+std::string server_identity(const github_scope& scope);
+
 // What the platform admin allows a scope URL beyond https to a host name
 // (manager flag --github-http-hosts, never a RunnerSet field): the hosts a
 // scope may reach over plain http or name as an IP address, e.g. a test

@@ -21,6 +21,7 @@
 #include "messages/jobs.hpp"
 #include "messages/platform.hpp"
 #include "messages/scale_sets.hpp"
+#include "model/class_rules.hpp"
 #include "model/namespace_cap.hpp"
 #include "model/naming.hpp"
 
@@ -91,6 +92,17 @@ std::optional<model::namespace_set> counted(const model::runnerset* set) {
   return model::namespace_set_of(set->metadata, set->spec);
 }
 
+// Whether the set's class admits it now, judged as its actor judges it:
+// the router sends demand to no other set.
+void judge_route(controller_state& st, const std::string& key, const model::runnerset& set) {
+  auto verdict = model::judge_set_at_use(set.metadata.namespace_, set.metadata.name, set.spec,
+                                         st.platform.get(), st.cfg.runnerset_defaults.classes);
+  if (verdict && verdict->admitted())
+    st.routes.admitted.insert(key);
+  else
+    st.routes.admitted.erase(key);
+}
+
 // A new snapshot of the platform's classes, namespaces and the sets each
 // namespace holds, to every set.
 void publish_platform(self_ptr self) {
@@ -103,6 +115,7 @@ void publish_platform(self_ptr self) {
     if (auto c = counted(set.get())) p->namespace_sets[set->metadata.namespace_].push_back(std::move(*c));
   st.platform = std::move(p);
   st.told_platform.clear();
+  for (const auto& [key, set] : st.routes.sets) judge_route(st, key, *set);
   for (const auto& [key, set] : st.routes.sets) {
     if (st.held_sets.count(key) > 0) continue;  // told when released
     st.told_platform.insert(key);
@@ -189,6 +202,8 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   if (ev.type == kube::event_type::deleted) {
     const bool held = st.held_sets.erase(key) > 0;
     st.told_platform.erase(key);
+    st.routes.admitted.erase(key);
+    st.routes.installations.erase(key);
     auto known = st.routes.sets.find(key);
     const bool started = known != st.routes.sets.end();
     std::shared_ptr<const model::runnerset> before;
@@ -204,6 +219,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     // Most events (status writes) change no set's claims: not judged again.
     const bool claims_changed = !known || !same_claims(*known, *ev.obj);
     const bool recount = recounted(std::exchange(known, ev.obj).get(), ev.obj.get());
+    judge_route(st, key, *known);
     if (!servable(st, meta.namespace_)) {
       st.held_sets.insert_or_assign(key, std::move(ev));
       if (recount) publish_platform(self);
@@ -279,7 +295,14 @@ void on_demand(self_ptr self, const Demand& m) {
   auto keys = destinations(self->state.routes, m);
   for (const auto& key : keys) route(self, key, m);
   if (!keys.empty()) return;
-  reject_demand(m.job, why_unrouted(self->state.routes.sets, m.job));
+  reject_demand(m.job, why_unrouted(self->state.routes, m.job));
+}
+
+// A set's actor loaded its credentials: a delivery naming an App
+// installation goes only to that installation's sets.
+void on_set_credentials(self_ptr self, const messages::set_credentials& m) {
+  auto& routes = self->state.routes;
+  if (routes.sets.count(m.runner_set) > 0) routes.installations[m.runner_set] = m.app_installation_id;
 }
 
 // A typed informer of one kind (watched.hpp) in `ns` ("": all namespaces),
@@ -383,6 +406,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
   defaults.events = st.events;
   defaults.runner_defaults.events = st.events;
   defaults.job_router = self;  // its listeners' job messages come back here
+  defaults.credentials_told = self;
   st.sets = supervision::spawn_supervisor(
       self->system(), "runnersets", [defaults](caf::local_actor* parent, const std::string& key) {
         auto c = defaults;
@@ -415,6 +439,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](messages::job_started& m) { on_job(self, m); },
       [=](messages::job_completed& m) { on_job(self, m); },
       [=](messages::session_message& m) { on_job(self, m); },
+      [=](messages::set_credentials& m) { on_set_credentials(self, m); },
   };
 }
 

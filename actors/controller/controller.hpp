@@ -38,11 +38,13 @@ struct controller_config {
 };
 
 // The controller's interface: the job router's (both intakes send it their
-// job messages) and its typed watches' events.
+// job messages; each set's actor what its credentials are) and its typed
+// watches' events.
 using controller_actor = protocols::job_router::extend<
     caf::reacts_to<watched::runnerset_event>, caf::reacts_to<watched::runner_event>,
     caf::reacts_to<watched::pod_event>, caf::reacts_to<watched::runner_class_event>,
-    caf::reacts_to<watched::namespace_event>, caf::reacts_to<kube::informer_synced>>;
+    caf::reacts_to<watched::namespace_event>, caf::reacts_to<kube::informer_synced>,
+    caf::reacts_to<messages::set_credentials>>;
 
 controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg);
 

@@ -4,6 +4,7 @@
 #include "adapters/github/scope.hpp"
 #include "common/strings.hpp"
 #include "model/naming.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::controller {
 namespace {
@@ -12,7 +13,7 @@ using keys = std::vector<std::string>;
 
 keys demand(const job_routes& r, const messages::job_info& job) {
   for (const auto& [key, set] : r.sets) {
-    if (set->metadata.deleting || !scope_serves(set->spec.scope_url, job.repository)) continue;
+    if (!set_serves(r, key, job)) continue;
     if (runnerset::variant_for_job(model::effective_variants(set->spec), job.labels)) return {key};
   }
   return {};
@@ -24,13 +25,15 @@ keys destinations(const job_routes& r, const messages::job_available& m) { retur
 keys destinations(const job_routes& r, const messages::job_assigned& m) { return demand(r, m.job); }
 
 // One owner among `candidates` (set keys): the only one, else the only one
-// whose scope serves `repository`; none when that leaves several.
-keys one_owner(const job_routes& r, const keys& candidates, const std::string& repository) {
+// whose scope serves the job's repository on its server; none when that
+// leaves several. (A set being deleted, or one its class refuses now,
+// still owns the runners it made.)
+keys one_owner(const job_routes& r, const keys& candidates, const messages::job_info& job) {
   if (candidates.size() <= 1) return candidates;
   keys serving;
   for (const auto& key : candidates)
     if (auto set = r.sets.find(key);
-        set != r.sets.end() && scope_serves(set->second->spec.scope_url, repository))
+        set != r.sets.end() && scope_serves(set->second->spec.scope_url, job.server, job.repository))
       serving.push_back(key);
   return serving.size() == 1 ? serving : keys{};
 }
@@ -39,7 +42,7 @@ keys destinations(const job_routes& r, const messages::job_started& m) {
   if (auto holders = r.runner_sets.find(m.runner_name); holders != r.runner_sets.end()) {
     keys owners;
     for (const auto& [ns, key] : holders->second) owners.push_back(key);
-    return one_owner(r, owners, m.job.repository);
+    return one_owner(r, owners, m.job);
   }
   // Not seen yet (a restart before the watches synced): our runner names say
   // which set and variant made them. A start on a runner that is not ours at
@@ -54,7 +57,7 @@ keys destinations(const job_routes& r, const messages::job_started& m) {
         break;
       }
     }
-  return one_owner(r, named, m.job.repository);
+  return one_owner(r, named, m.job);
 }
 
 keys destinations(const job_routes& r, const messages::job_completed&) {
@@ -68,9 +71,11 @@ keys destinations(const job_routes& r, const messages::session_message& m) {
   return r.sets.count(m.runner_set) > 0 ? keys{m.runner_set} : keys{};
 }
 
-bool scope_serves(const std::string& scope_url, const std::string& repository) {
+bool scope_serves(const std::string& scope_url, const std::string& server, const std::string& repository) {
   auto target = github::parse_config_url(scope_url);
   if (!target) return false;
+  if (auto scope = model::parse_scope_url(scope_url); !scope || model::server_identity(*scope) != server)
+    return false;
   auto slash = repository.find('/');
   if (slash == std::string::npos) return false;
   const auto owner = ascii_lower(repository.substr(0, slash));
@@ -83,6 +88,15 @@ bool scope_serves(const std::string& scope_url, const std::string& repository) {
       return ascii_lower(target->where.owner + "/" + target->where.repository) == ascii_lower(repository);
   }
   return false;
+}
+
+bool set_serves(const job_routes& r, const std::string& key, const messages::job_info& job) {
+  auto set = r.sets.find(key);
+  if (set == r.sets.end() || set->second->metadata.deleting || r.admitted.count(key) == 0) return false;
+  if (!scope_serves(set->second->spec.scope_url, job.server, job.repository)) return false;
+  if (job.installation_id == 0) return true;
+  auto credentials = r.installations.find(key);
+  return credentials != r.installations.end() && credentials->second == job.installation_id;
 }
 
 }  // namespace octorun::controller

@@ -6,23 +6,31 @@
 //     goes to the set it names (a listener's session belongs to one set), if
 //     it is known. The rules below are for the webhook's job messages.
 //   - Demand (job_available, job_assigned) goes to the first set, by
-//     namespace/name, whose scope serves the job's repository and one of
-//     whose variants takes its labels.
+//     namespace/name, that serves the job (set_serves: its RunnerClass
+//     admits it, it is on the job's GitHub server, its scope serves the
+//     job's repository and, when the delivery names a GitHub App
+//     installation, its credentials are that installation) and one of whose
+//     variants takes its labels. A set that does not serve the job never
+//     gets it, however broad the scope it claims.
 //   - A start goes to the set that owns the named runner: its Runner's
 //     label, or before the watches caught up, our runner-name prefix.
 //     Never across namespaces: when sets in several namespaces could own
-//     the name, only the one whose scope serves the job's repository gets
-//     it (GitHub's runner names are unique within a scope), and none when
-//     that still leaves more than one (the sweep follows the job up).
+//     the name, only the one whose scope serves the job's repository on
+//     its server gets it (GitHub's runner names are unique within a
+//     scope), and none when that still leaves more than one (the sweep
+//     follows the job up).
 //   - A completion goes to every set: each drops the job from its demand,
 //     the owner also ends the runner.
 //
 // The set dedups (a completed job's late or repeated messages are ignored)
-// and hands a start or completion to the Runner's actor.
+// and hands a start or completion to the Runner's actor; before that, the
+// webhook intake turns away a replayed body (github::job_replays).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +45,14 @@ struct job_routes {
   // runner name -> namespace -> "namespace/set": two namespaces may each
   // hold a Runner of the same name (equal set names, the same suffix).
   std::map<std::string, std::map<std::string, std::string>> runner_sets;
+  // The sets their RunnerClass admits (model::judge_set, nothing refused and
+  // within its limits), as the controller judged them: no demand goes to
+  // any other.
+  std::set<std::string> admitted;
+  // What each set's actor said its credentials are (messages::set_credentials):
+  // "namespace/name" -> its App installation's id, 0 for a personal access
+  // token. A set not listed has not loaded them yet.
+  std::map<std::string, std::int64_t> installations;
 };
 
 // The keys ("namespace/name") of the sets to send the message to.
@@ -47,8 +63,20 @@ std::vector<std::string> destinations(const job_routes& r, const messages::job_c
 std::vector<std::string> destinations(const job_routes& r, const messages::session_message& m);
 
 // Does a RunnerSet whose scope URL is `scope_url` serve jobs of `repository`
-// ("owner/repo")? Organisation scopes serve their repositories, repository
-// scopes themselves, enterprise scopes every repository.
-bool scope_serves(const std::string& scope_url, const std::string& repository);
+// ("owner/repo") on `server` (model::server_identity)? Only a scope on that
+// server does; there, organisation scopes serve their repositories,
+// repository scopes themselves, enterprise scopes every repository.
+bool scope_serves(const std::string& scope_url, const std::string& server, const std::string& repository);
+
+// Does the set `key` serve `job`: not being deleted, admitted by its class,
+// its scope serving the job's repository on the job's server, and, when the
+// job names a GitHub App installation, its credentials that installation's?
+// A delivery names an installation only when it is the App's own (GitHub
+// adds installation to an App's deliveries, never to a repository's or an
+// organisation's hook), so it is for the sets that act as that
+// installation: a personal access token's set, or another installation's,
+// serves none. A delivery that names none may go to a set of any
+// credentials its class admits for that scope.
+bool set_serves(const job_routes& r, const std::string& key, const messages::job_info& job);
 
 }  // namespace octorun::controller

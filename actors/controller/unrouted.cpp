@@ -4,11 +4,9 @@
 
 namespace octorun::controller {
 
-unrouted why_unrouted(const std::map<std::string, std::shared_ptr<const model::runnerset>>& sets,
-                      const messages::job_info& job) {
-  for (const auto& [key, set] : sets)
-    if (!set->metadata.deleting && scope_serves(set->spec.scope_url, job.repository))
-      return unrouted::no_matching_variant;
+unrouted why_unrouted(const job_routes& routes, const messages::job_info& job) {
+  for (const auto& [key, set] : routes.sets)
+    if (set_serves(routes, key, job)) return unrouted::no_matching_variant;
   return unrouted::unserved_repository;
 }
 
@@ -17,7 +15,13 @@ const char* reason_label(unrouted why) {
 }
 
 std::string describe(unrouted why, const messages::job_info& job) {
-  if (why == unrouted::unserved_repository) return "no RunnerSet serves the repository " + job.repository;
+  if (why == unrouted::unserved_repository)
+    return "no RunnerSet serves the repository " + job.repository + " on " +
+           (job.server.empty() ? std::string("its server") : job.server) +
+           (job.installation_id == 0
+                ? std::string()
+                : " with the credentials of App installation " + std::to_string(job.installation_id)) +
+           " (sets serve only what their RunnerClass admits)";
   std::string labels;
   for (const auto& l : job.labels) labels += (labels.empty() ? "" : ", ") + l;
   return "no variant of the RunnerSets serving " + job.repository + " carries every label of [" + labels +

@@ -7,19 +7,21 @@
 #include <memory>
 #include <string>
 
+#include "actors/controller/job_routing.hpp"
 #include "messages/jobs.hpp"
 #include "model/types.hpp"
 
 namespace octorun::controller {
 
 enum class unrouted {
-  unserved_repository,  // no RunnerSet's scope covers the job's repository
+  // No RunnerSet serves the job (set_serves): none whose class admits it has
+  // a scope covering the job's repository on its server, with the
+  // credentials of the App installation the delivery names (if any).
+  unserved_repository,
   no_matching_variant,  // some do, but no variant of theirs carries every label the job asks for
 };
 
-// `sets`: the RunnerSets known, by "namespace/name" (the ones being deleted take no demand).
-unrouted why_unrouted(const std::map<std::string, std::shared_ptr<const model::runnerset>>& sets,
-                      const messages::job_info& job);
+unrouted why_unrouted(const job_routes& routes, const messages::job_info& job);
 
 // The metric's reason label and a sentence for the log.
 const char* reason_label(unrouted why);

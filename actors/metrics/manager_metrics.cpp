@@ -41,15 +41,19 @@ Labels set_labels(std::string_view ns, std::string_view set, std::string_view va
 
 // octorun_webhook_deliveries_total, read off the counters the intake keeps.
 prometheus::MetricFamily deliveries_family(const github::intake_counters& c) {
-  prometheus::MetricFamily f{"octorun_webhook_deliveries_total",
-                             "GitHub webhook deliveries by outcome: accepted (a workflow_job handed to the "
-                             "controller), duplicate (a delivery id seen before), bad_signature, malformed, "
-                             "ignored (another event or action), ping.",
-                             prometheus::MetricType::Counter,
-                             {}};
+  prometheus::MetricFamily f{
+      "octorun_webhook_deliveries_total",
+      "GitHub webhook deliveries by outcome: accepted (a workflow_job handed to the "
+      "controller), duplicate (a delivery id seen before), replayed (a job's action seen before under "
+      "another delivery id, or a queued job older than a job waits), bad_signature, malformed, "
+      "ignored (another event or action), ping.",
+      prometheus::MetricType::Counter,
+      {}};
   const std::pair<const char*, const std::atomic<std::int64_t>*> outcomes[] = {
-      {"accepted", &c.accepted},   {"duplicate", &c.duplicates}, {"bad_signature", &c.bad_signature},
-      {"malformed", &c.malformed}, {"ignored", &c.ignored},      {"ping", &c.pings}};
+      {"accepted", &c.accepted},   {"duplicate", &c.duplicates},
+      {"replayed", &c.replayed},   {"bad_signature", &c.bad_signature},
+      {"malformed", &c.malformed}, {"ignored", &c.ignored},
+      {"ping", &c.pings}};
   for (const auto& [outcome, value] : outcomes) {
     prometheus::ClientMetric m;
     m.label = {{"outcome", outcome}};

@@ -136,6 +136,12 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   s.credentials_version = std::move(version);
   w.credentials_error.clear();
   spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), w.set->spec.scope_url);
+  // Before the first sweep, whose jobs the router routes by them.
+  const auto* app = std::get_if<app_credentials>(&*creds);
+  s.app_installation_id = app ? app->installation_id : 0;
+  if (s.cfg.credentials_told)
+    caf::anon_send(s.cfg.credentials_told,
+                   messages::set_credentials{s.cfg.ns + "/" + s.cfg.name, s.app_installation_id});
   start_sweeps(self);
   mark_dirty(self);
 }

@@ -42,6 +42,10 @@ struct runnerset_actor_config {
   // webhook's (actors/controller/job_routing.hpp). None: straight to the set
   // (a set run on its own, as in tests).
   protocols::job_router job_router;
+  // Told what the set's credentials are each time they load (the job
+  // router: a delivery naming an App installation goes only to that
+  // installation's sets). None: nobody (a set run on its own).
+  caf::typed_actor<caf::reacts_to<messages::set_credentials>> credentials_told;
   // Answers the set's GitHub calls instead of the clients it builds from its
   // credentials (REST and scale-set pools); none: those. For tests.
   caf::actor github;

@@ -38,15 +38,8 @@ void judge_class(self_ptr self) {
   auto& st = self->state;
   auto& w = st.world;
   if (!w.set) return;
-  std::optional<model::class_verdict> verdict;
-  if (st.platform) {
-    verdict = model::judge_set(st.cfg.ns, w.set->spec, *st.platform, st.cfg.classes);
-    if (auto over = model::beyond_namespace_cap(st.cfg.ns, st.cfg.name, *verdict, *st.platform))
-      verdict->limits.push_back(std::move(*over));
-  } else if (w.set->spec.runner_class_name.empty() && st.cfg.classes.allow_sets_without_class) {
-    // Not told of any class yet, and the platform serves sets without one.
-    verdict = model::judge_set(st.cfg.ns, w.set->spec, {}, st.cfg.classes);
-  }
+  auto verdict =
+      model::judge_set_at_use(st.cfg.ns, st.cfg.name, w.set->spec, st.platform.get(), st.cfg.classes);
   std::optional<model::credentials_location> where;
   if (verdict && verdict->refused.empty())
     where = model::credentials_of(st.cfg.ns, w.set->spec, *verdict,

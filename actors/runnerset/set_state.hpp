@@ -65,6 +65,9 @@ struct set_state {
   // none: nowhere (the class refuses the set, or it is not judged yet).
   std::optional<model::credentials_location> credentials_at;
   std::string credentials_version;
+  // The App installation the loaded credentials are (0: a personal access
+  // token): the jobs the sweep finds are routed as its deliveries would be.
+  std::int64_t app_installation_id = 0;
   // The credentials Secret as last read: what a change of the set's
   // finalizer on it is locked on.
   kube::object credentials_object;

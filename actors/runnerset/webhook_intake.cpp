@@ -56,8 +56,18 @@ void apply_sweep(self_ptr self, const std::map<std::int64_t, followed_job>& foll
   // this set's to report (no sweep counts a job as bad input again and again).
   const auto variants = model::effective_variants(st.world.set->spec);
   std::erase_if(changes.found, [&](const auto& job) { return !variant_for_job(variants, job.labels); });
+  // On the set's server, and named by the installation its credentials are
+  // (whose token listed them), as that App's delivery would name it.
+  const auto scope = model::parse_scope_url(st.world.set->spec.scope_url);
+  const auto server = scope ? model::server_identity(*scope) : std::string();
   auto route = [&](const messages::workflow_job& job) {
     auto message = job_message_of(job);
+    std::visit(
+        [&](auto& m) {
+          m.job.server = server;
+          m.job.installation_id = st.app_installation_id;
+        },
+        message);
     if (st.cfg.job_router)
       messages::send_job_message(st.cfg.job_router, std::move(message));
     else

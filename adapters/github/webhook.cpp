@@ -3,8 +3,43 @@
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
 #include "common/rfc3339.hpp"
+#include "common/strings.hpp"
+#include "model/scope.hpp"
 
 namespace octorun::github {
+namespace {
+
+// The repository ("owner/repo") and its server (model::server_identity),
+// from repository.full_name and repository.html_url, which must agree.
+expected<std::pair<std::string, std::string>, std::string> repository_of(const rapidjson::Value& d) {
+  using R = expected<std::pair<std::string, std::string>, std::string>;
+  const auto* repo = json::member(d, "repository");
+  if (repo == nullptr || !repo->IsObject())
+    return R(unexpected{std::string("payload has no repository object")});
+  const auto full_name = json::str(*repo, "full_name");
+  if (full_name.find('/') == std::string::npos)
+    return R(unexpected{std::string("repository.full_name is not \"owner/repo\"")});
+  const auto html_url = json::str(*repo, "html_url");
+  if (html_url.empty()) return R(unexpected{std::string("repository.html_url is missing")});
+  auto scope = model::parse_scope_url(html_url);
+  if (!scope || scope->kind != model::github_scope::level::repository)
+    return R(unexpected{std::string("repository.html_url is not a repository's web URL")});
+  if (ascii_lower(scope->owner + "/" + scope->repository) != ascii_lower(full_name))
+    return R(unexpected{std::string("repository.html_url does not name repository.full_name")});
+  return R(std::pair{full_name, model::server_identity(*scope)});
+}
+
+// installation.id (GitHub adds it to an App's deliveries only); 0: none.
+expected<std::int64_t, std::string> installation_of(const rapidjson::Value& d) {
+  const auto* in = json::member(d, "installation");
+  if (in == nullptr || in->IsNull()) return std::int64_t{0};
+  const auto* id = in->IsObject() ? json::member(*in, "id") : nullptr;
+  if (id == nullptr || !id->IsInt64() || id->GetInt64() <= 0)
+    return unexpected{std::string("installation.id is not a positive 64-bit integer")};
+  return id->GetInt64();
+}
+
+}  // namespace
 
 expected<std::optional<messages::job_message>, std::string> parse_workflow_job(std::string_view body) {
   using R = expected<std::optional<messages::job_message>, std::string>;
@@ -21,14 +56,22 @@ expected<std::optional<messages::job_message>, std::string> parse_workflow_job(s
   if (id == nullptr || !id->IsInt64())
     return R(unexpected{std::string("workflow_job.id is not a 64-bit integer")});
 
+  if (action == "waiting") return R(std::optional<messages::job_message>{});  // approval pending
+  auto repository = repository_of(d);
+  if (!repository) return R(unexpected{repository.error()});
+  auto installation = installation_of(d);
+  if (!installation) return R(unexpected{installation.error()});
+
   messages::job_info info;
   info.source = messages::job_source::webhook;
+  info.repository = std::move(repository->first);
+  info.server = std::move(repository->second);
+  info.installation_id = *installation;
   info.job_id = json::i64(*job, "id");
   info.github_job_id = std::to_string(info.job_id);
   info.run_id = json::i64(*job, "run_id");
   info.labels = json::strings(*job, "labels");
   info.display_name = json::str(*job, "name");
-  if (const auto* repo = json::member(d, "repository")) info.repository = json::str(*repo, "full_name");
   std::string workflow = json::str(*job, "workflow_name");
   std::string branch = json::str(*job, "head_branch");
   info.workflow_ref = branch.empty() ? workflow : workflow + "@" + branch;
@@ -48,7 +91,6 @@ expected<std::optional<messages::job_message>, std::string> parse_workflow_job(s
     return R(std::optional<messages::job_message>(
         messages::job_completed{std::move(info), runner_name, runner_id, conclusion}));
   }
-  if (action == "waiting") return R(std::optional<messages::job_message>{});
   return R(unexpected{"unknown workflow_job action '" + action + "'"});
 }
 
@@ -70,6 +112,29 @@ bool delivery_dedupe::first_seen(const std::string& id, clock::time_point now) {
   order_.emplace_back(until, key);
   expire(now);
   return true;
+}
+
+}  // namespace octorun::github
+
+namespace octorun::github {
+
+std::optional<std::string> job_replays::replayed(const messages::job_message& m, clock::time_point now,
+                                                 std::int64_t wall_now) {
+  const auto& job = messages::job_of(m);
+  const char* action = std::holds_alternative<messages::job_available>(m)   ? "queued"
+                       : std::holds_alternative<messages::job_started>(m)   ? "in_progress"
+                       : std::holds_alternative<messages::job_completed>(m) ? "completed"
+                                                                            : nullptr;
+  if (action == nullptr) return std::nullopt;  // job_assigned: the listener's, never a delivery's
+  const auto id = std::to_string(job.job_id);
+  const bool queued = std::holds_alternative<messages::job_available>(m);
+  if (queued && job.queued_at > 0 && wall_now - job.queued_at > window_.count())
+    return "job " + id + " was queued " + std::to_string((wall_now - job.queued_at) / 3600) +
+           " hours ago, longer than a job waits on GitHub's queue: a replayed body";
+  if (!seen_.first_seen(id + " " + action, now))
+    return "job " + id + " was " + action + " before (under another delivery id): a replayed body";
+  if (!queued) seen_.first_seen(id + " queued", now);  // a later queued of a started job is a replay
+  return std::nullopt;
 }
 
 }  // namespace octorun::github

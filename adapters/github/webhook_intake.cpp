@@ -1,5 +1,7 @@
 #include "adapters/github/webhook_intake.hpp"
 
+#include <ctime>
+
 #include "adapters/github/crypto.hpp"
 #include "common/json.hpp"
 
@@ -21,6 +23,8 @@ expected<std::unique_ptr<webhook_intake>, std::string> webhook_intake::start(int
   in->sink_ = std::move(sink);
   in->dedupe_ = std::make_unique<delivery_dedupe>(options.dedupe_ttl,
                                                   std::max<std::size_t>(1, options.dedupe_capacity));
+  in->replays_ =
+      std::make_unique<job_replays>(options.dedupe_ttl, std::max<std::size_t>(1, options.dedupe_capacity));
   auto http_options = options.http;
   http_options.max_body_bytes = options.max_body_bytes;
   auto* self = in.get();
@@ -82,6 +86,13 @@ http::server_response webhook_intake::handle(const http::server_request& req) {
   if (!parsed->has_value()) {
     counters_->ignored++;
     return http::message_response(202, "action ignored");
+  }
+  {
+    std::lock_guard lock(dedupe_mutex_);
+    if (auto replay = replays_->replayed(**parsed, delivery_dedupe::clock::now(), std::time(nullptr))) {
+      counters_->replayed++;
+      return reject(200, "replayed_delivery", *replay);
+    }
   }
   counters_->accepted++;
   sink_(std::move(**parsed));

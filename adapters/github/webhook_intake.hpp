@@ -1,7 +1,7 @@
 // The GitHub webhook intake: a civetweb endpoint that verifies
 // X-Hub-Signature-256 in constant time, deduplicates by X-GitHub-Delivery,
-// answers 202 at once and hands the parsed job message to a sink (an actor).
-// It never calls GitHub or Kubernetes on the request path.
+// turns away a replayed body (github::job_replays), answers 202 at once and hands the parsed job message to a
+// sink (an actor). It never calls GitHub or Kubernetes on the request path.
 #pragma once
 
 #include <atomic>
@@ -27,6 +27,7 @@ job_sink actor_sink(caf::actor dst);
 struct intake_counters {
   std::atomic<std::int64_t> accepted{0};  // job messages handed to the sink
   std::atomic<std::int64_t> duplicates{0};
+  std::atomic<std::int64_t> replayed{0};  // a job's action seen before under another delivery id
   std::atomic<std::int64_t> pings{0};
   std::atomic<std::int64_t> ignored{0};  // other events and actions
   std::atomic<std::int64_t> bad_signature{0};
@@ -38,11 +39,13 @@ struct intake_options {
   bool allow_insecure = false;  // accept unsigned deliveries (development only)
   std::string path = "/webhook";
   std::size_t max_body_bytes = json::sources::github_webhook.max_bytes;
+  // How long delivery ids and job actions are remembered; a queued job older
+  // than this is refused as a replay (github::job_replays).
   std::chrono::seconds dedupe_ttl{24 * 3600};
   std::size_t dedupe_capacity = 100'000;
   http::server_options http;  // bind address, port (0), TLS, threads
   // Told of each delivery turned away (reason: bad_signature,
-  // malformed_delivery, duplicate_delivery; the X-GitHub-Delivery id, if
+  // malformed_delivery, duplicate_delivery, replayed_delivery; the X-GitHub-Delivery id, if
   // any, and why): the manager logs and counts them. Called on the request
   // thread; must not block. None: nobody.
   std::function<void(const char* reason, const std::string& delivery, const std::string& why)> on_rejected;
@@ -69,6 +72,7 @@ class webhook_intake {
   job_sink sink_;
   std::mutex dedupe_mutex_;
   std::unique_ptr<delivery_dedupe> dedupe_;
+  std::unique_ptr<job_replays> replays_;
   std::shared_ptr<intake_counters> counters_;
   std::unique_ptr<http::server> server_;  // last: stopped first
 };

@@ -63,7 +63,8 @@ intake_run bench_intake(int deliveries, int threads) {
         R"(,"run_id":9000000001,"run_attempt":1,"labels":["self-hosted","linux","x64"],"status":"queued",)"
         R"("conclusion":null,"runner_id":null,"runner_name":null,"name":"build","workflow_name":"CI",)"
         R"("head_branch":"main","head_sha":"0000000000000000000000000000000000000000","steps":[]},)"
-        R"("repository":{"id":1,"name":"app","full_name":"octo/app","owner":{"login":"octo"}},)"
+        R"("repository":{"id":1,"name":"app","full_name":"octo/app","html_url":"https://github.com/octo/app",)"
+        R"("owner":{"login":"octo"}},)"
         R"("organization":{"login":"octo"},"sender":{"login":"octocat"}})";
     w.signature = github::webhook_signature(secret, w.body);
     w.delivery =

@@ -161,10 +161,13 @@ TEST(GithubScope, ParsesConfigUrlsForGithubAndGhes) {
   EXPECT_FALSE(parse_config_url("https://github.com/a b"));
 }
 
+// What every test payload carries: the repository, and on which server.
+const std::string repo = R"("repository":{"full_name":"acme/app","html_url":"https://github.com/acme/app"}})";
+
 TEST(GithubWebhookPayload, TurnsActionsIntoJobMessages) {
   std::string base = R"({"action":"%A%","workflow_job":{"id":9000000001,"run_id":8000000002,"name":"build",
     "labels":["self-hosted","linux"],"workflow_name":"CI","head_branch":"main","runner_name":%R%,"runner_id":%I%,
-    "conclusion":%C%},"repository":{"full_name":"acme/app"}})";
+    "conclusion":%C%},"repository":{"full_name":"acme/app","html_url":"https://github.com/acme/app"}})";
   auto make = [&](std::string a, std::string r, std::string i, std::string c) {
     std::string s = base;
     s.replace(s.find("%A%"), 3, a);
@@ -180,6 +183,8 @@ TEST(GithubWebhookPayload, TurnsActionsIntoJobMessages) {
   EXPECT_EQ(avail.job.job_id, 9000000001);
   EXPECT_EQ(avail.job.run_id, 8000000002);
   EXPECT_EQ(avail.job.repository, "acme/app");
+  EXPECT_EQ(avail.job.server, "https://github.com");
+  EXPECT_EQ(avail.job.installation_id, 0) << "a repository's or organisation's hook names no installation";
   EXPECT_EQ(avail.job.workflow_ref, "CI@main");
   EXPECT_EQ(avail.job.labels, (std::vector<std::string>{"self-hosted", "linux"}));
   auto s = parse_workflow_job(make("in_progress", "\"r-1\"", "42", "null"));
@@ -199,7 +204,8 @@ TEST(GithubWebhookPayload, JobTimesComeFromCreatedStartedAndCompletedAt) {
   auto c = parse_workflow_job(
       R"({"action":"completed","workflow_job":{"id":1,"runner_name":"r","conclusion":"failure",)"
       R"("created_at":"2026-01-01T00:00:00Z","started_at":"2026-01-01T00:00:30Z",)"
-      R"("completed_at":"2026-01-01T00:10:30Z"},"repository":{"full_name":"acme/app"}})");
+      R"("completed_at":"2026-01-01T00:10:30Z"},)" +
+      repo);
   ASSERT_TRUE(c) << c.error();
   const auto& job = std::get<messages::job_completed>(**c).job;
   EXPECT_EQ(job.queued_at, 1767225600);
@@ -207,18 +213,19 @@ TEST(GithubWebhookPayload, JobTimesComeFromCreatedStartedAndCompletedAt) {
   EXPECT_EQ(job.completed_at, 1767226230);
   // Queued: no start yet (null), an unreadable time is unknown, not an error.
   auto q = parse_workflow_job(R"({"action":"queued","workflow_job":{"id":1,"created_at":"yesterday",)"
-                              R"("started_at":null}})");
+                              R"("started_at":null},)" +
+                              repo);
   ASSERT_TRUE(q) << q.error();
   EXPECT_EQ(std::get<messages::job_available>(**q).job.queued_at, 0);
   EXPECT_EQ(std::get<messages::job_available>(**q).job.started_at, 0);
 }
 
 TEST(GithubWebhookPayload, RejectsMalformedPayloadsWithoutCrashing) {
-  for (std::string bad :
-       {"", "{", "[]", "null", R"({"action":"queued"})", R"({"action":"queued","workflow_job":[]})",
-        R"({"action":"queued","workflow_job":{"id":"x"}})", R"({"workflow_job":{"id":1}})",
-        R"({"action":"exploded","workflow_job":{"id":1}})",
-        R"({"action":"queued","workflow_job":{"id":1,"labels":[1,{},null],"run_id":"x"},"repository":7})"}) {
+  for (std::string bad : std::vector<std::string>{
+           "", "{", "[]", "null", R"({"action":"queued"})", R"({"action":"queued","workflow_job":[]})",
+           R"({"action":"queued","workflow_job":{"id":"x"}})", R"({"workflow_job":{"id":1}})",
+           R"({"action":"exploded","workflow_job":{"id":1}})",
+           R"({"action":"queued","workflow_job":{"id":1,"labels":[1,{},null],"run_id":"x"},)" + repo}) {
     auto r = parse_workflow_job(bad);
     if (bad.find("labels") != std::string::npos) {
       ASSERT_TRUE(r);  // wrongly typed optional fields are tolerated
@@ -233,7 +240,7 @@ TEST(GithubWebhookPayload, RejectsMalformedPayloadsWithoutCrashing) {
 // (undefined behaviour); an id beyond int64 was taken as a negative id.
 TEST(GithubWebhookPayload, NumbersBeyondInt64AreRejectedOrIgnored) {
   auto r = parse_workflow_job(
-      R"({"action":"queued","workflow_job":{"id":9,"run_id":111111111111111111111111111111111}})");
+      R"({"action":"queued","workflow_job":{"id":9,"run_id":111111111111111111111111111111111},)" + repo);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(std::get<messages::job_available>(**r).job.job_id, 9);
   EXPECT_EQ(std::get<messages::job_available>(**r).job.run_id, 0);
@@ -241,6 +248,102 @@ TEST(GithubWebhookPayload, NumbersBeyondInt64AreRejectedOrIgnored) {
   ASSERT_FALSE(big);
   EXPECT_NE(big.error().find("workflow_job.id"), std::string::npos) << big.error();
   EXPECT_FALSE(parse_workflow_job(R"({"action":"queued","workflow_job":{"id":1e30}})"));
+}
+
+// Issue 32: the job's server and installation route it (job_routing.hpp),
+// so a payload that does not say them clearly is refused, naming the field.
+TEST(GithubWebhookPayload, TheRepositorysServerAndTheInstallationAreReadOnceOrRefused) {
+  auto with = [](const std::string& repository, const std::string& extra = "") {
+    return R"({"action":"queued","workflow_job":{"id":5},"repository":)" + repository + extra + "}";
+  };
+  auto ghes =
+      parse_workflow_job(with(R"({"full_name":"Acme/App","html_url":"https://GHES.example:443/acme/app"})",
+                              R"(,"installation":{"id":42,"node_id":"MDIz"})"));
+  ASSERT_TRUE(ghes) << ghes.error();
+  const auto& job = std::get<messages::job_available>(**ghes).job;
+  EXPECT_EQ(job.server, "https://ghes.example") << "as model::server_identity compares servers";
+  EXPECT_EQ(job.repository, "Acme/App");
+  EXPECT_EQ(job.installation_id, 42);
+  auto none = parse_workflow_job(
+      with(R"({"full_name":"a/b","html_url":"https://github.com/a/b"})", R"(,"installation":null)"));
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_EQ(std::get<messages::job_available>(**none).job.installation_id, 0);
+
+  const std::pair<std::string, std::string> refused[] = {
+      {R"({"action":"queued","workflow_job":{"id":5}})", "payload has no repository object"},
+      {with("7"), "payload has no repository object"},
+      {with(R"({"full_name":"a/b"})"), "repository.html_url is missing"},
+      {with(R"({"full_name":"ab","html_url":"https://github.com/a/b"})"), "repository.full_name"},
+      {with(R"({"full_name":"a/b","html_url":"https://github.com/a"})"), "not a repository's web URL"},
+      {with(R"({"full_name":"a/b","html_url":"github.com/a/b"})"), "not a repository's web URL"},
+      {with(R"({"full_name":"a/b","html_url":"https://github.com/a/c"})"),
+       "does not name repository.full_name"},
+      {with(R"({"full_name":"a/b","html_url":"https://github.com/a/b"})", R"(,"installation":{"id":"42"})"),
+       "installation.id is not a positive 64-bit integer"},
+      {with(R"({"full_name":"a/b","html_url":"https://github.com/a/b"})", R"(,"installation":{"id":0})"),
+       "installation.id"},
+      {with(R"({"full_name":"a/b","html_url":"https://github.com/a/b"})", R"(,"installation":42)"),
+       "installation.id"},
+  };
+  for (const auto& [body, why] : refused) {
+    auto r = parse_workflow_job(body);
+    ASSERT_FALSE(r) << body;
+    EXPECT_NE(r.error().find(why), std::string::npos) << body << ": " << r.error();
+  }
+}
+
+messages::job_message queued_job(std::int64_t id, std::int64_t queued_at) {
+  messages::job_available m;
+  m.job.job_id = id;
+  m.job.queued_at = queued_at;
+  return m;
+}
+
+// Issue 32: the signature covers the body only, so a captured delivery sent
+// again under a new X-GitHub-Delivery passes the delivery dedupe. A job's
+// actions are taken once each, a queued never after the job started or
+// completed, and a queued older than the window never.
+TEST(GithubJobReplays, EachJobActionCountsOnceAndAStaleQueuedNever) {
+  using namespace std::chrono_literals;
+  job_replays replays(24h, 100);
+  const auto t0 = job_replays::clock::time_point{} + 1h;
+  const std::int64_t wall = 1'800'000'000;
+  EXPECT_FALSE(replays.replayed(queued_job(1, wall - 5), t0, wall)) << "the first queued is taken";
+  auto again = replays.replayed(queued_job(1, wall - 5), t0 + 1s, wall + 1);
+  ASSERT_TRUE(again) << "the same body again";
+  EXPECT_NE(again->find("job 1 was queued before"), std::string::npos) << *again;
+
+  messages::job_started started;
+  started.job.job_id = 2;
+  started.runner_name = "r-1";
+  messages::job_completed completed{started.job, "r-1", 7, "success"};
+  EXPECT_FALSE(replays.replayed(started, t0, wall));
+  EXPECT_TRUE(replays.replayed(started, t0 + 1s, wall)) << "a start counts once";
+  EXPECT_FALSE(replays.replayed(completed, t0 + 2s, wall));
+  EXPECT_TRUE(replays.replayed(completed, t0 + 3s, wall)) << "a completion counts once";
+  EXPECT_TRUE(replays.replayed(queued_job(2, wall), t0 + 4s, wall))
+      << "a queued after its job started is a replay (its first queued went to another replica)";
+  messages::job_completed only_end{{}, "", 0, "cancelled"};
+  only_end.job.job_id = 3;
+  EXPECT_FALSE(replays.replayed(only_end, t0, wall));
+  EXPECT_TRUE(replays.replayed(queued_job(3, wall), t0 + 1s, wall))
+      << "a completed job's later queued is ignored";
+
+  auto stale = replays.replayed(queued_job(4, wall - 2 * 24 * 3600), t0, wall);
+  ASSERT_TRUE(stale) << "a queued of a job queued two days ago: captured";
+  EXPECT_NE(stale->find("job 4 was queued 48 hours ago"), std::string::npos) << *stale;
+  EXPECT_FALSE(replays.replayed(queued_job(5, wall - 23 * 3600), t0, wall))
+      << "within the day a job may wait on GitHub's queue";
+  EXPECT_FALSE(replays.replayed(queued_job(6, 0), t0, wall)) << "no created_at: no age to judge";
+
+  // Memory is bounded: what the dedupe forgets after the window, the age
+  // rule refuses; past the capacity the oldest go first.
+  auto later = replays.replayed(queued_job(1, wall - 5), t0 + 25h, wall + 25 * 3600);
+  ASSERT_TRUE(later) << "the first body, a day later: forgotten by the dedupe, refused by its age";
+  EXPECT_NE(later->find("hours ago"), std::string::npos) << *later;
+  job_replays small(24h, 2);
+  for (std::int64_t id = 10; id < 20; ++id) EXPECT_FALSE(small.replayed(queued_job(id, wall), t0, wall));
+  EXPECT_LE(small.size(), 2u);
 }
 
 TEST(GithubDedupe, ForgetsAfterTtlAndBoundsItsSize) {

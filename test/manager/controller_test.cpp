@@ -15,16 +15,33 @@
 namespace octorun::controller {
 namespace {
 
+const std::string dotcom = "https://github.com";
+
 TEST(ScopeServes, OrganisationRepositoryAndEnterpriseScopes) {
-  EXPECT_TRUE(scope_serves("https://github.com/acme", "acme/app"));
-  EXPECT_TRUE(scope_serves("https://github.com/Acme", "ACME/app")) << "owners compare case-insensitively";
-  EXPECT_FALSE(scope_serves("https://github.com/acme", "other/app"));
-  EXPECT_TRUE(scope_serves("https://github.com/acme/app", "acme/app"));
-  EXPECT_FALSE(scope_serves("https://github.com/acme/app", "acme/lib"));
-  EXPECT_TRUE(scope_serves("https://github.com/enterprises/big", "anyone/anything"));
-  EXPECT_TRUE(scope_serves("http://127.0.0.1:8080/acme", "acme/app")) << "GHES hosts";
-  EXPECT_FALSE(scope_serves("not a url", "acme/app"));
-  EXPECT_FALSE(scope_serves("https://github.com/acme", "no-slash"));
+  EXPECT_TRUE(scope_serves("https://github.com/acme", dotcom, "acme/app"));
+  EXPECT_TRUE(scope_serves("https://github.com/Acme", dotcom, "ACME/app"))
+      << "owners compare case-insensitively";
+  EXPECT_FALSE(scope_serves("https://github.com/acme", dotcom, "other/app"));
+  EXPECT_TRUE(scope_serves("https://github.com/acme/app", dotcom, "acme/app"));
+  EXPECT_FALSE(scope_serves("https://github.com/acme/app", dotcom, "acme/lib"));
+  EXPECT_TRUE(scope_serves("https://github.com/enterprises/big", dotcom, "anyone/anything"));
+  EXPECT_TRUE(scope_serves("http://127.0.0.1:8080/acme", "http://127.0.0.1:8080", "acme/app"))
+      << "GHES hosts";
+  EXPECT_FALSE(scope_serves("not a url", dotcom, "acme/app"));
+  EXPECT_FALSE(scope_serves("https://github.com/acme", dotcom, "no-slash"));
+}
+
+// Issue 32: a scope serves only its own server's repositories. acme on a
+// GHES and acme on github.com are two accounts, often two owners.
+TEST(ScopeServes, OnlyOnItsOwnServer) {
+  EXPECT_FALSE(scope_serves("https://ghes.example/acme", dotcom, "acme/app"));
+  EXPECT_FALSE(scope_serves("https://github.com/acme", "https://ghes.example", "acme/app"));
+  EXPECT_FALSE(scope_serves("https://github.com/enterprises/big", "https://big.ghe.com", "acme/app"))
+      << "an enterprise scope serves every repository of its own server only";
+  EXPECT_FALSE(scope_serves("http://127.0.0.1:8080/acme", "http://127.0.0.1:8081", "acme/app"))
+      << "another port is another server";
+  EXPECT_TRUE(scope_serves("https://GitHub.com:443/acme", dotcom, "acme/app")) << "as GitHub compares hosts";
+  EXPECT_FALSE(scope_serves("https://github.com/acme", "", "acme/app")) << "a job of no server: none";
 }
 
 model::runnerset set_for(const std::string& scope) {
@@ -39,23 +56,42 @@ messages::job_info job_of(const std::string& repository, std::vector<std::string
   messages::job_info j;
   j.job_id = 7;
   j.repository = repository;
+  j.server = dotcom;
   j.labels = std::move(labels);
   return j;
+}
+
+// Routes over `sets` by key, each admitted by its class.
+job_routes routes_of(std::map<std::string, model::runnerset> sets) {
+  job_routes r;
+  for (auto& [key, set] : sets) {
+    r.admitted.insert(key);
+    r.sets[key] = std::make_shared<const model::runnerset>(std::move(set));
+  }
+  return r;
 }
 
 // A queued job no RunnerSet takes is bad input; the reason says which kind.
 TEST(Unrouted, SaysWhetherTheRepositoryOrTheLabelsFoundNoSet) {
   auto linux_set = set_for("https://github.com/acme");
-  std::map<std::string, std::shared_ptr<const model::runnerset>> sets{
-      {"ci/linux", std::make_shared<const model::runnerset>(linux_set)}};
-  EXPECT_EQ(why_unrouted(sets, job_of("other/app", {"self-hosted"})), unrouted::unserved_repository);
-  EXPECT_EQ(why_unrouted(sets, job_of("acme/app", {"self-hosted", "gpu"})), unrouted::no_matching_variant);
+  auto r = routes_of({{"ci/linux", linux_set}});
+  EXPECT_EQ(why_unrouted(r, job_of("other/app", {"self-hosted"})), unrouted::unserved_repository);
+  EXPECT_EQ(why_unrouted(r, job_of("acme/app", {"self-hosted", "gpu"})), unrouted::no_matching_variant);
   EXPECT_STREQ(reason_label(unrouted::unserved_repository), "unserved_repository");
   EXPECT_NE(describe(unrouted::no_matching_variant, job_of("acme/app", {"self-hosted", "gpu"})).find("gpu"),
             std::string::npos);
+  auto app_job = job_of("acme/app", {});
+  app_job.installation_id = 42;
+  EXPECT_EQ(describe(unrouted::unserved_repository, app_job),
+            "no RunnerSet serves the repository acme/app on https://github.com with the credentials of App "
+            "installation 42 (sets serve only what their RunnerClass admits)");
+  EXPECT_EQ(why_unrouted(r, app_job), unrouted::unserved_repository) << "a PAT's set serves no installation";
+  r.admitted.clear();
+  EXPECT_EQ(why_unrouted(r, job_of("acme/app", {"self-hosted"})), unrouted::unserved_repository)
+      << "a set its class does not admit serves nothing";
   linux_set.metadata.deleting = true;
-  sets["ci/linux"] = std::make_shared<const model::runnerset>(linux_set);
-  EXPECT_EQ(why_unrouted(sets, job_of("acme/app", {"self-hosted"})), unrouted::unserved_repository)
+  r = routes_of({{"ci/linux", linux_set}});
+  EXPECT_EQ(why_unrouted(r, job_of("acme/app", {"self-hosted"})), unrouted::unserved_repository)
       << "a set being deleted serves nothing";
   EXPECT_EQ(why_unrouted({}, job_of("acme/app", {})), unrouted::unserved_repository);
 }
@@ -70,11 +106,8 @@ TEST(JobRouting, EachMessageGoesToTheSetsItsRuleNames) {
   auto leaving = set_for("https://github.com/acme");
   leaving.metadata.name = "leaving";
   leaving.metadata.deleting = true;
-  job_routes r;
   // "ci/0-leaving" sorts first: demand skips a set being deleted.
-  r.sets = {{"ci/0-leaving", std::make_shared<const model::runnerset>(leaving)},
-            {"ci/acme", std::make_shared<const model::runnerset>(acme)},
-            {"ci/other", std::make_shared<const model::runnerset>(other)}};
+  auto r = routes_of({{"ci/0-leaving", leaving}, {"ci/acme", acme}, {"ci/other", other}});
   r.runner_sets = {{"seen-runner", {{"ci", "ci/acme"}}}};
   using keys = std::vector<std::string>;
 
@@ -117,9 +150,7 @@ TEST(JobRouting, AStartNeverCrossesNamespaces) {
   auto team_a = set_for("https://github.com/team-a");
   auto team_b = set_for("https://github.com/team-b");
   team_a.metadata.name = team_b.metadata.name = "ci";
-  job_routes r;
-  r.sets = {{"a/ci", std::make_shared<const model::runnerset>(team_a)},
-            {"b/ci", std::make_shared<const model::runnerset>(team_b)}};
+  auto r = routes_of({{"a/ci", team_a}, {"b/ci", team_b}});
   const auto name = model::runner_name("ci", "", "ab12c");
   r.runner_sets = {{name, {{"a", "a/ci"}, {"b", "b/ci"}}}};
   using keys = std::vector<std::string>;
@@ -136,6 +167,62 @@ TEST(JobRouting, AStartNeverCrossesNamespaces) {
   r.sets["b/ci"] = std::make_shared<const model::runnerset>(shared);
   r.runner_sets = {{name, {{"a", "a/ci"}, {"b", "b/ci"}}}};
   EXPECT_TRUE(destinations(r, messages::job_started{job_of("team-a/app", {}), name, 5}).empty());
+  // Two namespaces' sets of one name on two servers: the job's server decides.
+  auto ghes = set_for("https://ghes.example/team-a");
+  ghes.metadata.name = "ci";
+  r.sets["b/ci"] = std::make_shared<const model::runnerset>(ghes);
+  auto on_ghes = job_of("team-a/app", {});
+  on_ghes.server = "https://ghes.example";
+  EXPECT_EQ(destinations(r, messages::job_started{on_ghes, name, 6}), keys{"b/ci"});
+  EXPECT_EQ(destinations(r, messages::job_started{job_of("team-a/app", {}), name, 7}), keys{"a/ci"});
+}
+
+// Issue 32: demand went to the first set (by namespace/name) whose scope
+// served the repository, whatever its server, class or credentials: tenant
+// B's set claiming all of acme, or another App's, took tenant A's jobs. It
+// goes only to a set that serves the job (set_serves).
+TEST(JobRouting, DemandGoesOnlyToASetWhoseClassCredentialsAndScopeServeTheJob) {
+  using keys = std::vector<std::string>;
+  auto org = set_for("https://github.com/acme");      // tenant B: the broader scope, first by name
+  auto pat = set_for("https://github.com/acme/app");  // tenant B: a PAT
+  auto other_app = set_for("https://github.com/acme/app");
+  auto ghes = set_for("https://ghes.example/acme/app");
+  auto refused = set_for("https://github.com/acme/app");
+  auto tenant = set_for("https://github.com/acme/app");  // tenant A: App installation 42
+  auto r = routes_of({{"a-b/org", org},
+                      {"a-b/pat", pat},
+                      {"a-b/other-app", other_app},
+                      {"a-c/ghes", ghes},
+                      {"a-d/refused", refused},
+                      {"z-a/app", tenant}});
+  r.admitted.erase("a-d/refused");
+  r.installations = {{"a-b/org", 43},  {"a-b/pat", 0},      {"a-b/other-app", 43},
+                     {"a-c/ghes", 42}, {"a-d/refused", 42}, {"z-a/app", 42}};
+  auto job = job_of("acme/app", {"linux"});
+  job.installation_id = 42;
+  EXPECT_EQ(destinations(r, messages::job_available{job}), keys{"z-a/app"})
+      << "not another installation's, a PAT's, another server's or a refused set";
+  EXPECT_EQ(destinations(r, messages::job_assigned{job}), keys{"z-a/app"});
+  EXPECT_FALSE(set_serves(r, "a-b/org", job));
+  EXPECT_FALSE(set_serves(r, "a-b/pat", job)) << "a PAT's set serves no App's delivery";
+  EXPECT_FALSE(set_serves(r, "a-c/ghes", job)) << "the same installation id on another server";
+  EXPECT_FALSE(set_serves(r, "a-d/refused", job)) << "demand never goes to a set its class refused";
+  EXPECT_TRUE(set_serves(r, "z-a/app", job));
+  r.installations.erase("z-a/app");
+  EXPECT_TRUE(destinations(r, messages::job_available{job}).empty())
+      << "a set whose credentials are not loaded yet serves no installation (the sweep finds the job)";
+
+  // A delivery of a repository's or organisation's hook names no
+  // installation: the first set of any credentials its class admits.
+  auto hook = job_of("acme/app", {"linux"});
+  EXPECT_EQ(destinations(r, messages::job_available{hook}), keys{"a-b/org"});
+  hook.server = "https://ghes.example";
+  EXPECT_EQ(destinations(r, messages::job_available{hook}), keys{"a-c/ghes"});
+  hook.server = "https://ghes.other";
+  EXPECT_TRUE(destinations(r, messages::job_available{hook}).empty());
+  auto refused_only = routes_of({{"a-d/refused", refused}});
+  refused_only.admitted.clear();
+  EXPECT_TRUE(destinations(refused_only, messages::job_available{job_of("acme/app", {"linux"})}).empty());
 }
 
 // Every rejected input is counted; each distinct one is logged once.

@@ -179,17 +179,20 @@ TEST(ManagerMetrics, WebhookDeliveriesByOutcome) {
   m->webhook_deliveries()->duplicates += 1;
   m->webhook_deliveries()->bad_signature += 2;
   const auto text = m->scrape();
-  EXPECT_EQ(family_text(text, "octorun_webhook_deliveries_total"),
-            "# HELP octorun_webhook_deliveries_total GitHub webhook deliveries by outcome: accepted (a "
-            "workflow_job handed to the controller), duplicate (a delivery id seen before), bad_signature, "
-            "malformed, ignored (another event or action), ping.\n"
-            "# TYPE octorun_webhook_deliveries_total counter\n"
-            "octorun_webhook_deliveries_total{outcome=\"accepted\"} 3\n"
-            "octorun_webhook_deliveries_total{outcome=\"bad_signature\"} 2\n"
-            "octorun_webhook_deliveries_total{outcome=\"duplicate\"} 1\n"
-            "octorun_webhook_deliveries_total{outcome=\"ignored\"} 0\n"
-            "octorun_webhook_deliveries_total{outcome=\"malformed\"} 0\n"
-            "octorun_webhook_deliveries_total{outcome=\"ping\"} 0\n");
+  EXPECT_EQ(
+      family_text(text, "octorun_webhook_deliveries_total"),
+      "# HELP octorun_webhook_deliveries_total GitHub webhook deliveries by outcome: accepted (a "
+      "workflow_job handed to the controller), duplicate (a delivery id seen before), replayed (a job's "
+      "action seen before under another delivery id, or a queued job older than a job waits), "
+      "bad_signature, malformed, ignored (another event or action), ping.\n"
+      "# TYPE octorun_webhook_deliveries_total counter\n"
+      "octorun_webhook_deliveries_total{outcome=\"accepted\"} 3\n"
+      "octorun_webhook_deliveries_total{outcome=\"bad_signature\"} 2\n"
+      "octorun_webhook_deliveries_total{outcome=\"duplicate\"} 1\n"
+      "octorun_webhook_deliveries_total{outcome=\"ignored\"} 0\n"
+      "octorun_webhook_deliveries_total{outcome=\"malformed\"} 0\n"
+      "octorun_webhook_deliveries_total{outcome=\"ping\"} 0\n"
+      "octorun_webhook_deliveries_total{outcome=\"replayed\"} 0\n");
 }
 
 TEST(ManagerMetrics, WhatTheActorsReport) {

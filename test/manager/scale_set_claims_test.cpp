@@ -45,6 +45,17 @@ TEST(ScopeIdentity, ScopesGitHubComparesEqualAreOne) {
   EXPECT_NE(id("http://ghe.example.com/org"), id("https://ghe.example.com/org"));
 }
 
+// The server a scope is on, as a webhook delivery's repository.html_url and
+// a set's scope are compared (job_routing.hpp).
+TEST(ScopeIdentity, TheServerIsSchemeHostAndPortAsGitHubComparesThem) {
+  auto server = [](const char* url) { return model::server_identity(*model::parse_scope_url(url)); };
+  EXPECT_EQ(server("https://GitHub.com:443/Org/App"), "https://github.com");
+  EXPECT_EQ(server("https://github.com/enterprises/big"), "https://github.com");
+  EXPECT_EQ(server("https://ghes.example:8443/org"), "https://ghes.example:8443");
+  EXPECT_EQ(server("http://127.0.0.1:80/org"), "http://127.0.0.1");
+  EXPECT_NE(server("https://acme.ghe.com/org"), server("https://github.com/org"));
+}
+
 // The reported case: two namespaces, equal set names, one organisation
 // spelt two ways. The older set holds the name; the younger is told who.
 TEST(ScaleSetClaims, TheOldestSetInOneScopeHoldsTheName) {

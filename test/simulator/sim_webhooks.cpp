@@ -21,8 +21,10 @@ void simulator::impl::webhook_job(const char* action, const sim_job& j) {
       "{\"action\":\"" + action_s + "\",\"workflow_job\":" + job_json(j, status) +
       ",\"repository\":{\"id\":1,\"name\":" +
       json::quote(slash == std::string::npos ? j.spec.repository : j.spec.repository.substr(slash + 1)) +
-      ",\"full_name\":" + json::quote(j.spec.repository) + ",\"owner\":{\"login\":" + json::quote(owner) +
-      "}},\"organization\":{\"login\":" + json::quote(owner) + "},\"sender\":{\"login\":\"octocat\"}}";
+      ",\"full_name\":" + json::quote(j.spec.repository) +
+      ",\"html_url\":" + json::quote(base + "/" + j.spec.repository) +
+      ",\"owner\":{\"login\":" + json::quote(owner) + "}},\"organization\":{\"login\":" + json::quote(owner) +
+      "},\"sender\":{\"login\":\"octocat\"}}";
   enqueue_delivery({"workflow_job", new_uuid(), std::move(body)});
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "model/class_rules.hpp"
+#include "model/namespace_cap.hpp"
 #include "model/parse.hpp"
 #include "model/pod_security.hpp"
 
@@ -236,6 +237,26 @@ TEST(JudgeSet, SetsWithoutAClassTakeTheDefaultOrWhatThePlatformAllows) {
   second.metadata.name = "other";
   auto two = judge_set("team-a", spec, platform_with({def, second}), {});
   EXPECT_TRUE(mentions(two.refused, "spec.runnerClassName", "are all marked default"));
+}
+
+// What the set's actor and the job router act on (issue 32: demand goes
+// to no set its class refused): before the platform's classes are known,
+// only a set naming no class where the platform serves those is judged.
+TEST(JudgeSet, AtUseBeforeThePlatformIsKnownOnlyASetWithoutAClassWhereAllowed) {
+  const class_policy allow{.allow_sets_without_class = true, .scopes = {}};
+  auto spec = set_spec(R"({"scopeURL":"https://github.com/x","credentialsSecretName":"mine"})");
+  auto early = judge_set_at_use("team-a", "s", spec, nullptr, allow);
+  ASSERT_TRUE(early);
+  EXPECT_TRUE(early->classless && early->admitted());
+  EXPECT_FALSE(judge_set_at_use("team-a", "s", spec, nullptr, {}))
+      << "not judged yet: no demand, no credentials";
+  auto named = set_spec(R"({"runnerClassName":"c","scopeURL":"https://github.com/x"})");
+  EXPECT_FALSE(judge_set_at_use("team-a", "s", named, nullptr, allow));
+  auto p = platform_with({});
+  auto judged = judge_set_at_use("team-a", "s", named, &p, allow);
+  ASSERT_TRUE(judged);
+  EXPECT_EQ(*judged, judge_set("team-a", named, p, allow));
+  EXPECT_FALSE(judged->admitted());
 }
 
 TEST(JudgeSet, ModesPodSecurityAndCountsAreLimits) {

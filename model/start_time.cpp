@@ -184,6 +184,29 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
   return s;
 }
 
+bool node_startup_samples::add(std::int64_t wait_seconds, const node_startup_rule& rule) {
+  if (wait_seconds <= rule.min_wait_seconds) return false;
+  seconds.push_back(wait_seconds);
+  while (seconds.size() > std::max<std::size_t>(1, rule.window)) seconds.pop_front();
+  return true;
+}
+
+warm_node_sizing size_warm_nodes(const warm_node_facts& f, const start_time_rule& rule) {
+  warm_node_sizing w;
+  w.node_startup_p95 = f.node_startup_p95;
+  const auto* s = f.runners;
+  if (s == nullptr || s->arrivals == 0 || !f.node_startup_p95 || *f.node_startup_p95 <= 0) return w;
+  if (s->startup_p95 && *s->startup_p95 <= s->target_p95_seconds) return w;  // a cold start is fast enough
+  const double rate = s->arrivals_per_minute / 60;  // the rate the warm runners were sized from
+  const auto wanted = poisson_quantile(rate * static_cast<double>(*f.node_startup_p95), rule.quantile) + 1;
+  const auto room =
+      std::max<std::int64_t>(0, std::int64_t{f.max_runners} - std::max<std::int64_t>(0, f.runners_now));
+  w.wanted =
+      static_cast<std::int32_t>(std::min<std::int64_t>(wanted, std::numeric_limits<std::int32_t>::max()));
+  w.chunks = static_cast<std::int32_t>(std::min<std::int64_t>(wanted, room));
+  return w;
+}
+
 namespace {
 
 std::string duration_text(std::chrono::steady_clock::duration d) {

@@ -133,6 +133,53 @@ struct start_time_sizing {
 
 start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_rule& rule = {});
 
+// ---- warm nodes (docs/scaling.md "Warm nodes") ----
+// Runner-shaped chunks of spare node capacity asked of the node autoscaler
+// (a CapacityBuffer), sized from the same target and arrival rate. Each job
+// makes the set create a runner, which takes a free chunk; the autoscaler
+// replaces a taken chunk with a node ready N later (N: the node start-up).
+// With c chunks the runner made for a job waits for a node exactly when the
+// c runners before it were all made within the last N seconds: Poisson(λ·N)
+// for Poisson arrivals, so c = (its 95th percentile) + 1. None when no job
+// came in the window, when no pod waited for a node yet (nothing shows that
+// nodes are added), or when a cold start already meets the target.
+
+struct node_startup_rule {
+  // A pod that finds room on a node is scheduled within seconds; a longer
+  // wait was a wait for a node (the autoscaler's batching, an instance, its
+  // registration). Only those are samples: once warm nodes work nearly every
+  // pod finds room, and counting those would switch warm nodes off again.
+  std::int64_t min_wait_seconds = 5;
+  // The newest waits kept per variant.
+  std::size_t window = 50;
+};
+
+// A variant's recent waits for a node (its Runner created -> its pod
+// scheduled), oldest first. The node autoscalers report no node start-up;
+// the set observes it from its own runner pods.
+struct node_startup_samples {
+  std::deque<std::int64_t> seconds;
+  // Adds the wait when it was a wait for a node (false: the pod found room).
+  bool add(std::int64_t wait_seconds, const node_startup_rule& rule = {});
+};
+
+struct warm_node_facts {
+  const start_time_sizing* runners = nullptr;    // the warm-runner sizing of the same target
+  std::optional<std::int64_t> node_startup_p95;  // of node_startup_samples; none: no pod waited
+  std::int32_t max_runners = 0;
+  std::int64_t runners_now = 0;  // the variant's runners, with those it is about to create
+};
+
+struct warm_node_sizing {
+  std::int32_t chunks = 0;  // asked of the node autoscaler
+  std::int32_t wanted = 0;  // the rule's count before maxRunners bounds it
+  std::optional<std::int64_t> node_startup_p95;
+  bool operator==(const warm_node_sizing&) const = default;
+};
+
+// Bounded by maxRunners less the runners: a chunk no runner may take is cost.
+warm_node_sizing size_warm_nodes(const warm_node_facts& f, const start_time_rule& rule = {});
+
 // For people: what the sizing saw and decided (the condition's message).
 // Counts, not rates, so that it changes only when what it counts does.
 std::string describe(const start_time_sizing& s, const start_time_rule& rule = {});

@@ -17,5 +17,10 @@ inline kube::resource role_bindings() { return {"rbac.authorization.k8s.io", "v1
 inline kube::resource pod_disruption_budgets() { return {"policy", "v1", "poddisruptionbudgets", true}; }
 // CA bundles the pod configuration refers to.
 inline kube::resource config_maps() { return {"", "v1", "configmaps", true}; }
+// Warm nodes (runnerset/warm_nodes.hpp): the shape of a chunk, and the buffer of chunks.
+inline kube::resource pod_templates() { return {"", "v1", "podtemplates", true}; }
+inline kube::resource capacity_buffers() {
+  return {"autoscaling.x-k8s.io", "v1beta1", "capacitybuffers", true};
+}
 
 }  // namespace octorun::kinds

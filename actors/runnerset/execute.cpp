@@ -465,6 +465,10 @@ void execute(self_ptr self, const action& a) {
       return apply_object(self, a.subject, a.text);
     case action_kind::delete_object:
       return delete_object(self, a.subject);
+    case action_kind::apply_warm_nodes:
+      return apply_warm_nodes(self, a.subject, a.text);
+    case action_kind::delete_warm_nodes:
+      return delete_warm_nodes(self, a.subject);
     case action_kind::check_reference:
       return check_reference(self, *a.ref);
     case action_kind::fetch_runner_release:
@@ -523,6 +527,10 @@ std::string_view action_name(action_kind kind) {
       return "fetch_runner_release";
     case action_kind::remove_stuck_start:
       return "remove_stuck_start";
+    case action_kind::apply_warm_nodes:
+      return "apply_warm_nodes";
+    case action_kind::delete_warm_nodes:
+      return "delete_warm_nodes";
   }
   return "unknown";
 }

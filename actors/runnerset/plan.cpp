@@ -75,6 +75,7 @@ class planner {
       per_variant.emplace_back(variants[i].name, scale(variants[i], demands[i]));
       per_variant.back().second.start_time = warm[i];
     }
+    warm_nodes_condition_ = plan_warm_nodes(o_, variants, per_variant, p_.actions);
     drain_retired_variants(variants, per_variant);
     fetch_runner_release();
     hold_credentials(!o_.credentials_secret || !o_.credentials_secret->deleting || github_may_hold_any());
@@ -478,6 +479,7 @@ class planner {
   // every runner goes (busy ones after their job), then every scale set,
   // then the finalizer.
   void drain_for_deletion() {
+    remove_warm_nodes(o_, p_.actions);  // no spare nodes for a set that goes
     for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);  // no new jobs
     for (const auto& [name, r] : o_.runners)
       if (!r.view.deleting && !removing(name)) delete_runner(name);
@@ -524,6 +526,7 @@ class planner {
     if (!p_.versions.empty()) current.push_back(runner_version_condition(p_.versions));
     if (auto start_time = start_time_condition(per_variant, o_.start_time_rule))
       current.push_back(*start_time);
+    if (warm_nodes_condition_) current.push_back(*warm_nodes_condition_);
     auto conditions = set_conditions(o_.published_conditions.value_or(set.status.conditions),
                                      std::move(current), o_.wall_time, set.metadata.generation);
     auto text = status_json(set, per_variant, declared, conditions, &o_.deferred_removals);
@@ -545,6 +548,7 @@ class planner {
   std::int32_t create_room_ = creates_allowed(o_.creates);  // what the variants' creates may still take
   bool awaiting_apply_ = false;  // objects are being applied for the first time, none failed
   std::optional<model::condition> pod_condition_;
+  std::optional<model::condition> warm_nodes_condition_;  // WarmNodesReady (plan_warm_nodes)
 };
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "actors/runnerset/scaling.hpp"
 #include "actors/runnerset/stabilization.hpp"
 #include "actors/runnerset/startup_deadline.hpp"
+#include "actors/runnerset/warm_nodes.hpp"
 #include "messages/scale_sets.hpp"
 #include "model/children.hpp"
 #include "model/class_rules.hpp"
@@ -56,10 +57,14 @@ enum class action_kind {
   confirm_no_runners,           // a LIST of the set's Runners, before its scale sets and finalizer go
   publish_status,               // merge-patch status with `text`
   wake,                         // plan again at `at` (key `subject`)
-  apply_object,     // server-side apply `text`, the per-set object `subject` ("Kind/name", pod_resources.hpp)
-  delete_object,    // DELETE the per-set object `subject`
-  check_reference,  // GET the object `ref` names and judge it (reference_problem)
-  confirm_create,   // GET the Runner `subject`, whose create had no clear answer
+  apply_object,   // server-side apply `text`, the per-set object `subject` ("Kind/name", pod_resources.hpp)
+  delete_object,  // DELETE the per-set object `subject`
+  // Warm nodes (warm_nodes.hpp): server-side apply `text`, the object
+  // `subject` ("PodTemplate/name" or "CapacityBuffer/name"), or DELETE it.
+  apply_warm_nodes,
+  delete_warm_nodes,
+  check_reference,       // GET the object `ref` names and judge it (reference_problem)
+  confirm_create,        // GET the Runner `subject`, whose create had no clear answer
   fetch_runner_release,  // GET GitHub's latest runner release (runner_versions.hpp)
   // As remove_idle_runner, for a runner not online `count` s after the set
   // first saw it (`on`: a derived deadline): stuck_start.hpp. Its Event and
@@ -165,6 +170,7 @@ struct observed_runner {
   bool job_start_heard = false;    // a job start named it
   bool startup_sampled = false;    // its start-up time is in the variant's samples
   bool stuck_start_noted = false;  // its stuck start was counted and told (once)
+  bool node_wait_sampled = false;  // its pod's wait for scheduling was noted (warm nodes)
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the
@@ -277,6 +283,11 @@ struct set_observation {
   std::map<std::string, model::start_time_observations> job_arrivals;
   time_point observing_since{};
   model::start_time_rule start_time_rule;
+  // Warm nodes (warm_nodes.hpp): by variant, its runner pods' recent waits
+  // for a node; and the objects that ask the node autoscaler for them.
+  std::map<std::string, model::node_startup_samples> node_startups;
+  model::node_startup_rule node_startup_rule;
+  warm_nodes_state warm_nodes;
   in_flight_registry in_flight;
   create_pacing creates;  // the slow-start window of Runner creates (create_pacing.hpp)
   github_budget budget;   // of its credentials (github_budget.hpp)
@@ -323,6 +334,8 @@ struct counts {
   std::string session_id;         // the session last opened on it; not a count
   // What its start-time target sized (start_time.hpp); none: no target.
   std::optional<model::start_time_sizing> start_time;
+  // The warm node chunks it asks for (plan_warm_nodes); none: warm nodes off.
+  std::optional<model::warm_node_sizing> warm_nodes;
   void add(const runner_view& v);
 };
 using variant_counts = std::vector<std::pair<std::string, counts>>;
@@ -360,6 +373,21 @@ struct pod_resources_verdict {
   std::optional<model::condition> condition;  // PodConfigReady
 };
 pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<action>& out);
+
+// Part of plan(): the warm-node objects (warm_nodes.hpp) of each variant of
+// `variants` whose start-time target sized it (in `per_variant`) and one of
+// whose runner pods waited for a node: applied when their body changes,
+// deleted when no longer wanted; each such variant's counts get the chunks.
+// The condition WarmNodesReady (none: no variant keeps warm nodes).
+std::optional<model::condition> plan_warm_nodes(const set_observation& o,
+                                                const std::vector<model::effective_variant>& variants,
+                                                variant_counts& per_variant, std::vector<action>& out);
+// Part of plan() for a set being deleted: its warm-node objects go first.
+void remove_warm_nodes(const set_observation& o, std::vector<action>& out);
+// Notes how long a runner's pod waited to be scheduled (its Runner's
+// creation to PodScheduled), once per runner: a wait for a node is a
+// sample of its variant's node start-up.
+void note_runner_scheduled(set_observation& w, const std::string& runner, const model::runner_pod& pod);
 
 // The set is being deleted and its credentials Secret is gone with nothing
 // loaded from it: GitHub cannot be reached on its behalf any more, so its

@@ -192,7 +192,10 @@ void on_pod(self_ptr self, watched::pod_event& ev) {
     for (const auto& c : ev.obj->containers)  // what its runner said of its version, if it did
       if (c.name == model::runner_container && c.reported_version)
         known->second.reported_version = c.reported_version;
-    if (ev.type != kube::event_type::deleted) note_runner_pod(self->state.world, runner, *ev.obj);
+    if (ev.type != kube::event_type::deleted) {
+      note_runner_pod(self->state.world, runner, *ev.obj);
+      note_runner_scheduled(self->state.world, runner, *ev.obj);
+    }
     return route_to_runner(self, runner, std::move(ev));
   }
   auto& early = self->state.early_pods;

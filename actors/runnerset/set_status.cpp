@@ -23,13 +23,19 @@ void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
 }
 
 // What a variant's start-time target sized (crds/README.md, status.startTime).
-rapidjson::Value start_time_json(const model::start_time_sizing& s, json::allocator& a) {
+rapidjson::Value start_time_json(const model::start_time_sizing& s,
+                                 const std::optional<model::warm_node_sizing>& warm_nodes,
+                                 json::allocator& a) {
   rapidjson::Value v(rapidjson::kObjectType);
   v.AddMember("targetP95Seconds", s.target_p95_seconds, a);
   if (s.observed_p95) v.AddMember("observedP95Seconds", *s.observed_p95, a);
   if (s.startup_p95) v.AddMember("runnerStartupP95Seconds", *s.startup_p95, a);
   v.AddMember("recentJobs", s.arrivals, a);
   v.AddMember("warmRunners", s.idle_buffer, a);
+  // Warm nodes (warm_nodes.hpp), once a runner pod waited for a node.
+  if (warm_nodes && warm_nodes->node_startup_p95)
+    v.AddMember("nodeStartupP95Seconds", *warm_nodes->node_startup_p95, a);
+  if (warm_nodes) v.AddMember("warmNodes", warm_nodes->chunks, a);
   return v;
 }
 
@@ -60,7 +66,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
   put_counts(status, total, a);
   // A set with variants says it per variant.
   if (single != nullptr && single->start_time)
-    status.AddMember("startTime", start_time_json(*single->start_time, a), a);
+    status.AddMember("startTime", start_time_json(*single->start_time, single->warm_nodes, a), a);
   else
     status.AddMember("startTime", rapidjson::Value(rapidjson::kNullType), a);
   if (!declared) {
@@ -74,7 +80,7 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
     if (!c.session_id.empty()) entry.AddMember("sessionId", json::string_value(c.session_id, a), a);
     put_counts(entry, c, a);
-    if (c.start_time) entry.AddMember("startTime", start_time_json(*c.start_time, a), a);
+    if (c.start_time) entry.AddMember("startTime", start_time_json(*c.start_time, c.warm_nodes, a), a);
     variants.PushBack(entry, a);
   }
   status.AddMember("variants", variants, a);

@@ -103,6 +103,33 @@ TEST(ChartRender, TheManagerMayOnlyBindTheHooksClusterRoleAndHoldsNoneOfItsRight
   EXPECT_TRUE(ns.find("ClusterRole", "octorun-runner-kubernetes-mode"));
 }
 
+// Warm nodes (docs/scaling.md): the manager writes a PodTemplate and a
+// CapacityBuffer per variant with a start-time target, by server-side
+// apply, and deletes them; it reads neither back, cluster-wide or per
+// watched namespace.
+TEST(ChartRender, TheManagerMayKeepWarmNodesAndReadsNoneBack) {
+  auto rule_for = [](const YAML::Node& rules, const std::string& group, const std::string& resource) {
+    for (const auto& rule : rules)
+      for (const auto& res : rule["resources"])
+        if (str(res) == resource && str(rule["apiGroups"][0]) == group) {
+          std::vector<std::string> verbs;
+          for (const auto& v : rule["verbs"]) verbs.push_back(str(v));
+          return verbs;
+        }
+    return std::vector<std::string>{};
+  };
+  const std::vector<std::string> writes = {"create", "patch", "delete"};
+  auto cluster = ok("");
+  const auto rules = (*cluster.find("ClusterRole", "octorun-manager"))["rules"];
+  EXPECT_EQ(rule_for(rules, "", "podtemplates"), writes);
+  EXPECT_EQ(rule_for(rules, "autoscaling.x-k8s.io", "capacitybuffers"), writes);
+  auto ns = ok("--set rbac.namespaced=true --set watchNamespaces={team-a}");
+  auto role = ns.find("Role", "octorun-manager");
+  ASSERT_TRUE(role);
+  EXPECT_EQ(rule_for((*role)["rules"], "", "podtemplates"), writes);
+  EXPECT_EQ(rule_for((*role)["rules"], "autoscaling.x-k8s.io", "capacitybuffers"), writes);
+}
+
 // Runner pods run untrusted jobs (dind: privileged), and node root reads
 // every ServiceAccount token on its node: the manager stays off their
 // nodes. The term selects the label every runner pod carries

@@ -101,6 +101,11 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       "create poddisruptionbudgets.policy", "patch poddisruptionbudgets.policy",
       "delete poddisruptionbudgets.policy", "create rolebindings.rbac.authorization.k8s.io",
       "patch rolebindings.rbac.authorization.k8s.io", "delete rolebindings.rbac.authorization.k8s.io",
+      // Warm nodes: a PodTemplate and a CapacityBuffer per variant with a
+      // start-time target (server-side apply).
+      "create podtemplates", "patch podtemplates", "delete podtemplates",
+      "create capacitybuffers.autoscaling.x-k8s.io", "patch capacitybuffers.autoscaling.x-k8s.io",
+      "delete capacitybuffers.autoscaling.x-k8s.io",
       // The CA bundle a set's pods mount, checked.
       "get configmaps",
       // RunnerClasses and the namespaces' labels their selectors match, read only.
@@ -122,7 +127,8 @@ TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
   for (const auto& call :
        {"delete runnersets.octorun.io", "create runnersets.octorun.io", "update runners.octorun.io",
         "update pods", "update secrets", "delete secrets", "list configmaps", "create configmaps",
-        "get serviceaccounts", "delete roles.rbac.authorization.k8s.io",
+        "get serviceaccounts", "delete roles.rbac.authorization.k8s.io", "list podtemplates",
+        "get capacitybuffers.autoscaling.x-k8s.io",
         // What the hooks' ClusterRole grants (rbac.containerModeKubernetes):
         // the manager may only bind it, never holds it.
         "get pods --subresource=log", "create jobs.batch", "create events", "delete events.events.k8s.io",

@@ -39,6 +39,16 @@
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [create, patch, delete]
+# Warm nodes (docs/scaling.md): per variant with a start-time target, a
+# PodTemplate shaped like its runner pod and the node autoscalers'
+# CapacityBuffer asking for chunks of it (server-side apply: patch, and
+# create for the first apply). Neither is read back.
+- apiGroups: [""]
+  resources: [podtemplates]
+  verbs: [create, patch, delete]
+- apiGroups: [autoscaling.x-k8s.io]
+  resources: [capacitybuffers]
+  verbs: [create, patch, delete]
 # The CA bundle a RunnerSet's pods mount (spec.caBundle) is checked.
 - apiGroups: [""]
   resources: [configmaps]

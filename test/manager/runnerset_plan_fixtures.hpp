@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,18 @@ inline std::int32_t creates(const set_plan& p) {
   return n;
 }
 inline bool has(const set_plan& p, action_kind kind) { return !of(p, kind).empty(); }
+// The condition of `type` in the plan's status write (none: no write, or not in it).
+inline std::optional<model::condition> published_condition(const set_plan& p, const std::string& type) {
+  for (const auto& a : of(p, action_kind::publish_status))
+    for (const auto& c : a.conditions)
+      if (c.type == type) return c;
+  return std::nullopt;
+}
+// The status the plan writes ("" when it writes none).
+inline std::string published_status(const set_plan& p) {
+  auto status = of(p, action_kind::publish_status);
+  return status.empty() ? std::string() : status.front().text;
+}
 using names = std::vector<std::string>;
 
 }  // namespace octorun::runnerset::plan_fixtures

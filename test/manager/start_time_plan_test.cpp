@@ -28,18 +28,6 @@ set_observation targeted(int jobs, std::int32_t max_runners = 100, const std::st
   return o;
 }
 
-std::optional<model::condition> condition_of(const set_plan& p, const std::string& type) {
-  for (const auto& a : of(p, action_kind::publish_status))
-    for (const auto& c : a.conditions)
-      if (c.type == type) return c;
-  return std::nullopt;
-}
-
-std::string status_of(const set_plan& p) {
-  auto status = of(p, action_kind::publish_status);
-  return status.empty() ? std::string() : status.front().text;
-}
-
 TEST(StartTimePlan, WarmRunnersComeOnTopOfDemand) {
   auto o = targeted(12);
   demand(o, 2);
@@ -48,7 +36,7 @@ TEST(StartTimePlan, WarmRunnersComeOnTopOfDemand) {
   ASSERT_EQ(p.desired.size(), 1u);
   EXPECT_EQ(p.desired[0].second, warm + 2);
   EXPECT_EQ(creates(p), warm + 2);
-  auto c = condition_of(p, "StartTimeTargetMet");
+  auto c = published_condition(p, "StartTimeTargetMet");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "True");
   EXPECT_EQ(c->reason, "TargetMet");
@@ -56,12 +44,12 @@ TEST(StartTimePlan, WarmRunnersComeOnTopOfDemand) {
                             std::to_string(warm) + " runners kept warm"),
             std::string::npos)
       << c->message;
-  EXPECT_NE(
-      status_of(p).find(R"("startTime":{"targetP95Seconds":5,"runnerStartupP95Seconds":60,"recentJobs":12,)"
-                        R"("warmRunners":)" +
-                        std::to_string(warm) + "}"),
-      std::string::npos)
-      << status_of(p);
+  EXPECT_NE(published_status(p).find(
+                R"("startTime":{"targetP95Seconds":5,"runnerStartupP95Seconds":60,"recentJobs":12,)"
+                R"("warmRunners":)" +
+                std::to_string(warm) + "}"),
+            std::string::npos)
+      << published_status(p);
 }
 
 TEST(StartTimePlan, WithoutATargetNothingChanges) {
@@ -70,8 +58,8 @@ TEST(StartTimePlan, WithoutATargetNothingChanges) {
   demand(o, 2);
   auto p = plan(o);
   EXPECT_EQ(creates(p), 2);
-  EXPECT_FALSE(condition_of(p, "StartTimeTargetMet"));
-  EXPECT_NE(status_of(p).find(R"("startTime":null)"), std::string::npos) << "a former one is cleared";
+  EXPECT_FALSE(published_condition(p, "StartTimeTargetMet"));
+  EXPECT_NE(published_status(p).find(R"("startTime":null)"), std::string::npos) << "a former one is cleared";
 }
 
 // The cold start meets the target: no warm runner beyond minRunners.
@@ -81,7 +69,7 @@ TEST(StartTimePlan, AFastStartUpNeedsNoWarmRunners) {
   o.set->spec.start_time_target = model::start_time_target_spec{60};
   auto p = plan(o);
   EXPECT_EQ(creates(p), 1);
-  EXPECT_EQ(condition_of(p, "StartTimeTargetMet")->reason, "TargetMet");
+  EXPECT_EQ(published_condition(p, "StartTimeTargetMet")->reason, "TargetMet");
 }
 
 // Three busy runners in a set of four: one warm runner fits, the rest do
@@ -93,7 +81,7 @@ TEST(StartTimePlan, MaxRunnersBoundsTheWarmRunnersAndBusyOnesStay) {
   auto p = plan(o);
   EXPECT_EQ(creates(p), 1);
   EXPECT_TRUE(of(p, action_kind::remove_idle_runner).empty());
-  auto c = condition_of(p, "StartTimeTargetMet");
+  auto c = published_condition(p, "StartTimeTargetMet");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "False");
   EXPECT_EQ(c->reason, "MaxRunnersTooLow");
@@ -122,7 +110,7 @@ TEST(StartTimePlan, WhenDemandStopsThePoolDrainsToMinRunners) {
   EXPECT_EQ(p.desired[0].second, 2) << "minRunners 1 on top of the busy runner's job";
   EXPECT_EQ(subjects(p, action_kind::remove_idle_runner).size(), 3u);
   for (const auto& name : subjects(p, action_kind::remove_idle_runner)) EXPECT_NE(name, "linux-busy");
-  auto c = condition_of(p, "StartTimeTargetMet");
+  auto c = published_condition(p, "StartTimeTargetMet");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "True");
   EXPECT_EQ(c->reason, "NoRecentJobs");
@@ -144,10 +132,10 @@ TEST(StartTimePlan, AVariantsTargetIsItsOwn) {
   ASSERT_EQ(p.desired.size(), 2u);
   EXPECT_EQ(p.desired[0].second, 0);
   EXPECT_GT(p.desired[1].second, 0);
-  auto c = condition_of(p, "StartTimeTargetMet");
+  auto c = published_condition(p, "StartTimeTargetMet");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->message.rfind("Variant gpu: ", 0), 0u) << c->message;
-  const auto status = status_of(p);
+  const auto status = published_status(p);
   EXPECT_NE(status.find(R"("startTime":null)"), std::string::npos) << status;
   EXPECT_NE(status.find(R"("name":"gpu")"), status.find(R"("startTime":{"targetP95Seconds":5)")) << status;
   EXPECT_NE(status.find(R"("startTime":{"targetP95Seconds":5)"), std::string::npos) << status;

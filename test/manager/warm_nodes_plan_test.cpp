@@ -52,18 +52,6 @@ void answer(set_observation& o, const set_plan& p) {
   }
 }
 
-std::optional<model::condition> condition_of(const set_plan& p, const std::string& type) {
-  for (const auto& a : of(p, action_kind::publish_status))
-    for (const auto& c : a.conditions)
-      if (c.type == type) return c;
-  return std::nullopt;
-}
-
-std::string status_of(const set_plan& p) {
-  auto status = of(p, action_kind::publish_status);
-  return status.empty() ? std::string() : status.front().text;
-}
-
 const action* applying(const set_plan& p, const std::string& key) {
   for (const auto& a : p.actions)
     if (a.kind == action_kind::apply_warm_nodes && a.subject == key) return &a;
@@ -112,7 +100,7 @@ TEST(WarmNodesPlan, TheShapeFirstThenTheBufferThenNothing) {
   auto p = plan(o);
   EXPECT_TRUE(applying(p, template_key));
   EXPECT_FALSE(applying(p, buffer_key)) << "a buffer never points at a template that is not there";
-  auto c = condition_of(p, "WarmNodesReady");
+  auto c = published_condition(p, "WarmNodesReady");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "Unknown");
   answer(o, p);
@@ -125,14 +113,14 @@ TEST(WarmNodesPlan, TheShapeFirstThenTheBufferThenNothing) {
 
   p = plan(o);
   EXPECT_FALSE(has(p, action_kind::apply_warm_nodes)) << "level-triggered: nothing changed, nothing sent";
-  c = condition_of(p, "WarmNodesReady");
+  c = published_condition(p, "WarmNodesReady");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "True");
   EXPECT_EQ(c->reason, "Requested");
   EXPECT_NE(c->message.find("CapacityBuffer octorun-warm-linux asks for 11 chunks"), std::string::npos)
       << c->message;
-  EXPECT_NE(status_of(p).find(R"("nodeStartupP95Seconds":60,"warmNodes":11})"), std::string::npos)
-      << status_of(p);
+  EXPECT_NE(published_status(p).find(R"("nodeStartupP95Seconds":60,"warmNodes":11})"), std::string::npos)
+      << published_status(p);
 }
 
 TEST(WarmNodesPlan, WhenDemandStopsTheBufferAsksForNone) {
@@ -152,8 +140,8 @@ TEST(WarmNodesPlan, NoneBeforeAPodWaitedForANodeOrWithoutATarget) {
   o.node_startups.clear();
   auto p = plan(o);
   EXPECT_FALSE(has(p, action_kind::apply_warm_nodes));
-  EXPECT_FALSE(condition_of(p, "WarmNodesReady"));
-  EXPECT_EQ(status_of(p).find("warmNodes"), std::string::npos) << status_of(p);
+  EXPECT_FALSE(published_condition(p, "WarmNodesReady"));
+  EXPECT_EQ(published_status(p).find("warmNodes"), std::string::npos) << published_status(p);
 
   o = targeted();
   o.set->spec.start_time_target.reset();
@@ -180,12 +168,13 @@ TEST(WarmNodesPlan, AnUnservedApiTurnsWarmNodesOffAndIsTriedAgainLater) {
   auto p = plan(o);
   EXPECT_FALSE(has(p, action_kind::apply_warm_nodes));
   EXPECT_FALSE(has(p, action_kind::delete_warm_nodes));
-  auto c = condition_of(p, "WarmNodesReady");
+  auto c = published_condition(p, "WarmNodesReady");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "False");
   EXPECT_EQ(c->reason, "CapacityBufferUnavailable");
   EXPECT_NE(c->message.find("CapacityBuffer=true"), std::string::npos) << c->message;
-  EXPECT_EQ(status_of(p).find("warmNodes"), std::string::npos) << "none asked: " << status_of(p);
+  EXPECT_EQ(published_status(p).find("warmNodes"), std::string::npos)
+      << "none asked: " << published_status(p);
   auto wakes = of(p, action_kind::wake);
   auto wake =
       std::find_if(wakes.begin(), wakes.end(), [](const action& a) { return a.subject == warm_nodes_wake; });
@@ -195,7 +184,8 @@ TEST(WarmNodesPlan, AnUnservedApiTurnsWarmNodesOffAndIsTriedAgainLater) {
   o.now = o.warm_nodes.retry_at;
   p = plan(o);
   EXPECT_TRUE(applying(p, buffer_key)) << "an API installed since is picked up";
-  EXPECT_EQ(condition_of(p, "WarmNodesReady")->reason, "CapacityBufferUnavailable") << "until it answers";
+  EXPECT_EQ(published_condition(p, "WarmNodesReady")->reason, "CapacityBufferUnavailable")
+      << "until it answers";
 }
 
 TEST(WarmNodesPlan, AFailedApplyIsSaidAndWaitsForItsRetry) {
@@ -205,7 +195,7 @@ TEST(WarmNodesPlan, AFailedApplyIsSaidAndWaitsForItsRetry) {
   o.warm_nodes.retry_at = o.now + warm_nodes_retry;
   auto p = plan(o);
   EXPECT_FALSE(applying(p, buffer_key));
-  auto c = condition_of(p, "WarmNodesReady");
+  auto c = published_condition(p, "WarmNodesReady");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->reason, "ApplyFailed");
   EXPECT_NE(c->message.find("403 Forbidden"), std::string::npos) << c->message;
@@ -222,7 +212,7 @@ TEST(WarmNodesPlan, ATargetRemovedDeletesTheBufferThenItsShape) {
   o.set->spec.start_time_target.reset();
   auto p = plan(o);
   EXPECT_EQ(subjects(p, action_kind::delete_warm_nodes), names{buffer_key});
-  EXPECT_FALSE(condition_of(p, "WarmNodesReady"));
+  EXPECT_FALSE(published_condition(p, "WarmNodesReady"));
   answer(o, p);
   p = plan(o);
   EXPECT_EQ(subjects(p, action_kind::delete_warm_nodes), names{template_key});

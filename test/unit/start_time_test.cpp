@@ -14,28 +14,13 @@
 #include <random>
 #include <vector>
 
+#include "test/unit/arrival_traces.hpp"
+
 namespace octorun::model {
 namespace {
 
 using namespace std::chrono_literals;
-using clock_duration = std::chrono::steady_clock::duration;
-
-const steady_time t0 = steady_time{} + std::chrono::hours(24);
-
-steady_time at(double seconds) {
-  return t0 + std::chrono::duration_cast<clock_duration>(std::chrono::duration<double>(seconds));
-}
-
-// Poisson arrivals at `per_second` from `from` to `to` (seconds after t0), by
-// inverse transform of mt19937's raw output (the same on every platform).
-void poisson(std::vector<double>& out, std::mt19937& gen, double per_second, double from, double to) {
-  for (double t = from;;) {
-    const double u = (static_cast<double>(gen()) + 0.5) / 4294967296.0;
-    t += -std::log(u) / per_second;
-    if (t >= to) return;
-    out.push_back(t);
-  }
-}
+using namespace traces;
 
 struct played {
   std::vector<double> waits;              // each job's wait for a runner, seconds

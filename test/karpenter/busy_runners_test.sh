@@ -20,26 +20,10 @@ set -euo pipefail
 
 [[ $# -eq 3 ]] || { sed -n '2,20p' "$0" >&2; exit 2; }
 octorun=$1 simulator=$2 crds=$3
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-controlplane=$here/../controlplane
-work=$(mktemp -d)
-dir=$work/cluster
-pids=()
-cleanup() {
-  local p
-  # Killed, as the binary tests' harness does (a manager's orderly stop may wait
-  # on a long poll), and reaped before the cluster goes.
-  for p in "${pids[@]}"; do
-    kill -KILL "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  "$controlplane/cluster.sh" stop "$dir" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-began=$SECONDS
 
 ns=busy-runners set=busy org=disrupt
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 step() { echo "busy_runners_test: $(date -u +%T) $*"; }
 fail() {
   echo "busy_runners_test: FAIL: $*" >&2
@@ -82,7 +66,6 @@ wait_until() {
   done
 }
 tick() { [[ -z ${sim:-} ]] || observe; }
-listening() { [[ -n $(sim_url) ]]; }
 # What the test knows, refreshed by observe(): the set's pods and the simulator's state.
 declare -A online=()
 pods_json='{"items":[]}' state_json='{"jobs":[]}'
@@ -161,30 +144,7 @@ evaluations() {
 evaluated_since() { (($(evaluations) >= $1)); }
 
 step "starting a control plane, Karpenter, the simulator and the manager"
-"$controlplane/cluster.sh" start "$dir" $$
-# shellcheck disable=SC1091
-source "$dir/env"
-kubectl() { "$OCTORUN_TEST_BIN/kubectl" "$@"; }
-"$controlplane/karpenter.sh" up "$dir" $$
-kubectl apply -f "$crds" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/runnersets.octorun.io crd/runners.octorun.io >/dev/null
-
-"$simulator" --port 0 --bind 127.0.0.1 --org "$org" >"$work/simulator.log" 2>&1 &
-pids+=($!)
-sim_url() { sed -n 's/^.*listening on \(http:[^ ]*\).*$/\1/p' "$work/simulator.log" | head -n 1; }
-
-wait_until 30 "the simulator to listen" listening
-sim=$(sim_url)
-
-kubectl create namespace "$ns" >/dev/null
-kubectl -n "$ns" create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
-OCTORUN_WEBHOOK_SECRET=unused "$octorun" --kubeconfig="$dir/kubeconfig" --namespace="$ns" \
-  --lease-namespace="$ns" --identity=busy-runners --webhook-bind=127.0.0.1 --webhook-port=0 \
-  --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 --log-format=text \
-  --scheduler.max-threads=2 --github-http-hosts=127.0.0.1 --allow-sets-without-class \
-  >"$work/manager.log" 2>&1 &
-pids+=($!)
-wait_until 60 "the manager to lead" grep -q "webhook intake listening on" "$work/manager.log"
+start_stack busy-runners
 
 # Everything that happens to runner pods, Runners and nodes, with the time it was seen.
 watch_log() {  # watch_log FILE KUBECTL-ARGS...: one line per event: seconds, type, object

@@ -18,24 +18,10 @@ set -euo pipefail
 
 [[ $# -eq 3 ]] || { sed -n '2,17p' "$0" >&2; exit 2; }
 octorun=$1 simulator=$2 crds=$3
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-controlplane=$here/../controlplane
-work=$(mktemp -d)
-dir=$work/cluster
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do
-    kill -KILL "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  "$controlplane/cluster.sh" stop "$dir" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-began=$SECONDS
 
 ns=warm-nodes set=warm org=warmnodes
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 registration=20
 step() { echo "warm_nodes_test: $(date -u +%T) $*"; }
 fail() {
@@ -83,7 +69,6 @@ bring_online() {
       | .metadata.labels["octorun.io/runner"]')
   return 0
 }
-listening() { [[ -n $(sim_url) ]]; }
 buffer_asks() {  # the CapacityBuffer asks for one chunk or more, of the set's PodTemplate
   kubectl -n "$ns" get podtemplate "octorun-warm-$set" >/dev/null &&
     (($(kubectl -n "$ns" get capacitybuffer "octorun-warm-$set" -o jsonpath='{.spec.replicas}') >= 1))
@@ -116,30 +101,8 @@ new_pod_scheduled() {  # a runner pod not in $before is scheduled
 }
 
 step "starting a control plane, Karpenter, the simulator and the manager"
-"$controlplane/cluster.sh" start "$dir" $$
-# shellcheck disable=SC1091
-source "$dir/env"
-kubectl() { "$OCTORUN_TEST_BIN/kubectl" "$@"; }
-"$controlplane/karpenter.sh" up "$dir" $$
-kubectl apply -f "$crds" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/runnersets.octorun.io crd/runners.octorun.io \
-  crd/capacitybuffers.autoscaling.x-k8s.io >/dev/null
-
-"$simulator" --port 0 --bind 127.0.0.1 --org "$org" >"$work/simulator.log" 2>&1 &
-pids+=($!)
-sim_url() { sed -n 's/^.*listening on \(http:[^ ]*\).*$/\1/p' "$work/simulator.log" | head -n 1; }
-wait_until 30 "the simulator to listen" listening
-sim=$(sim_url)
-
-kubectl create namespace "$ns" >/dev/null
-kubectl -n "$ns" create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
-OCTORUN_WEBHOOK_SECRET=unused "$octorun" --kubeconfig="$dir/kubeconfig" --namespace="$ns" \
-  --lease-namespace="$ns" --identity=warm-nodes --webhook-bind=127.0.0.1 --webhook-port=0 \
-  --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 --log-format=text \
-  --scheduler.max-threads=2 --github-http-hosts=127.0.0.1 --allow-sets-without-class \
-  >"$work/manager.log" 2>&1 &
-pids+=($!)
-wait_until 60 "the manager to lead" grep -q "webhook intake listening on" "$work/manager.log"
+start_stack warm-nodes
+kubectl wait --for=condition=Established --timeout=60s crd/capacitybuffers.autoscaling.x-k8s.io >/dev/null
 
 kubectl -n "$ns" apply -f - >/dev/null <<EOF
 apiVersion: octorun.io/v1alpha1

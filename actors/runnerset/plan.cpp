@@ -76,6 +76,7 @@ class planner {
       per_variant.back().second.start_time = warm[i];
     }
     warm_nodes_condition_ = plan_warm_nodes(o_, variants, per_variant, p_.actions);
+    p_.warm_nodes = warm_nodes_condition_;
     drain_retired_variants(variants, per_variant);
     fetch_runner_release();
     hold_credentials(!o_.credentials_secret || !o_.credentials_secret->deleting || github_may_hold_any());

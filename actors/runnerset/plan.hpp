@@ -354,6 +354,9 @@ struct set_plan {
   // Each declared variant's runner version verdict (runner_versions.hpp),
   // for the Events and the metrics.
   variant_verdicts versions;
+  // WarmNodesReady as planned (plan_warm_nodes; none: no variant keeps
+  // warm nodes, or the counts are not known), for the Events.
+  std::optional<model::condition> warm_nodes;
 };
 
 set_plan plan(const set_observation& o);

@@ -156,6 +156,18 @@ void start_time_events(const set_summary& before, const set_summary& after, std:
     out.push_back(normal("StartTimeTargetMet", "KeepWarmRunners", after.start_time_message));
 }
 
+// Warm nodes (warm_nodes.hpp): one Warning when they turn off (the API is
+// not served, or an apply failed), a Normal when they are asked for again.
+void warm_nodes_events(const set_summary& before, const set_summary& after, std::vector<set_event>& out) {
+  if (after.warm_nodes_status == before.warm_nodes_status &&
+      after.warm_nodes_reason == before.warm_nodes_reason)
+    return;
+  if (after.warm_nodes_status == "False")
+    out.push_back(warning("WarmNodes" + after.warm_nodes_reason, "KeepWarmNodes", after.warm_nodes_message));
+  else if (after.warm_nodes_status == "True" && before.warm_nodes_status == "False")
+    out.push_back(normal("WarmNodesRequested", "KeepWarmNodes", after.warm_nodes_message));
+}
+
 }  // namespace
 
 set_summary summary_from_status(const model::runnerset& set) {
@@ -175,6 +187,11 @@ set_summary summary_from_status(const model::runnerset& set) {
       s.start_time_status = c.status;
       s.start_time_reason = c.reason;
       s.start_time_message = c.message;
+    }
+    if (c.type == "WarmNodesReady") {
+      s.warm_nodes_status = c.status;
+      s.warm_nodes_reason = c.reason;
+      s.warm_nodes_message = c.message;
     }
     if (c.type != "CredentialsReady") continue;
     if (c.status == "True") s.credentials = credentials_state::ready;
@@ -239,6 +256,9 @@ set_summary summarize(const set_summary& previous, const set_observation& o, con
     s.start_time_status = start_time ? start_time->status : "";
     s.start_time_reason = start_time ? start_time->reason : "";
     s.start_time_message = start_time ? start_time->message : "";
+    s.warm_nodes_status = p.warm_nodes ? p.warm_nodes->status : "";
+    s.warm_nodes_reason = p.warm_nodes ? p.warm_nodes->reason : "";
+    s.warm_nodes_message = p.warm_nodes ? p.warm_nodes->message : "";
   }
   if (!p.versions.empty()) {
     const auto version = runner_version_condition(p.versions);
@@ -273,6 +293,7 @@ std::vector<set_event> set_events(const set_summary& before, const set_summary& 
   drain_events(before, after, out);
   version_events(before, after, out);
   start_time_events(before, after, out);
+  warm_nodes_events(before, after, out);
   return out;
 }
 

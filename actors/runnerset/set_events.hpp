@@ -54,6 +54,11 @@ struct set_summary {
   std::string start_time_status;
   std::string start_time_reason;
   std::string start_time_message;
+  // The WarmNodesReady condition's status and reason ("": no warm nodes);
+  // its Events follow those, as the start-time target's do.
+  std::string warm_nodes_status;
+  std::string warm_nodes_reason;
+  std::string warm_nodes_message;
   bool operator==(const set_summary&) const = default;
 };
 

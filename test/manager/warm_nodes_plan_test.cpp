@@ -6,6 +6,7 @@
 // its pods' waits for a node. No actor, no I/O.
 #include <gtest/gtest.h>
 
+#include "actors/runnerset/set_events.hpp"
 #include "actors/runnerset/warm_nodes.hpp"
 #include "common/json_parse.hpp"
 #include "model/naming.hpp"
@@ -258,6 +259,56 @@ TEST(WarmNodesPlan, OnlyAWaitForANodeIsANodeStartUp) {
   pod.scheduled_at = 0;  // not scheduled yet
   note_runner_scheduled(o, "linux-c", pod);
   EXPECT_EQ(o.node_startups[""].seconds.size(), 1u);
+}
+
+}  // namespace
+}  // namespace octorun::runnerset
+
+namespace octorun::runnerset {
+namespace {
+
+// One Warning when warm nodes turn off, none while they stay off, a Normal
+// when they are asked for again; a restart repeats none (the status says).
+TEST(WarmNodesPlan, AnUnservedApiIsOneWarningAndItsReturnANormalEvent) {
+  auto o = targeted();
+  answer(o, plan(o));
+  answer(o, plan(o));
+  auto before = summary_from_status(*o.set);
+  auto p = plan(o);
+  auto now = summarize(before, o, p);
+  auto events = set_events(before, now, "github");
+  EXPECT_TRUE(std::none_of(events.begin(), events.end(), [](const set_event& e) { return e.warning; }));
+  before = now;
+
+  o.warm_nodes.unserved = true;
+  o.warm_nodes.retry_at = o.now + warm_nodes_unserved_retry;
+  p = plan(o);
+  now = summarize(before, o, p);
+  events = set_events(before, now, "github");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].warning);
+  EXPECT_EQ(events[0].reason, "WarmNodesCapacityBufferUnavailable");
+  EXPECT_EQ(events[0].action, "KeepWarmNodes");
+  EXPECT_TRUE(set_events(now, summarize(now, o, plan(o)), "github").empty()) << "a level, not a transition";
+  model::condition said;
+  said.type = "WarmNodesReady";
+  said.status = "False";
+  said.reason = "CapacityBufferUnavailable";
+  o.set->status.conditions.push_back(said);
+  const auto restarted = set_events(summary_from_status(*o.set), now, "github");
+  EXPECT_TRUE(std::none_of(restarted.begin(), restarted.end(), [](const set_event& e) {
+    return e.reason.rfind("WarmNodes", 0) == 0;
+  })) << "a restart repeats nothing the status says";
+
+  before = now;
+  o.warm_nodes.unserved = false;
+  o.warm_nodes.errors.clear();
+  p = plan(o);
+  now = summarize(before, o, p);
+  events = set_events(before, now, "github");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].warning);
+  EXPECT_EQ(events[0].reason, "WarmNodesRequested");
 }
 
 }  // namespace

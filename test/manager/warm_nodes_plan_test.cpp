@@ -243,9 +243,9 @@ TEST(WarmNodesPlan, WhatAPredecessorMadeIsDeletedWhenNoLongerWanted) {
 TEST(WarmNodesPlan, OnlyAWaitForANodeIsANodeStartUp) {
   auto o = targeted();
   o.node_startups.clear();
-  auto& fast = add_runner(o, "linux-a", runner::phase::pending, false);
+  auto& fast = add_runner(o, "linux-a", model::runner_phase::pending, false);
   fast.view.created = 1000;
-  auto& slow = add_runner(o, "linux-b", runner::phase::pending, false);
+  auto& slow = add_runner(o, "linux-b", model::runner_phase::pending, false);
   slow.view.created = 1000;
   model::runner_pod pod;
   pod.scheduled_at = 1002;

@@ -29,6 +29,10 @@ namespace octorun::runner::detail {
 
 std::string id(self_ptr self) { return self->state.cfg.ns + "/" + self->state.cfg.name; }
 
+time_point now(self_ptr self) { return self->clock().now(); }
+
+std::int64_t wall_now(self_ptr self) { return self->state.cfg.wall_clock(); }
+
 std::chrono::milliseconds backoff(self_ptr self) {
   auto& st = self->state;
   return exponential_backoff<std::chrono::milliseconds>{st.cfg.retry_initial, st.cfg.retry_max}.delay(
@@ -36,9 +40,9 @@ std::chrono::milliseconds backoff(self_ptr self) {
 }
 
 // Wakes reconcile at `at`; a later wake replaces an earlier one.
-void wake_at(self_ptr self, clock::time_point at) {
+void wake_at(self_ptr self, time_point at) {
   auto gen = ++self->state.wake_generation;
-  auto delay = std::max(at - clock::now(), clock::duration::zero());
+  auto delay = std::max(at - now(self), time_point::duration::zero());
   self->delayed_send(self, delay, wake_atom::value, gen);
 }
 
@@ -102,7 +106,7 @@ void create_conflict(self_ptr self, const char* what) {
       "runner {}: {}: the name is taken (by an earlier Runner's child on its way out, or by an "
       "attempt whose answer was lost); looking again in {} ms",
       id(self), what, backoff(self).count());
-  wake_at(self, clock::now() + backoff(self));
+  wake_at(self, now(self) + backoff(self));
 }
 
 // A write failed: decide how soon to look again.
@@ -126,7 +130,7 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
             },
             [=](caf::error&) {
               self->state.step_in_flight = false;
-              wake_at(self, clock::now() + backoff(self));
+              wake_at(self, now(self) + backoff(self));
             });
     return;
   }
@@ -137,7 +141,7 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
                                        : spdlog::level::err;
   spdlog::log(level, "runner {}: {} failed: {}; retrying in {} ms", id(self), what, kube::to_string(e),
               backoff(self).count());
-  wake_at(self, clock::now() + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after));
+  wake_at(self, now(self) + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after));
 }
 
 void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
@@ -145,7 +149,7 @@ void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
   st.step_in_flight = false;
   ++st.consecutive_errors;
   spdlog::warn("runner {}: {} got no answer: {}", id(self), what, self->system().render(e));
-  wake_at(self, clock::now() + backoff(self));
+  wake_at(self, now(self) + backoff(self));
 }
 
 // Records `e` regarding `runner`, the Runner as a write returned it (fire and
@@ -282,7 +286,7 @@ void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner&
   facts.pod_failed = pod.runner_exited && pod.exit_code != 0;
   facts.registration_failure = self->state.memory.registration_failure;
   facts.name_taken = self->state.memory.name_taken;
-  auto conditions = runner_conditions(runner.status.conditions, facts, format_rfc3339(std::time(nullptr)),
+  auto conditions = runner_conditions(runner.status.conditions, facts, format_rfc3339(wall_now(self)),
                                       runner.metadata.generation);
   status.AddMember("podReady", pod_ready, a);
   status.AddMember("conditions", conditions_json(conditions, a), a);
@@ -367,15 +371,15 @@ void record_pod_failure(self_ptr self, const observation& o) {
   const auto& old = st.runner->status.failures;
   for (auto i = old.size() > 9 ? old.size() - 9 : 0; i < old.size(); ++i)
     failures.PushBack(failure_json(old[i], a), a);
-  model::runner_failure now{format_rfc3339(std::time(nullptr)), "RunnerExited",
-                            "the runner container exited with code " + std::to_string(o.pod.exit_code),
-                            o.pod.exit_code, st.pod->metadata.uid};
-  failures.PushBack(failure_json(now, a), a);
+  model::runner_failure failure{format_rfc3339(wall_now(self)), "RunnerExited",
+                                "the runner container exited with code " + std::to_string(o.pod.exit_code),
+                                o.pod.exit_code, st.pod->metadata.uid};
+  failures.PushBack(failure_json(failure, a), a);
   rapidjson::Value s(rapidjson::kObjectType);
   s.AddMember("failures", failures, a);
   add_readiness(self, s, *st.runner, false, a);
   const auto delay = pod_retry_delay_seconds(o.failures + 1);
-  st.memory.retry_not_before = clock::now() + std::chrono::seconds(delay);
+  st.memory.retry_not_before = now(self) + std::chrono::seconds(delay);
   spdlog::info("runner {}: pod failed (exit {}), recreating it after backoff", id(self), o.pod.exit_code);
   patch_status(self, "recording a pod failure", std::move(s), d,
                event_for_pod_retry(o.pod.exit_code, o.failures + 1, st.cfg.lim.max_pod_failures, delay));
@@ -440,14 +444,14 @@ void reconcile(self_ptr self) {
   if (st.step_in_flight || st.job_in_flight || !st.runner) return;
   if (!st.secret_read) return read_own_secret(self);  // before its first decision
   if (st.secret) st.memory.unstored_jit.reset();      // stored
-  const auto now = clock::now();
-  if (st.pod && !st.memory.pod_seen) st.memory.pod_seen_since = now;
+  const auto at = now(self);
+  if (st.pod && !st.memory.pod_seen) st.memory.pod_seen_since = at;
   if (st.pod) st.memory.pod_seen = true;
   if (!st.pod || !st.pod->ready)
     st.memory.pod_ready_since = {};
-  else if (st.memory.pod_ready_since == clock::time_point{})
-    st.memory.pod_ready_since = now;
-  auto o = observe(*st.runner, st.pod.get(), st.secret.get(), st.memory, now);
+  else if (st.memory.pod_ready_since == time_point{})
+    st.memory.pod_ready_since = at;
+  auto o = observe(*st.runner, st.pod.get(), st.secret.get(), st.memory, at);
   execute(self, next_step(o, st.cfg.lim), o);
 }
 
@@ -476,7 +480,7 @@ void record_end(self_ptr self, const model::runner& last) {
     fill(end.timeline.online, pod->ready_at);
     end.requests = pod->requests;
   }
-  end.timeline.gone = static_cast<std::int64_t>(std::time(nullptr));
+  end.timeline.gone = wall_now(self);
   if (last.status.job) end.repository = last.status.job->repository;
   st.cfg.metrics->runner_gone(st.cfg.ns, last.spec->runner_set_name, last.spec->variant, end);
 }
@@ -530,6 +534,8 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
 }  // namespace octorun::runner::detail
 
 namespace octorun::runner {
+
+std::int64_t epoch_seconds_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
 runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
   return parent->spawn(detail::runner_behavior, std::move(cfg));

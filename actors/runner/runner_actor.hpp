@@ -25,6 +25,9 @@
 
 namespace octorun::runner {
 
+// The system's wall clock: std::time, in seconds since the epoch.
+std::int64_t epoch_seconds_now();
+
 struct runner_actor_config {
   std::string ns;
   std::string name;
@@ -57,6 +60,10 @@ struct runner_actor_config {
   // The manager's metrics: the Runner's timeline and cost once it is gone
   // (recorder::runner_gone). None: nothing is recorded.
   std::shared_ptr<metrics::recorder> metrics;
+  // The wall clock, in seconds since the epoch: the times the actor writes
+  // (conditions' lastTransitionTime, pod failures) and the Runner's end.
+  // Its waits run on the actor's own clock (CAF's); tests fix both.
+  std::int64_t (*wall_clock)() = &epoch_seconds_now;
 };
 
 // Sent by the RunnerSet after it removed this runner from GitHub itself

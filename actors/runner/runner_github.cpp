@@ -36,10 +36,10 @@ void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seco
   st.jit_conflict_retried = false;
   ++st.consecutive_errors;
   auto wait = std::max<std::chrono::milliseconds>(backoff(self), retry_after);
-  if (!st.memory.registration_failure.empty()) st.memory.registration_retry_at = clock::now() + wait;
+  if (!st.memory.registration_failure.empty()) st.memory.registration_retry_at = now(self) + wait;
   spdlog::log(level, "runner {}: GitHub JIT configuration failed: {}; retrying in {} ms", id(self), why,
               wait.count());
-  wake_at(self, clock::now() + wait);
+  wake_at(self, now(self) + wait);
 }
 
 void decide_name_conflict(self_ptr self, const github::error& e);
@@ -257,15 +257,14 @@ void removal_call_failed(self_ptr self, const std::string& what, const github::e
   auto& s = self->state;
   if (e.kind == github::error_kind::rate_limited) {
     s.memory.removal = github_removal::rate_limited;
-    s.memory.retry_not_before =
-        clock::now() + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
+    s.memory.retry_not_before = now(self) + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
     spdlog::debug("runner {}: {}: {}", id(self), what, e.describe());
     return reconcile(self);
   }
   ++s.consecutive_errors;
   auto wait = std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
   spdlog::warn("runner {}: {} failed: {}; retrying in {} ms", id(self), what, e.describe(), wait.count());
-  wake_at(self, clock::now() + wait);
+  wake_at(self, now(self) + wait);
 }
 
 }  // namespace
@@ -317,7 +316,7 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
             if (*r == github::delete_outcome::busy) {
               // A job is running on it: keep everything, ask again later.
               s.memory.removal = github_removal::busy;
-              s.memory.retry_not_before = clock::now() + s.cfg.busy_recheck;
+              s.memory.retry_not_before = now(self) + s.cfg.busy_recheck;
               spdlog::info("runner {}: GitHub runner {} is busy; keeping it until its job ends", id(self),
                            runner_id);
             } else {

@@ -23,7 +23,7 @@ namespace octorun::runner::detail {
 
 using wake_atom = caf::atom_constant<caf::atom("rwake")>;
 using resync_atom = caf::atom_constant<caf::atom("rresync")>;
-using clock = std::chrono::steady_clock;
+using time_point = std::chrono::steady_clock::time_point;
 
 using job_event = std::variant<messages::job_started, messages::job_completed>;
 
@@ -65,6 +65,11 @@ using runner_impl =
 using self_ptr = runner_impl::stateful_pointer<runner_state>;
 
 std::string id(self_ptr self);
+// The actor's clock (CAF's, which the deterministic test scheduler drives):
+// every wait and every "since" the actor keeps is read from it.
+time_point now(self_ptr self);
+// The wall clock the config passes in, in seconds since the epoch.
+std::int64_t wall_now(self_ptr self);
 void reconcile(self_ptr self);
 std::chrono::milliseconds backoff(self_ptr self);
 // Keeps `runner` (a write's reply, decoded) unless it is null.
@@ -81,7 +86,7 @@ void record_end(self_ptr self, const model::runner& last);
 // The "timeline" object of a status patch, added when it has none.
 rapidjson::Value& timeline_of(rapidjson::Value& status, json::allocator& a);
 // Wakes reconcile at `at`; a later wake replaces an earlier one.
-void wake_at(self_ptr self, clock::time_point at);
+void wake_at(self_ptr self, time_point at);
 // Sends `req` to the request pool. No CAF timeout: the pool answers every
 // request it takes (the result, or an error unsent once it queued past the
 // actors' request_timeout: kube::spawn_request_pool; each exchange is

@@ -88,7 +88,7 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
               if (self->state.runner && self->state.runner->metadata.resource_version == rv)
                 set_runner(self, std::move(written));
               job_done(self);
-              return reconcile(self);
+              return mark_dirty(self);
             }
             if (r.error().not_found()) return job_done(self);  // the Runner is gone
             // Conflict: the Runner changed after our read; read and decide again.

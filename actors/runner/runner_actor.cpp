@@ -88,7 +88,7 @@ void read_own_secret(self_ptr self) {
             s.secret = r ? watched::read_secret(*r) : nullptr;
             s.secret_read = s.secret_checked = true;
             drop_strangers(s);
-            reconcile(self);
+            mark_dirty(self);
           },
           [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
 }
@@ -126,7 +126,7 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
                 if (self->state.runner) record_end(self, *self->state.runner);
                 return self->quit();
               }
-              reconcile(self);
+              mark_dirty(self);
             },
             [=](caf::error&) {
               self->state.step_in_flight = false;
@@ -219,7 +219,7 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
             } else if (!r && r.error().not_found() && !is_runner) {
               kept = nullptr;  // already gone
             }
-            reconcile(self);
+            mark_dirty(self);
           },
           [=](caf::error& e) { on_actor_error(self, what, e); });
 }
@@ -438,6 +438,8 @@ void execute(self_ptr self, const step& s, const observation& o) {
   }
 }
 
+void mark_dirty(self_ptr self) { self->state.dirty.mark(self, reconcile_atom::value); }
+
 void reconcile(self_ptr self) {
   auto& st = self->state;
   process_jobs(self);  // first: a job's write waits for no step, and a step for no job's write
@@ -490,7 +492,7 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
   self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
   return {
       [=](resync_atom) {
-        reconcile(self);
+        mark_dirty(self);
         self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
       },
       [=](watched::runner_event& ev) {
@@ -499,11 +501,11 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
           return self->quit();
         }
         set_runner(self, std::move(ev.obj));
-        reconcile(self);
+        mark_dirty(self);
       },
       [=](watched::pod_event& ev) {
         set_child(self, &runner_state::pod, ev);
-        reconcile(self);
+        mark_dirty(self);
       },
       [=](messages::job_started& job) {
         self->state.jobs.push_back(std::move(job));
@@ -522,11 +524,15 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
       },
       [=](removed_from_github_atom) {
         self->state.memory.removal = github_removal::removed;
-        reconcile(self);
+        mark_dirty(self);
       },
       [=](wake_atom, std::uint64_t generation) {
         process_jobs(self);
-        if (generation == self->state.wake_generation) reconcile(self);
+        if (generation == self->state.wake_generation) mark_dirty(self);
+      },
+      [=](reconcile_atom) {
+        self->state.dirty.taken();
+        reconcile(self);
       },
   };
 }

@@ -61,7 +61,7 @@ void give_up_the_name(self_ptr self, std::int64_t holder) {
                          "in another namespace or set, or one registered outside this RunnerSet): it is "
                          "left alone, and the RunnerSet makes a new runner under another name";
   spdlog::warn("runner {}: {}", id(self), st.memory.name_taken);
-  reconcile(self);
+  mark_dirty(self);
 }
 
 // Whether a JIT Secret read from the server is this Runner's (owned_by; one
@@ -92,7 +92,7 @@ void on_jit_failed(self_ptr self, const github::error& e) {
               s.step_in_flight = false;
               s.jit_conflict_retried = false;
               s.secret = watched::read_secret(*existing);
-              return reconcile(self);
+              return mark_dirty(self);
             }
             if (!existing.error().not_found())
               return on_api_error(self, "reading the JIT Secret", existing.error());
@@ -120,7 +120,7 @@ void decide_name_conflict(self_ptr self, const github::error& e) {
     case jit_conflict_action::retry_now:
       st.jit_conflict_retried = true;
       st.step_in_flight = false;
-      return reconcile(self);
+      return mark_dirty(self);
     case jit_conflict_action::give_up_the_name:
       return give_up_the_name(self, e.holder->runner_id);
     case jit_conflict_action::delete_holder_and_retry:
@@ -136,7 +136,7 @@ void decide_name_conflict(self_ptr self, const github::error& e) {
             if (*r == github::delete_outcome::busy)
               return jit_failed_backoff(self, "runner " + self->state.cfg.name + " exists and is busy", {});
             self->state.step_in_flight = false;
-            reconcile(self);
+            mark_dirty(self);
           },
           [=](caf::error& err) { on_actor_error(self, "freeing the runner name on GitHub", err); });
 }
@@ -186,7 +186,7 @@ void provision(self_ptr self) {
     s2.memory.jit_answer_lost = false;
     s2.memory.earlier_registration_possible = false;
     s2.memory.registration_failure.clear();
-    reconcile(self);
+    mark_dirty(self);
   };
   // Until GitHub answers, it may have registered the runner; a refusal
   // leaves what was known before (an earlier answer may have been lost).
@@ -219,7 +219,7 @@ void store_secret(self_ptr self) {
     s.secret = watched::read_secret(found);
     s.secret_checked = true;
     s.memory.unstored_jit.reset();
-    reconcile(self);
+    mark_dirty(self);
   };
   ask_kube(self, kube::create_request{kinds::secrets(), st.cfg.ns,
                                       jit_secret_json(*st.runner, *st.memory.unstored_jit)})
@@ -259,7 +259,7 @@ void removal_call_failed(self_ptr self, const std::string& what, const github::e
     s.memory.removal = github_removal::rate_limited;
     s.memory.retry_not_before = now(self) + std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
     spdlog::debug("runner {}: {}: {}", id(self), what, e.describe());
-    return reconcile(self);
+    return mark_dirty(self);
   }
   ++s.consecutive_errors;
   auto wait = std::max<std::chrono::milliseconds>(backoff(self), e.retry_after);
@@ -291,7 +291,7 @@ void find_on_github(self_ptr self) {
                   "(its answer was lost, or an earlier leader's); removing it",
                   id(self), (*r)->id);
             }
-            reconcile(self);
+            mark_dirty(self);
           },
           [=](caf::error& e) { on_actor_error(self, "looking the runner up on GitHub", e); });
 }
@@ -301,7 +301,7 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
   runner_id = registered_id(self, runner_id);
   if (runner_id == 0) {  // never registered: nothing to remove
     st.memory.removal = github_removal::removed;
-    return reconcile(self);
+    return mark_dirty(self);
   }
   st.step_in_flight = true;
   self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, runner_id)
@@ -322,7 +322,7 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
             } else {
               s.memory.removal = github_removal::removed;
             }
-            reconcile(self);
+            mark_dirty(self);
           },
           [=](caf::error& e) { on_actor_error(self, "removing the GitHub runner", e); });
 }
@@ -343,7 +343,7 @@ void defer_removal(self_ptr self, std::int64_t runner_id) {
             s.memory.removal = github_removal::deferred;
             spdlog::info("runner {}: GitHub's budget is spent; its RunnerSet removes GitHub runner {} later",
                          id(self), runner_id);
-            reconcile(self);
+            mark_dirty(self);
           },
           [=](caf::error& e) { on_actor_error(self, "deferring the GitHub removal", e); });
 }

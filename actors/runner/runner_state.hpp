@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "actors/reconcile_turn.hpp"
 #include "actors/runner/events.hpp"
 #include "actors/runner/observe.hpp"
 #include "actors/runner/runner_actor.hpp"
@@ -23,6 +24,8 @@ namespace octorun::runner::detail {
 
 using wake_atom = caf::atom_constant<caf::atom("rwake")>;
 using resync_atom = caf::atom_constant<caf::atom("rresync")>;
+// Decides once the messages already queued are handled (mark_dirty).
+using reconcile_atom = caf::atom_constant<caf::atom("rrecon")>;
 using time_point = std::chrono::steady_clock::time_point;
 
 using job_event = std::variant<messages::job_started, messages::job_completed>;
@@ -56,20 +59,27 @@ struct runner_state {
   int consecutive_errors = 0;
   bool jit_conflict_retried = false;  // the pending JIT request follows a delete-and-retry
   std::uint64_t wake_generation = 0;
+  reconcile_turn dirty;  // a decision is due (one reconcile_atom is queued)
   static constexpr const char* name = "runner";
 };
 
 // The interface plus the actor's own timers.
 using runner_impl =
-    runner_actor::extend<caf::reacts_to<resync_atom>, caf::reacts_to<wake_atom, std::uint64_t>>;
+    runner_actor::extend<caf::reacts_to<resync_atom>, caf::reacts_to<wake_atom, std::uint64_t>,
+                         caf::reacts_to<reconcile_atom>>;
 using self_ptr = runner_impl::stateful_pointer<runner_state>;
 
 std::string id(self_ptr self);
+// What the actor knows changed: one reconcile runs once the messages already
+// queued are handled (reconcile_turn), however many handlers marked it.
+void mark_dirty(self_ptr self);
 // The actor's clock (CAF's, which the deterministic test scheduler drives):
 // every wait and every "since" the actor keeps is read from it.
 time_point now(self_ptr self);
 // The wall clock the config passes in, in seconds since the epoch.
 std::int64_t wall_now(self_ptr self);
+// observe() -> next_step() -> execute(): run only by the reconcile_atom
+// mark_dirty queued.
 void reconcile(self_ptr self);
 std::chrono::milliseconds backoff(self_ptr self);
 // Keeps `runner` (a write's reply, decoded) unless it is null.

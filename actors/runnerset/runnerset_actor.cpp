@@ -47,9 +47,7 @@ bool github_unreachable(self_ptr self) {
   return unreachable;
 }
 
-void mark_dirty(self_ptr self) {
-  if (!std::exchange(self->state.dirty, true)) self->send(self, reconcile_atom::value);
-}
+void mark_dirty(self_ptr self) { self->state.dirty.mark(self, reconcile_atom::value); }
 
 void note_runner_registration(self_ptr self, const github::error* failed) {
   auto why = failed ? failed->describe() : std::string();
@@ -456,7 +454,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
       [=](messages::job_completed& m) { on_job_completed(self, m); },
       [=](messages::session_message& m) { on_session_message(self, m); },
       [=](reconcile_atom) {
-        self->state.dirty = false;
+        self->state.dirty.taken();
         reconcile(self);
       },
       [=](tick_atom) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/reconcile_turn.hpp"
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/runnerset/set_events.hpp"
@@ -97,7 +98,7 @@ struct set_state {
   std::multimap<std::int64_t, caf::response_promise> awaiting_durable;
   bool removals_loaded = false;  // read back from the status after a (re)start
   bool status_stale = false;     // a changed status waits for the write in flight
-  bool dirty = false;            // a plan is due (one reconcile message is queued)
+  reconcile_turn dirty;          // a plan is due (one reconcile message is queued)
   // What the last plan knew, for the Events of the next one's changes
   // (set_events.hpp); read from the published status on the first plan.
   std::optional<set_summary> summary;

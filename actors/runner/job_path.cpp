@@ -17,7 +17,7 @@ namespace octorun::runner::detail {
 namespace {
 
 void job_done(self_ptr self) {
-  self->state.job_in_flight = false;
+  land(self, flight::job);
   self->state.job_read_fresh = false;
   auto& jobs = self->state.jobs;
   jobs.erase(jobs.begin());
@@ -28,7 +28,7 @@ void job_done(self_ptr self) {
 // Decides again on the Runner as the server has it (a conflict, or a verdict
 // the held copy cannot be trusted with).
 void retry_job(self_ptr self, std::chrono::milliseconds after) {
-  self->state.job_in_flight = false;
+  land(self, flight::job);
   self->state.job_read_fresh = true;
   if (after.count() == 0) return process_jobs(self);  // a conflict: read again at once
   self->delayed_send(self, after, wake_atom::value, std::uint64_t{0});
@@ -73,10 +73,12 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
     add_time("started", job.started_at);
   }
   d.AddMember("status", status, a);
+  const auto ticket = st.in_flight.ticket_of(flight::job);
   ask_kube(self, kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
                                      json::write(d), "status"})
       .then(
           [=](kube::object_result& r) {
+            if (!awaited(self, flight::job, ticket)) return;
             if (r) {
               spdlog::info("runner {}: {} job {} ({})", id(self), to_string(target), job.job_id,
                            job.repository);
@@ -94,7 +96,9 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
             // Conflict: the Runner changed after our read; read and decide again.
             retry_job(self, r.error().conflict() ? std::chrono::milliseconds(0) : backoff(self));
           },
-          [=](caf::error&) { retry_job(self, backoff(self)); });
+          [=](caf::error&) {
+            if (awaited(self, flight::job, ticket)) retry_job(self, backoff(self));
+          });
 }
 
 // A job message that changes nothing here (a late or reordered delivery):
@@ -156,8 +160,8 @@ void process_jobs(self_ptr self) {
   auto& st = self->state;
   // One Runner write at a time: a job write beside a step's status write
   // would only make one of them conflict.
-  if (st.job_in_flight || st.jobs.empty() || st.step_in_flight) return;
-  st.job_in_flight = true;
+  if (!st.in_flight.empty() || st.jobs.empty()) return;
+  const auto ticket = send_off(self, flight::job, "the job path's write");
   auto job = st.jobs.front();
   // Decided on the Runner as this actor holds it (the watch's or its own
   // last write's): the write is locked on its resourceVersion, so a stale
@@ -168,6 +172,7 @@ void process_jobs(self_ptr self) {
   ask_kube(self, kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
       .then(
           [=](kube::object_result& r) {
+            if (!awaited(self, flight::job, ticket)) return;
             if (!r) {
               if (!r.error().not_found()) return retry_job(self, backoff(self));
               job_done(self);
@@ -179,7 +184,9 @@ void process_jobs(self_ptr self) {
             if (!fresh) return job_done(self);
             decide_job(self, *fresh, job);
           },
-          [=](caf::error&) { retry_job(self, backoff(self)); });
+          [=](caf::error&) {
+            if (awaited(self, flight::job, ticket)) retry_job(self, backoff(self));
+          });
 }
 
 }  // namespace octorun::runner::detail

@@ -33,6 +33,30 @@ time_point now(self_ptr self) { return self->clock().now(); }
 
 std::int64_t wall_now(self_ptr self) { return self->state.cfg.wall_clock(); }
 
+std::uint64_t send_off(self_ptr self, flight f, std::string what) {
+  return self->state.in_flight.insert(f, std::move(what), now(self));
+}
+
+bool awaited(self_ptr self, flight f, std::uint64_t ticket) { return self->state.in_flight.holds(f, ticket); }
+
+void land(self_ptr self, flight f) { self->state.in_flight.erase(f); }
+
+// The timeout path: a request in flight past lost_after gets no answer any
+// more (the request pool answers, or drops, what it takes within
+// request_timeout, each exchange bounded by the client's own timeout; a
+// GitHub request times out at request_timeout). It is taken as lost, its
+// late reply (if one ever comes) is not heeded, and the decision runs again.
+void give_up_lost(self_ptr self) {
+  auto& st = self->state;
+  for (auto& [f, e] : st.in_flight.take_lost(now(self), st.cfg.lost_after)) {
+    spdlog::warn("runner {}: {} got no answer in {} s; taken as lost, deciding again", id(self), e.note,
+                 std::chrono::duration_cast<std::chrono::seconds>(now(self) - e.since).count());
+    // The job at the front is decided again on the Runner as the server has it.
+    if (f == flight::job) st.job_read_fresh = true;
+    mark_dirty(self);
+  }
+}
+
 std::chrono::milliseconds backoff(self_ptr self) {
   auto& st = self->state;
   return exponential_backoff<std::chrono::milliseconds>{st.cfg.retry_initial, st.cfg.retry_max}.delay(
@@ -78,19 +102,22 @@ void set_child(self_ptr self, Ptr runner_state::*slot, kube::informer_update<Ptr
 // says when), keeping it if it is the Runner's own, then decides again.
 void read_own_secret(self_ptr self) {
   auto& st = self->state;
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, "reading the JIT Secret");
   ask_kube(self, kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
       .then(
           [=](kube::object_result& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             auto& s = self->state;
-            s.step_in_flight = false;
             if (!r && !r.error().not_found()) return on_api_error(self, "reading the JIT Secret", r.error());
+            land(self, flight::step);
             s.secret = r ? watched::read_secret(*r) : nullptr;
             s.secret_read = s.secret_checked = true;
             drop_strangers(s);
             mark_dirty(self);
           },
-          [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, "reading the JIT Secret", e);
+          });
 }
 
 // A create answered AlreadyExists while this actor holds no such child: made
@@ -100,7 +127,7 @@ void read_own_secret(self_ptr self) {
 // not at once: asked again at once, the server gives the same answer.
 void create_conflict(self_ptr self, const char* what) {
   auto& st = self->state;
-  st.step_in_flight = false;
+  land(self, flight::step);
   ++st.consecutive_errors;
   spdlog::info(
       "runner {}: {}: the name is taken (by an earlier Runner's child on its way out, or by an "
@@ -112,15 +139,16 @@ void create_conflict(self_ptr self, const char* what) {
 // A write failed: decide how soon to look again.
 void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
   auto& st = self->state;
-  st.step_in_flight = false;
+  land(self, flight::step);
   if (e.conflict()) {
     // Someone wrote the Runner after the version we decided on: read it
     // again rather than wait for the watch, then decide afresh.
-    st.step_in_flight = true;
+    const auto ticket = send_off(self, flight::step, "reading the Runner after a conflict");
     ask_kube(self, kube::get_request{kinds::runners(), st.cfg.ns, st.cfg.name, ""})
         .then(
             [=](kube::object_result& r) {
-              self->state.step_in_flight = false;
+              if (!awaited(self, flight::step, ticket)) return;
+              land(self, flight::step);
               if (r) set_runner(self, watched::read_runner(*r));
               if (!r && r.error().not_found()) {
                 if (self->state.runner) record_end(self, *self->state.runner);
@@ -129,7 +157,8 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
               mark_dirty(self);
             },
             [=](caf::error&) {
-              self->state.step_in_flight = false;
+              if (!awaited(self, flight::step, ticket)) return;
+              land(self, flight::step);
               wake_at(self, now(self) + backoff(self));
             });
     return;
@@ -146,7 +175,7 @@ void on_api_error(self_ptr self, const char* what, const kube::api_error& e) {
 
 void on_actor_error(self_ptr self, const char* what, const caf::error& e) {
   auto& st = self->state;
-  st.step_in_flight = false;
+  land(self, flight::step);
   ++st.consecutive_errors;
   spdlog::warn("runner {}: {} got no answer: {}", id(self), what, self->system().render(e));
   wake_at(self, now(self) + backoff(self));
@@ -183,15 +212,16 @@ template <class Request, class Value>
 void write(self_ptr self, const char* what, Request req, std::shared_ptr<const Value> runner_state::*slot,
            std::optional<runner_event> event = std::nullopt, void (*remember)(actor_memory&) = nullptr) {
   auto& st = self->state;
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, what);
   const auto& held = st.*slot;
   std::string based_on = held ? held->metadata.resource_version : std::string();
   constexpr bool is_runner = std::is_same_v<Value, model::runner>;
   ask_kube(self, std::move(req))
       .then(
           [=](kube::object_result& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             auto& s = self->state;
-            s.step_in_flight = false;
+            land(self, flight::step);
             if (!r && r.error().already_exists() && !(s.*slot)) return create_conflict(self, what);
             if (!r && !r.error().not_found() && !r.error().already_exists())
               return on_api_error(self, what, r.error());
@@ -221,7 +251,9 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
             }
             mark_dirty(self);
           },
-          [=](caf::error& e) { on_actor_error(self, what, e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, what, e);
+          });
 }
 
 kube::patch_request runner_patch(self_ptr self, rapidjson::Document& body, const char* subresource) {
@@ -443,7 +475,7 @@ void mark_dirty(self_ptr self) { self->state.dirty.mark(self, reconcile_atom::va
 void reconcile(self_ptr self) {
   auto& st = self->state;
   process_jobs(self);  // first: a job's write waits for no step, and a step for no job's write
-  if (st.step_in_flight || st.job_in_flight || !st.runner) return;
+  if (!st.in_flight.empty() || !st.runner) return;
   if (!st.secret_read) return read_own_secret(self);  // before its first decision
   if (st.secret) st.memory.unstored_jit.reset();      // stored
   const auto at = now(self);
@@ -492,6 +524,7 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
   self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
   return {
       [=](resync_atom) {
+        give_up_lost(self);
         mark_dirty(self);
         self->delayed_send(self, self->state.cfg.resync, resync_atom::value);
       },

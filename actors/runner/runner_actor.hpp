@@ -54,6 +54,10 @@ struct runner_actor_config {
   // which is how the actor's own Kubernetes requests, sent without a CAF
   // timeout (runner_state.hpp ask_kube), are bounded.
   std::chrono::milliseconds request_timeout{90'000};
+  // A request in flight this long is taken as lost (its answer can no
+  // longer come: past request_timeout and the client's own exchange
+  // timeout) and the decision that sent it runs again; checked at each resync.
+  std::chrono::milliseconds lost_after{300'000};
   // Reconcile from what the watches last showed even without news: the
   // level-triggered safety net for anything an event did not trigger.
   std::chrono::milliseconds resync{60'000};

@@ -32,7 +32,7 @@ spdlog::level::level_enum github_failure_level(const github::error& e) {
 void jit_failed_backoff(self_ptr self, const std::string& why, std::chrono::seconds retry_after,
                         spdlog::level::level_enum level = spdlog::level::warn) {
   auto& st = self->state;
-  st.step_in_flight = false;
+  land(self, flight::step);
   st.jit_conflict_retried = false;
   ++st.consecutive_errors;
   auto wait = std::max<std::chrono::milliseconds>(backoff(self), retry_after);
@@ -52,7 +52,7 @@ void decide_name_conflict(self_ptr self, const github::error& e);
 // lookup at the Runner's deletion would find the same holder.
 void give_up_the_name(self_ptr self, std::int64_t holder) {
   auto& st = self->state;
-  st.step_in_flight = false;
+  land(self, flight::step);
   st.jit_conflict_retried = false;
   st.memory.jit_answer_lost = false;
   st.memory.earlier_registration_possible = false;
@@ -82,14 +82,17 @@ void on_jit_failed(self_ptr self, const github::error& e) {
   if (lasting_registration_refusal(e)) st.memory.registration_failure = e.describe();
   if (e.kind != github::error_kind::conflict)
     return jit_failed_backoff(self, e.describe(), e.retry_after, github_failure_level(e));
+  // The same step goes on: its next request is matched with its ticket.
+  const auto ticket = st.in_flight.ticket_of(flight::step);
   ask_kube(self, kube::get_request{kinds::secrets(), st.cfg.ns, model::jit_secret_name(st.cfg.name), ""})
       .then(
           [=](kube::object_result& existing) {
+            if (!awaited(self, flight::step, ticket)) return;
             auto& s = self->state;
             // An earlier Runner's Secret of this name (owned_by) holds no registration of ours.
             if (existing && !own_secret(self, *existing)) return decide_name_conflict(self, e);
             if (existing) {
-              s.step_in_flight = false;
+              land(self, flight::step);
               s.jit_conflict_retried = false;
               s.secret = watched::read_secret(*existing);
               return mark_dirty(self);
@@ -98,7 +101,9 @@ void on_jit_failed(self_ptr self, const github::error& e) {
               return on_api_error(self, "reading the JIT Secret", existing.error());
             decide_name_conflict(self, e);
           },
-          [=](caf::error& err) { on_actor_error(self, "reading the JIT Secret", err); });
+          [=](caf::error& err) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, "reading the JIT Secret", err);
+          });
 }
 
 // GitHub refused the name and no Secret holds a registration: decided by
@@ -119,7 +124,7 @@ void decide_name_conflict(self_ptr self, const github::error& e) {
       return jit_failed_backoff(self, e.describe(), e.retry_after);
     case jit_conflict_action::retry_now:
       st.jit_conflict_retried = true;
-      st.step_in_flight = false;
+      land(self, flight::step);
       return mark_dirty(self);
     case jit_conflict_action::give_up_the_name:
       return give_up_the_name(self, e.holder->runner_id);
@@ -129,16 +134,21 @@ void decide_name_conflict(self_ptr self, const github::error& e) {
   st.jit_conflict_retried = true;
   const auto holder = e.holder->runner_id;
   spdlog::info("runner {}: GitHub runner {} holds the name; removing it to register again", id(self), holder);
+  const auto ticket = st.in_flight.ticket_of(flight::step);
   self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, holder)
       .then(
           [=](github::delete_reply& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             if (!r) return jit_failed_backoff(self, r.error().describe(), r.error().retry_after);
             if (*r == github::delete_outcome::busy)
               return jit_failed_backoff(self, "runner " + self->state.cfg.name + " exists and is busy", {});
-            self->state.step_in_flight = false;
+            land(self, flight::step);
             mark_dirty(self);
           },
-          [=](caf::error& err) { on_actor_error(self, "freeing the runner name on GitHub", err); });
+          [=](caf::error& err) {
+            if (awaited(self, flight::step, ticket))
+              on_actor_error(self, "freeing the runner name on GitHub", err);
+          });
 }
 
 namespace {
@@ -172,13 +182,13 @@ bool refused(const github::error& e) {
 // before anything else (on_jit_failed).
 void provision(self_ptr self) {
   auto& st = self->state;
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, "JIT configuration");
   // Remembered before anything else: a failed Secret create retries with
   // it, and a deletion removes it from GitHub (store_secret).
   auto store = [=](const jit_config& jit) {
     auto& s2 = self->state;
     spdlog::debug("runner {}: registered on GitHub as runner {}", id(self), jit.runner_id);
-    s2.step_in_flight = false;
+    land(self, flight::step);
     s2.consecutive_errors = 0;
     s2.jit_conflict_retried = false;
     s2.memory.unstored_jit = jit;
@@ -198,23 +208,26 @@ void provision(self_ptr self) {
   self->request(st.cfg.github, st.cfg.request_timeout, github::jit_config_atom::value, std::move(req))
       .then(
           [=](github::jit_reply& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             if (!r) {
               if (refused(r.error())) self->state.memory.jit_answer_lost = lost_before;
               return on_jit_failed(self, r.error());
             }
             store({r->encoded_jit_config, r->registered.id, r->registered.name});
           },
-          [=](caf::error& e) { on_actor_error(self, "JIT configuration", e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, "JIT configuration", e);
+          });
 }
 
 // Stores the JIT configuration GitHub generated in the Runner's Secret.
 void store_secret(self_ptr self) {
   auto& st = self->state;
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, "creating the JIT Secret");
   auto secret_name = model::jit_secret_name(st.cfg.name);
   auto stored = [=](const kube::object& found) {
     auto& s = self->state;
-    s.step_in_flight = false;
+    land(self, flight::step);
     s.consecutive_errors = 0;
     s.secret = watched::read_secret(found);
     s.secret_checked = true;
@@ -225,20 +238,27 @@ void store_secret(self_ptr self) {
                                       jit_secret_json(*st.runner, *st.memory.unstored_jit)})
       .then(
           [=](kube::object_result& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             if (r) return stored(*r);
             if (!r.error().already_exists()) return on_api_error(self, "creating the JIT Secret", r.error());
             // Created by an attempt whose answer was lost: read it back.
             ask_kube(self, kube::get_request{kinds::secrets(), self->state.cfg.ns, secret_name, ""})
                 .then(
                     [=](kube::object_result& found) {
+                      if (!awaited(self, flight::step, ticket)) return;
                       if (!found) return on_api_error(self, "reading the JIT Secret", found.error());
                       // An earlier Runner's, not yet removed: this JIT configuration is stored once it is.
                       if (!own_secret(self, *found)) return create_conflict(self, "creating the JIT Secret");
                       stored(*found);
                     },
-                    [=](caf::error& e) { on_actor_error(self, "reading the JIT Secret", e); });
+                    [=](caf::error& e) {
+                      if (awaited(self, flight::step, ticket))
+                        on_actor_error(self, "reading the JIT Secret", e);
+                    });
           },
-          [=](caf::error& e) { on_actor_error(self, "creating the JIT Secret", e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, "creating the JIT Secret", e);
+          });
 }
 
 // The GitHub runner id to remove: the observed one, else its JIT Secret's; 0: never registered.
@@ -273,12 +293,13 @@ void removal_call_failed(self_ptr self, const std::string& what, const github::e
 // (remove_from_github), none found lets the Runner go.
 void find_on_github(self_ptr self) {
   auto& st = self->state;
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, "looking the runner up on GitHub");
   self->request(st.cfg.github, st.cfg.request_timeout, github::find_runner_atom::value, st.cfg.name)
       .then(
           [=](github::maybe_reference_reply& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             auto& s = self->state;
-            s.step_in_flight = false;
+            land(self, flight::step);
             if (!r) return removal_call_failed(self, "looking its name up on GitHub", r.error());
             s.consecutive_errors = 0;
             s.memory.removal = github_removal::not_tried;
@@ -293,7 +314,10 @@ void find_on_github(self_ptr self) {
             }
             mark_dirty(self);
           },
-          [=](caf::error& e) { on_actor_error(self, "looking the runner up on GitHub", e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket))
+              on_actor_error(self, "looking the runner up on GitHub", e);
+          });
 }
 
 void remove_from_github(self_ptr self, std::int64_t runner_id) {
@@ -303,12 +327,13 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
     st.memory.removal = github_removal::removed;
     return mark_dirty(self);
   }
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, "removing the GitHub runner");
   self->request(st.cfg.github, st.cfg.request_timeout, github::delete_runner_atom::value, runner_id)
       .then(
           [=](github::delete_reply& r) {
+            if (!awaited(self, flight::step, ticket)) return;
             auto& s = self->state;
-            s.step_in_flight = false;
+            land(self, flight::step);
             if (!r)
               return removal_call_failed(self, "removing GitHub runner " + std::to_string(runner_id),
                                          r.error());
@@ -324,7 +349,9 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
             }
             mark_dirty(self);
           },
-          [=](caf::error& e) { on_actor_error(self, "removing the GitHub runner", e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, "removing the GitHub runner", e);
+          });
 }
 
 // GitHub's budget is spent and the runner can run no job: the RunnerSet
@@ -333,19 +360,22 @@ void remove_from_github(self_ptr self, std::int64_t runner_id) {
 void defer_removal(self_ptr self, std::int64_t runner_id) {
   auto& st = self->state;
   runner_id = registered_id(self, runner_id);
-  st.step_in_flight = true;
+  const auto ticket = send_off(self, flight::step, "deferring the GitHub removal");
   self->request(st.cfg.github, st.cfg.request_timeout, protocols::defer_removal_atom::value, runner_id,
                 st.cfg.name)
       .then(
           [=](bool) {
+            if (!awaited(self, flight::step, ticket)) return;
             auto& s = self->state;
-            s.step_in_flight = false;
+            land(self, flight::step);
             s.memory.removal = github_removal::deferred;
             spdlog::info("runner {}: GitHub's budget is spent; its RunnerSet removes GitHub runner {} later",
                          id(self), runner_id);
             mark_dirty(self);
           },
-          [=](caf::error& e) { on_actor_error(self, "deferring the GitHub removal", e); });
+          [=](caf::error& e) {
+            if (awaited(self, flight::step, ticket)) on_actor_error(self, "deferring the GitHub removal", e);
+          });
 }
 
 }  // namespace octorun::runner::detail

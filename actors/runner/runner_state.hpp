@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "actors/flight_registry.hpp"
 #include "actors/reconcile_turn.hpp"
 #include "actors/runner/events.hpp"
 #include "actors/runner/observe.hpp"
@@ -29,6 +30,10 @@ using reconcile_atom = caf::atom_constant<caf::atom("rrecon")>;
 using time_point = std::chrono::steady_clock::time_point;
 
 using job_event = std::variant<messages::job_started, messages::job_completed>;
+
+// What the actor has in flight: a step's request (or chain of requests:
+// next_step's one thing at a time) and the job path's read or write.
+enum class flight { step, job };
 
 struct runner_state {
   runner_actor_config cfg;
@@ -50,11 +55,12 @@ struct runner_state {
   bool secret_read = false;
   bool secret_checked = false;
   actor_memory memory;
-  bool step_in_flight = false;
+  // What is in flight (flight), since when: one step's requests, one job
+  // write, each at most once; the resync takes one past cfg.lost_after as lost.
+  flight_registry<flight> in_flight;
   // The job path, one at a time, in order (a vector: an empty std::deque
   // allocates a block up front, in every Runner's actor).
   std::vector<job_event> jobs;
-  bool job_in_flight = false;
   bool job_read_fresh = false;  // the job at the front is decided on a server read (after a conflict)
   int consecutive_errors = 0;
   bool jit_conflict_retried = false;  // the pending JIT request follows a delete-and-retry
@@ -73,6 +79,12 @@ std::string id(self_ptr self);
 // What the actor knows changed: one reconcile runs once the messages already
 // queued are handled (reconcile_turn), however many handlers marked it.
 void mark_dirty(self_ptr self);
+// Records `what` in flight as `f`, since now; returns the ticket its replies
+// carry. A reply is heeded only while awaited (its entry not taken as lost
+// since, give_up_lost); land clears the entry once the step or write is done.
+std::uint64_t send_off(self_ptr self, flight f, std::string what);
+bool awaited(self_ptr self, flight f, std::uint64_t ticket);
+void land(self_ptr self, flight f);
 // The actor's clock (CAF's, which the deterministic test scheduler drives):
 // every wait and every "since" the actor keeps is read from it.
 time_point now(self_ptr self);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/flight_registry.hpp"
 #include "actors/runnerset/create_pacing.hpp"
 #include "actors/runnerset/github_access.hpp"
 #include "actors/runnerset/github_budget.hpp"
@@ -100,25 +101,19 @@ struct flight_key {
   auto operator<=>(const flight_key&) const = default;
 };
 
-class in_flight_registry {
+// The shared registry (actors/flight_registry.hpp) keyed so: what is in
+// flight of one kind (the note of each subject).
+class in_flight_registry : public flight_registry<flight_key> {
  public:
-  void insert(flight_key key, std::string note = {}) { entries_[std::move(key)] = std::move(note); }
-  void erase(const flight_key& key) { entries_.erase(key); }
-  bool contains(action_kind kind, const std::string& subject = {}) const {
-    return entries_.count({kind, subject}) > 0;
-  }
-  bool empty() const { return entries_.empty(); }
+  using flight_registry::contains;
+  bool contains(action_kind kind, const std::string& subject = {}) const { return contains({kind, subject}); }
   // Subject -> note of every entry of `kind`.
   std::map<std::string, std::string> of(action_kind kind) const {
     std::map<std::string, std::string> out;
-    for (const auto& [key, note] : entries_)
-      if (key.kind == kind) out.emplace(key.subject, note);
+    for (const auto& [key, e] : entries())
+      if (key.kind == kind) out.emplace(key.subject, e.note);
     return out;
   }
-  const std::map<flight_key, std::string>& entries() const { return entries_; }
-
- private:
-  std::map<flight_key, std::string> entries_;
 };
 
 // A Runner create that had no clear answer (a transport error, a timeout, a

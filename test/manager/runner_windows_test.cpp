@@ -78,6 +78,10 @@ struct cluster {
 
 kube::api_error not_found() { return kube::api_error{404, "NotFound", "not found", {}, false}; }
 
+// Tells the fake apiserver to answer, now, the first create it held: "not
+// found" (a promise is delivered from its own actor).
+using answer_late_atom = caf::atom_constant<caf::atom("late")>;
+
 caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<cluster> c) {
   return {
       [=](kube::get_request& r) -> kube::object_result {
@@ -113,6 +117,7 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<cluster> c
         c->runner = json::write(d);
         return *kube::parse_object(c->runner);
       },
+      [=](answer_late_atom) { c->held.front().deliver(kube::object_result{unexpected{not_found()}}); },
       [=](kube::delete_request&) -> kube::object_result {
         ++c->pod_deletes;
         return unexpected{not_found()};
@@ -152,6 +157,8 @@ class RunnerWindows : public ::testing::Test {
     cfg.kube = kube_;
     cfg.github = caf::actor_cast<protocols::runner_github_api>(github_);
     cfg.wall_clock = [] { return wall_time; };
+    cfg.resync = 60s;
+    cfg.lost_after = 300s;
     runner_ = caf::actor_cast<caf::actor>(spawn_runner(t_.sys, cfg));
     caf::anon_send(runner_, made_here_atom::value);
     watched::runner_event ev;
@@ -230,6 +237,25 @@ TEST_F(RunnerWindows, AFailedPodIsMadeAgainAfterTheRecreationBackoff) {
   EXPECT_EQ(c_->pods.size(), 1u);
   t_.advance(1ms);
   EXPECT_EQ(c_->pods.size(), 2u);
+}
+
+// A request without an answer is taken as lost at the first resync past
+// lost_after, and the decision runs again: the pod is created again. The
+// lost request's answer, when it comes late, is not heeded (heeded, this
+// one would make the actor forget its pod and make a third).
+TEST_F(RunnerWindows, ARequestWithoutAnAnswerIsTakenAsLostAndDecidedAgain) {
+  c_->pod_creates_unanswered = 1;
+  spawn();
+  ASSERT_EQ(c_->pods.size(), 1u);
+  for (int resync = 1; resync <= 4; ++resync) t_.advance(60s);  // the resyncs at 60 s ... 240 s
+  t_.advance(59s);
+  EXPECT_EQ(c_->pods.size(), 1u) << "asked again before the request was lost";
+  t_.advance(1s);
+  ASSERT_EQ(c_->pods.size(), 2u);
+  caf::anon_send(kube_, answer_late_atom::value);
+  t_.run();
+  t_.advance(60s);
+  EXPECT_EQ(c_->pods.size(), 2u) << "the lost request's late answer was heeded";
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ struct cluster {
   std::vector<std::string> pods;     // JSON of each pod created, as answered
   std::vector<std::string> patches;  // bodies of the Runner's status patches
   int pod_deletes = 0;
-  int pod_creates_unanswered = 0;  // pod creates taken and never answered
+  int pod_creates_unanswered = 0;                  // pod creates taken and never answered
+  std::vector<kube::api_error> pod_create_errors;  // the answers to the first pod creates
   std::vector<caf::typed_response_promise<kube::object_result>> held;
 
   kube::object with_identity(const std::string& body, const std::string& uid) {
@@ -97,6 +98,10 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<cluster> c
           c->secret = o.json();
           return kube::object_result{o};
         }
+        if (c->pods.size() < c->pod_create_errors.size()) {
+          c->pods.push_back(r.body);
+          return kube::object_result{unexpected{c->pod_create_errors[c->pods.size() - 1]}};
+        }
         if (c->pod_creates_unanswered > 0) {
           --c->pod_creates_unanswered;
           c->pods.push_back(r.body);
@@ -108,6 +113,9 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<cluster> c
         return kube::object_result{o};
       },
       [=](kube::patch_request& r) -> kube::object_result {
+        // The finalizer's release (a JSON patch) changes nothing here: the
+        // actor remembers it released it.
+        if (r.type == kube::patch_type::json) return *kube::parse_object(c->runner);
         c->patches.push_back(r.body);
         rapidjson::Document d, patch;
         d.Parse(c->runner.c_str());
@@ -130,6 +138,8 @@ caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<cluster> c
 struct github_script {
   int jit_requests = 0;
   int refusals = 0;
+  int delete_requests = 0;
+  int busy_answers = 0;  // deletes answered "busy" (a job runs on it) before one succeeds
 };
 
 caf::behavior fake_github(caf::event_based_actor*, std::shared_ptr<github_script> g) {
@@ -142,6 +152,10 @@ caf::behavior fake_github(caf::event_based_actor*, std::shared_ptr<github_script
         jit.registered.name = req.name;
         jit.encoded_jit_config = "e30=";
         return jit;
+      },
+      [=](github::delete_runner_atom, std::int64_t) -> github::delete_reply {
+        return ++g->delete_requests <= g->busy_answers ? github::delete_outcome::busy
+                                                       : github::delete_outcome::deleted;
       },
   };
 }
@@ -237,6 +251,46 @@ TEST_F(RunnerWindows, AFailedPodIsMadeAgainAfterTheRecreationBackoff) {
   EXPECT_EQ(c_->pods.size(), 1u);
   t_.advance(1ms);
   EXPECT_EQ(c_->pods.size(), 2u);
+}
+
+// A write the apiserver refuses is asked again after the actor's backoff
+// (retry initial 500 ms, doubling per failure in a row), or after the
+// Retry-After it was given when that is longer: 1 s after a 500, then the
+// 5 s a 429 asked for (its backoff, 2 s, is shorter).
+TEST_F(RunnerWindows, ARefusedWriteIsAskedAgainAfterItsBackoffOrRetryAfter) {
+  c_->pod_create_errors = {
+      kube::api_error{500, "InternalError", "try again", {}, false},
+      kube::api_error{429, "TooManyRequests", "slow down", std::chrono::seconds(5), false}};
+  spawn();
+  EXPECT_EQ(c_->pods.size(), 1u);
+  t_.advance(999ms);
+  EXPECT_EQ(c_->pods.size(), 1u);
+  t_.advance(1ms);
+  EXPECT_EQ(c_->pods.size(), 2u);
+  t_.advance(4999ms);
+  EXPECT_EQ(c_->pods.size(), 2u);
+  t_.advance(1ms);
+  EXPECT_EQ(c_->pods.size(), 3u);
+  t_.advance(60s);
+  EXPECT_EQ(c_->pods.size(), 3u) << "made, the pod is not asked for again";
+}
+
+// A Runner being deleted whose GitHub runner is busy keeps it, and asks
+// GitHub again after busy_recheck (30 s); removed, its finalizer goes.
+TEST_F(RunnerWindows, ABusyRunnerIsAskedAgainAfterTheBusyRecheck) {
+  auto& runner = c_->runner;
+  runner.replace(runner.find(R"("finalizers")"), 0, R"("deletionTimestamp":"2026-01-01T00:00:00Z",)");
+  runner.replace(runner.rfind("{}"), 2, R"({"runnerId":7})");
+  g_->busy_answers = 1;
+  spawn();
+  EXPECT_EQ(g_->delete_requests, 1);
+  t_.advance(29'999ms);
+  EXPECT_EQ(g_->delete_requests, 1);
+  t_.advance(1ms);
+  EXPECT_EQ(g_->delete_requests, 2);
+  t_.advance(60s);
+  EXPECT_EQ(g_->delete_requests, 2) << "removed from GitHub, it is not asked again";
+  EXPECT_TRUE(c_->pods.empty());
 }
 
 // A request without an answer is taken as lost at the first resync past

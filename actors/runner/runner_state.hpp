@@ -114,8 +114,8 @@ void wake_at(self_ptr self, time_point at);
 // actors' request_timeout: kube::spawn_request_pool; each exchange is
 // bounded by the client's own timeout), and CAF 0.17 keeps a request's
 // timeout, with a reference to this actor, in the system's clock until it
-// expires, answered or not: ~11 entries per Runner 90 s after a burst
-// (bench/manager/README.md).
+// expires, answered or not: entries pile up per Runner for the whole
+// timeout after a burst (the figures: bench/manager/README.md).
 template <class Request>
 auto ask_kube(self_ptr self, Request req) {
   return self->request(self->state.cfg.kube, caf::infinite, std::move(req));

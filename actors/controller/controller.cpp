@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/controller/job_routing.hpp"
+#include "actors/controller/owned_routing.hpp"
 #include "actors/controller/scale_set_claims.hpp"
 #include "actors/controller/unrouted.hpp"
 #include "actors/metrics/event_metrics.hpp"
@@ -231,22 +232,27 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
   route_set(self, key, std::move(ev));
 }
 
-// The "namespace/set" an object made by a RunnerSet belongs to (its label),
-// or nothing when no RunnerSet made it.
-template <class Meta>  // model::object_meta (a Runner) or model::owned_object_meta (a Pod)
-std::optional<std::string> owning_set(const Meta& meta) {
-  auto label = meta.labels.find(model::label_runnerset);
-  if (label == meta.labels.end() || label->second.empty()) return std::nullopt;
-  return meta.namespace_ + "/" + label->second;
-}
-
-// Routes the event of an object a RunnerSet owns (a Runner or a Pod)
-// to that set's actor. A deletion for a set we do not know (its own deletion
-// already seen, or a late event after the set went) must not spawn an actor.
+// Routes the event of an object a RunnerSet owns (a Runner or a Pod) to its
+// set's actor. One naming a set not watched (owned_routing.hpp) spawns
+// nothing: a deletion (its set went before it) is dropped, anything else is
+// bad input, counted and logged once per namespace.
 template <class Event>
-void route_owned(self_ptr self, const std::string& key, Event& ev) {
-  if (ev.type == kube::event_type::deleted && self->state.routes.sets.count(key) == 0) return;
-  route(self, key, std::move(ev));
+void route_owned(self_ptr self, const std::optional<std::string>& key, Event& ev, const char* kind) {
+  switch (route_of_owned(self->state.routes.sets, key)) {
+    case owned_route::to_set:
+      return route(self, *key, std::move(ev));
+    case owned_route::no_set:
+      return;
+    case owned_route::unknown_set:
+      if (ev.type == kube::event_type::deleted) return;
+      // Logged once per namespace: a flood of such objects is one line.
+      if (metrics::reject_input("watch", unknown_set_reason, ev.obj->metadata.namespace_))
+        spdlog::info(
+            "controller: {} {}/{} is labelled for RunnerSet {}, which does not exist: ignored, as every such "
+            "object of the namespace (logged once; counted in octorun_rejected_input_total)",
+            kind, ev.obj->metadata.namespace_, ev.obj->metadata.name, *key);
+      return;
+  }
 }
 
 void on_runner(self_ptr self, watched::runner_event& ev) {
@@ -260,15 +266,14 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
       holders->second.erase(meta.namespace_);
       if (holders->second.empty()) st.routes.runner_sets.erase(holders);
     }
-  } else {
+  } else if (route_of_owned(st.routes.sets, key) == owned_route::to_set) {
     st.routes.runner_sets[meta.name][meta.namespace_] = *key;
   }
-  route_owned(self, *key, ev);
+  route_owned(self, key, ev, "Runner");
 }
 
-template <class Event>
-void on_child(self_ptr self, Event& ev) {
-  if (auto key = owning_set(ev.obj->metadata)) route_owned(self, *key, ev);
+void on_pod(self_ptr self, watched::pod_event& ev) {
+  route_owned(self, owning_set(ev.obj->metadata), ev, "Pod");
 }
 
 // Bad input (unrouted.hpp): counted, logged once per repository or label set.
@@ -326,18 +331,23 @@ void start_watches(self_ptr self) {
   // whatever namespaces the sets are watched in.
   st.classes_informer = watch(self, watched::watch_runner_classes, "", "").address();
   st.namespaces_informer = watch(self, watched::watch_namespaces, "", "").address();
-  const std::string owned_by_set = model::label_runnerset;
-  for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces) {
+  for (const auto& ns : st.cfg.namespaces.empty() ? std::vector<std::string>{""} : st.cfg.namespaces)
     st.runnersets_listing[watch(self, watched::watch_runnersets, ns, "").address()] = ns;
-    // A Runner's actor judges on its first event whether its pod is gone:
-    // its Pods must be known by then. So a namespace's Runners are watched
-    // once its Pods have listed (a new leader's informers would list in any
-    // order; a Runner seen before its pod was marked Failed while it ran its
-    // job). Relists keep their caches, so this holds after a 410 too.
-    // Secrets are not watched (no list or watch right on them): a Runner's
-    // actor reads its own JIT Secret by name before it decides anything.
-    st.pods_listing[watch(self, watched::watch_pods, ns, owned_by_set).address()] = ns;
-  }
+}
+
+// A namespace's RunnerSets listed: its Pods are watched (its Runners once
+// they have listed). So every RunnerSet is known before any object
+// labelled for it arrives, and an object labelled for a set not known names
+// one that does not exist (owned_routing.hpp): it spawns nothing.
+// A Runner's actor judges on its first event whether its pod is gone: its
+// Pods must be known by then. So a namespace's Runners are watched once its
+// Pods have listed (a new leader's informers would list in any order; a
+// Runner seen before its pod was marked Failed while it ran its job).
+// Relists keep their caches, so both hold after a 410 too. Secrets are not
+// watched (no list or watch right on them): a Runner's actor reads its own
+// JIT Secret by name before it decides anything.
+void watch_children(self_ptr self, const std::string& ns) {
+  self->state.pods_listing[watch(self, watched::watch_pods, ns, model::label_runnerset).address()] = ns;
 }
 
 // A namespace's Runners, or the last RunnerSets, listed: the RunnerSets
@@ -359,8 +369,9 @@ void release_held_sets(self_ptr self) {
   for (auto& [key, ev] : released) route_set(self, key, std::move(ev));
 }
 
-// An informer listed: once a namespace's Pods have, its Runners
-// are watched; once its Runners have, its RunnerSets are served.
+// An informer listed: once a namespace's RunnerSets have, its Pods are
+// watched; once its Pods have, its Runners; once its Runners have, its
+// RunnerSets are served.
 void on_synced(self_ptr self, const kube::informer_synced& s) {
   spdlog::info("controller: {} synced ({} objects)", s.source, s.count);
   auto& st = self->state;
@@ -370,8 +381,10 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
     return publish_platform(self);
   }
   if (auto sets = st.runnersets_listing.find(sender); sets != st.runnersets_listing.end()) {
-    st.runnersets_listed.insert(sets->second);
+    const auto ns = sets->second;
+    st.runnersets_listed.insert(ns);
     st.runnersets_listing.erase(sets);
+    watch_children(self, ns);
     return release_held_sets(self);
   }
   if (auto runners = st.runners_listing.find(sender); runners != st.runners_listing.end()) {
@@ -430,7 +443,7 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
   return {
       [=](watched::runnerset_event& ev) { on_runnerset(self, ev); },
       [=](watched::runner_event& ev) { on_runner(self, ev); },
-      [=](watched::pod_event& ev) { on_child(self, ev); },
+      [=](watched::pod_event& ev) { on_pod(self, ev); },
       [=](watched::runner_class_event& ev) { on_runner_class(self, ev); },
       [=](watched::namespace_event& ev) { on_namespace(self, ev); },
       [=](kube::informer_synced& s) { on_synced(self, s); },

@@ -24,7 +24,9 @@ const std::vector<prometheus::MetricFamily>& declared() {
   using prometheus::MetricType;
   static const std::vector<prometheus::MetricFamily> table{
       {"octorun_rejected_input_total",
-       "Job deliveries and scale-set messages turned away (nothing else changed), by source and reason.",
+       "Job deliveries, scale-set messages and watched objects labelled for no RunnerSet turned away "
+       "(nothing "
+       "else changed), by source and reason.",
        MetricType::Counter,
        {}},
       {"octorun_github_rate_limited",

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "actors/controller/job_routing.hpp"
+#include "actors/controller/owned_routing.hpp"
 #include "actors/controller/unrouted.hpp"
 #include "actors/metrics/event_metrics.hpp"
 #include "model/naming.hpp"
+#include "test/support/caf_test_system.hpp"
 
 namespace octorun::controller {
 namespace {
@@ -223,6 +225,82 @@ TEST(JobRouting, DemandGoesOnlyToASetWhoseClassCredentialsAndScopeServeTheJob) {
   auto refused_only = routes_of({{"a-d/refused", refused}});
   refused_only.admitted.clear();
   EXPECT_TRUE(destinations(refused_only, messages::job_available{job_of("acme/app", {"linux"})}).empty());
+}
+
+// Where an object labelled for a RunnerSet goes (owned_routing.hpp): to a
+// set the controller has seen, else nowhere.
+TEST(OwnedRouting, OnlyASetSeenTakesItsObjects) {
+  model::owned_object_meta pod;
+  pod.name = "p";
+  pod.namespace_ = "ci";
+  EXPECT_EQ(owning_set(pod), std::nullopt);
+  pod.labels[model::label_runnerset] = "";
+  EXPECT_EQ(owning_set(pod), std::nullopt) << "an empty label names no set";
+  pod.labels[model::label_runnerset] = "linux";
+  EXPECT_EQ(owning_set(pod), "ci/linux") << "the label names a set of the object's own namespace";
+  std::map<std::string, std::shared_ptr<const model::runnerset>> sets{
+      {"ci/linux", std::make_shared<const model::runnerset>(set_for("https://github.com/acme"))}};
+  EXPECT_EQ(route_of_owned(sets, owning_set(pod)), owned_route::to_set);
+  EXPECT_EQ(route_of_owned(sets, std::nullopt), owned_route::no_set);
+  EXPECT_EQ(route_of_owned(sets, "ci/ghost"), owned_route::unknown_set);
+  EXPECT_EQ(route_of_owned(sets, "other/linux"), owned_route::unknown_set) << "another namespace's set";
+  EXPECT_EQ(route_of_owned({}, "ci/linux"), owned_route::unknown_set);
+}
+
+double rejected(const std::string& reason) {
+  for (const auto& f : metrics::event_registry().Collect())
+    if (f.name == "octorun_rejected_input_total")
+      for (const auto& m : f.metric)
+        for (const auto& l : m.label)
+          if (l.name == "reason" && l.value == reason) return m.counter.value;
+  return 0;
+}
+
+watched::pod_event pod_labelled_for(const std::string& ns, const std::string& set, const std::string& name) {
+  auto pod = std::make_shared<model::runner_pod>();
+  pod->metadata.name = name;
+  pod->metadata.namespace_ = ns;
+  pod->metadata.labels[model::label_runnerset] = set;
+  return {"pods", kube::event_type::added, std::move(pod)};
+}
+
+// Issue 32: the controller routed every Pod and Runner to the actor of the
+// set its label names, through the supervisor, which spawns one for a key it
+// does not know: each distinct label value on a Pod anyone wrote cost an
+// actor, kept for good. The controller on CAF's deterministic coordinator
+// (its Kubernetes unreachable: the events are sent to it by the test): a
+// thousand Pods labelled for sets that do not exist spawn no actor and are
+// counted; a Pod of a set it has seen reaches that set's actor.
+TEST(OwnedRouting, PodsLabelledForSetsThatDoNotExistSpawnNoActor) {
+  test::caf_test_system t;
+  controller_config cfg;
+  cfg.kube.server = "https://127.0.0.1:1";
+  cfg.namespaces = {"ci"};
+  cfg.kube_workers = 1;
+  cfg.record_events = false;
+  auto controller = spawn_controller(t.sys, cfg);
+  t.run();
+  const auto actors_before = t.sys.registry().running();
+  const auto rejected_before = rejected(unknown_set_reason);
+  for (int i = 0; i < 1000; ++i)
+    caf::anon_send(controller,
+                   pod_labelled_for("ci", "ghost-" + std::to_string(i), "pod-" + std::to_string(i)));
+  auto gone = pod_labelled_for("ci", "ghost-0", "pod-0");
+  gone.type = kube::event_type::deleted;
+  caf::anon_send(controller, gone);
+  t.run();
+  EXPECT_EQ(t.sys.registry().running(), actors_before) << "no actor for a set that does not exist";
+  EXPECT_EQ(rejected(unknown_set_reason), rejected_before + 1000) << "counted; a deletion is not";
+
+  auto set = std::make_shared<model::runnerset>(set_for("https://github.com/acme"));
+  set->metadata.namespace_ = "ci";
+  caf::anon_send(controller, watched::runnerset_event{"runnersets", kube::event_type::added, set});
+  caf::anon_send(controller, pod_labelled_for("ci", "linux", "pod-of-linux"));
+  t.run();
+  EXPECT_GT(t.sys.registry().running(), actors_before) << "the set seen gets its actor";
+  EXPECT_EQ(rejected(unknown_set_reason), rejected_before + 1000);
+  caf::anon_send_exit(controller, caf::exit_reason::user_shutdown);
+  t.run();
 }
 
 // Every rejected input is counted; each distinct one is logged once.

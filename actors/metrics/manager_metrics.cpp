@@ -182,6 +182,10 @@ manager_metrics::manager_metrics(const manager_identity& id, const metrics_optio
   gauge("octorun_manager_info", "The manager's version; 1.")
       .Add({{"version", id.version}, {"commit", id.commit}, {"identity", id.identity}})
       .Set(1);
+  actors_ = &gauge("octorun_manager_actors",
+                   "Actors running in this replica: one per RunnerSet, Runner and listener session, "
+                   "and the manager's own.")
+                 .Add({});
   gauge("octorun_manager_start_time_seconds", "When this replica started, in seconds since the epoch.")
       .Add({})
       .SetToCurrentTime();
@@ -283,6 +287,7 @@ manager_metrics::manager_metrics(const manager_identity& id, const metrics_optio
 }
 
 std::string manager_metrics::scrape() const {
+  if (count_actors_) actors_->Set(static_cast<double>(count_actors_()));
   auto families = complete(registry_->Collect(), declared_);
   families.push_back(deliveries_family(*deliveries_));
   for (auto& f : state_->Collect()) families.push_back(std::move(f));

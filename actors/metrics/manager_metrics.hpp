@@ -17,6 +17,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,9 @@ class manager_metrics : public recorder,
   const std::shared_ptr<github::intake_counters>& webhook_deliveries() const { return deliveries_; }
 
   void set_leader(bool leading);
+  // What octorun_manager_actors reads at each scrape (the actor system's
+  // count of running actors); set once, before the first scrape.
+  void count_actors_with(std::function<std::size_t()> count) { count_actors_ = std::move(count); }
 
   // kube::request_observer
   void observe(const kube::request_kind& kind, long code, std::chrono::duration<double> elapsed) override;
@@ -117,6 +121,8 @@ class manager_metrics : public recorder,
   std::shared_ptr<state_collector> state_ = std::make_shared<state_collector>();
   std::shared_ptr<github::intake_counters> deliveries_ = std::make_shared<github::intake_counters>();
   prometheus::Gauge* leader_ = nullptr;
+  prometheus::Gauge* actors_ = nullptr;
+  std::function<std::size_t()> count_actors_;
   prometheus::Family<prometheus::Counter>* kube_requests_ = nullptr;
   prometheus::Family<prometheus::Histogram>* kube_duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* github_requests_ = nullptr;

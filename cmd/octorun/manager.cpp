@@ -215,6 +215,7 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
   }
   auto leading = r.leading;
   auto scraped = m->settings_.metrics;
+  scraped->count_actors_with([&sys] { return sys.registry().running(); });
   const auto limits = endpoints(opts);
   // The probes on a listener of their own: no other port's clients can
   // take their threads (docs/security.md).

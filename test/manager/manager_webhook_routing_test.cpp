@@ -32,14 +32,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const github::testing::rsa_key_pem& app_key() {
-  static const auto key = [] {
-    auto k = github::testing::generate_rsa_key(2048);
-    if (!k) std::abort();
-    return *k;
-  }();
-  return key;
-}
+const github::testing::rsa_key_pem& app_key() { return github::testing::shared_app_key(); }
 
 constexpr std::int64_t tenant_app = 4242, tenant_installation = 77;
 constexpr std::int64_t other_app = 4343, other_installation = 88;

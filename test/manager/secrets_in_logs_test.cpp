@@ -45,14 +45,7 @@ std::string random_text(const char* prefix, int n) {
   return out;
 }
 
-const github::testing::rsa_key_pem& app_key() {
-  static const auto key = [] {
-    auto k = github::testing::generate_rsa_key(2048);
-    if (!k) std::abort();
-    return *k;
-  }();
-  return key;
-}
+const github::testing::rsa_key_pem& app_key() { return github::testing::shared_app_key(); }
 
 sim::simulator_options secrets_simulator() {
   sim::simulator_options o;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,16 @@ struct rsa_key_pem {
   std::string public_key;
 };
 expected<rsa_key_pem, std::string> generate_rsa_key(int bits = 2048);
+
+// One 2048-bit key for a whole test program, made on first use (making one
+// takes a noticeable moment; the tests' Apps need not differ in keys).
+inline const rsa_key_pem& shared_app_key() {
+  static const auto key = [] {
+    auto k = generate_rsa_key(2048);
+    if (!k) std::abort();
+    return *k;
+  }();
+  return key;
+}
 
 }  // namespace octorun::github::testing

@@ -58,6 +58,8 @@ const action* applying(const set_plan& p, const std::string& key) {
     if (a.kind == action_kind::apply_warm_nodes && a.subject == key) return &a;
   return nullptr;
 }
+// The action points into the plan: never into a temporary one.
+const action* applying(set_plan&& p, const std::string& key) = delete;
 
 TEST(WarmNodesPlan, TheTemplateIsTheRunnersShapeAndNothingElse) {
   auto o = targeted();
@@ -154,7 +156,8 @@ TEST(WarmNodesPlan, NoneBeforeAPodWaitedForANodeOrWithoutATarget) {
 TEST(WarmNodesPlan, MaxRunnersLessTheRunnersBoundsTheChunks) {
   auto o = targeted(4);
   answer(o, plan(o));
-  const auto* buffer = applying(plan(o), buffer_key);
+  const auto p = plan(o);  // the actions applying() points into
+  const auto* buffer = applying(p, buffer_key);
   ASSERT_TRUE(buffer);
   EXPECT_NE(buffer->text.find(R"("replicas":0)"), std::string::npos)
       << "the warm runners fill maxRunners: no runner could take a chunk " << buffer->text;
@@ -201,7 +204,8 @@ TEST(WarmNodesPlan, AFailedApplyIsSaidAndWaitsForItsRetry) {
   EXPECT_EQ(c->reason, "ApplyFailed");
   EXPECT_NE(c->message.find("403 Forbidden"), std::string::npos) << c->message;
   o.now += warm_nodes_retry;
-  EXPECT_TRUE(applying(plan(o), buffer_key));
+  const auto again = plan(o);
+  EXPECT_TRUE(applying(again, buffer_key));
 }
 
 // A target removed: the buffer goes first, then its template; a set that

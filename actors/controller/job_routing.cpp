@@ -1,7 +1,6 @@
 #include "actors/controller/job_routing.hpp"
 
 #include "actors/runnerset/routing.hpp"
-#include "adapters/github/scope.hpp"
 #include "common/strings.hpp"
 #include "model/naming.hpp"
 #include "model/scope.hpp"
@@ -72,20 +71,18 @@ keys destinations(const job_routes& r, const messages::session_message& m) {
 }
 
 bool scope_serves(const std::string& scope_url, const std::string& server, const std::string& repository) {
-  auto target = github::parse_config_url(scope_url);
-  if (!target) return false;
-  if (auto scope = model::parse_scope_url(scope_url); !scope || model::server_identity(*scope) != server)
-    return false;
+  auto scope = model::parse_scope_url(scope_url);
+  if (!scope || model::server_identity(*scope) != server) return false;
   auto slash = repository.find('/');
   if (slash == std::string::npos) return false;
   const auto owner = ascii_lower(repository.substr(0, slash));
-  switch (target->where.kind) {
-    case github::scope_kind::enterprise:
+  switch (scope->kind) {
+    case model::github_scope::level::enterprise:
       return true;
-    case github::scope_kind::organization:
-      return ascii_lower(target->where.owner) == owner;
-    case github::scope_kind::repository:
-      return ascii_lower(target->where.owner + "/" + target->where.repository) == ascii_lower(repository);
+    case model::github_scope::level::organization:
+      return ascii_lower(scope->owner) == owner;
+    case model::github_scope::level::repository:
+      return ascii_lower(scope->owner + "/" + scope->repository) == ascii_lower(repository);
   }
   return false;
 }

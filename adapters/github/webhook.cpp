@@ -114,10 +114,6 @@ bool delivery_dedupe::first_seen(const std::string& id, clock::time_point now) {
   return true;
 }
 
-}  // namespace octorun::github
-
-namespace octorun::github {
-
 std::optional<std::string> job_replays::replayed(const messages::job_message& m, clock::time_point now,
                                                  std::int64_t wall_now) {
   const auto& job = messages::job_of(m);

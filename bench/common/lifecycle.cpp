@@ -7,6 +7,7 @@
 #include "actors/runnerset/scaling.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
+#include "bench/common/reflector_thread.hpp"
 #include "common/json.hpp"
 #include "model/runner_phase.hpp"
 
@@ -42,11 +43,6 @@ lifecycle_watch::lifecycle_watch(const kube::config& cfg, const std::string& ns,
                                  pod_running_fn on_pod_running, const std::string& selector)
     : on_pod_running_(std::move(on_pod_running)) {
   auto reflect = [&](kube::resource res, kind k, std::string labels) {
-    kube::informer_options o;
-    o.res = std::move(res);
-    o.ns = ns;
-    o.label_selector = std::move(labels);
-    o.watch_timeout_min = o.watch_timeout_max = 2;  // the stop flag is read between watches
     kube::reflector_callbacks cb;
     cb.replaced = [this, k](kube::object_list l) {
       for (auto& item : l.items) on_object(k, item, false);
@@ -58,13 +54,7 @@ lifecycle_watch::lifecycle_watch(const kube::config& cfg, const std::string& ns,
       if (ev.type == kube::event_type::error) return;
       on_object(k, ev.obj, ev.type == kube::event_type::deleted);
     };
-    threads_.emplace_back([this, cfg, o, cb] {
-      kube::client_options co;
-      co.drop_managed_fields = true;
-      kube::client c(cfg, co);
-      c.set_cancel_flag(&stop_);
-      kube::run_reflector(c, o, stop_, cb);
-    });
+    threads_.push_back(start_reflector(cfg, std::move(res), ns, std::move(labels), std::move(cb), stop_));
   };
   auto children = selector.empty() ? std::string(runner_label) : selector;
   reflect({"octorun.io", "v1alpha1", "runners", true}, kind::runner, selector);

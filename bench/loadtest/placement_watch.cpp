@@ -5,6 +5,7 @@
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
 #include "bench/common/lifecycle.hpp"
+#include "bench/common/reflector_thread.hpp"
 #include "common/json.hpp"
 
 namespace octorun::loadtest {
@@ -40,11 +41,6 @@ bool a_container_running(const kube::object& o) {
 placement_watch::placement_watch(const kube::config& cfg, const std::string& ns,
                                  const std::string& pod_selector, const std::string& node_selector) {
   auto reflect = [&](kube::resource res, std::string in_ns, std::string labels, bool pods) {
-    kube::informer_options o;
-    o.res = std::move(res);
-    o.ns = std::move(in_ns);
-    o.label_selector = std::move(labels);
-    o.watch_timeout_min = o.watch_timeout_max = 2;  // the stop flag is read between watches
     kube::reflector_callbacks cb;
     auto handle = [this, pods](const kube::object& obj, bool deleted) {
       pods ? on_pod(obj, deleted) : on_node(obj, deleted);
@@ -56,13 +52,8 @@ placement_watch::placement_watch(const kube::config& cfg, const std::string& ns,
       if (ev.type == kube::event_type::error) return;
       handle(ev.obj, ev.type == kube::event_type::deleted);
     };
-    threads_.emplace_back([this, cfg, o, cb] {
-      kube::client_options co;
-      co.drop_managed_fields = true;
-      kube::client c(cfg, co);
-      c.set_cancel_flag(&stop_);
-      kube::run_reflector(c, o, stop_, cb);
-    });
+    threads_.push_back(bench::start_reflector(cfg, std::move(res), std::move(in_ns), std::move(labels),
+                                              std::move(cb), stop_));
   };
   reflect({"", "v1", "pods", true}, ns, pod_selector, true);
   reflect({"", "v1", "nodes", false}, "", node_selector, false);

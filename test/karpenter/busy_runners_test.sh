@@ -159,28 +159,7 @@ watch_log "$work/pods.jsonl" -n "$ns" pods -l "octorun.io/runnerset=$set"
 watch_log "$work/runners.jsonl" -n "$ns" runners
 watch_log "$work/nodes.jsonl" nodes -l karpenter.sh/nodepool
 
-kubectl -n "$ns" apply -f - >/dev/null <<EOF
-apiVersion: octorun.io/v1alpha1
-kind: RunnerSet
-metadata:
-  name: $set
-spec:
-  scopeURL: $sim/$org
-  credentialsSecretName: github
-  intake: Listener
-  runnerLabels: [$set]
-  maxRunners: 10
-  template:
-    spec:
-      nodeSelector: {karpenter.sh/nodepool: runners}
-      containers:
-      - name: runner
-        image: ghcr.io/actions/actions-runner:2.330.0
-        resources:
-          requests: {cpu: "3", memory: 2Gi}
-EOF
-sessions() { curl -fsS "$sim/_sim/state" | jq -e '.sessions >= 1'; }
-wait_until 60 "the manager's message session with the simulator" sessions
+apply_set
 
 step "1. $jobs jobs: busy runners on Karpenter's nodes"
 curl -fsS -X POST -d "{\"repository\":\"$org/app\",\"labels\":[\"self-hosted\",\"$set\"],\"duration_ms\":3600000,\"count\":$jobs}" \

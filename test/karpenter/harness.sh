@@ -6,8 +6,8 @@
 # Before sourcing, the test sets octorun, simulator, crds, ns (the namespace the
 # manager serves) and defines wait_until SECONDS DESCRIPTION COMMAND... and fail.
 # It sets here, controlplane, work, dir, pids, began; start_stack IDENTITY starts
-# everything (kubectl, sim and sim_url are defined then) and cleanup, on exit,
-# stops it.
+# everything (kubectl, sim and sim_url are defined then), apply_set makes the
+# tests' RunnerSet (set and org set by the test), and cleanup, on exit, stops it.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 controlplane=$here/../controlplane
 work=$(mktemp -d)
@@ -53,7 +53,44 @@ start_stack() {
     --lease-namespace="$ns" --identity="$1" --webhook-bind=127.0.0.1 --webhook-port=0 \
     --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 --log-format=text \
     --scheduler.max-threads=2 --github-http-hosts=127.0.0.1 --allow-sets-without-class \
-    >"$work/manager.log" 2>&1 &
+    --endpoints-file="$work/endpoints.json" >"$work/manager.log" 2>&1 &
   pids+=($!)
-  wait_until 60 "the manager to lead" grep -q "webhook intake listening on" "$work/manager.log"
+  wait_until 60 "the manager to lead" leading
 }
+
+# The manager's /readyz says it leads (its URL from --endpoints-file).
+leading() {
+  local health
+  health=$(jq -r '.health // empty' "$work/endpoints.json" 2>/dev/null) || return 1
+  [[ -n $health && $(curl -fsS "$health/readyz" 2>/dev/null) == leading ]]
+}
+
+# apply_set [SPEC-LINE]: the Listener RunnerSet `set` of organisation `org`,
+# maxRunners 10, whose runner pods ask for 3 CPUs and 2 GiB on the NodePool
+# `runners` (SPEC-LINE, e.g. "startTimeTarget: {p95Seconds: 5}", added to
+# its spec); returns once the manager has its message session open.
+apply_set() {
+  kubectl -n "$ns" apply -f - >/dev/null <<EOF
+apiVersion: octorun.io/v1alpha1
+kind: RunnerSet
+metadata:
+  name: $set
+spec:
+  scopeURL: $sim/$org
+  credentialsSecretName: github
+  intake: Listener
+  runnerLabels: [$set]
+  maxRunners: 10
+  ${1:-}
+  template:
+    spec:
+      nodeSelector: {karpenter.sh/nodepool: runners}
+      containers:
+      - name: runner
+        image: ghcr.io/actions/actions-runner:2.330.0
+        resources:
+          requests: {cpu: "3", memory: 2Gi}
+EOF
+  wait_until 60 "the manager's message session with the simulator" sessions
+}
+sessions() { curl -fsS "$sim/_sim/state" | jq -e '.sessions >= 1' >/dev/null; }

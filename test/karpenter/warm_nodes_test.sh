@@ -104,29 +104,7 @@ step "starting a control plane, Karpenter, the simulator and the manager"
 start_stack warm-nodes
 kubectl wait --for=condition=Established --timeout=60s crd/capacitybuffers.autoscaling.x-k8s.io >/dev/null
 
-kubectl -n "$ns" apply -f - >/dev/null <<EOF
-apiVersion: octorun.io/v1alpha1
-kind: RunnerSet
-metadata:
-  name: $set
-spec:
-  scopeURL: $sim/$org
-  credentialsSecretName: github
-  intake: Listener
-  runnerLabels: [$set]
-  maxRunners: 10
-  startTimeTarget: {p95Seconds: 5}
-  template:
-    spec:
-      nodeSelector: {karpenter.sh/nodepool: runners}
-      containers:
-      - name: runner
-        image: ghcr.io/actions/actions-runner:2.330.0
-        resources:
-          requests: {cpu: "3", memory: 2Gi}
-EOF
-sessions() { curl -fsS "$sim/_sim/state" | jq -e '.sessions >= 1'; }
-wait_until 60 "the manager's message session with the simulator" sessions
+apply_set "startTimeTarget: {p95Seconds: 5}"
 queue_job() {
   curl -fsS -X POST -d "{\"repository\":\"$org/app\",\"labels\":[\"self-hosted\",\"$set\"],\"duration_ms\":3600000,\"count\":1}" \
     "$sim/_sim/jobs" >/dev/null

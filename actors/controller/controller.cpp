@@ -219,8 +219,13 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     auto& known = st.routes.sets[key];
     // Most events (status writes) change no set's claims: not judged again.
     const bool claims_changed = !known || !same_claims(*known, *ev.obj);
+    // Nor its class's verdict, which reads only its spec (a new generation;
+    // 0: an object that carries none) and the platform (publish_platform
+    // judges every set again when that changes).
+    const bool respecified = !known || ev.obj->metadata.generation == 0 ||
+                             known->metadata.generation != ev.obj->metadata.generation;
     const bool recount = recounted(std::exchange(known, ev.obj).get(), ev.obj.get());
-    judge_route(st, key, *known);
+    if (respecified) judge_route(st, key, *known);
     if (!servable(st, meta.namespace_)) {
       st.held_sets.insert_or_assign(key, std::move(ev));
       if (recount) publish_platform(self);

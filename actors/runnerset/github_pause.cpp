@@ -5,8 +5,6 @@
 // the set's status before the Runner may go, done once the budget allows.
 #include <spdlog/spdlog.h>
 
-#include <ctime>
-
 #include "actors/metrics/event_metrics.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "actors/runnerset/set_status.hpp"
@@ -32,7 +30,7 @@ void observe_github_budget(self_ptr self) {
     b.limit = st.budget->limit.load();
     b.remaining = st.budget->remaining.load();
     const auto reset_epoch = st.budget->reset_epoch.load();
-    b.reset_at = reset_epoch > 0 ? now + std::chrono::seconds(reset_epoch - std::time(nullptr))
+    b.reset_at = reset_epoch > 0 ? now + std::chrono::seconds(reset_epoch - st.cfg.wall_clock())
                                  : budget_clock::time_point{};
   }
   st.world.github_connection_problem = st.health->problem();

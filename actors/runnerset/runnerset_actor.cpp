@@ -5,7 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <ctime>
 #include <optional>
 #include <utility>
 
@@ -67,7 +66,7 @@ void reconcile(self_ptr self) {
   // A Runner seen (or being made) again: a LIST must confirm none is left.
   if (!w.runners.empty() || !w.in_flight.of(action_kind::create_runners).empty())
     w.no_runners_confirmed = false;
-  w.wall_time = format_rfc3339(std::time(nullptr));
+  w.wall_time = format_rfc3339(st.cfg.wall_clock());
   github_unreachable(self);
   observe_github_budget(self);
   auto p = plan(w);
@@ -329,7 +328,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
     // An arrival, once per job (a start of a job never seen queued), and its queue time.
     note_job_arrival(st.world, m.job, self->clock().now());
     if (auto v = runner != st.world.runners.end() ? runner->second.variant : variant_of_job(st.world, m.job))
-      note_job_start_time(st.world, *v, m.job, self->clock().now(), std::time(nullptr));
+      note_job_start_time(st.world, *v, m.job, self->clock().now(), st.cfg.wall_clock());
     if (runner != st.world.runners.end()) {
       note_job_start(st.world, m.runner_name);
       st.world.active_jobs[m.job.job_id] = runner->second.variant;

@@ -99,6 +99,11 @@ struct runnerset_actor_config {
   caf::actor events;
   // Settings for the Runner actors (their ns/name/kube/github are filled in).
   runner::runner_actor_config runner_defaults;
+  // The wall clock, in seconds since the epoch: the times the set writes
+  // (conditions' lastTransitionTime), a job's start time, and where GitHub's
+  // rate-limit reset (an epoch second) falls on the actor's own clock, on
+  // which every wait runs. A test can fix both.
+  std::int64_t (*wall_clock)() = &runner::epoch_seconds_now;
   // The manager's metrics (runners created and deleted, failed actions,
   // listener sessions, GitHub requests); none: nothing is recorded.
   std::shared_ptr<metrics::recorder> metrics;

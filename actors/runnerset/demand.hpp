@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/runnerset/plan.hpp"
+#include "actors/runnerset/observation.hpp"
 
 namespace octorun::runnerset {
 

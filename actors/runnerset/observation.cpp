@@ -1,6 +1,8 @@
-// Queries on what a RunnerSet observed (plan.hpp: set_observation and the
+// Queries on what a RunnerSet observed (observation.hpp; plan.hpp: the
 // status counts), shared by plan() and the actor that executes it; the
 // decisions themselves are in plan.cpp.
+#include "actors/runnerset/observation.hpp"
+
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/scale_sets.hpp"
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/reconcile_turn.hpp"
+#include "actors/runnerset/observation.hpp"
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/runnerset/set_events.hpp"

@@ -19,7 +19,7 @@
 #include <set>
 #include <string>
 
-#include "actors/runnerset/plan.hpp"
+#include "actors/runnerset/observation.hpp"
 #include "actors/runnerset/set_events.hpp"
 #include "model/children.hpp"
 

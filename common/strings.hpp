@@ -42,6 +42,24 @@ inline std::string percent_decode(std::string_view s, bool plus_is_space = false
   return out;
 }
 
+// Percent-encodes a query parameter value or path segment (RFC 3986
+// unreserved characters kept).
+inline std::string percent_encode(std::string_view s) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
 // Text from outside (an upstream error message) made fit for an Event, a
 // condition or a log line: control characters (C0, DEL, C1) become spaces,
 // bytes that are not UTF-8 become '?', and the result has at most

@@ -17,13 +17,6 @@ std::string listing(const std::vector<std::string>& xs) {
   return out;
 }
 
-// HOST and PORT ("" when none) of HOST[:PORT], the host in lower case.
-std::pair<std::string, std::string> host_and_port(std::string_view host) {
-  auto colon = host.rfind(':');
-  if (colon == std::string_view::npos) return {ascii_lower(host), ""};
-  return {ascii_lower(host.substr(0, colon)), std::string(host.substr(colon + 1))};
-}
-
 // A spec.github.servers entry, SCHEME://HOST[:PORT] or SCHEME://*.DOMAIN[:PORT]:
 // its host in lower case ("*.ghe.com" for a wildcard) and port ("" when none).
 struct server_entry {
@@ -32,23 +25,22 @@ struct server_entry {
 };
 
 std::optional<server_entry> parse_server(const std::string& server) {
-  // "*." is no host character: split the entry as a plain host, then put it back.
-  std::string text = server;
-  const auto authority = text.find("://");
-  const bool wildcard = authority != std::string::npos && text.compare(authority + 3, 2, "*.") == 0;
-  if (wildcard) text.replace(authority + 3, 1, "w");
-  auto url = split_http_url(text);
-  if (!url || !url->path.empty()) return std::nullopt;
-  auto [host, port] = host_and_port(url->host);
-  if (wildcard) host.replace(0, 1, "*");
-  return server_entry{url->scheme, std::move(host), std::move(port)};
+  auto url = split_url(server);
+  if (!url) return std::nullopt;
+  // "*." is no host character: the entry is checked as a plain host, then put back.
+  const bool wildcard = url->host.starts_with("*.");
+  if (wildcard) url->host[0] = 'w';
+  if (http_url_problem(*url) || url->path.size() > 1) return std::nullopt;
+  std::string host = ascii_lower(url->host_name());
+  if (wildcard) host[0] = '*';
+  return server_entry{url->scheme, std::move(host), std::string(url->port().value_or(""))};
 }
 
-bool server_matches(const http_url& scope, const std::string& server) {
+bool server_matches(const url_parts& scope, const std::string& server) {
   auto entry = parse_server(server);
   if (!entry || entry->scheme != scope.scheme) return false;
-  auto [host, port] = host_and_port(scope.host);
-  if (entry->port != port) return false;
+  const auto host = ascii_lower(scope.host_name());
+  if (entry->port != scope.port().value_or("")) return false;
   if (!entry->wildcard()) return entry->host == host;
   const auto suffix = entry->host.substr(1);  // ".ghe.com"
   return host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -234,7 +226,7 @@ field_errors check_runner_class(const runner_class& c, const scope_rules& rules)
       out.push_back({at("spec.github.scopes", i),
                      quoted(s.scopes[i]) + ": a '*' may only end a repository name under an organization "
                                            "(https://github.com/ORG/PREFIX*)"});
-    else if (!server_allowed(scope->base_url + "/x", servers))
+    else if (!server_allowed(*scope, servers))
       out.push_back({at("spec.github.scopes", i),
                      quoted(s.scopes[i]) + " is on no server the class allows (spec.github.servers: " +
                          listing(servers) + ")"});
@@ -256,19 +248,33 @@ field_errors check_runner_class(const runner_class& c, const scope_rules& rules)
   return out;
 }
 
-bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers) {
-  auto scope = split_http_url(scope_url);
-  if (!scope) return false;
+namespace {
+
+bool url_on_a_server(const url_parts& url, const std::vector<std::string>& servers) {
   for (const auto& server : servers)
-    if (server_matches(*scope, server)) return true;
+    if (server_matches(url, server)) return true;
   return false;
+}
+
+}  // namespace
+
+bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers) {
+  auto url = split_http_url(scope_url);
+  return url && url_on_a_server(*url, servers);
+}
+
+bool server_allowed(const github_scope& scope, const std::vector<std::string>& servers) {
+  return url_on_a_server(scope.url, servers);
 }
 
 bool scope_allowed(const std::string& scope_url, const std::vector<std::string>& scopes) {
   auto scope = parse_scope_url(scope_url);
-  if (!scope) return false;
+  return scope && scope_allowed(*scope, scopes);
+}
+
+bool scope_allowed(const github_scope& scope, const std::vector<std::string>& scopes) {
   for (const auto& entry : scopes)
-    if (scope_matches(*scope, entry)) return true;
+    if (scope_matches(scope, entry)) return true;
   return false;
 }
 
@@ -296,11 +302,12 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
     v.refused.push_back({"spec.runnerClassName", "RunnerClass " + named + " does not admit namespace " +
                                                      quoted(ns) + " (its spec.namespaceSelector)"});
   const auto servers = c->spec.effective_servers();
-  if (!server_allowed(spec.scope_url, servers))
+  // A URL that names no scope (admission refuses it) is judged by its host alone.
+  if (!(spec.scope ? server_allowed(*spec.scope, servers) : server_allowed(spec.scope_url, servers)))
     v.refused.push_back({"spec.scopeURL", quoted(spec.scope_url) + " is not on a GitHub server RunnerClass " +
                                               named + " allows (spec.github.servers: " + listing(servers) +
                                               ")"});
-  else if (!c->spec.scopes.empty() && !scope_allowed(spec.scope_url, c->spec.scopes))
+  else if (!c->spec.scopes.empty() && !(spec.scope && scope_allowed(*spec.scope, c->spec.scopes)))
     v.refused.push_back({"spec.scopeURL", quoted(spec.scope_url) + " is not a scope RunnerClass " + named +
                                               " allows (spec.github.scopes: " + listing(c->spec.scopes) +
                                               ")"});

@@ -79,7 +79,9 @@ field_errors check_runner_class(const runner_class& c, const scope_rules& rules)
 
 // Whether a scope URL is on one of `servers` (spec.github.servers entries).
 bool server_allowed(const std::string& scope_url, const std::vector<std::string>& servers);
+bool server_allowed(const github_scope& scope, const std::vector<std::string>& servers);
 // Whether a scope URL is one `scopes` (spec.github.scopes entries) admit.
 bool scope_allowed(const std::string& scope_url, const std::vector<std::string>& scopes);
+bool scope_allowed(const github_scope& scope, const std::vector<std::string>& scopes);
 
 }  // namespace octorun::model

@@ -180,6 +180,17 @@ void read_registration(reader& r, const Value& spec, Spec& s) {
   read_pod_config(r, spec, s.pod);
 }
 
+}  // namespace
+
+void runnerset_spec::set_scope_url(std::string url) {
+  scope_url = std::move(url);
+  auto parsed = parse_scope_url(scope_url);
+  scope = parsed ? std::optional<github_scope>(std::move(*parsed)) : std::nullopt;
+  scope_error = parsed ? std::string() : parsed.error();
+}
+
+namespace {
+
 // spec.startTimeTarget and a variant's.
 std::optional<start_time_target_spec> read_start_time_target(reader& r, const Value& parent,
                                                              const std::string& at) {
@@ -194,6 +205,9 @@ std::optional<start_time_target_spec> read_start_time_target(reader& r, const Va
 void read_runnerset_spec(reader& r, const Value& spec, runnerset_spec& s) {
   r.string(spec, "runnerClassName", "spec.runnerClassName", s.runner_class_name);
   read_registration(r, spec, s);
+  // A set whose URL names no scope still decodes: admission refuses it,
+  // and the manager says why in its conditions.
+  s.set_scope_url(std::move(s.scope_url));
   r.int32(spec, "minRunners", "spec.minRunners", s.min_runners);
   r.int32(spec, "maxRunners", "spec.maxRunners", s.max_runners);
   r.int32(spec, "replicas", "spec.replicas", s.replicas);

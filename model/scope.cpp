@@ -15,25 +15,6 @@ constexpr const char* expected_forms =
 
 bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
-bool valid_host(std::string_view host) {
-  auto colon = host.rfind(':');
-  if (colon != std::string_view::npos) {
-    auto port = host.substr(colon + 1);
-    if (port.empty() || port.size() > 5) return false;
-    long value = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9') return false;
-      value = value * 10 + (c - '0');
-    }
-    if (value == 0 || value > 65535) return false;
-    host = host.substr(0, colon);
-  }
-  if (host.empty() || host.size() > 253 || host.front() == '.' || host.front() == '-') return false;
-  for (char c : host)
-    if (!is_alnum(c) && c != '.' && c != '-') return false;
-  return true;
-}
-
 // GitHub account names: letters, digits and single hyphens, at most 39.
 bool valid_owner(std::string_view s) {
   if (s.empty() || s.size() > 39 || s.front() == '-' || s.back() == '-') return false;
@@ -58,18 +39,18 @@ unexpected<std::string> hint(const std::string& why, const std::string& meant) {
   return unexpected<std::string>{why + ": " + meant};
 }
 
-// After "https://": the authority and what follows, up to the first
-// '?' or '#'; the part of the URL a forbidden character is in.
-std::string_view authority_of(std::string_view rest) { return rest.substr(0, rest.find_first_of("/?#")); }
-
-// Query, fragment and credentials, each named: the one sentence says which.
+// Query, fragment and credentials, each named: the one sentence says which
+// (a '?' anywhere after the host counts as a query, even after the '#').
 std::optional<std::string> forbidden_part(std::string_view url) {
-  auto rest = url.substr(url.find("://") == std::string_view::npos ? 0 : url.find("://") + 3);
-  if (authority_of(rest).find('@') != std::string_view::npos)
+  const auto parts = split_url(url);
+  if (!parts) return std::nullopt;
+  if (parts->userinfo)
     return "must not carry credentials (USER@HOST): the manager takes them from spec.credentialsSecretName";
-  if (rest.find('?') != std::string_view::npos) return std::string("must not have a query (?...)");
-  if (rest.find('#') != std::string_view::npos) return std::string("must not have a fragment (#...)");
-  if (rest.find('@') != std::string_view::npos) return std::string("must not contain '@'");
+  const auto fragment = parts->fragment.value_or("");
+  if (parts->query || fragment.find('?') != std::string::npos)
+    return std::string("must not have a query (?...)");
+  if (parts->fragment) return std::string("must not have a fragment (#...)");
+  if (parts->path.find('@') != std::string::npos) return std::string("must not contain '@'");
   return std::nullopt;
 }
 
@@ -85,7 +66,7 @@ std::string web_path(const std::vector<std::string_view>& parts, std::size_t fro
 }
 
 // The host without its port, in lower case.
-std::string bare_host(std::string_view host) { return ascii_lower(host.substr(0, host.rfind(':'))); }
+std::string bare_host(const url_parts& url) { return ascii_lower(url.host_name()); }
 
 bool is_api_host(const std::string& bare) {
   return bare == "api.github.com" || (bare.starts_with("api.") && bare.ends_with(".ghe.com"));
@@ -100,29 +81,25 @@ bool is_ip_literal(const std::string& bare) {
   return last.size() > 2 && last.starts_with("0x");
 }
 
-}  // namespace
-
-expected<http_url, url_problem> split_http_url(std::string_view url) {
-  const std::string lowered = ascii_lower(url.substr(0, std::min<std::size_t>(url.size(), 8)));
-  http_url out;
-  if (lowered.starts_with("https://")) {
-    out.scheme = "https";
-  } else if (lowered.starts_with("http://")) {
-    out.scheme = "http";
-  } else {
-    return unexpected<url_problem>{url_problem::not_http};
-  }
-  std::string_view rest = url.substr(out.scheme.size() + 3);
-  if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos)
-    return unexpected<url_problem>{url_problem::forbidden_characters};
-  auto slash = rest.find('/');
-  out.host = std::string(rest.substr(0, slash));
-  if (!valid_host(out.host)) return unexpected<url_problem>{url_problem::bad_host};
-  if (slash != std::string_view::npos) out.path = std::string(rest.substr(slash + 1));
-  return out;
+// Why plain http or an IP address is not allowed (scope_host_refused).
+std::optional<std::string> url_host_refused(const url_parts& split, const scope_rules& rules) {
+  const auto bare = bare_host(split);
+  for (const auto& allowed : rules.http_hosts)
+    if (ascii_lower(allowed) == bare) return std::nullopt;
+  if (split.scheme != "https")
+    return std::string(
+        "must start with https:// (plain http only to a host the platform lists in the manager's "
+        "--github-http-hosts)");
+  if (is_ip_literal(bare))
+    return "names the IP address " + bare +
+           ": use GitHub's host name (an IP address only where the platform lists it in the manager's "
+           "--github-http-hosts)";
+  return std::nullopt;
 }
 
-expected<http_url, std::string> parse_proxy_url(std::string_view url) {
+}  // namespace
+
+expected<url_parts, std::string> parse_proxy_url(std::string_view url) {
   if (url.empty()) return unexpected<std::string>{std::string("is required: http://HOST:PORT")};
   auto parts = split_http_url(url);
   if (!parts) {
@@ -138,7 +115,8 @@ expected<http_url, std::string> parse_proxy_url(std::string_view url) {
         return unexpected<std::string>{"\"" + std::string(url) + "\" has an invalid host"};
     }
   }
-  if (!parts->path.empty() && parts->path != "/")
+  // At most a trailing slash (a doubled one passes too, as it always has).
+  if (parts->path.size() > 1 && parts->path != "//")
     return unexpected<std::string>{"\"" + std::string(url) +
                                    "\" must be http(s)://HOST[:PORT] without a path"};
   parts->path.clear();
@@ -155,16 +133,19 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
       case url_problem::forbidden_characters:
         if (auto why = forbidden_part(url)) return unexpected<std::string>{*why};
         return fail("must not contain spaces");
-      case url_problem::bad_host: {
-        auto host = url.substr(url.find("://") + 3);
-        return fail("has an invalid host \"" + std::string(host.substr(0, host.find('/'))) + "\"");
-      }
+      case url_problem::bad_host:
+        return fail("has an invalid host \"" + split_url(url)->host + "\"");
     }
   }
   const std::string scheme = split->scheme + "://";
   const std::string& host = split->host;
   std::string_view path = split->path;
+  if (path.starts_with('/')) path.remove_prefix(1);
   if (path.ends_with('/')) path.remove_suffix(1);
+  github_scope out;
+  out.base_url = scheme + std::string(host);
+  out.url = *split;
+  out.url.path = "/" + std::string(path);
   std::vector<std::string_view> parts;
   while (!path.empty()) {
     auto next = path.find('/');
@@ -172,11 +153,9 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
     if (next == std::string_view::npos) break;
     path.remove_prefix(next + 1);
   }
-  github_scope out;
-  out.base_url = scheme + std::string(host);
   for (auto p : parts)
     if (p.empty()) return fail("has an empty path segment");
-  const auto bare = bare_host(host);
+  const auto bare = bare_host(*split);
   if (is_api_host(bare))
     return hint("is GitHub's API host, not a scope; use the web URL",
                 "https://" + bare.substr(4) + (parts.empty() ? "/ORG" : web_path(parts, 0)));
@@ -214,18 +193,23 @@ expected<github_scope, std::string> parse_scope_url(std::string_view url) {
 std::optional<std::string> scope_host_refused(std::string_view url, const scope_rules& rules) {
   auto split = split_http_url(url);
   if (!split) return std::nullopt;  // parse_scope_url says what is wrong
-  const auto bare = bare_host(split->host);
-  for (const auto& allowed : rules.http_hosts)
-    if (ascii_lower(allowed) == bare) return std::nullopt;
-  if (split->scheme != "https")
-    return std::string(
-        "must start with https:// (plain http only to a host the platform lists in the manager's "
-        "--github-http-hosts)");
-  if (is_ip_literal(bare))
-    return "names the IP address " + bare +
-           ": use GitHub's host name (an IP address only where the platform lists it in the manager's "
-           "--github-http-hosts)";
-  return std::nullopt;
+  return url_host_refused(*split, rules);
+}
+
+std::optional<std::string> scope_host_refused(const github_scope& scope, const scope_rules& rules) {
+  return url_host_refused(scope.url, rules);
+}
+
+std::string github_scope::api_path() const {
+  switch (kind) {
+    case level::repository:
+      return "/repos/" + percent_encode(owner) + "/" + percent_encode(repository);
+    case level::organization:
+      return "/orgs/" + percent_encode(owner);
+    case level::enterprise:
+      return "/enterprises/" + percent_encode(owner);
+  }
+  return {};
 }
 
 std::string server_identity(const github_scope& scope) {

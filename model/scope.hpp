@@ -15,30 +15,31 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "common/url.hpp"
 
 namespace octorun::model {
 
+// A scope URL parsed (parse_scope_url): what a RunnerSet's spec.scopeURL
+// names, decoded once with the set (runnerset_spec::scope) and carried
+// from there, so no later code reads the URL's text again.
 struct github_scope {
   enum class level { repository, organization, enterprise };
   level kind = level::organization;
-  std::string base_url;    // scheme://host[:port], the scheme in lower case, the host as written
   std::string owner;       // organization, repository owner or enterprise, as written
   std::string repository;  // empty unless kind == repository
-};
+  std::string base_url;    // scheme://host[:port], the scheme in lower case, the host as written
+  url_parts url;           // the URL split (split_http_url), its path without a trailing '/'
 
-// An http(s) URL in its parts: the one split of the URLs users give the
-// manager (scope URLs, proxies). No query, fragment, credentials or spaces.
-struct http_url {
-  std::string scheme;  // "http" or "https"
-  std::string host;    // HOST or HOST:PORT, as written
-  std::string path;    // after the host's '/', possibly empty
+  // The URL as written, less a trailing '/' (what GitHub's scale-set API is given).
+  std::string as_written() const { return base_url + url.path; }
+  // Its place in GitHub's REST API: "/repos/o/r", "/orgs/o" or "/enterprises/e".
+  std::string api_path() const;
+  bool operator==(const github_scope&) const = default;
 };
-enum class url_problem { not_http, forbidden_characters, bad_host };
-expected<http_url, url_problem> split_http_url(std::string_view url);
 
 // A proxy: http(s)://HOST[:PORT] with an optional trailing slash (path
 // cleared). The error quotes the URL and says what is wrong, for a user.
-expected<http_url, std::string> parse_proxy_url(std::string_view url);
+expected<url_parts, std::string> parse_proxy_url(std::string_view url);
 
 // Accepts http(s)://HOST[:PORT]/ORG, /ORG/REPO or /enterprises/ENTERPRISE with
 // an optional trailing slash. The error says what is wrong, for a user.
@@ -73,5 +74,6 @@ struct scope_rules {
 // address), for a user; nullopt when it is. The admission webhook refuses
 // such a RunnerSet, and the manager refuses to send it credentials.
 std::optional<std::string> scope_host_refused(std::string_view url, const scope_rules& rules);
+std::optional<std::string> scope_host_refused(const github_scope& scope, const scope_rules& rules);
 
 }  // namespace octorun::model

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/runner_phase.hpp"
+#include "model/scope.hpp"
 #include "model/timeline.hpp"
 
 namespace octorun::model {
@@ -173,7 +174,13 @@ enum class intake_mode {
 struct runnerset_spec {
   std::string
       runner_class_name;  // the RunnerClass it runs under (model/runner_class.hpp); empty: the default
-  std::string scope_url;
+  std::string scope_url;  // as written
+  // scope_url parsed once, when the set is decoded (set_scope_url): the
+  // scope it names, else why it names none (parse_scope_url's message, for
+  // a user). Later code reads these, never the URL's text again.
+  std::optional<github_scope> scope;
+  std::string scope_error;
+  void set_scope_url(std::string url);
   std::string credentials_secret_name;
   std::string runner_group;
   std::vector<std::string> runner_labels;

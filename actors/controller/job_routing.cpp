@@ -32,7 +32,7 @@ keys one_owner(const job_routes& r, const keys& candidates, const messages::job_
   keys serving;
   for (const auto& key : candidates)
     if (auto set = r.sets.find(key);
-        set != r.sets.end() && scope_serves(set->second->spec.scope_url, job.server, job.repository))
+        set != r.sets.end() && scope_serves(set->second->spec.scope, job.server, job.repository))
       serving.push_back(key);
   return serving.size() == 1 ? serving : keys{};
 }
@@ -70,8 +70,8 @@ keys destinations(const job_routes& r, const messages::session_message& m) {
   return r.sets.count(m.runner_set) > 0 ? keys{m.runner_set} : keys{};
 }
 
-bool scope_serves(const std::string& scope_url, const std::string& server, const std::string& repository) {
-  auto scope = model::parse_scope_url(scope_url);
+bool scope_serves(const std::optional<model::github_scope>& scope, const std::string& server,
+                  const std::string& repository) {
   if (!scope || model::server_identity(*scope) != server) return false;
   auto slash = repository.find('/');
   if (slash == std::string::npos) return false;
@@ -90,7 +90,7 @@ bool scope_serves(const std::string& scope_url, const std::string& server, const
 bool set_serves(const job_routes& r, const std::string& key, const messages::job_info& job) {
   auto set = r.sets.find(key);
   if (set == r.sets.end() || set->second->metadata.deleting || r.admitted.count(key) == 0) return false;
-  if (!scope_serves(set->second->spec.scope_url, job.server, job.repository)) return false;
+  if (!scope_serves(set->second->spec.scope, job.server, job.repository)) return false;
   if (job.installation_id == 0) return true;
   auto credentials = r.installations.find(key);
   return credentials != r.installations.end() && credentials->second == job.installation_id;

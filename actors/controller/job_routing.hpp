@@ -66,7 +66,8 @@ std::vector<std::string> destinations(const job_routes& r, const messages::sessi
 // ("owner/repo") on `server` (model::server_identity)? Only a scope on that
 // server does; there, organisation scopes serve their repositories,
 // repository scopes themselves, enterprise scopes every repository.
-bool scope_serves(const std::string& scope_url, const std::string& server, const std::string& repository);
+bool scope_serves(const std::optional<model::github_scope>& scope, const std::string& server,
+                  const std::string& repository);
 
 // Does the set `key` serve `job`: not being deleted, admitted by its class,
 // its scope serving the job's repository on the job's server, and, when the

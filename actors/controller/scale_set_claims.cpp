@@ -20,8 +20,8 @@ struct claim {
 
 }  // namespace
 
-std::string scale_set_place(const std::string& scope_url, const std::string& scale_set_name) {
-  auto scope = model::parse_scope_url(scope_url);
+std::string scale_set_place(const std::optional<model::github_scope>& scope,
+                            const std::string& scale_set_name) {
   if (!scope) return {};
   return model::scope_identity(*scope) + " " + ascii_lower(scale_set_name);
 }
@@ -51,7 +51,7 @@ std::map<std::string, std::map<std::string, messages::scale_set_taken>> scale_se
               key,
               v.name,
               runnerset::scale_set_name(set->metadata.name, v.name)};
-      auto place = scale_set_place(set->spec.scope_url, c.scale_set_name);
+      auto place = scale_set_place(set->spec.scope, c.scale_set_name);
       if (place.empty()) continue;
       auto [it, first] = holders.try_emplace(place, c);
       if (!first && c.order() < it->second.order()) it->second = c;

@@ -22,7 +22,8 @@ namespace octorun::controller {
 // The place a scale set is registered on GitHub: the scope's identity
 // (model::scope_identity) and the name in lower case, as GitHub compares
 // scale-set names. Empty when the scope URL is not one.
-std::string scale_set_place(const std::string& scope_url, const std::string& scale_set_name);
+std::string scale_set_place(const std::optional<model::github_scope>& scope,
+                            const std::string& scale_set_name);
 
 // Whether the sets claim the same scale sets in the same order (intake,
 // scope, variants, creation): a change that keeps them (a status write,

@@ -78,9 +78,11 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   }
   auto creds = runnerset::read_credentials(*secret.doc);
   if (!creds) return fail(creds.error());
-  auto target = github::parse_config_url(w.set->spec.scope_url);
-  if (!target) return fail("spec.scopeURL: " + target.error());
-  if (auto refused = model::scope_host_refused(w.set->spec.scope_url, s.cfg.scopes))
+  const auto& spec = w.set->spec;
+  if (!spec.scope)
+    return fail("spec.scopeURL: invalid GitHub URL '" + spec.scope_url + "': " + spec.scope_error);
+  const auto target = github::target_for(*spec.scope);
+  if (auto refused = model::scope_host_refused(*spec.scope, s.cfg.scopes))
     return fail("spec.scopeURL: \"" + w.set->spec.scope_url + "\" " + *refused);
   // Under a RunnerClass the manager's own connections take the manager's
   // proxy and CAs only: a tenant's spec.proxy and spec.caBundle shape its
@@ -95,8 +97,8 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
       s.cfg.ns);
   if (!network) return fail(network.error());
   github::rest_options opts;
-  opts.api_base = target->api_base;
-  opts.where = target->where;
+  opts.api_base = target.api_base;
+  opts.where = target.where;
   opts.call.user_agent = s.cfg.user_agent;
   opts.call.tls = s.cfg.github_tls;
   if (!network->ca_pem.empty()) {
@@ -115,7 +117,7 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
     opts.auth = github::pat_auth(pat->token);
   } else {
     const auto& app = std::get<app_credentials>(*creds);
-    opts.auth = github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target->api_base});
+    opts.auth = github::app_auth({app.app_id, app.installation_id, app.private_key_pem, target.api_base});
   }
   if (s.github && s.github != s.cfg.github) caf::anon_send_exit(s.github, caf::exit_reason::user_shutdown);
   // Under the Listener intake the runners' calls go to the scale set:
@@ -129,7 +131,7 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   s.health->record_response();          // the new settings have not failed yet
   w.access = {};                        // nor have the new credentials been refused
   github::scaleset_options scale_sets;  // its client is spawned when first needed
-  scale_sets.config_url = w.set->spec.scope_url;
+  scale_sets.where = *spec.scope;
   scale_sets.auth = opts.auth;
   scale_sets.call = opts.call;
   start_scale_set_admin(self, std::move(scale_sets));

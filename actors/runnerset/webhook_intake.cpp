@@ -58,7 +58,7 @@ void apply_sweep(self_ptr self, const std::map<std::int64_t, followed_job>& foll
   std::erase_if(changes.found, [&](const auto& job) { return !variant_for_job(variants, job.labels); });
   // On the set's server, and named by the installation its credentials are
   // (whose token listed them), as that App's delivery would name it.
-  const auto scope = model::parse_scope_url(st.world.set->spec.scope_url);
+  const auto& scope = st.world.set->spec.scope;
   const auto server = scope ? model::server_identity(*scope) : std::string();
   auto route = [&](const messages::workflow_job& job) {
     auto message = job_message_of(job);

@@ -38,11 +38,12 @@ void check_containers(const std::string& path, const std::vector<container_view>
 
 }  // namespace
 
-void check_scope_url(const std::string& path, const std::string& url, const scope_rules& rules,
+void check_scope_url(const std::string& path, const runnerset_spec& spec, const scope_rules& rules,
                      field_errors& out) {
-  auto scope = parse_scope_url(url);
-  if (!scope) return out.push_back({path, (url.empty() ? "" : quoted(url) + " ") + scope.error()});
-  if (auto refused = scope_host_refused(url, rules)) out.push_back({path, quoted(url) + " " + *refused});
+  const auto& url = spec.scope_url;
+  if (!spec.scope) return out.push_back({path, (url.empty() ? "" : quoted(url) + " ") + spec.scope_error});
+  if (auto refused = scope_host_refused(*spec.scope, rules))
+    out.push_back({path, quoted(url) + " " + *refused});
 }
 
 void check_credentials_secret(const std::string& path, const std::string& name, field_errors& out) {
@@ -222,7 +223,7 @@ field_errors validate_runnerset(const runnerset& set, const admission_policy& po
     check_generated_names("metadata.generateName",
                           set.metadata.generate_name + std::string(runner_suffix_length, 'x'), "", out);
   }
-  check_scope_url("spec.scopeURL", spec.scope_url, policy.scopes, out);
+  check_scope_url("spec.scopeURL", spec, policy.scopes, out);
   check_credentials_secret("spec.credentialsSecretName", spec.credentials_secret_name, out);
   check_runner_labels("spec.runnerLabels", spec.runner_labels, out);
   check_runner_counts("spec", spec.min_runners, spec.max_runners, policy.max_runners, out);

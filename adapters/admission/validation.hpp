@@ -27,8 +27,9 @@ field_errors validate_runner(const model::runner& runner);
 field_errors validate_runner_update(const rapidjson::Value& old_object, const rapidjson::Value& new_object);
 
 // The single rules, exposed for the manager and for tests.
-void check_scope_url(const std::string& path, const std::string& url, const model::scope_rules& rules,
-                     field_errors& out);
+// A RunnerSet's scope URL, as parsed when the set was decoded (runnerset_spec::scope).
+void check_scope_url(const std::string& path, const model::runnerset_spec& spec,
+                     const model::scope_rules& rules, field_errors& out);
 void check_credentials_secret(const std::string& path, const std::string& name, field_errors& out);
 void check_runner_labels(const std::string& path, const std::vector<std::string>& labels, field_errors& out);
 void check_runner_counts(const std::string& path, const std::optional<std::int32_t>& min,

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include "common/url.hpp"
+
 namespace octorun::github {
 namespace {
 
@@ -18,13 +20,9 @@ bool id_like(std::string_view seg) {
 }  // namespace
 
 std::string endpoint_of(std::string_view method, std::string_view url) {
-  std::string_view path = url;
-  if (auto scheme = path.find("://"); scheme != std::string_view::npos) {
-    path.remove_prefix(scheme + 3);
-    auto slash = path.find('/');
-    path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash);
-  }
-  path = path.substr(0, path.find_first_of("?#"));
+  const auto parts = split_url(url);
+  const std::string whole = parts ? parts->path : std::string(url.substr(0, url.find_first_of("?#")));
+  std::string_view path = whole;
   // The Actions service: https://HOST/TENANT/_apis/...
   if (auto apis = path.find("/_apis/"); apis != std::string_view::npos) path.remove_prefix(apis);
   // GHES: https://HOST/api/v3/...

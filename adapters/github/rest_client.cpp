@@ -129,7 +129,7 @@ result<model::runner_release> rest_client::latest_runner_release(std::chrono::se
 }
 
 result<auth_token> rest_client::token_call(const char* suffix) {
-  auto r = call("POST", options_.where.path() + "/actions/runners/" + suffix);
+  auto r = call("POST", options_.where.api_path() + "/actions/runners/" + suffix);
   auto d = answer(r, 201);
   if (!d) return unexpected{d.error()};
   auth_token t{json::str(*d, "token"), parse_rfc3339(json::str(*d, "expires_at")).value_or(0)};
@@ -145,7 +145,7 @@ result<jit_config> rest_client::jit_once(const jit_request& req) {
   w.open().field("name", req.name).field("runner_group_id", req.runner_group_id).open_array("labels");
   for (const auto& label : req.labels) w.value(label);
   w.close_array().field("work_folder", req.work_folder).close();
-  auto r = call("POST", options_.where.path() + "/actions/runners/generate-jitconfig", w.str());
+  auto r = call("POST", options_.where.api_path() + "/actions/runners/generate-jitconfig", w.str());
   auto d = answer(r, 201);
   if (!d) return unexpected{d.error()};
   const auto* rn = json::member(*d, "runner");
@@ -180,7 +180,8 @@ result<std::optional<runner>> rest_client::runner_by_name(std::string_view name)
 result<std::vector<runner>> rest_client::list_runners(std::string_view name) {
   std::vector<runner> out;
   for (int page = 1; page <= 1000; ++page) {
-    std::string path = options_.where.path() + "/actions/runners?per_page=100&page=" + std::to_string(page);
+    std::string path =
+        options_.where.api_path() + "/actions/runners?per_page=100&page=" + std::to_string(page);
     if (!name.empty()) path += "&name=" + http::url_encode(name);
     auto r = call("GET", path);
     auto d = answer(r, 200);
@@ -282,14 +283,14 @@ result<active_work> rest_client::list_active_work(const sweep_request& ask) {
 }
 
 result<runner> rest_client::get_runner(std::int64_t id) {
-  auto r = call("GET", options_.where.path() + "/actions/runners/" + std::to_string(id));
+  auto r = call("GET", options_.where.api_path() + "/actions/runners/" + std::to_string(id));
   auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   return parse_runner(*d);
 }
 
 result<delete_outcome> rest_client::delete_runner(std::int64_t id) {
-  auto r = call("DELETE", options_.where.path() + "/actions/runners/" + std::to_string(id));
+  auto r = call("DELETE", options_.where.api_path() + "/actions/runners/" + std::to_string(id));
   if (!r) return unexpected{r.error()};
   if (r->status == 204 || r->status == 200) return delete_outcome::deleted;
   if (r->status == 404) return delete_outcome::not_found;
@@ -304,7 +305,7 @@ result<runner_group> rest_client::runner_group_by_name(std::string_view name) {
     return unexpected{
         error{error_kind::rejected, 0, "runner groups exist only for organizations and enterprises"}};
   }
-  auto r = call("GET", options_.where.path() + "/actions/runner-groups?per_page=100");
+  auto r = call("GET", options_.where.api_path() + "/actions/runner-groups?per_page=100");
   auto d = answer(r, 200);
   if (!d) return unexpected{d.error()};
   const auto* groups = json::member(*d, "runner_groups");

@@ -62,7 +62,7 @@ using messages::sweep_request;
 using messages::workflow_job;
 
 struct rest_options {
-  std::string api_base;  // from parse_config_url
+  std::string api_base;  // from target_for
   scope where;
   std::shared_ptr<token_source> auth;
   call_options call;

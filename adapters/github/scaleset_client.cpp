@@ -215,6 +215,10 @@ std::string scale_set_json(const scale_set& s, bool for_update) {
 }
 
 expected<std::unique_ptr<scaleset_client>, std::string> scaleset_client::make(scaleset_options options) {
+  if (options.where) {
+    auto target = target_for(*options.where);
+    return std::unique_ptr<scaleset_client>(new scaleset_client(std::move(options), std::move(target)));
+  }
   auto target = parse_config_url(options.config_url);
   if (!target) return unexpected{target.error()};
   return std::unique_ptr<scaleset_client>(new scaleset_client(std::move(options), std::move(*target)));

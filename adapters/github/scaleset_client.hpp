@@ -66,7 +66,11 @@ struct scaleset_jit {
 };
 
 struct scaleset_options {
-  std::string config_url;  // https://github.com/org, .../owner/repo, .../enterprises/e
+  // https://github.com/org, .../owner/repo, .../enterprises/e: for callers
+  // that hold only the text (make() parses it); ignored when `where` is set.
+  std::string config_url;
+  // The scope, parsed already (a set's, when the set was decoded).
+  std::optional<model::github_scope> where;
   std::shared_ptr<token_source> auth;
   call_options call;
   std::chrono::seconds long_poll{50};  // the service holds get-message about 50 s

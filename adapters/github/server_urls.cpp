@@ -4,6 +4,7 @@
 
 #include "adapters/http/http_client.hpp"
 #include "common/strings.hpp"
+#include "common/url.hpp"
 
 namespace octorun::github {
 namespace {
@@ -31,24 +32,18 @@ bool ip_literal(std::string_view h) {  // [v6], as it appears in a URL
 // scheme://host[:port] of `url` (the scheme already checked); an error
 // for credentials, an empty or strange host, a bad port.
 expected<authority, std::string> authority_of(std::string_view url, std::string_view scheme) {
-  std::string_view rest = url.substr(scheme.size() + 1);
-  if (!rest.starts_with("//")) return unexpected{std::string("it has no host")};
-  rest.remove_prefix(2);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (rest.find('@') != std::string_view::npos) return unexpected{std::string("it carries credentials")};
+  auto parts = split_url(url);
+  if (!parts) return unexpected{std::string("it has no host")};
+  if (parts->userinfo) return unexpected{std::string("it carries credentials")};
   authority out;
-  const std::string lowered = ascii_lower(rest);
-  std::string_view hp = lowered;
-  const auto colon = hp.rfind(':');
-  if (colon != std::string_view::npos && hp.find(']', colon) == std::string_view::npos) {
-    out.port = std::string(hp.substr(colon + 1));
-    hp = hp.substr(0, colon);
+  if (auto port = parts->port()) {
+    out.port = std::string(*port);
     if (out.port.empty() || out.port.size() > 5 ||
         !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return unexpected{std::string("its port is not a number")};
   }
   if (out.port.empty()) out.port = default_port(scheme);
-  out.host = std::string(hp);
+  out.host = ascii_lower(parts->host_name());
   if (!host_characters(out.host) && !ip_literal(out.host))
     return unexpected{std::string("its host is not valid")};
   return out;

@@ -309,21 +309,7 @@ std::string url_scheme(std::string_view url) {
   return valid ? ascii_lower(scheme) : std::string();
 }
 
-std::string url_encode(std::string_view s) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
+std::string url_encode(std::string_view s) { return percent_encode(s); }
 
 std::optional<std::int64_t> retry_after_seconds(std::string_view value, std::int64_t now_epoch) {
   constexpr std::int64_t a_day = 86'400;

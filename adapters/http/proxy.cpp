@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/strings.hpp"
+#include "common/url.hpp"
 
 namespace octorun::http {
 namespace {
@@ -20,17 +21,18 @@ std::string either(const std::function<const char*(const char*)>& getenv, const 
 // out, percent-decoded. No scheme means http://, as libcurl and Go read it.
 std::optional<proxy_endpoint> endpoint_of(std::string url) {
   if (url.empty()) return std::nullopt;
-  if (url.find("://") == std::string::npos) url = "http://" + url;
+  auto parts = split_url(url);
+  if (!parts) {
+    url = "http://" + url;
+    parts = split_url(url);
+  }
   proxy_endpoint e;
-  const auto authority = url.find("://") + 3;
-  const auto end = url.find('/', authority);
-  const auto at = url.rfind('@', end == std::string::npos ? url.size() : end);
-  if (at != std::string::npos && at >= authority) {
-    const std::string_view userinfo(url.data() + authority, at - authority);
+  if (parts && parts->userinfo) {
+    const std::string_view userinfo = *parts->userinfo;
     const auto colon = userinfo.find(':');
     e.username = percent_decode(userinfo.substr(0, colon));
     if (colon != std::string_view::npos) e.password = percent_decode(userinfo.substr(colon + 1));
-    url.erase(authority, at + 1 - authority);
+    url = parts->without_userinfo();
   }
   e.url = std::move(url);
   return e;

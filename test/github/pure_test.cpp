@@ -148,7 +148,7 @@ TEST(GithubScope, ParsesConfigUrlsForGithubAndGhes) {
   ASSERT_TRUE(repo);
   EXPECT_EQ(repo->api_base, "https://ghes.example.com/api/v3");
   EXPECT_TRUE(repo->enterprise_server);
-  EXPECT_EQ(repo->where.path(), "/repos/acme/app");
+  EXPECT_EQ(repo->where.api_path(), "/repos/acme/app");
   auto ent = parse_config_url("http://localhost:8080/Enterprises/big");
   ASSERT_TRUE(ent);
   EXPECT_EQ(ent->where.kind, scope_kind::enterprise);

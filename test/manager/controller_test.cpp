@@ -19,6 +19,13 @@ namespace {
 
 const std::string dotcom = "https://github.com";
 
+// A set's scope is parsed when the set is decoded: so here.
+bool scope_serves(const std::string& scope_url, const std::string& server, const std::string& repository) {
+  model::runnerset_spec spec;
+  spec.set_scope_url(scope_url);
+  return controller::scope_serves(spec.scope, server, repository);
+}
+
 TEST(ScopeServes, OrganisationRepositoryAndEnterpriseScopes) {
   EXPECT_TRUE(scope_serves("https://github.com/acme", dotcom, "acme/app"));
   EXPECT_TRUE(scope_serves("https://github.com/Acme", dotcom, "ACME/app"))
@@ -49,7 +56,7 @@ TEST(ScopeServes, OnlyOnItsOwnServer) {
 model::runnerset set_for(const std::string& scope) {
   model::runnerset s;
   s.metadata.name = "linux";
-  s.spec.scope_url = scope;
+  s.spec.set_scope_url(scope);
   s.spec.runner_labels = {"linux"};
   return s;
 }

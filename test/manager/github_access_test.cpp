@@ -32,7 +32,7 @@ set_observation loaded_set() {
   set_observation o;
   o.set = model::runnerset{};
   o.set->spec.credentials_secret_name = "gh";
-  o.set->spec.scope_url = "https://github.com/acme";
+  o.set->spec.set_scope_url("https://github.com/acme");
   o.credentials_loaded = true;
   return o;
 }

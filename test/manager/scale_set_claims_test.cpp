@@ -23,7 +23,7 @@ std::shared_ptr<const model::runnerset> listener_set(const std::string& ns, cons
   s->metadata.namespace_ = ns;
   s->metadata.name = name;
   s->metadata.creation_timestamp = created;
-  s->spec.scope_url = scope;
+  s->spec.set_scope_url(scope);
   s->spec.intake = model::intake_mode::listener;
   for (auto& v : variants) {
     model::variant_spec vs;
@@ -113,7 +113,7 @@ TEST(ScaleSetClaims, OnlyIntakeScopeVariantsAndCreationMoveTheClaims) {
   b.spec.min_runners = 3;
   b.status.counts.replicas = 2;
   EXPECT_TRUE(same_claims(a, b));
-  b.spec.scope_url = "https://github.com/other";
+  b.spec.set_scope_url("https://github.com/other");
   EXPECT_FALSE(same_claims(a, b));
   b = a;
   b.spec.intake = model::intake_mode::webhook;

@@ -149,7 +149,7 @@ server_response simulator::impl::rest(const server_request& r, const std::vector
     if (d.HasParseError() || !d.IsObject()) return rest_error(400, "Problems parsing JSON");
     auto target = github::parse_config_url(json::str(d, "url"));
     if (!target) return rest_error(422, "url: " + target.error());
-    if (target->where.path().substr(1) != it->second.scope_key)
+    if (target->where.api_path().substr(1) != it->second.scope_key)
       return rest_error(404, "Not Found");  // the token is for another scope
     const auto& tenant = tenant_for(it->second.scope_key);
     auto exp = now() + options.admin_token_ttl.count();

@@ -53,12 +53,17 @@ class writer {
     w_.Bool(value);
     return *this;
   }
+  writer& null_field(const char* key) {
+    key_(key);
+    w_.Null();
+    return *this;
+  }
   // Only when `value` is not empty.
   writer& optional(const char* key, std::string_view value) {
     return value.empty() ? *this : field(key, value);
   }
   // A member whose value is already serialised JSON (copied as is).
-  writer& raw_field(const char* key, std::string_view json) {
+  writer& raw_field(std::string_view key, std::string_view json) {
     key_(key);
     w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
     return *this;
@@ -68,19 +73,35 @@ class writer {
     w_.String(v.data(), static_cast<rapidjson::SizeType>(v.size()), true);
     return *this;
   }
+  writer& value(const char* v) { return value(std::string_view(v)); }
+  writer& value(const std::string& v) { return value(std::string_view(v)); }
   writer& value(std::int64_t v) {
     w_.Int64(v);
+    return *this;
+  }
+  // A value already serialised as JSON (copied as is).
+  writer& raw_value(std::string_view json) {
+    w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
     return *this;
   }
   std::string str() const { return {sb_.GetString(), sb_.GetSize()}; }
 
  private:
-  writer& key_(const char* key) {
-    w_.Key(key);
+  writer& key_(std::string_view key) {
+    w_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), true);
     return *this;
   }
   rapidjson::StringBuffer sb_;
   rapidjson::Writer<rapidjson::StringBuffer> w_;
 };
+
+// The member "ownerReferences" of an object's metadata: its one controller,
+// [{"apiVersion","kind","name","uid","controller":true,"blockOwnerDeletion":true}].
+inline void write_controller_reference(writer& w, std::string_view api_version, std::string_view kind,
+                                       std::string_view name, std::string_view uid) {
+  w.open_array("ownerReferences").open().field("apiVersion", api_version).field("kind", kind);
+  w.field("name", name).field("uid", uid).field("controller", true).field("blockOwnerDeletion", true);
+  w.close().close_array();
+}
 
 }  // namespace octorun::json

@@ -1,7 +1,10 @@
 #include "model/conditions.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+
+#include "common/json_parse.hpp"
 
 namespace octorun::model {
 
@@ -18,22 +21,40 @@ void set_condition(std::vector<condition>& list, condition c, std::string_view n
   *it = std::move(c);
 }
 
+void write_condition(json::writer& w, const condition& c) {
+  w.open().field("type", c.type).field("status", c.status);
+  if (c.observed_generation != 0) w.field("observedGeneration", c.observed_generation);
+  w.optional("lastTransitionTime", c.last_transition_time);
+  w.field("reason", c.reason).field("message", c.message).close();
+}
+
+void write_conditions(json::writer& w, const char* key, const std::vector<condition>& conditions) {
+  w.open_array(key);
+  for (const auto& c : conditions) write_condition(w, c);
+  w.close_array();
+}
+
+namespace {
+
+// What the writer wrote, as a value of `a` (the text is ours: it parses).
+rapidjson::Value document_of(const json::writer& w, json::allocator& a) {
+  auto d = json::parse(w.str(), json::sources::stored_json);
+  if (!d) std::abort();
+  return rapidjson::Value(*d, a);
+}
+
+}  // namespace
+
 rapidjson::Value condition_json(const condition& c, json::allocator& a) {
-  rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("type", json::string_value(c.type, a), a);
-  v.AddMember("status", json::string_value(c.status, a), a);
-  if (c.observed_generation != 0) v.AddMember("observedGeneration", c.observed_generation, a);
-  if (!c.last_transition_time.empty())
-    v.AddMember("lastTransitionTime", json::string_value(c.last_transition_time, a), a);
-  v.AddMember("reason", json::string_value(c.reason, a), a);
-  v.AddMember("message", json::string_value(c.message, a), a);
-  return v;
+  json::writer w;
+  write_condition(w, c);
+  return document_of(w, a);
 }
 
 rapidjson::Value conditions_json(const std::vector<condition>& conditions, json::allocator& a) {
-  rapidjson::Value list(rapidjson::kArrayType);
-  for (const auto& c : conditions) list.PushBack(condition_json(c, a), a);
-  return list;
+  json::writer w;
+  write_conditions(w, nullptr, conditions);
+  return document_of(w, a);
 }
 
 }  // namespace octorun::model

@@ -79,30 +79,17 @@ void check_work_volume_claim(const std::string& path, const std::string& claim_j
     out.push_back({path + ".resources.requests.storage", "is required, e.g. 1Gi"});
 }
 
-rapidjson::Value key_ref(const std::string& name, const std::string& key, json::allocator& a) {
-  rapidjson::Value ref(rapidjson::kObjectType);
-  ref.AddMember("name", json::string_value(name, a), a);
-  ref.AddMember("key", json::string_value(key, a), a);
-  return ref;
+void write_endpoint(json::writer& w, const char* key, const proxy_endpoint& e) {
+  w.open(key).field("url", e.url).optional("credentialsSecretName", e.credentials_secret_name).close();
 }
 
-rapidjson::Value endpoint_json(const proxy_endpoint& e, json::allocator& a) {
-  rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("url", json::string_value(e.url, a), a);
-  if (!e.credentials_secret_name.empty())
-    v.AddMember("credentialsSecretName", json::string_value(e.credentials_secret_name, a), a);
-  return v;
-}
-
-rapidjson::Value container_mode_json(const container_mode_spec& m, json::allocator& a) {
-  rapidjson::Value v(rapidjson::kObjectType);
-  const auto type = to_string(m.type);
-  v.AddMember("type", rapidjson::StringRef(type.data(), static_cast<rapidjson::SizeType>(type.size())), a);
+void write_container_mode(json::writer& w, const container_mode_spec& m) {
+  w.open("containerMode").field("type", to_string(m.type));
   if (!m.work_volume_claim_json.empty()) {
     auto claim = json::parse(m.work_volume_claim_json, json::sources::stored_json);
-    if (claim && claim->IsObject()) v.AddMember("workVolumeClaim", rapidjson::Value(*claim, a), a);
+    if (claim && claim->IsObject()) w.raw_field("workVolumeClaim", json::write(*claim));
   }
-  return v;
+  w.close();
 }
 
 }  // namespace
@@ -121,38 +108,41 @@ void check_pod_config(const std::string& path, const pod_config& c, field_errors
   if (c.ca_bundle) check_ca_bundle(path + ".caBundle", *c.ca_bundle, out);
 }
 
-void write_pod_config(rapidjson::Value& spec, const pod_config& c, json::allocator& a) {
+void write_pod_config(json::writer& w, const pod_config& c) {
   if (c.container_mode && c.container_mode->type != container_mode::none)
-    spec.AddMember("containerMode", container_mode_json(*c.container_mode, a), a);
+    write_container_mode(w, *c.container_mode);
   if (c.proxy) {
-    rapidjson::Value proxy(rapidjson::kObjectType);
-    if (c.proxy->http) proxy.AddMember("http", endpoint_json(*c.proxy->http, a), a);
-    if (c.proxy->https) proxy.AddMember("https", endpoint_json(*c.proxy->https, a), a);
+    w.open("proxy");
+    if (c.proxy->http) write_endpoint(w, "http", *c.proxy->http);
+    if (c.proxy->https) write_endpoint(w, "https", *c.proxy->https);
     if (!c.proxy->no_proxy.empty()) {
-      rapidjson::Value hosts(rapidjson::kArrayType);
-      for (const auto& h : c.proxy->no_proxy) hosts.PushBack(json::string_value(h, a), a);
-      proxy.AddMember("noProxy", hosts, a);
+      w.open_array("noProxy");
+      for (const auto& h : c.proxy->no_proxy) w.value(h);
+      w.close_array();
     }
-    spec.AddMember("proxy", proxy, a);
+    w.close();
   }
   if (c.ca_bundle) {
-    rapidjson::Value bundle(rapidjson::kObjectType);
     const char* source =
         c.ca_bundle->from == ca_bundle_ref::source::config_map ? "configMapKeyRef" : "secretKeyRef";
-    bundle.AddMember(rapidjson::StringRef(source), key_ref(c.ca_bundle->name, c.ca_bundle->key, a), a);
-    spec.AddMember("caBundle", bundle, a);
+    w.open("caBundle").open(source).field("name", c.ca_bundle->name).field("key", c.ca_bundle->key).close();
+    w.close();
   }
-  if (c.manage_safe_to_evict) spec.AddMember("manageSafeToEvict", true, a);
-  if (c.pod_security) spec.AddMember("podSecurity", json::string_value(to_string(*c.pod_security), a), a);
+  if (c.manage_safe_to_evict) w.field("manageSafeToEvict", true);
+  if (c.pod_security) w.field("podSecurity", to_string(*c.pod_security));
 }
 
 std::uint64_t pod_fingerprint(const pod_template& t, const pod_config& c) {
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  auto tmpl = json::parse(t.json, json::sources::stored_json);
-  d.AddMember("template", tmpl ? rapidjson::Value(*tmpl, a) : rapidjson::Value(), a);
-  write_pod_config(d, c, a);
-  const std::uint64_t digest = fnv1a(json::canonical(d));
+  json::writer w;
+  w.open();
+  if (auto tmpl = json::parse(t.json, json::sources::stored_json))
+    w.raw_field("template", json::write(*tmpl));
+  else
+    w.null_field("template");
+  write_pod_config(w, c);
+  // Read back, so the digest sees the members sorted (json::canonical).
+  auto d = json::parse(w.close().str(), json::sources::stored_json);
+  const std::uint64_t digest = fnv1a(d ? json::canonical(*d) : w.str());
   return digest == 0 ? 1 : digest;
 }
 

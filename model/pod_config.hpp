@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "model/types.hpp"
 
 namespace octorun::model {
@@ -23,8 +24,9 @@ namespace octorun::model {
 void check_pod_config(const std::string& path, const pod_config& c, field_errors& out);
 void check_container_mode(const std::string& path, const container_mode_spec& m, field_errors& out);
 
-// Adds the configuration's members to `spec` (a Runner's): only those that are set.
-void write_pod_config(rapidjson::Value& spec, const pod_config& c, json::allocator& a);
+// Writes the configuration's members into the object `w` has open (a
+// Runner's spec): only those that are set.
+void write_pod_config(json::writer& w, const pod_config& c);
 
 // The work volume claim of containerMode kubernetes when none is given.
 inline constexpr const char* default_work_volume_claim =

@@ -32,26 +32,21 @@ void add_owner_labels(Value& labels, const model::runner& r, allocator& a) {
 }  // namespace
 
 std::string jit_secret_json(const model::runner& r, const jit_config& jit) {
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  d.AddMember("apiVersion", "v1", a);
-  d.AddMember("kind", "Secret", a);
-  Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", str(model::jit_secret_name(r.metadata.name), a), a);
-  meta.AddMember("namespace", str(r.metadata.namespace_, a), a);
-  Value labels(rapidjson::kObjectType);
-  add_owner_labels(labels, r, a);
-  meta.AddMember("labels", labels, a);
-  meta.AddMember("ownerReferences", owner_reference(r, a), a);
-  d.AddMember("metadata", meta, a);
-  d.AddMember("type", "Opaque", a);
-  Value data(rapidjson::kObjectType);
-  data.AddMember(rapidjson::StringRef(model::jit_key_config), str(base64_encode(jit.encoded), a), a);
-  data.AddMember(rapidjson::StringRef(model::jit_key_runner_id),
-                 str(base64_encode(std::to_string(jit.runner_id)), a), a);
-  data.AddMember(rapidjson::StringRef(model::jit_key_runner_name), str(base64_encode(jit.runner_name), a), a);
-  d.AddMember("data", data, a);
-  return json::write(d);
+  json::writer w;
+  w.open().field("apiVersion", "v1").field("kind", "Secret");
+  w.open("metadata")
+      .field("name", model::jit_secret_name(r.metadata.name))
+      .field("namespace", r.metadata.namespace_);
+  w.open("labels")
+      .field(model::label_runnerset, r.spec->runner_set_name)
+      .field(model::label_variant, r.spec->variant);
+  w.field(model::label_runner, r.metadata.name).close();
+  json::write_controller_reference(w, model::api_version, "Runner", r.metadata.name, r.metadata.uid);
+  w.close().field("type", "Opaque");
+  w.open("data").field(model::jit_key_config, base64_encode(jit.encoded));
+  w.field(model::jit_key_runner_id, base64_encode(std::to_string(jit.runner_id)));
+  w.field(model::jit_key_runner_name, base64_encode(jit.runner_name)).close();
+  return w.close().str();
 }
 
 expected<std::string, std::string> pod_json(const model::runner& r, const std::string& user_agent) {

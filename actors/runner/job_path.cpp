@@ -9,7 +9,7 @@
 #include "actors/runner/phase.hpp"
 #include "actors/runner/runner_state.hpp"
 #include "adapters/kube/protocol.hpp"
-#include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
 #include "model/parse.hpp"
 
@@ -40,42 +40,27 @@ void write_job_phase(self_ptr self, const model::runner& read, const messages::j
                      model::runner_phase from, model::runner_phase target, const std::string& detail) {
   auto& st = self->state;
   std::string rv = read.metadata.resource_version;
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("resourceVersion", json::string_value(rv, a), a);
-  d.AddMember("metadata", meta, a);
-  rapidjson::Value j(rapidjson::kObjectType);
-  j.AddMember("id", job.job_id, a);
-  j.AddMember("repository", json::string_value(job.repository, a), a);
-  j.AddMember("workflowRef", json::string_value(job.workflow_ref, a), a);
-  j.AddMember("runId", job.run_id, a);
-  j.AddMember("displayName", json::string_value(job.display_name, a), a);
-  rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("phase", json::string_value(to_string(target), a), a);
-  status.AddMember("job", j, a);
+  json::writer w;
+  open_status_patch(w, rv);
+  w.field("phase", to_string(target));
+  w.open("job").field("id", job.job_id).field("repository", job.repository);
+  w.field("workflowRef", job.workflow_ref).field("runId", job.run_id).field("displayName", job.display_name);
+  w.close();
   // GitHub's times of the job join the timeline in the same patch.
-  auto add_time = [&](const char* key, std::int64_t at) {
-    if (at > 0)
-      timeline_of(status, a).AddMember(rapidjson::StringRef(key), json::string_value(format_rfc3339(at), a),
-                                       a);
-  };
   if (target == model::runner_phase::succeeded) {
-    status.AddMember("reason", "JobCompleted", a);
-    status.AddMember("message", json::string_value(detail, a), a);
-    add_time("completed", job.completed_at);
+    w.field("reason", "JobCompleted").field("message", detail);
+    write_timeline(w, {{"completed", job.completed_at}});
   } else {
     // Its readiness (as the actor saw the pod: status.podReady also says
     // the pod existed, observe.cpp), conditions and registration ride along,
     // so no patch of their own.
-    add_readiness(self, status, read, st.pod && st.pod->ready, a);
-    add_time("queued", job.queued_at);
-    add_time("started", job.started_at);
+    write_readiness(self, w, read, st.pod && st.pod->ready,
+                    {{"queued", job.queued_at}, {"started", job.started_at}});
   }
-  d.AddMember("status", status, a);
+  const auto body = w.close().close().str();
   const auto ticket = st.in_flight.ticket_of(flight::job);
-  ask_kube(self, kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                                     json::write(d), "status"})
+  ask_kube(self, kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge, body,
+                                     "status"})
       .then(
           [=](kube::object_result& r) {
             if (!awaited(self, flight::job, ticket)) return;

@@ -19,7 +19,7 @@
 #include "adapters/kube/finalizers.hpp"
 #include "adapters/kube/protocol.hpp"
 #include "common/backoff.hpp"
-#include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
 #include "messages/jobs.hpp"
 #include "model/naming.hpp"
@@ -256,20 +256,8 @@ void write(self_ptr self, const char* what, Request req, std::shared_ptr<const V
           });
 }
 
-kube::patch_request runner_patch(self_ptr self, rapidjson::Document& body, const char* subresource) {
-  auto& st = self->state;
-  return kube::patch_request{kinds::runners(),        st.cfg.ns,         st.cfg.name,
-                             kube::patch_type::merge, json::write(body), subresource};
-}
-
-// {"metadata":{"resourceVersion":rv}}: the optimistic lock every Runner write carries.
-rapidjson::Document locked_patch(self_ptr self) {
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("resourceVersion", json::string_value(self->state.runner->metadata.resource_version, a), a);
-  d.AddMember("metadata", meta, a);
-  return d;
+void open_status_patch(json::writer& w, std::string_view resource_version) {
+  w.open().open("metadata").field("resourceVersion", resource_version).close().open("status");
 }
 
 // Added with the Runner's resourceVersion as the lock (a merge patch
@@ -302,14 +290,26 @@ void release_finalizer(self_ptr self) {
         &runner_state::runner, std::nullopt, [](actor_memory& m) { m.finalizer_released = true; });
 }
 
-void patch_status(self_ptr self, const char* what, rapidjson::Value status, rapidjson::Document& d,
+// Sends the status patch `w` holds (its status still open).
+void patch_status(self_ptr self, const char* what, json::writer& w,
                   std::optional<runner_event> event = std::nullopt) {
-  d.AddMember("status", status, d.GetAllocator());
-  write(self, what, runner_patch(self, d, "status"), &runner_state::runner, std::move(event));
+  auto& st = self->state;
+  write(self, what,
+        kube::patch_request{kinds::runners(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
+                            w.close().close().str(), "status"},
+        &runner_state::runner, std::move(event));
 }
 
-void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner& runner, bool pod_ready,
-                   json::allocator& a) {
+void write_timeline(json::writer& w, const timeline_times& times) {
+  if (std::none_of(times.begin(), times.end(), [](const auto& t) { return t.second > 0; })) return;
+  w.open("timeline");
+  for (const auto& [key, at] : times)
+    if (at > 0) w.field(key, format_rfc3339(at));
+  w.close();
+}
+
+void write_readiness(self_ptr self, json::writer& w, const model::runner& runner, bool pod_ready,
+                     const timeline_times& more) {
   const auto& secret = self->state.secret;
   runner_condition_facts facts;
   facts.registered = runner.status.runner_id != 0 || (secret && secret->registration);
@@ -320,33 +320,37 @@ void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner&
   facts.name_taken = self->state.memory.name_taken;
   auto conditions = runner_conditions(runner.status.conditions, facts, format_rfc3339(wall_now(self)),
                                       runner.metadata.generation);
-  status.AddMember("podReady", pod_ready, a);
-  status.AddMember("conditions", conditions_json(conditions, a), a);
+  w.field("podReady", pod_ready);
+  model::write_conditions(w, "conditions", conditions);
   // The pod's way up rides along with its readiness: no write of its own.
-  rapidjson::Value timeline(rapidjson::kObjectType);
-  auto add_time = [&](const char* key, std::int64_t at) {
-    if (at > 0) timeline.AddMember(rapidjson::StringRef(key), json::string_value(format_rfc3339(at), a), a);
-  };
-  if (!runner.metadata.creation_timestamp.empty())
-    timeline.AddMember("created", json::string_value(runner.metadata.creation_timestamp, a), a);
+  timeline_times way_up;
   if (const auto& pod = self->state.pod) {
-    add_time("podScheduled", pod->scheduled_at);
-    add_time("containersStarted", pod->runner_started_at);
-    if (pod->ready) add_time("online", pod->ready_at);
+    way_up = {{"podScheduled", pod->scheduled_at}, {"containersStarted", pod->runner_started_at}};
+    if (pod->ready) way_up.emplace_back("online", pod->ready_at);
   }
-  if (timeline.MemberCount() > 0) status.AddMember("timeline", timeline, a);
-  if (secret && secret->registration) {
-    status.AddMember("runnerId", secret->registration->runner_id, a);
-    status.AddMember("runnerName", json::string_value(secret->registration->runner_name, a), a);
+  const bool created = !runner.metadata.creation_timestamp.empty();
+  const bool with_way_up =
+      created || std::any_of(way_up.begin(), way_up.end(), [](const auto& t) { return t.second > 0; });
+  if (with_way_up) {
+    w.open("timeline");
+    if (created) w.field("created", runner.metadata.creation_timestamp);
+    way_up.insert(way_up.end(), more.begin(), more.end());
+    for (const auto& [key, at] : way_up)
+      if (at > 0) w.field(key, format_rfc3339(at));
+    w.close();
   }
+  if (secret && secret->registration)
+    w.field("runnerId", secret->registration->runner_id)
+        .field("runnerName", secret->registration->runner_name);
+  // The caller's times alone follow the registration, as their own timeline.
+  if (!with_way_up) write_timeline(w, more);
 }
 
 void publish_status(self_ptr self, const step& s, const observation& o) {
-  auto d = locked_patch(self);
-  auto& a = d.GetAllocator();
-  rapidjson::Value status(rapidjson::kObjectType);
-  if (s.phase_to_publish) status.AddMember("phase", json::string_value(to_string(*s.phase_to_publish), a), a);
-  add_readiness(self, status, *self->state.runner, s.pod_ready, a);
+  json::writer w;
+  open_status_patch(w, self->state.runner->metadata.resource_version);
+  if (s.phase_to_publish) w.field("phase", to_string(*s.phase_to_publish));
+  write_readiness(self, w, *self->state.runner, s.pod_ready);
   std::optional<runner_event> event;
   if (s.registration_failed) {
     spdlog::warn("runner {}: GitHub refused its registration: {}", id(self),
@@ -357,14 +361,12 @@ void publish_status(self_ptr self, const step& s, const observation& o) {
     if (o.pod.runner_exited) detail.exit_code = o.pod.exit_code;
     event = event_for_transition(o.current, *s.phase_to_publish, detail);
   }
-  patch_status(self, "publishing status", std::move(status), d, std::move(event));
+  patch_status(self, "publishing status", w, std::move(event));
 }
 
 void mark_failed(self_ptr self, const observation& o) {
-  auto d = locked_patch(self);
-  auto& a = d.GetAllocator();
-  rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("phase", "Failed", a);
+  json::writer w;
+  open_status_patch(w, self->state.runner->metadata.resource_version);
   std::string reason = o.has_job ? "JobPodLost" : "RetriesExhausted";
   std::string message = o.has_job ? "the runner's pod ended while it was running a job"
                                   : "the runner's pod failed " + std::to_string(o.failures + 1) + " times";
@@ -373,47 +375,39 @@ void mark_failed(self_ptr self, const observation& o) {
     reason = name_taken_reason;
     message = self->state.memory.name_taken;
   }
-  status.AddMember("reason", json::string_value(reason, a), a);
-  status.AddMember("message", json::string_value(message, a), a);
-  add_readiness(self, status, *self->state.runner, o.pod.ready, a);
+  w.field("phase", "Failed").field("reason", reason).field("message", message);
+  write_readiness(self, w, *self->state.runner, o.pod.ready);
   spdlog::warn("runner {}: Failed: {}", id(self), message);
   transition_detail detail;
   detail.message = message;
   if (o.pod.runner_exited) detail.exit_code = o.pod.exit_code;
-  patch_status(self, "marking Failed", std::move(status), d,
+  patch_status(self, "marking Failed", w,
                event_for_transition(o.current, model::runner_phase::failed, detail));
 }
 
-rapidjson::Value failure_json(const model::runner_failure& f, json::allocator& a) {
-  rapidjson::Value entry(rapidjson::kObjectType);
-  entry.AddMember("time", json::string_value(f.time, a), a);
-  entry.AddMember("reason", json::string_value(f.reason, a), a);
-  entry.AddMember("message", json::string_value(f.message, a), a);
-  entry.AddMember("exitCode", f.exit_code, a);
-  if (!f.pod_uid.empty()) entry.AddMember("podUID", json::string_value(f.pod_uid, a), a);
-  return entry;
+void write_failure(json::writer& w, const model::runner_failure& f) {
+  w.open().field("time", f.time).field("reason", f.reason).field("message", f.message);
+  w.field("exitCode", f.exit_code).optional("podUID", f.pod_uid).close();
 }
 
 void record_pod_failure(self_ptr self, const observation& o) {
   auto& st = self->state;
-  auto d = locked_patch(self);
-  auto& a = d.GetAllocator();
-  rapidjson::Value failures(rapidjson::kArrayType);
+  json::writer w;
+  open_status_patch(w, st.runner->metadata.resource_version);
+  w.open_array("failures");
   // Keep the newest nine, so with this one the list stays within the schema's ten.
   const auto& old = st.runner->status.failures;
-  for (auto i = old.size() > 9 ? old.size() - 9 : 0; i < old.size(); ++i)
-    failures.PushBack(failure_json(old[i], a), a);
+  for (auto i = old.size() > 9 ? old.size() - 9 : 0; i < old.size(); ++i) write_failure(w, old[i]);
   model::runner_failure failure{format_rfc3339(wall_now(self)), "RunnerExited",
                                 "the runner container exited with code " + std::to_string(o.pod.exit_code),
                                 o.pod.exit_code, st.pod->metadata.uid};
-  failures.PushBack(failure_json(failure, a), a);
-  rapidjson::Value s(rapidjson::kObjectType);
-  s.AddMember("failures", failures, a);
-  add_readiness(self, s, *st.runner, false, a);
+  write_failure(w, failure);
+  w.close_array();
+  write_readiness(self, w, *st.runner, false);
   const auto delay = pod_retry_delay_seconds(o.failures + 1);
   st.memory.retry_not_before = now(self) + std::chrono::seconds(delay);
   spdlog::info("runner {}: pod failed (exit {}), recreating it after backoff", id(self), o.pod.exit_code);
-  patch_status(self, "recording a pod failure", std::move(s), d,
+  patch_status(self, "recording a pod failure", w,
                event_for_pod_retry(o.pod.exit_code, o.failures + 1, st.cfg.lim.max_pod_failures, delay));
 }
 
@@ -487,13 +481,6 @@ void reconcile(self_ptr self) {
     st.memory.pod_ready_since = at;
   auto o = observe(*st.runner, st.pod.get(), st.secret.get(), st.memory, at);
   execute(self, next_step(o, st.cfg.lim), o);
-}
-
-rapidjson::Value& timeline_of(rapidjson::Value& status, json::allocator& a) {
-  auto it = status.FindMember("timeline");
-  if (it != status.MemberEnd()) return it->value;
-  status.AddMember("timeline", rapidjson::Value(rapidjson::kObjectType), a);
-  return status["timeline"];
 }
 
 void record_end(self_ptr self, const model::runner& last) {

@@ -17,7 +17,7 @@
 #include "actors/runner/runner_actor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/kube/api.hpp"
-#include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "messages/jobs.hpp"
 #include "model/types.hpp"
 
@@ -97,16 +97,23 @@ std::chrono::milliseconds backoff(self_ptr self);
 // Keeps `runner` (a write's reply, decoded) unless it is null.
 void set_runner(self_ptr self, watched::runner_ptr runner);
 void record_event(self_ptr self, const runner_event& e, const model::runner& runner);
-// Adds podReady, the Registered and PodReady conditions (conditions.hpp) and
-// the GitHub registration (runnerId, runnerName: the JIT Secret's) to a
-// status patch of `runner`.
-void add_readiness(self_ptr self, rapidjson::Value& status, const model::runner& runner, bool pod_ready,
-                   json::allocator& a);
+// Opens a merge patch of the Runner: {"metadata":{"resourceVersion":rv}
+// (the optimistic lock every Runner write carries), then "status":{...}
+// open for the caller's members; close both with two close().
+void open_status_patch(json::writer& w, std::string_view resource_version);
+// Times of status.timeline, as (member, epoch seconds); 0: not known (left out).
+using timeline_times = std::vector<std::pair<const char*, std::int64_t>>;
+// Writes status.timeline with `times` (nothing when none is known).
+void write_timeline(json::writer& w, const timeline_times& times);
+// Writes podReady, the Registered and PodReady conditions (conditions.hpp),
+// the pod's way up (status.timeline, `more` times after it) and the GitHub
+// registration (runnerId, runnerName: the JIT Secret's) into a status patch
+// of `runner`.
+void write_readiness(self_ptr self, json::writer& w, const model::runner& runner, bool pod_ready,
+                     const timeline_times& more = {});
 // The Runner is gone (its deletion watched, or a write found it so): records
 // its timeline and cost once, from `last`, the Runner as last seen.
 void record_end(self_ptr self, const model::runner& last);
-// The "timeline" object of a status patch, added when it has none.
-rapidjson::Value& timeline_of(rapidjson::Value& status, json::allocator& a);
 // Wakes reconcile at `at`; a later wake replaces an earlier one.
 void wake_at(self_ptr self, time_point at);
 // Sends `req` to the request pool. No CAF timeout: the pool answers every

@@ -22,6 +22,7 @@
 #include "adapters/kube/protocol.hpp"
 #include "adapters/tls/ca_bundle.hpp"
 #include "common/json.hpp"
+#include "common/json_writer.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
 #include "model/pod_config.hpp"
@@ -313,7 +314,7 @@ void publish_status(self_ptr self, const std::string& text, const std::vector<mo
       },
       [](const std::string&) {},
       kube::patch_request{kinds::runnersets(), st.cfg.ns, st.cfg.name, kube::patch_type::merge,
-                          R"({"status":)" + text + "}", "status"});
+                          json::writer().open().raw_field("status", text).close().str(), "status"});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "actors/runnerset/scale_sets.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
+#include "common/json_writer.hpp"
 #include "model/conditions.hpp"
 #include "model/naming.hpp"
 
@@ -11,47 +12,38 @@ namespace {
 
 // ---- status ------------------------------------------------------------------
 
-void put_counts(rapidjson::Value& obj, const counts& c, json::allocator& a) {
-  obj.AddMember("desiredReplicas", c.desired, a);
-  obj.AddMember("replicas", c.replicas, a);
-  obj.AddMember("pendingRunners", c.pending, a);
-  obj.AddMember("idleRunners", c.idle, a);
-  obj.AddMember("runningRunners", c.running, a);
-  obj.AddMember("failedRunners", c.failed, a);
-  obj.AddMember("assignedJobs", static_cast<std::int32_t>(c.assigned), a);
-  obj.AddMember("outdatedRunners", c.outdated, a);
+void put_counts(json::writer& w, const counts& c) {
+  w.field("desiredReplicas", c.desired).field("replicas", c.replicas).field("pendingRunners", c.pending);
+  w.field("idleRunners", c.idle).field("runningRunners", c.running).field("failedRunners", c.failed);
+  w.field("assignedJobs", static_cast<std::int32_t>(c.assigned)).field("outdatedRunners", c.outdated);
 }
 
 // What a variant's start-time target sized (crds/README.md, status.startTime).
-rapidjson::Value start_time_json(const model::start_time_sizing& s,
-                                 const std::optional<model::warm_node_sizing>& warm_nodes,
-                                 json::allocator& a) {
-  rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("targetP95Seconds", s.target_p95_seconds, a);
-  if (s.observed_p95) v.AddMember("observedP95Seconds", *s.observed_p95, a);
-  if (s.startup_p95) v.AddMember("runnerStartupP95Seconds", *s.startup_p95, a);
-  v.AddMember("recentJobs", s.arrivals, a);
-  v.AddMember("warmRunners", s.idle_buffer, a);
+void write_start_time(json::writer& w, const model::start_time_sizing& s,
+                      const std::optional<model::warm_node_sizing>& warm_nodes) {
+  w.open("startTime").field("targetP95Seconds", s.target_p95_seconds);
+  if (s.observed_p95) w.field("observedP95Seconds", *s.observed_p95);
+  if (s.startup_p95) w.field("runnerStartupP95Seconds", *s.startup_p95);
+  w.field("recentJobs", s.arrivals).field("warmRunners", s.idle_buffer);
   // Warm nodes (warm_nodes.hpp), once a runner pod waited for a node.
   if (warm_nodes && warm_nodes->node_startup_p95)
-    v.AddMember("nodeStartupP95Seconds", *warm_nodes->node_startup_p95, a);
-  if (warm_nodes) v.AddMember("warmNodes", warm_nodes->chunks, a);
-  return v;
+    w.field("nodeStartupP95Seconds", *warm_nodes->node_startup_p95);
+  if (warm_nodes) w.field("warmNodes", warm_nodes->chunks);
+  w.close();
 }
 
 // The counts in total and, for a set with variants, per variant, with the
 // scale set ids (Listener intake).
-void write_counts(rapidjson::Value& status, const variant_counts& per_variant, bool declared,
-                  json::allocator& a) {
+void write_counts(json::writer& w, const variant_counts& per_variant, bool declared) {
   const counts* single = !declared && !per_variant.empty() ? &per_variant.front().second : nullptr;
   if (single != nullptr && single->scale_set_id != 0)
-    status.AddMember("scaleSetId", single->scale_set_id, a);
+    w.field("scaleSetId", single->scale_set_id);
   else
-    status.AddMember("scaleSetId", rapidjson::Value(rapidjson::kNullType), a);
+    w.null_field("scaleSetId");
   if (single != nullptr && !single->session_id.empty())
-    status.AddMember("sessionId", json::string_value(single->session_id, a), a);
+    w.field("sessionId", single->session_id);
   else
-    status.AddMember("sessionId", rapidjson::Value(rapidjson::kNullType), a);
+    w.null_field("sessionId");
   counts total;
   for (const auto& [v, c] : per_variant) {
     total.desired += c.desired;
@@ -63,27 +55,26 @@ void write_counts(rapidjson::Value& status, const variant_counts& per_variant, b
     total.assigned += c.assigned;
     total.outdated += c.outdated;
   }
-  put_counts(status, total, a);
+  put_counts(w, total);
   // A set with variants says it per variant.
   if (single != nullptr && single->start_time)
-    status.AddMember("startTime", start_time_json(*single->start_time, single->warm_nodes, a), a);
+    write_start_time(w, *single->start_time, single->warm_nodes);
   else
-    status.AddMember("startTime", rapidjson::Value(rapidjson::kNullType), a);
+    w.null_field("startTime");
   if (!declared) {
-    status.AddMember("variants", rapidjson::Value(rapidjson::kNullType), a);
+    w.null_field("variants");
     return;
   }
-  rapidjson::Value variants(rapidjson::kArrayType);
+  w.open_array("variants");
   for (const auto& [v, c] : per_variant) {
-    rapidjson::Value entry(rapidjson::kObjectType);
-    entry.AddMember("name", json::string_value(v, a), a);
-    if (c.scale_set_id != 0) entry.AddMember("scaleSetId", c.scale_set_id, a);
-    if (!c.session_id.empty()) entry.AddMember("sessionId", json::string_value(c.session_id, a), a);
-    put_counts(entry, c, a);
-    if (c.start_time) entry.AddMember("startTime", start_time_json(*c.start_time, c.warm_nodes, a), a);
-    variants.PushBack(entry, a);
+    w.open().field("name", v);
+    if (c.scale_set_id != 0) w.field("scaleSetId", c.scale_set_id);
+    w.optional("sessionId", c.session_id);
+    put_counts(w, c);
+    if (c.start_time) write_start_time(w, *c.start_time, c.warm_nodes);
+    w.close();
   }
-  status.AddMember("variants", variants, a);
+  w.close_array();
 }
 
 }  // namespace
@@ -121,28 +112,20 @@ std::vector<model::condition> set_conditions(const std::vector<model::condition>
 std::string status_json(const model::runnerset& set, const variant_counts* counted, bool declared,
                         const std::vector<model::condition>& conditions,
                         const std::map<std::int64_t, deferred_removal>* pending) {
-  json::allocator a;
-  rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("observedGeneration", set.metadata.generation, a);
+  json::writer w;
+  w.open().field("observedGeneration", set.metadata.generation);
   // A merge patch: what is left out stays as it was (the counts while they
   // are unknown), what no longer applies is written null.
-  if (counted != nullptr) write_counts(status, *counted, declared, a);
-  status.AddMember("selector", json::string_value(model::selector(set.metadata.name), a), a);
-  status.AddMember("conditions", model::conditions_json(conditions, a), a);
-  if (pending != nullptr) {
-    rapidjson::Value removals(rapidjson::kArrayType);
-    for (const auto& [id, d] : *pending) {
-      rapidjson::Value entry(rapidjson::kObjectType);
-      entry.AddMember("runnerId", id, a);
-      entry.AddMember("name", json::string_value(d.runner, a), a);
-      removals.PushBack(entry, a);
-    }
-    if (removals.Empty())
-      status.AddMember("pendingRemovals", rapidjson::Value(rapidjson::kNullType), a);
-    else
-      status.AddMember("pendingRemovals", removals, a);
+  if (counted != nullptr) write_counts(w, *counted, declared);
+  w.field("selector", model::selector(set.metadata.name));
+  model::write_conditions(w, "conditions", conditions);
+  if (pending != nullptr && pending->empty()) w.null_field("pendingRemovals");
+  if (pending != nullptr && !pending->empty()) {
+    w.open_array("pendingRemovals");
+    for (const auto& [id, d] : *pending) w.open().field("runnerId", id).field("name", d.runner).close();
+    w.close_array();
   }
-  return json::write(status);
+  return w.close().str();
 }
 
 status_write status_write_due(const std::string& text, const std::string& published, bool in_flight,

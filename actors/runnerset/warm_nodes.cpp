@@ -7,13 +7,11 @@
 #include "actors/runner/children.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
+#include "common/json_writer.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset {
 namespace {
-
-using json::allocator;
-using rapidjson::Value;
 
 constexpr const char* buffer_api = "autoscaling.x-k8s.io/v1beta1";
 
@@ -25,32 +23,28 @@ constexpr const char* pod_fields[] = {"nodeSelector",      "affinity",         "
 // an init container's restartPolicy (a native sidecar's requests add up).
 constexpr const char* container_fields[] = {"name", "image", "resources", "restartPolicy"};
 
-Value containers_shape(const Value& from, allocator& a) {
-  Value out(rapidjson::kArrayType);
+void write_containers_shape(json::writer& w, const char* key, const rapidjson::Value& from) {
+  w.open_array(key);
   for (const auto& c : from.GetArray()) {
     if (!c.IsObject()) continue;
-    Value shape(rapidjson::kObjectType);
+    w.open();
     for (const char* field : container_fields)
-      if (const auto* v = json::find_value(c, field))
-        shape.AddMember(rapidjson::StringRef(field), Value(*v, a), a);
-    out.PushBack(shape, a);
+      if (const auto* v = json::find_value(c, field)) w.raw_field(field, json::write(*v));
+    w.close();
   }
-  return out;
+  w.close_array();
 }
 
 // metadata: name, namespace, the set's and variant's labels, owned by the set.
-Value metadata(const model::runnerset& set, const model::effective_variant& v, allocator& a) {
-  Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", json::string_value(warm_nodes_name(set.metadata.name, v.name), a), a);
-  meta.AddMember("namespace", json::string_value(set.metadata.namespace_, a), a);
-  Value labels(rapidjson::kObjectType);
-  labels.AddMember(rapidjson::StringRef(model::label_runnerset), json::string_value(set.metadata.name, a), a);
-  labels.AddMember(rapidjson::StringRef(model::label_variant), json::string_value(v.name, a), a);
-  meta.AddMember("labels", labels, a);
-  meta.AddMember(
-      "ownerReferences",
-      json::controller_reference(model::api_version, "RunnerSet", set.metadata.name, set.metadata.uid, a), a);
-  return meta;
+void write_metadata(json::writer& w, const model::runnerset& set, const model::effective_variant& v) {
+  w.open("metadata").field("name", warm_nodes_name(set.metadata.name, v.name));
+  w.field("namespace", set.metadata.namespace_);
+  w.open("labels")
+      .field(model::label_runnerset, set.metadata.name)
+      .field(model::label_variant, v.name)
+      .close();
+  json::write_controller_reference(w, model::api_version, "RunnerSet", set.metadata.name, set.metadata.uid);
+  w.close();
 }
 
 std::string key(const char* kind, const std::string& name) { return std::string(kind) + "/" + name; }
@@ -90,49 +84,34 @@ expected<std::string, std::string> warm_template_json(const model::runnerset& se
   if (pod_spec == nullptr || !pod_spec->IsObject())
     return unexpected{std::string("the runner pod has no spec")};
 
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  d.AddMember("apiVersion", "v1", a);
-  d.AddMember("kind", "PodTemplate", a);
-  d.AddMember("metadata", metadata(set, v, a), a);
-  Value spec_shape(rapidjson::kObjectType);
-  for (const char* field : {"containers", "initContainers"})
-    if (const auto* c = json::find_value(*pod_spec, field); c != nullptr && c->IsArray())
-      spec_shape.AddMember(rapidjson::StringRef(field), containers_shape(*c, a), a);
-  for (const char* field : pod_fields)
-    if (const auto* f = json::find_value(*pod_spec, field))
-      spec_shape.AddMember(rapidjson::StringRef(field), Value(*f, a), a);
+  json::writer w;
+  w.open().field("apiVersion", "v1").field("kind", "PodTemplate");
+  write_metadata(w, set, v);
   // The template's own labels (an affinity or a spread may select them),
   // not the runner's name.
-  Value labels(rapidjson::kObjectType);
+  w.open("template").open("metadata").open("labels");
   if (const auto* meta = json::find_value(*pod, "metadata"))
     if (const auto* l = json::find_value(*meta, "labels"); l != nullptr && l->IsObject())
       for (const auto& m : l->GetObject())
-        if (std::string_view(m.name.GetString(), m.name.GetStringLength()) != model::label_runner)
-          labels.AddMember(Value(m.name, a), Value(m.value, a), a);
-  Value tmpl(rapidjson::kObjectType);
-  Value tmpl_meta(rapidjson::kObjectType);
-  tmpl_meta.AddMember("labels", labels, a);
-  tmpl.AddMember("metadata", tmpl_meta, a);
-  tmpl.AddMember("spec", spec_shape, a);
-  d.AddMember("template", tmpl, a);
-  return json::write(d);
+        if (std::string_view name(m.name.GetString(), m.name.GetStringLength()); name != model::label_runner)
+          w.raw_field(name, json::write(m.value));
+  w.close().close().open("spec");
+  for (const char* field : {"containers", "initContainers"})
+    if (const auto* c = json::find_value(*pod_spec, field); c != nullptr && c->IsArray())
+      write_containers_shape(w, field, *c);
+  for (const char* field : pod_fields)
+    if (const auto* f = json::find_value(*pod_spec, field)) w.raw_field(field, json::write(*f));
+  return w.close().close().close().str();
 }
 
 std::string capacity_buffer_json(const model::runnerset& set, const model::effective_variant& v,
                                  std::int32_t chunks) {
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  d.AddMember("apiVersion", rapidjson::StringRef(buffer_api), a);
-  d.AddMember("kind", "CapacityBuffer", a);
-  d.AddMember("metadata", metadata(set, v, a), a);
-  Value spec(rapidjson::kObjectType);
-  Value ref(rapidjson::kObjectType);
-  ref.AddMember("name", json::string_value(warm_nodes_name(set.metadata.name, v.name), a), a);
-  spec.AddMember("podTemplateRef", ref, a);
-  spec.AddMember("replicas", std::max(0, chunks), a);
-  d.AddMember("spec", spec, a);
-  return json::write(d);
+  json::writer w;
+  w.open().field("apiVersion", buffer_api).field("kind", "CapacityBuffer");
+  write_metadata(w, set, v);
+  w.open("spec").open("podTemplateRef").field("name", warm_nodes_name(set.metadata.name, v.name)).close();
+  w.field("replicas", std::max(0, chunks));
+  return w.close().close().str();
 }
 
 }  // namespace octorun::runnerset

@@ -2,6 +2,7 @@
 
 #include "adapters/admission/review.hpp"
 #include "adapters/admission/webhook_configuration.hpp"
+#include "common/json.hpp"
 
 namespace octorun::admission {
 namespace {
@@ -19,7 +20,7 @@ expected<ok_t, std::string> inject_into(kube::client& client, const kube::resour
     if (count == 0) return unexpected<std::string>{r.plural + "/" + name + " has no webhooks"};
     // The index-based patch applies only to the version it was computed from.
     std::vector<json_patch_op> ops = {
-        {"test", "/metadata/resourceVersion", "\"" + std::string(current->resource_version) + "\""}};
+        {"test", "/metadata/resourceVersion", json::quote(current->resource_version)}};
     for (auto& op : ca_bundle_ops(ca_bundle_pem, count)) ops.push_back(std::move(op));
     auto done = client.patch(r, "", name, kube::patch_type::json, encode_json_patch(ops));
     if (done) return ok;

@@ -25,8 +25,7 @@ void template_defaults(const Value& parent, const std::string& path, std::vector
   if (t == nullptr || !t->IsObject()) return;
   const Value* spec = member(*t, "spec");
   if (spec == nullptr || !spec->IsObject()) return;  // validation reports it
-  add_if_absent(*spec, path + "/template/spec", "restartPolicy",
-                std::string("\"") + default_restart_policy + "\"", out);
+  add_if_absent(*spec, path + "/template/spec", "restartPolicy", json::quote(default_restart_policy), out);
 }
 
 }  // namespace
@@ -35,7 +34,7 @@ std::vector<json_patch_op> runnerset_defaults(const rapidjson::Value& object) {
   std::vector<json_patch_op> out;
   const Value* spec = member(object, "spec");
   if (spec == nullptr || !spec->IsObject()) return out;
-  add_if_absent(*spec, "/spec", "runnerGroup", std::string("\"") + default_runner_group + "\"", out);
+  add_if_absent(*spec, "/spec", "runnerGroup", json::quote(default_runner_group), out);
   const Value* min = member(*spec, "minRunners");
   std::int64_t min_runners = 0;
   if (min == nullptr || min->IsNull()) {

@@ -3,6 +3,7 @@
 #include "adapters/admission/handlers.hpp"
 #include "adapters/admission/review.hpp"
 #include "common/base64.hpp"
+#include "common/json.hpp"
 #include "common/json_writer.hpp"
 
 namespace octorun::admission {
@@ -83,7 +84,7 @@ std::string validating_webhook_configuration(const webhook_configuration_options
 
 std::vector<json_patch_op> ca_bundle_ops(const std::string& ca_bundle_pem, int webhooks) {
   std::vector<json_patch_op> ops;
-  const auto value = "\"" + base64_encode(ca_bundle_pem) + "\"";
+  const auto value = json::quote(base64_encode(ca_bundle_pem));
   for (int i = 0; i < webhooks; ++i)
     ops.push_back({"add", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle", value});
   return ops;

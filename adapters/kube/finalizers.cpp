@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/json.hpp"
+#include "common/json_writer.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -37,17 +38,12 @@ std::string finalizer_patch(const object& o, std::string_view name, bool present
 
 std::string finalizer_patch(const std::vector<std::string>& finalizers, std::string_view resource_version,
                             std::string_view name, bool present) {
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  rapidjson::Value list(rapidjson::kArrayType);
+  json::writer w;
+  w.open().open("metadata").field("resourceVersion", resource_version).open_array("finalizers");
   for (const auto& f : finalizers)
-    if (f != name) list.PushBack(json::string_value(f, a), a);
-  if (present) list.PushBack(json::string_value(name, a), a);
-  rapidjson::Value meta(rapidjson::kObjectType);
-  meta.AddMember("resourceVersion", json::string_value(resource_version, a), a);
-  meta.AddMember("finalizers", list, a);
-  d.AddMember("metadata", meta, a);
-  return json::write(d);
+    if (f != name) w.value(f);
+  if (present) w.value(name);
+  return w.close_array().close().close().str();
 }
 
 std::optional<std::string> finalizer_removal_patch(const std::vector<std::string>& finalizers,
@@ -55,18 +51,10 @@ std::optional<std::string> finalizer_removal_patch(const std::vector<std::string
   auto at = std::find(finalizers.begin(), finalizers.end(), name);
   if (at == finalizers.end()) return std::nullopt;
   const auto path = "/metadata/finalizers/" + std::to_string(at - finalizers.begin());
-  rapidjson::Document d(rapidjson::kArrayType);
-  auto& a = d.GetAllocator();
-  rapidjson::Value test(rapidjson::kObjectType);
-  test.AddMember("op", "test", a);
-  test.AddMember("path", json::string_value(path, a), a);
-  test.AddMember("value", json::string_value(name, a), a);
-  rapidjson::Value remove(rapidjson::kObjectType);
-  remove.AddMember("op", "remove", a);
-  remove.AddMember("path", json::string_value(path, a), a);
-  d.PushBack(test, a);
-  d.PushBack(remove, a);
-  return json::write(d);
+  json::writer w;
+  w.open_array().open().field("op", "test").field("path", path).field("value", name).close();
+  w.open().field("op", "remove").field("path", path).close();
+  return w.close_array().str();
 }
 
 }  // namespace octorun::kube

@@ -29,6 +29,22 @@ TEST(JsonWriter, OptionalSkipsEmptyAndRawCopiesJson) {
       R"({"b":"x","v":{"n":[1,2]}})");
 }
 
+TEST(JsonWriter, NullsRawValuesAndKeysWithTheirLength) {
+  writer w;
+  w.open().null_field("gone").open_array("raw").raw_value(R"({"a":1})").close_array();
+  w.raw_field(std::string_view("k\0ey", 4), "true");
+  EXPECT_EQ(w.close().str(), std::string(R"({"gone":null,"raw":[{"a":1}],"k\u0000ey":true})"));
+}
+
+TEST(JsonWriter, ControllerReference) {
+  writer w;
+  w.open();
+  write_controller_reference(w, "octorun.io/v1alpha1", "Runner", "r-1", "u-1");
+  EXPECT_EQ(w.close().str(),
+            R"({"ownerReferences":[{"apiVersion":"octorun.io/v1alpha1","kind":"Runner","name":"r-1",)"
+            R"("uid":"u-1","controller":true,"blockOwnerDeletion":true}]})");
+}
+
 TEST(JsonWriter, TopLevelArray) {
   EXPECT_EQ(writer().open_array().value("x").close_array().str(), R"(["x"])");
 }

@@ -102,6 +102,8 @@ Where:
                                       a new one, octorun-loadtest-<id>, deleted afterwards)
   --intake Webhook|Listener           how the manager learns of jobs (default Listener)
   --min-runners N, --max-runners N    the RunnerSet's bounds (default 0, 20)
+  --start-time-target S               the RunnerSet's startTimeTarget.p95Seconds (default none): warm
+                                      runners sized from the jobs arriving, within the bounds
   --runner-image IMAGE                the runner pods' image (default registry.k8s.io/pause:3.10: nothing
                                       runs in them; this tool plays the runner)
   --runner-cpu Q, --runner-memory Q   the runner pods' requests (default 10m, 16Mi; e.g. 2 and 4Gi so
@@ -115,12 +117,16 @@ GitHub (the simulator):
   --webhook-url URL, --webhook-secret S   Webhook intake: the manager's POST /webhook as the simulator
                                       reaches it, and the secret the manager checks
 Load:
-  --profile burst|steady|ramp|workday default burst
-  --jobs N                            burst: N jobs at once; workday: the day's jobs (default 100)
-  --rate R                            steady: R jobs/s for --duration
+  --profile burst|steady|ramp|workday|poisson|bursts   default burst
+  --jobs N                            burst: N jobs at once; bursts: N at each burst; workday: the day's
+                                      jobs (default 100)
+  --rate R                            steady: one job every 1/R s; poisson: R jobs/s on average, each
+                                      gap drawn from the seed; both for --duration
   --rate-from A --rate-to B           ramp: from A to B jobs/s over --duration
-  --duration D                        steady, ramp and workday (default 60s; workday at most 30m: a
-                                      working day's arrivals, peak hour 10x the quietest, compressed)
+  --every D                           bursts: one burst at 0, D, 2D, ... within --duration (default 5m)
+  --duration D                        steady, poisson, ramp, workday and bursts (default 60s; workday
+                                      at most 30m: a working day's arrivals, peak hour 10x the
+                                      quietest, compressed)
   --job-duration DIST                 fixed:D, uniform:MIN:MAX, exponential:MEAN, lognormal:MEDIAN:SIGMA
                                       (default fixed:0s)
   --runner-start DIST                 the runner process's start-up, container running -> runner online,
@@ -223,6 +229,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"namespace", text(o.ns)},
       {"intake", choice(o.intake, {"Webhook", "Listener"})},
       {"min-runners", integer(o.min_runners, 0)},
+      {"start-time-target", integer(o.start_time_target_s, 1)},
       {"max-runners", integer(o.max_runners, 1)},
       {"runner-image", text(o.runner_image)},
       {"runner-cpu", text(o.runner_cpu)},
@@ -235,12 +242,13 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"simulator-advertise", text(o.simulator_advertise)},
       {"webhook-url", text(o.webhook_url)},
       {"webhook-secret", text(o.webhook_secret)},
-      {"profile", choice(profile_name, {"burst", "steady", "ramp", "workday"})},
+      {"profile", choice(profile_name, {"burst", "steady", "ramp", "workday", "poisson", "bursts"})},
       {"jobs", integer(o.load.jobs, 1)},
       {"rate", positive(o.load.rate)},
       {"rate-from", positive(o.load.rate_from)},
       {"rate-to", positive(o.load.rate_to)},
       {"duration", duration(o.load.duration)},
+      {"every", duration(o.load.every)},
       {"job-duration", text(distribution_text)},
       {"runner-start", text(runner_start_text)},
       {"seed", integer(o.seed, 0)},
@@ -289,8 +297,10 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
   }
   o.plots = !no_plots;
   o.load.shape = profile_name == "steady"    ? profile::kind::steady
+                 : profile_name == "poisson" ? profile::kind::poisson
                  : profile_name == "ramp"    ? profile::kind::ramp
                  : profile_name == "workday" ? profile::kind::workday
+                 : profile_name == "bursts"  ? profile::kind::bursts
                                              : profile::kind::burst;
   auto d = parse_distribution(distribution_text);
   if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
@@ -307,6 +317,8 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
         "--webhook-secret (the secret the manager checks); or use --intake Listener")};
   if (o.load.shape != profile::kind::burst && o.load.duration.count() == 0)
     return unexpected{std::string("--duration must be more than 0 for --profile ") + profile_name};
+  if (o.load.shape == profile::kind::bursts && o.load.every.count() == 0)
+    return unexpected{std::string("--every must be more than 0 for --profile bursts")};
   if (o.load.shape == profile::kind::workday && o.load.duration > max_workday_duration)
     return unexpected{std::string("--duration: --profile workday compresses a working day into at most 30m")};
   if (!is_quantity(o.runner_cpu))

@@ -34,11 +34,12 @@ expected<distribution, std::string> parse_distribution(std::string_view s);
 expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view s);
 
 struct profile {
-  enum class kind { burst, steady, ramp, workday } shape = kind::burst;
-  int jobs = 100;                              // burst, workday (the day's total)
-  double rate = 1;                             // steady, jobs/s
+  enum class kind { burst, steady, poisson, ramp, workday, bursts } shape = kind::burst;
+  int jobs = 100;                              // burst, bursts (each), workday (the day's total)
+  double rate = 1;                             // steady, poisson: jobs/s
   double rate_from = 0.5, rate_to = 5;         // ramp, jobs/s, linear over `duration`
-  std::chrono::milliseconds duration{60'000};  // steady, ramp, workday
+  std::chrono::milliseconds duration{60'000};  // steady, poisson, ramp, workday, bursts
+  std::chrono::milliseconds every{300'000};    // bursts: one every this long
 };
 
 // The targets a run must meet (absent: not checked).
@@ -57,6 +58,9 @@ struct options {
   std::string ns;  // empty: create octorun-loadtest-<run id> (the manager must watch every namespace)
   std::string intake = "Listener";  // the chart's default: no inbound endpoint needed
   int min_runners = 0, max_runners = 20;
+  // The set's spec.startTimeTarget.p95Seconds; 0: none (the set keeps
+  // minRunners warm and no more).
+  int start_time_target_s = 0;
   std::string runner_image = "registry.k8s.io/pause:3.10";
   // The runner pods' requests. Tiny by default so a fake node takes many;
   // real ones (e.g. 2 CPUs, 4Gi) fill the Karpenter cluster's nodes.

@@ -102,6 +102,7 @@ summary summarize(const run_record& r, const options& o) {
   s.idle_node_s_per_job = s.idle_node_s / completed_jobs;
   s.jobs_per_s = s.seconds > 0 ? s.completed / s.seconds : 0;
   s.queue_p50 = percentile(s.queue_s, 0.5);
+  s.queue_p95 = percentile(s.queue_s, 0.95);
   s.queue_p99 = percentile(s.queue_s, 0.99);
   s.queue_max = percentile(s.queue_s, 1);
   s.gone_p50 = percentile(s.gone_s, 0.5);
@@ -179,18 +180,39 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
   auto pct = [](double p50, double p99, double max) {
     return "p50 " + seconds_text(p50) + ", p99 " + seconds_text(p99) + ", max " + seconds_text(max);
   };
-  std::string shape =
-      o.load.shape == profile::kind::burst ? "burst of " + std::to_string(o.load.jobs) + " jobs"
-      : o.load.shape == profile::kind::steady
-          ? "steady " + fixed(o.load.rate) + " jobs/s for " + seconds_text(o.load.duration.count() / 1000.0)
-      : o.load.shape == profile::kind::ramp
-          ? "ramp " + fixed(o.load.rate_from) + " -> " + fixed(o.load.rate_to) + " jobs/s over " +
-                seconds_text(o.load.duration.count() / 1000.0)
-          : "workday of " + std::to_string(o.load.jobs) + " jobs over " +
-                seconds_text(o.load.duration.count() / 1000.0);
+  auto queue_pct = [&] {  // p95: what a start-time target names
+    return "p50 " + seconds_text(s.queue_p50) + ", p95 " + seconds_text(s.queue_p95) + ", p99 " +
+           seconds_text(s.queue_p99) + ", max " + seconds_text(s.queue_max);
+  };
+  const std::string over = seconds_text(o.load.duration.count() / 1000.0);
+  std::string shape;
+  switch (o.load.shape) {
+    case profile::kind::burst:
+      shape = "burst of " + std::to_string(o.load.jobs) + " jobs";
+      break;
+    case profile::kind::steady:
+      shape = "steady " + fixed(o.load.rate) + " jobs/s for " + over;
+      break;
+    case profile::kind::poisson:
+      shape = "Poisson " + fixed(o.load.rate) + " jobs/s for " + over;
+      break;
+    case profile::kind::ramp:
+      shape = "ramp " + fixed(o.load.rate_from) + " -> " + fixed(o.load.rate_to) + " jobs/s over " + over;
+      break;
+    case profile::kind::workday:
+      shape = "workday of " + std::to_string(o.load.jobs) + " jobs over " + over;
+      break;
+    case profile::kind::bursts:
+      shape = "bursts of " + std::to_string(o.load.jobs) + " jobs every " +
+              seconds_text(o.load.every.count() / 1000.0) + " for " + over;
+      break;
+  }
   out << "octorun-loadtest " << r.run_id << ", " << r.started_utc << "\n"
       << "cluster      " << r.cluster << ", namespace " << r.ns << ", RunnerSet " << r.runnerset << " ("
-      << o.intake << " intake, minRunners " << o.min_runners << ", maxRunners " << o.max_runners << ")\n"
+      << o.intake << " intake, minRunners " << o.min_runners << ", maxRunners " << o.max_runners
+      << (o.start_time_target_s > 0 ? ", startTimeTarget p95 " + std::to_string(o.start_time_target_s) + " s"
+                                    : std::string())
+      << ")\n"
       << "GitHub       simulator at " << r.scope_url << "\n"
       << "load         " << shape << ", durations " << o.durations.text << ", seed " << o.seed << "\n"
       << "runner pods  requests " << o.runner_cpu << " CPU, " << o.runner_memory << "; runner start "
@@ -199,7 +221,7 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
       << s.completed << " completed" << (s.timed_out ? " (TIMED OUT)" : "") << "\n"
       << "throughput   " << fixed(s.jobs_per_s) << " jobs/s (" << s.completed
       << " jobs, first queued -> last Runner gone " << seconds_text(s.seconds) << ")\n"
-      << "queued -> running      " << pct(s.queue_p50, s.queue_p99, s.queue_max) << "\n"
+      << "queued -> running      " << queue_pct() << "\n"
       << "completed -> gone      " << pct(s.gone_p50, s.gone_p99, s.gone_max) << "\n"
       << "where the time went    queued -> started, per job (README.md, \"The report\"):\n";
   for (std::size_t p = 0; p < phase_count; ++p) {
@@ -280,13 +302,16 @@ std::string summary_json(const run_record& r, const options& o, const summary& s
   out << "{\"run\":" << json::quote(r.run_id) << ",\"started\":" << json::quote(r.started_utc)
       << ",\"cluster\":" << json::quote(r.cluster) << ",\"namespace\":" << json::quote(r.ns)
       << ",\"runnerSet\":" << json::quote(r.runnerset) << ",\"intake\":" << json::quote(o.intake)
-      << ",\"maxRunners\":" << o.max_runners << ",\"jobs\":{\"planned\":" << s.planned
-      << ",\"queued\":" << s.queued << ",\"started\":" << s.started << ",\"completed\":" << s.completed
-      << "},\"timedOut\":" << (s.timed_out ? "true" : "false") << ",\"seconds\":" << fixed(s.seconds, 3)
-      << ",\"jobsPerSecond\":" << fixed(s.jobs_per_s, 3)
-      << ",\"queueSeconds\":{\"p50\":" << fixed(s.queue_p50, 3) << ",\"p99\":" << fixed(s.queue_p99, 3)
-      << ",\"max\":" << fixed(s.queue_max, 3) << "},\"goneSeconds\":{\"p50\":" << fixed(s.gone_p50, 3)
-      << ",\"p99\":" << fixed(s.gone_p99, 3) << ",\"max\":" << fixed(s.gone_max, 3) << "},\"phaseSeconds\":{";
+      << ",\"minRunners\":" << o.min_runners << ",\"maxRunners\":" << o.max_runners
+      << ",\"startTimeTargetP95Seconds\":"
+      << (o.start_time_target_s > 0 ? std::to_string(o.start_time_target_s) : "null")
+      << ",\"jobs\":{\"planned\":" << s.planned << ",\"queued\":" << s.queued << ",\"started\":" << s.started
+      << ",\"completed\":" << s.completed << "},\"timedOut\":" << (s.timed_out ? "true" : "false")
+      << ",\"seconds\":" << fixed(s.seconds, 3) << ",\"jobsPerSecond\":" << fixed(s.jobs_per_s, 3)
+      << ",\"queueSeconds\":{\"p50\":" << fixed(s.queue_p50, 3) << ",\"p95\":" << fixed(s.queue_p95, 3)
+      << ",\"p99\":" << fixed(s.queue_p99, 3) << ",\"max\":" << fixed(s.queue_max, 3)
+      << "},\"goneSeconds\":{\"p50\":" << fixed(s.gone_p50, 3) << ",\"p99\":" << fixed(s.gone_p99, 3)
+      << ",\"max\":" << fixed(s.gone_max, 3) << "},\"phaseSeconds\":{";
   for (std::size_t p = 0; p < phase_count; ++p) {
     const auto& x = s.phases[p];
     out << (p ? "," : "") << json::quote(std::string(phase_name(static_cast<phase>(p))))

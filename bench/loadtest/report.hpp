@@ -51,7 +51,7 @@ struct summary {
   int planned = 0, queued = 0, started = 0, completed = 0;
   double seconds = 0, jobs_per_s = 0;
   std::vector<double> queue_s, gone_s;  // per job: queued -> running, completed -> Runner gone
-  double queue_p50 = 0, queue_p99 = 0, queue_max = 0, gone_p50 = 0, gone_p99 = 0, gone_max = 0;
+  double queue_p50 = 0, queue_p95 = 0, queue_p99 = 0, queue_max = 0, gone_p50 = 0, gone_p99 = 0, gone_max = 0;
   std::size_t max_runners = 0, max_active_runners = 0, max_pods = 0;
   int max_runners_spec = 0;
   // GitHub calls by API: REST (api.github.com) and the Actions service's

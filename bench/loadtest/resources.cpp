@@ -143,7 +143,11 @@ expected<ok_t, std::string> run_resources::create_runnerset() {
               json::quote(scope_url_) + R"(,"credentialsSecretName":)" + json::quote(secret_) +
               R"(,"intake":)" + json::quote(o_.intake) + R"(,"runnerLabels":[)" + json::quote(label_) +
               R"(],"minRunners":)" + std::to_string(o_.min_runners) + R"(,"maxRunners":)" +
-              std::to_string(o_.max_runners) + R"(,"template":{"spec":)" + pod_spec + "}}}";
+              std::to_string(o_.max_runners) +
+              (o_.start_time_target_s > 0
+                   ? R"(,"startTimeTarget":{"p95Seconds":)" + std::to_string(o_.start_time_target_s) + "}"
+                   : std::string()) +
+              R"(,"template":{"spec":)" + pod_spec + "}}}";
   auto created = api_.create(kinds::runnersets(), ns_, body);
   if (!created)
     return unexpected{"creating RunnerSet " + ns_ + "/" + set_ + ": " + kube::to_string(created.error())};

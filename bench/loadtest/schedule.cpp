@@ -68,6 +68,20 @@ std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std:
     case profile::kind::steady:
       for (int n = 0; n / p.rate < seconds - 1e-9; ++n) arrivals.push_back(n / p.rate);
       break;
+    case profile::kind::poisson: {
+      // Exponential gaps of mean 1/rate, from a stream of their own so the
+      // durations drawn below stay those of the same seed's other profiles.
+      std::mt19937_64 gaps(seed ^ 0xc2b2ae3d27d4eb4fULL);
+      std::exponential_distribution<double> gap(p.rate);
+      for (double t = 0; t < seconds; t += gap(gaps)) arrivals.push_back(t);
+      break;
+    }
+    case profile::kind::bursts: {
+      const double every = std::chrono::duration<double>(p.every).count();
+      for (double t = 0; t < seconds - 1e-9; t += every)
+        arrivals.insert(arrivals.end(), static_cast<size_t>(p.jobs), t);
+      break;
+    }
     case profile::kind::ramp: {
       // jobs by time t: r0 t + (r1 - r0) t^2 / (2 T); solve for the n-th.
       const double r0 = p.rate_from, slope = (p.rate_to - p.rate_from) / seconds;

@@ -16,7 +16,9 @@ struct planned_job {
 };
 
 // burst: every job at 0. steady: one job each 1/rate s over the duration.
-// ramp: the rate grows linearly from rate_from to rate_to; the n-th job comes
+// poisson: arrivals at `rate` on average over the duration, the gaps drawn
+// (exponential) from the seed. bursts: `jobs` at once every `every` within
+// the duration, the first at 0. ramp: the rate grows linearly from rate_from to rate_to; the n-th job comes
 // when the integral of the rate reaches n. workday: `jobs` arrivals spread
 // over the hours of a working day (workday_hourly_weights) compressed into
 // the duration, each at a seeded place within its share. Durations are drawn

@@ -306,7 +306,7 @@ up)
   launch karpenter env KUBECONFIG="$dir/kubeconfig" "$karpenter/karpenter-kwok" \
     --disable-leader-election=true --metrics-port="$metrics_port" --health-probe-port="$health_port" \
     --batch-idle-duration="$batch_idle" --batch-max-duration="$batch_max" \
-    --feature-gates=CapacityBuffer=true --log-level="${KARPENTER_LOG_LEVEL:-info}"
+    --feature-gates="CapacityBuffer=${KARPENTER_CAPACITY_BUFFER:-true}" --log-level="${KARPENTER_LOG_LEVEL:-info}"
   deadline=$((SECONDS + 120))
   until curl -fsS "http://127.0.0.1:$health_port/readyz" >/dev/null 2>&1; do
     if ! kill -0 "$(cat "$dir/pids/karpenter")" 2>/dev/null; then

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "adapters/kube/request_trace.hpp"
@@ -104,11 +105,28 @@ TEST(LoadtestOptions, BadInputNamesTheFlag) {
            {{"--runner-start", "soon"}, "--runner-start soon: want fixed:D"},
            {{"--runner-cpu", "two"}, "--runner-cpu two: want a quantity such as 500m or 2"},
            {{"--runner-memory", "4GB"}, "--runner-memory 4GB: want a quantity such as 512Mi or 4Gi"},
+           {{"--start-time-target", "0"}, "--start-time-target 0: want an integer of at least 1"},
+           {{"--profile", "bursts", "--every", "0s"}, "--every must be more than 0 for --profile bursts"},
+           {{"--profile", "poisson", "--duration", "0s"},
+            "--duration must be more than 0 for --profile poisson"},
        }) {
     auto o = parse(b.args);
     ASSERT_FALSE(o) << b.says;
     EXPECT_NE(o.error().find(b.says), std::string::npos) << o.error();
   }
+}
+
+TEST(LoadtestOptions, TheStartTimeComparisonsTraces) {
+  auto target =
+      parse({"--profile", "poisson", "--rate", "0.2", "--duration", "20m", "--start-time-target", "5"});
+  ASSERT_TRUE(target) << target.error();
+  EXPECT_EQ(target->load.shape, profile::kind::poisson);
+  EXPECT_EQ(target->start_time_target_s, 5);
+  auto bursts = parse({"--profile", "bursts", "--jobs", "200", "--every", "8m", "--duration=24m"});
+  ASSERT_TRUE(bursts) << bursts.error();
+  EXPECT_EQ(bursts->load.shape, profile::kind::bursts);
+  EXPECT_EQ(bursts->load.every, 8min);
+  EXPECT_EQ(bursts->start_time_target_s, 0);  // none unless asked
 }
 
 TEST(LoadtestOptions, Durations) {
@@ -142,6 +160,40 @@ TEST(LoadtestSchedule, ASteadyRateQueuesOneJobEveryOneOverRate) {
   ASSERT_EQ(jobs.size(), 3000u);
   EXPECT_DOUBLE_EQ(jobs[1].at_s, 0.2);
   EXPECT_DOUBLE_EQ(jobs.back().at_s, 599.8);
+}
+
+TEST(LoadtestSchedule, APoissonRateQueuesItsMeanWithExponentialGapsFromTheSeed) {
+  profile p;
+  p.shape = profile::kind::poisson;
+  p.rate = 2;
+  p.duration = 2000s;
+  auto jobs = plan_jobs(p, *parse_distribution("fixed:0s"), 5);
+  EXPECT_NEAR(static_cast<double>(jobs.size()), 4000, 4 * std::sqrt(4000.0));  // within 4 sigma
+  EXPECT_EQ(jobs.front().at_s, 0);
+  EXPECT_LT(jobs.back().at_s, 2000);
+  EXPECT_TRUE(std::is_sorted(jobs.begin(), jobs.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; }));
+  // Exponential gaps: their mean is 1/rate and about e^-1 of them exceed it.
+  std::size_t longer = 0;
+  for (std::size_t i = 1; i < jobs.size(); ++i) longer += jobs[i].at_s - jobs[i - 1].at_s > 0.5;
+  EXPECT_NEAR(static_cast<double>(longer) / static_cast<double>(jobs.size() - 1), std::exp(-1.0), 0.03);
+  auto again = plan_jobs(p, *parse_distribution("fixed:0s"), 5);
+  ASSERT_EQ(again.size(), jobs.size());
+  EXPECT_EQ(again[100].at_s, jobs[100].at_s);
+  EXPECT_NE(plan_jobs(p, *parse_distribution("fixed:0s"), 6)[100].at_s, jobs[100].at_s);
+}
+
+TEST(LoadtestSchedule, BurstsQueueTheirJobsAtOnceEveryInterval) {
+  profile p;
+  p.shape = profile::kind::bursts;
+  p.jobs = 200;
+  p.every = 8min;
+  p.duration = 24min;
+  auto jobs = plan_jobs(p, *parse_distribution("fixed:0s"), 1);
+  ASSERT_EQ(jobs.size(), 600u);  // at 0, 8 and 16 minutes
+  EXPECT_EQ(jobs[0].at_s, 0);
+  EXPECT_EQ(jobs[199].at_s, 0);
+  EXPECT_EQ(jobs[200].at_s, 480);
+  EXPECT_EQ(jobs[599].at_s, 960);
 }
 
 TEST(LoadtestSchedule, ARampQueuesTheIntegralOfItsRateAndSpeedsUp) {

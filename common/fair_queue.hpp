@@ -1,8 +1,9 @@
 // A queue per key, served round robin over the keys that have items
 // waiting: one key's burst waits behind itself, never in front of another
-// key's first item. The Kubernetes request pool keys it by namespace, so a
-// tenant's thousand creates delay another tenant's first write by about one
-// request, not a thousand. Pure; not thread-safe (one actor owns it).
+// key's first item. The Kubernetes request pool keys it by RunnerSet
+// (kube::request_turn), so a set's thousand creates delay another set's
+// first write by about one request, not a thousand. Pure; not thread-safe
+// (one actor owns it).
 #pragma once
 
 #include <cstddef>

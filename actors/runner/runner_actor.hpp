@@ -31,6 +31,9 @@ std::int64_t epoch_seconds_now();
 struct runner_actor_config {
   std::string ns;
   std::string name;
+  // Its RunnerSet's name: the actor's Kubernetes requests wait for that
+  // set's turn in the request pool (kube::request_turn), as the set's own do.
+  std::string set;
   caf::actor kube;  // kube::spawn_request_pool
   // Its RunnerSet's actor (or anything answering the same API, e.g. a
   // GitHub REST pool cast to it): JIT configurations and runner removal.

@@ -125,6 +125,7 @@ void wake_at(self_ptr self, time_point at);
 // timeout after a burst (the figures: bench/manager/README.md).
 template <class Request>
 auto ask_kube(self_ptr self, Request req) {
+  req.set = self->state.cfg.set;  // its set's turn in the pool
   return self->request(self->state.cfg.kube, caf::infinite, std::move(req));
 }
 // A step's Kubernetes request failed (a conflict reads the Runner again) or

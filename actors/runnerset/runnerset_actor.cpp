@@ -407,6 +407,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   runner_defaults.metrics = st.cfg.metrics;  // a Runner's timeline and cost are its set's
   auto kube = st.cfg.kube;
   auto ns = st.cfg.ns;
+  auto set = st.cfg.name;
   auto me = caf::actor_cast<protocols::runner_github_api>(self);
   st.runners_supervisor = supervision::spawn_supervisor(
       self->system(), "runners of " + ns + "/" + st.cfg.name,
@@ -414,6 +415,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         auto c = runner_defaults;
         c.ns = ns;
         c.name = name;
+        c.set = set;
         c.kube = kube;
         c.github = me;  // GitHub calls go through the set, to its current credentials
         return caf::actor_cast<caf::actor>(runner::spawn_runner(parent, c));

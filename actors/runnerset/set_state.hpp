@@ -193,7 +193,17 @@ enum class in_flight_until {
   seen,      // its error, else the watch event that shows what it made (a create)
 };
 
-// Sends `xs...` to `dest` with `key` recorded in flight: `done(reply)` on a
+// A Kubernetes request (one with a `set`: adapters/kube/protocol.hpp) made
+// for this set waits for the set's own turn in the request pool; anything
+// else is sent as it is.
+template <class T>
+T&& in_set_turn(self_ptr self, T&& x) {
+  if constexpr (requires { x.set = self->state.cfg.name; }) x.set = self->state.cfg.name;
+  return std::forward<T>(x);
+}
+
+// Sends `xs...` to `dest` with `key` recorded in flight (a Kubernetes
+// request in the set's turn, in_set_turn): `done(reply)` on a
 // reply, `failed(rendered error)` on a caf::error (a timeout included). The
 // key is cleared before either runs (a successful create's only once the
 // watch shows the Runner), so no error path leaves it stuck. A null `dest`
@@ -203,7 +213,7 @@ void request_in_flight_until(self_ptr self, flight_key key, std::string note, in
                              const Handle& dest, Done done, Failed failed, Ts&&... xs) {
   if (!dest) return failed(std::string("no actor to ask"));
   self->state.world.in_flight.insert(key, std::move(note));
-  self->request(dest, self->state.cfg.request_timeout, std::forward<Ts>(xs)...)
+  self->request(dest, self->state.cfg.request_timeout, in_set_turn(self, std::forward<Ts>(xs))...)
       .then(
           [=](Reply& r) mutable {
             if (until == in_flight_until::answered || !r) self->state.world.in_flight.erase(key);

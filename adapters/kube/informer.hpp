@@ -17,9 +17,10 @@ namespace octorun::kube {
 
 // `size` detached workers, each owning a client (and its connection), serve
 // get/list/create/update/patch/delete requests. Requests wait in the pool by
-// namespace and are served round robin over the namespaces with requests
-// waiting, so one namespace's burst does not delay another's first request
-// by more than about one request per worker (request_pool.cpp). A request
+// turn (request_turn: the RunnerSet a request names, else its namespace)
+// and are served round robin over the turns with requests waiting, so one
+// set's burst does not delay another set's first request by more than
+// about one request per worker (request_pool.cpp). A request
 // that waited longer than `max_queue_wait` (0: no limit; the manager gives
 // its actors' request timeout) is answered with a transport api_error
 // without being sent: its requester stopped waiting. Stop the pool with

@@ -43,34 +43,51 @@ using silent_atom = caf::atom_constant<caf::atom("ksilent")>;  // reflector -> i
 using object_result = expected<object, api_error>;
 using list_result = expected<object_list, api_error>;
 
+// The requests. Each names in `set` the RunnerSet it is made for (empty:
+// none), which decides its turn in the request pool (request_turn).
 struct get_request {
   resource res;
   std::string ns, name, subresource;
+  std::string set = {};
 };
 struct list_request {
   resource res;
   std::string ns;
   list_options options;  // every page is fetched
+  std::string set = {};
 };
 struct create_request {
   resource res;
   std::string ns, body;
+  std::string set = {};
 };
 struct update_request {
   resource res;
   std::string ns, name, body, subresource;  // body carries metadata.resourceVersion
+  std::string set = {};
 };
 struct patch_request {
   resource res;
   std::string ns, name;
   patch_type type = patch_type::merge;
   std::string body, subresource;
+  std::string set = {};
 };
 struct delete_request {
   resource res;
   std::string ns, name;
   delete_options options;
+  std::string set = {};
 };
+
+// Whose turn a request waits for in the request pool (spawn_request_pool):
+// its set's, "namespace/set", when it names one; else its namespace's ("" for
+// a cluster-scoped request). Neither a namespace nor a set name holds a '/',
+// so no set shares a turn with another set or with its namespace's other
+// requests.
+inline std::string request_turn(const std::string& ns, const std::string& set) {
+  return set.empty() ? ns : ns + "/" + set;
+}
 
 // One change of an informer's cache. `source` names the informer
 // (resource id, namespace, selector) so one actor can follow several.

@@ -1,9 +1,10 @@
 // The request pool (informer.hpp: spawn_request_pool): detached workers,
 // each with a client of its own (its own connection), behind one dispatcher.
-// The dispatcher queues requests per namespace and hands the next one to a
-// free worker round robin over the namespaces with requests waiting
-// (common/fair_queue.hpp): one tenant's burst of creates waits behind
-// itself, never in front of another namespace's first write. A worker gets
+// The dispatcher queues requests per turn (request_turn: a RunnerSet's
+// own, else its namespace's) and hands the next one to a free worker round
+// robin over the turns with requests waiting (common/fair_queue.hpp): one
+// set's burst of creates waits behind itself, never in front of another
+// set's first write, in its namespace or another. A worker gets
 // a request only when it is free, so nothing queues in its mailbox; the
 // request's promise goes with it (delegation), so the worker answers the
 // requester directly.
@@ -134,7 +135,7 @@ struct waiting_request {
 struct dispatcher_state {
   std::vector<caf::actor> workers;
   std::vector<size_t> free;             // indexes of workers with nothing in hand
-  fair_queue<waiting_request> waiting;  // by namespace ("" for cluster-scoped requests)
+  fair_queue<waiting_request> waiting;  // by request_turn
   std::shared_ptr<enqueue_stamps> stamps;
   static inline const char* name = "kube-request-pool";
 };
@@ -159,12 +160,12 @@ void dispatch(dispatcher_actor* self) {
 template <class Result, class Request>
 caf::result<Result> accept(dispatcher_actor* self, Request& r) {
   auto promise = self->make_response_promise();
-  auto ns = r.ns;
+  auto turn = request_turn(r.ns, r.set);
   self->state.waiting.push(
-      ns, waiting_request{[promise, request = std::move(r)](const caf::actor& worker) mutable {
-                            promise.delegate(worker, std::move(request));
-                          },
-                          clock_type::now()});
+      turn, waiting_request{[promise, request = std::move(r)](const caf::actor& worker) mutable {
+                              promise.delegate(worker, std::move(request));
+                            },
+                            clock_type::now()});
   dispatch(self);
   return caf::delegated<Result>{};
 }

@@ -1,8 +1,8 @@
 // The request pool against a scripted local HTTP server: a request that
 // queued behind a slow one for longer than its requester waits is answered
 // with an error and never reaches the apiserver; the pool goes on serving;
-// namespaces take turns, so one namespace's burst does not hold another's
-// first request behind it.
+// RunnerSets take turns (namespaces, for requests made for no set), so one
+// set's burst does not hold another's first request behind it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 
 #include "adapters/http/http_server.hpp"
 #include "adapters/kube/informer.hpp"
+#include "common/fair_queue.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -112,7 +113,7 @@ TEST(RequestPool, ARequestThatWaitedPastItsRequesterIsAnsweredWithoutBeingSent) 
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
-TEST(RequestPool, OneNamespacesBurstDoesNotHoldAnothersFirstRequestBehindIt) {
+TEST(RequestPool, OneSetsBurstDoesNotHoldAnotherSetsFirstRequestBehindIt) {
   scripted_apiserver api;
   ASSERT_TRUE(api.server);
   const auto& cfg = api.cfg;
@@ -121,16 +122,26 @@ TEST(RequestPool, OneNamespacesBurstDoesNotHoldAnothersFirstRequestBehindIt) {
   auto pool = spawn_request_pool(sys, cfg, {}, 1);  // one worker: everything else waits in the pool
 
   caf::scoped_actor self{sys};
-  auto slow = self->request(pool, caf::infinite, get_request{configmaps(), "burst", "slow", ""});
+  auto in_set = [](get_request r, std::string set) {
+    r.set = std::move(set);
+    return r;
+  };
+  auto slow = self->request(pool, caf::infinite, in_set({configmaps(), "burst", "slow", ""}, "big"));
   api.slow_arrived.get_future().wait();  // the worker is busy; what follows waits
   constexpr int burst = 200;
   std::vector<decltype(slow)> answers;
   for (int i = 0; i < burst; ++i)
-    answers.push_back(
-        self->request(pool, caf::infinite, get_request{configmaps(), "burst", "b" + std::to_string(i), ""}));
-  answers.push_back(self->request(pool, caf::infinite, get_request{configmaps(), "quiet", "first", ""}));
-  // The quiet request is in the pool behind the whole burst (a request to
-  // the pool is answered in order per requester: this one comes back last).
+    answers.push_back(self->request(pool, caf::infinite,
+                                    in_set({configmaps(), "burst", "b" + std::to_string(i), ""}, "big")));
+  // Another set of the burst's namespace, a request of that namespace made
+  // for no set, and a set of another namespace.
+  answers.push_back(
+      self->request(pool, caf::infinite, in_set({configmaps(), "burst", "neighbour", ""}, "small")));
+  answers.push_back(self->request(pool, caf::infinite, get_request{configmaps(), "burst", "unowned", ""}));
+  answers.push_back(
+      self->request(pool, caf::infinite, in_set({configmaps(), "quiet", "first", ""}, "other")));
+  // The others are in the pool behind the whole burst (a request to the
+  // pool is answered in order per requester: they come back last).
   api.release_slow.set_value();
   int answered = 0;
   for (auto& a : answers)
@@ -138,15 +149,39 @@ TEST(RequestPool, OneNamespacesBurstDoesNotHoldAnothersFirstRequestBehindIt) {
               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
   slow.receive([&](object_result& r) { EXPECT_TRUE(r); },
                [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-  EXPECT_EQ(answered, burst + 1);
+  EXPECT_EQ(answered, burst + 3);
   const auto served = api.seen();
-  ASSERT_EQ(served.size(), static_cast<size_t>(burst + 2));
-  auto quiet = std::find(served.begin(), served.end(), "quiet/first");
-  ASSERT_NE(quiet, served.end());
-  // slow, then one of the burst (its turn came first), then the quiet one.
-  EXPECT_LE(quiet - served.begin(), 2)
-      << "the quiet namespace waited behind " << (quiet - served.begin()) << " requests of the burst";
+  ASSERT_EQ(served.size(), static_cast<size_t>(burst + 4));
+  // slow, then one of the burst (its turn came first), then each of the
+  // others in the order they came, each one turn.
+  EXPECT_EQ(std::vector<std::string>(served.begin(), served.begin() + 6),
+            (std::vector<std::string>{"burst/slow", "burst/b0", "burst/neighbour", "burst/unowned",
+                                      "quiet/first", "burst/b1"}));
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+}
+
+// The pool's queueing order, pure: fair_queue keyed by request_turn.
+TEST(RequestTurn, EachSetTakesTurnsOfItsOwnAndRequestsForNoSetTakeTheirNamespaces) {
+  fair_queue<std::string> q;
+  for (int i = 0; i < 1000; ++i) q.push(request_turn("a", "burst"), "burst" + std::to_string(i));
+  q.push(request_turn("a", "quiet"), "a/quiet");
+  q.push(request_turn("a", ""), "a, no set");
+  q.push(request_turn("b", "burst"), "b/burst");  // a set of the same name in another namespace
+  q.push(request_turn("", ""), "cluster-scoped");
+  q.push(request_turn("a", "quiet"), "a/quiet again");
+  std::vector<std::string> first;
+  for (int i = 0; i < 8; ++i) first.push_back(*q.pop());
+  EXPECT_EQ(first, (std::vector<std::string>{"burst0", "a/quiet", "a, no set", "b/burst", "cluster-scoped",
+                                             "burst1", "a/quiet again", "burst2"}));
+  EXPECT_EQ(q.keys(), 1u) << "only the burst has requests waiting";
+}
+
+TEST(RequestTurn, NoSetSharesATurnWithAnotherSetOrWithItsNamespace) {
+  EXPECT_EQ(request_turn("a", ""), "a");
+  EXPECT_EQ(request_turn("", ""), "");
+  EXPECT_NE(request_turn("a", "x"), request_turn("a", "y"));
+  EXPECT_NE(request_turn("a", "x"), request_turn("b", "x"));
+  EXPECT_NE(request_turn("a", "x"), request_turn("a", ""));
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 //   kind       informer selects                   value (what is kept)
 //   RunnerSet  every one in the namespace         model::runnerset
 //   Runner     octorun.io/runnerset label         model::runner
-//   Pod        octorun.io/runnerset label         model::runner_pod (phase, readiness, container states)
+//   Pod        octorun.io/runnerset label         model::runner_pod (phase, readiness, container states),
+//                                                 only those a filter keeps (the controller's: a
+//                                                 Runner's Pod of a set it knows)
 //   RunnerClass every one (cluster-scoped)        model::runner_class
 //   Namespace  every one                          model::namespace_view (its labels, for namespaceSelector)
 //
@@ -20,6 +22,7 @@
 #pragma once
 
 #include <caf/all.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -64,6 +67,12 @@ caf::actor watch_runners(caf::actor_system& sys, const kube::config& cfg, kube::
                          kube::informer_options io);
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io);
+// Whether the Pod informer keeps a decoded Pod; one it does not is dropped
+// on the reflector's thread, never cached (a deletion still removes one
+// kept before).
+using pod_filter = std::function<bool(const model::runner_pod&)>;
+caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
+                      kube::informer_options io, pod_filter keep);
 caf::actor watch_runner_classes(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                                 kube::informer_options io);
 caf::actor watch_namespaces(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,

@@ -49,6 +49,9 @@ struct owned_object_meta {
   std::string resource_version;
   std::map<std::string, std::string> labels;
   bool deleting = false;  // deletionTimestamp is set
+  // Its controller ownerReference is a Runner (kind Runner of api_group):
+  // only such a Pod is a set's, whatever its labels say.
+  bool owner_is_runner = false;
   // The uid of its controller ownerReference ("" when it has none): the
   // Runner it belongs to. A name alone does not say it: a Runner may be
   // given the name of an earlier one whose children are still there.

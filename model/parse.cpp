@@ -381,7 +381,12 @@ owned_object_meta owned_meta(const Value& obj) {
   if (const Value* owners = json::find_value(*meta, "ownerReferences");
       owners != nullptr && owners->IsArray())
     for (const auto& owner : owners->GetArray())
-      if (owner.IsObject() && json::boolean(owner, "controller")) m.owner_uid = json::str(owner, "uid");
+      if (owner.IsObject() && json::boolean(owner, "controller")) {
+        m.owner_uid = json::str(owner, "uid");
+        const auto api_version = json::str(owner, "apiVersion");
+        m.owner_is_runner =
+            json::str(owner, "kind") == "Runner" && api_version.starts_with(std::string(api_group) + "/");
+      }
   if (const Value* labels = json::find_value(*meta, "labels"); labels != nullptr && labels->IsObject())
     for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
       std::string_view key(it->name.GetString(), it->name.GetStringLength());

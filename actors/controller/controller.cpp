@@ -36,6 +36,8 @@ struct controller_state {
   caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
   std::vector<caf::actor> informers;
   job_routes routes;  // the sets and their runners, as watched: where job messages go
+  // The keys of routes.sets, for the Pod informers' decoders (owned_routing.hpp).
+  std::shared_ptr<known_sets> known = std::make_shared<known_sets>();
   // The Pod informer of each watched namespace, until it has listed (then
   // its Runner informer starts): informer -> namespace.
   std::map<caf::actor_addr, std::string> pods_listing;
@@ -201,6 +203,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     return counted(before) != counted(after);
   };
   if (ev.type == kube::event_type::deleted) {
+    st.known->erase(key);
     const bool held = st.held_sets.erase(key) > 0;
     st.told_platform.erase(key);
     st.routes.admitted.erase(key);
@@ -217,6 +220,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     if (!started && !held) return;  // never started: nothing to stop
   } else {
     auto& known = st.routes.sets[key];
+    st.known->insert(key);
     // Most events (status writes) change no set's claims: not judged again.
     const bool claims_changed = !known || !same_claims(*known, *ev.obj);
     // Nor its class's verdict, which reads only its spec (a new generation;
@@ -235,6 +239,25 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     if (claims_changed) publish_scale_set_claims(self);
   }
   route_set(self, key, std::move(ev));
+}
+
+// Whether a Pod informer keeps a Pod (intake_of_pod), asked on its
+// reflector's thread for each Pod listed or watched. One refused is bad
+// input, counted and logged once per namespace, unless it is on its way out
+// (deletionTimestamp set: the updates that end it and its deletion were
+// counted when it came).
+bool keep_pod(const model::owned_object_meta& pod, const known_sets& known) {
+  const auto intake = intake_of_pod(pod, known);
+  if (intake == pod_intake::keep) return true;
+  if (intake == pod_intake::no_set || pod.deleting) return false;
+  const bool unknown = intake == pod_intake::unknown_set;
+  if (metrics::reject_input("watch", unknown ? unknown_set_reason : not_a_runners_pod_reason, pod.namespace_))
+    spdlog::info(
+        "controller: Pod {}/{} is labelled for RunnerSet {}, {}: not watched, as every such Pod of the "
+        "namespace (logged once; counted in octorun_rejected_input_total)",
+        pod.namespace_, pod.name, pod.labels.at(model::label_runnerset),
+        unknown ? "which does not exist" : "but no Runner of it controls the Pod");
+  return false;
 }
 
 // Routes the event of an object a RunnerSet owns (a Runner or a Pod) to its
@@ -352,7 +375,16 @@ void start_watches(self_ptr self) {
 // watched (no list or watch right on them): a Runner's actor reads its own
 // JIT Secret by name before it decides anything.
 void watch_children(self_ptr self, const std::string& ns) {
-  self->state.pods_listing[watch(self, watched::watch_pods, ns, model::label_runnerset).address()] = ns;
+  auto& st = self->state;
+  kube::informer_options io;
+  io.ns = ns;
+  io.label_selector = model::label_runnerset;
+  auto pods = watched::watch_pods(
+      self->system(), st.cfg.kube, st.cfg.kube_options, io,
+      [known = st.known](const model::runner_pod& pod) { return keep_pod(pod.metadata, *known); });
+  caf::anon_send(pods, kube::subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  st.informers.push_back(pods);
+  st.pods_listing[pods.address()] = ns;
 }
 
 // A namespace's Runners, or the last RunnerSets, listed: the RunnerSets

@@ -16,8 +16,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <shared_mutex>
 #include <string>
 
+#include "model/children.hpp"
 #include "model/naming.hpp"
 #include "model/types.hpp"
 
@@ -45,5 +48,37 @@ owned_route route_of_owned(const std::map<std::string, std::shared_ptr<const mod
 
 // octorun_rejected_input_total's reason for an unknown_set refusal.
 inline constexpr const char* unknown_set_reason = "unknown_runnerset";
+// ... and for a Pod labelled for a set that exists but controlled by no Runner.
+inline constexpr const char* not_a_runners_pod_reason = "not_a_runners_pod";
+
+// The RunnerSets the controller has seen and not seen deleted
+// ("namespace/name", as route_of_owned's `sets`), shared with the decoders
+// of its Pod informers, which run on their reflectors' threads.
+class known_sets {
+ public:
+  void insert(const std::string& key);
+  void erase(const std::string& key);
+  bool contains(const std::string& key) const;
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::set<std::string> keys_;
+};
+
+// Whether the Pod informer caches a Pod it lists or watches, decided when
+// the Pod is decoded, before it is stored: a Pod costs the manager memory
+// only if it is a Runner's (its controller ownerReference) of a set the
+// controller knows (its label). Anyone who may write Pods can label them,
+// so a Pod labelled for a set that does not exist, or for one that does
+// but made by something else, is kept nowhere; it is rejected input, counted
+// under the reason of the refusal. An empty label names no set: not the
+// manager's business, and not counted.
+enum class pod_intake {
+  keep,
+  no_set,             // no set named: dropped, not counted
+  unknown_set,        // unknown_set_reason
+  not_a_runners_pod,  // not_a_runners_pod_reason
+};
+pod_intake intake_of_pod(const model::owned_object_meta& pod, const known_sets& sets);
 
 }  // namespace octorun::controller

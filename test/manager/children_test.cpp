@@ -123,6 +123,29 @@ TEST(RunnerChildren, AreTheirRunnersByOwnerUidNotByName) {
   EXPECT_TRUE(model::owned_by(other.metadata, successor.metadata.uid));
 }
 
+// Only a Pod whose controller is a Runner of ours is a set's (the Pod
+// informer keeps no other: controller/owned_routing.hpp).
+TEST(RunnerChildren, APodsControllerIsARunnerOnlyWhenItsKindAndGroupSaySo) {
+  auto pod_or = runner::pod_json(sample_runner(tmpl), "octorun/0.1.0");
+  ASSERT_TRUE(pod_or) << pod_or.error();
+  EXPECT_TRUE(model::read_runner_pod(parse_json(*pod_or)).metadata.owner_is_runner) << "the manager's own";
+  auto owned_by = [](const std::string& reference) {
+    return model::read_runner_pod(
+               parse_json(R"({"metadata":{"name":"p","ownerReferences":[)" + reference + "]}}"))
+        .metadata.owner_is_runner;
+  };
+  EXPECT_TRUE(
+      owned_by(R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","uid":"u","controller":true})"));
+  EXPECT_FALSE(owned_by(R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","uid":"u"})"))
+      << "not its controller";
+  EXPECT_FALSE(owned_by(R"({"apiVersion":"example.com/v1","kind":"Runner","uid":"u","controller":true})"))
+      << "another group's Runner";
+  EXPECT_FALSE(
+      owned_by(R"({"apiVersion":"octorun.io.example.com/v1","kind":"Runner","uid":"u","controller":true})"));
+  EXPECT_FALSE(owned_by(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","uid":"u","controller":true})"));
+  EXPECT_FALSE(model::read_runner_pod(parse_json(R"({"metadata":{"name":"p"}})")).metadata.owner_is_runner);
+}
+
 // A set being deleted waits for the Runners the apiserver lists with its
 // label, but only for those it made: a hand-made one (no controller) or
 // another set's is left alone, and must not hold the deletion for good.

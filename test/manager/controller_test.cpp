@@ -254,6 +254,30 @@ TEST(OwnedRouting, OnlyASetSeenTakesItsObjects) {
   EXPECT_EQ(route_of_owned({}, "ci/linux"), owned_route::unknown_set);
 }
 
+// What the Pod informer keeps (owned_routing.hpp): a Runner's Pod of a set
+// the controller knows; nothing else is cached.
+TEST(PodIntake, KeepsOnlyARunnersPodOfAKnownSet) {
+  known_sets known;
+  known.insert("ci/linux");
+  model::owned_object_meta pod;
+  pod.name = "p";
+  pod.namespace_ = "ci";
+  pod.owner_is_runner = true;
+  EXPECT_EQ(intake_of_pod(pod, known), pod_intake::no_set) << "no label: not the manager's";
+  pod.labels[model::label_runnerset] = "ghost";
+  EXPECT_EQ(intake_of_pod(pod, known), pod_intake::unknown_set);
+  pod.labels[model::label_runnerset] = "linux";
+  EXPECT_EQ(intake_of_pod(pod, known), pod_intake::keep);
+  pod.namespace_ = "other";
+  EXPECT_EQ(intake_of_pod(pod, known), pod_intake::unknown_set) << "a set of the Pod's own namespace only";
+  pod.namespace_ = "ci";
+  pod.owner_is_runner = false;
+  EXPECT_EQ(intake_of_pod(pod, known), pod_intake::not_a_runners_pod) << "labelled, but made by another";
+  pod.owner_is_runner = true;
+  known.erase("ci/linux");
+  EXPECT_EQ(intake_of_pod(pod, known), pod_intake::unknown_set) << "its set deleted";
+}
+
 double rejected(const std::string& reason) {
   for (const auto& f : metrics::event_registry().Collect())
     if (f.name == "octorun_rejected_input_total")

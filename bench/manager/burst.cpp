@@ -32,6 +32,15 @@ void check_flag_pairs(int argc, char** argv, const char* usage) {
     fail(std::string(argv[argc - 1]) + " has no value (every option is --flag value; --help)");
 }
 
+std::string runnerset_json(const std::string& name, const std::string& scope_url, const std::string& intake,
+                           int max_runners) {
+  return R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" + name +
+         R"("},"spec":{"scopeURL":")" + scope_url + R"(","credentialsSecretName":"github","intake":")" +
+         intake + R"(","runnerLabels":[")" + name + R"("],"minRunners":0,"maxRunners":)" +
+         std::to_string(max_runners) +
+         R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})";
+}
+
 namespace {
 
 sim::simulator_options simulator_for(const burst_options& o) {
@@ -39,14 +48,6 @@ sim::simulator_options simulator_for(const burst_options& o) {
   so.rate_limit = o.rate_limit;
   if (o.intake == "Listener") so.long_poll = 20s;
   return so;
-}
-
-std::string runnerset_json(const std::string& scope_url, const burst_options& o, int max_runners) {
-  return R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
-         R"("scopeURL":")" +
-         scope_url + R"(","credentialsSecretName":"github","intake":")" + o.intake +
-         R"(","runnerLabels":["linux"],"minRunners":0,"maxRunners":)" + std::to_string(max_runners) +
-         R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})";
 }
 
 bool session_open(const sim::simulator& s) {
@@ -61,6 +62,7 @@ manager_setup::manager_setup(const test::cluster_info& cl, const std::string& ku
                              const burst_options& o, int max_runners)
     : c(cl) {
   ns = test::make_namespace(c, "bench");
+  for (int i = 0; i < o.other_namespaces; ++i) others.push_back(test::make_namespace(c, "bench"));
   auto s = sim::simulator::start(simulator_for(o));
   if (!s) fail("simulator: " + s.error());
   sim = std::move(*s);
@@ -68,21 +70,30 @@ manager_setup::manager_setup(const test::cluster_info& cl, const std::string& ku
   const std::string secret = "bench-webhook-secret";
   log = "/tmp/octorun-bench-" + ns + ".log";
   auto args = test::octorun_args(kubeconfig, ns, "bench");
+  if (!others.empty()) {
+    std::string watched = "--namespaces=" + ns;  // after --namespace: the later flag decides
+    for (const auto& other : others) watched += "," + other;
+    args.push_back(watched);
+  }
   args.insert(args.end(), o.manager_args.begin(), o.manager_args.end());
   std::vector<std::string> env;
   if (o.trace_requests) {
     trace_file = "/tmp/octorun-bench-" + ns + ".trace";
     env.push_back("OCTORUN_KUBE_TRACE=" + trace_file);
   }
-  manager = std::make_unique<test::octorun_process>(OCTORUN_BINARY, args, secret, log, env);
+  manager = std::make_unique<test::octorun_process>(o.binary.empty() ? OCTORUN_BINARY : o.binary, args,
+                                                    secret, log, env);
   auto url = manager->wait_leading(60s);
   if (url.empty()) fail("the manager did not start leading; see " + log);
   // The Listener intake takes its jobs from the message session, not from webhooks.
   if (o.intake == "Webhook") sim->set_webhook(url, secret);
+  for (const auto& in : others)
+    test::kubectl(
+        c, "-n " + in + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
   test::kubectl(
       c, "-n " + ns + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
   test::kubectl(c, "-n " + ns + " create -f - >/dev/null <<'EOF'\n" +
-                       runnerset_json(sim->ghes_url() + "/acme", o, max_runners) + "\nEOF");
+                       runnerset_json("linux", sim->ghes_url() + "/acme", o.intake, max_runners) + "\nEOF");
   // The set is read and its first status written before anything is measured.
   test::kubectl(c, "-n " + ns +
                        " wait runnerset/linux --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s "
@@ -93,6 +104,7 @@ manager_setup::manager_setup(const test::cluster_info& cl, const std::string& ku
 
 manager_setup::~manager_setup() {
   manager->stop(SIGTERM);
+  for (const auto& in : others) test::kubectl(c, "delete namespace " + in + " --wait=false >/dev/null");
   test::kubectl(c, "delete namespace " + ns + " --wait=false >/dev/null");
   if (!trace_file.empty()) std::remove(trace_file.c_str());
 }

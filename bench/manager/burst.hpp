@@ -26,6 +26,10 @@ struct burst_options {
   // The simulator's REST budget per token and hour: 5,000 is a PAT's; an App
   // installation's is more (GitHub documents 15,000 on Enterprise Cloud).
   std::int64_t rate_limit = 5000;
+  // Namespaces the manager watches besides the set's, each with the
+  // credentials Secret (manager_setup::others).
+  int other_namespaces = 0;
+  std::string binary;  // the octorun binary to run; empty: the one built with the bench
 };
 
 // One namespace, simulator and manager process with a RunnerSet "linux"
@@ -35,6 +39,7 @@ struct burst_options {
 struct manager_setup {
   const test::cluster_info& c;
   std::string ns, log, trace_file;
+  std::vector<std::string> others;  // burst_options::other_namespaces
   std::unique_ptr<sim::simulator> sim;
   std::unique_ptr<test::octorun_process> manager;
 
@@ -58,6 +63,11 @@ struct burst_result {
 };
 
 burst_result run_burst(const bench_cluster& b, const burst_options& o);
+
+// A RunnerSet `name` (runner label `name`, min 0, max `max_runners`) with
+// the credentials Secret "github", as the benches create it.
+std::string runnerset_json(const std::string& name, const std::string& scope_url, const std::string& intake,
+                           int max_runners);
 
 // Where the time went, over every job of `runs`: stages, CPU, the manager's
 // request timings (when traced) and the apiserver's latency.

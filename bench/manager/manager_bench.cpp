@@ -46,7 +46,7 @@ burst_options burst_of(const options& o) {
 }
 
 struct scale_result {
-  memory idle, at_scale, caught_up, at_zero, after_gc;
+  memory idle, at_scale, caught_up, at_zero, after_gc, settled;
   double seconds_to_scale = 0, seconds_to_caught_up = 0, seconds_to_zero = 0, seconds_to_after_gc = 0;
 };
 
@@ -91,6 +91,10 @@ scale_result run_scale(const bench_cluster& b, const options& o) {
   // manager keeps once every request timeout of the burst has expired.
   r.after_gc = memory_of(s.manager->pid());
   r.seconds_to_after_gc = std::chrono::duration<double>(clock_type::now() - stop).count();
+  // What the manager, idle, keeps of the burst's memory (it gives freed
+  // heap back within a look or two: cmd/octorun/heap_return.hpp).
+  std::this_thread::sleep_for(30s);  // a measurement interval, not synchronisation
+  r.settled = memory_of(s.manager->pid());
   return r;
 }
 
@@ -196,6 +200,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(r.at_zero.rss_kib), static_cast<long long>(r.at_zero.hwm_kib));
     std::printf("  %.0f s after the jobs completed (the pods gone): VmRSS %lld KiB\n", r.seconds_to_after_gc,
                 static_cast<long long>(r.after_gc.rss_kib));
+    std::printf("  30 s later, idle: VmRSS %lld KiB\n", static_cast<long long>(r.settled.rss_kib));
     std::printf("  0 -> %d running: %.1f s; all completed -> 0 Runners: %.1f s\n", o.scale,
                 r.seconds_to_scale, r.seconds_to_zero);
   }

@@ -81,8 +81,10 @@ caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_opti
 
 // What a typed informer keeps of a listed or watched object (as client-go's
 // cache transforms do): a handle to the decoded value, or an empty handle
-// when the object cannot be read (the decoder logs why; the object stays
-// out of the cache, and its deletion still removes what was kept).
+// when the object cannot be read (the decoder logs why) or is not to be
+// kept (a filter: actors/watched.hpp watch_pods). The object stays out of
+// the cache, an update of one cached keeps what was cached, and its
+// deletion still removes what was kept.
 template <class Handle>
 using decoder = std::function<Handle(const object&)>;
 

@@ -39,15 +39,18 @@ class planner {
     }
     const bool declared = !set.spec.variants.empty();
     p_.versions = variant_versions(o_);
-    pod_resources();                              // needs no credentials
     if (!o_.class_verdict) return std::move(p_);  // judged once the platform's classes are read
-    if (!o_.class_verdict->refused.empty()) {
+    if (refused()) {
       // Nothing goes to GitHub for it (its clients are gone): no new jobs.
+      // Nor is anything written in its namespace for its pods: a namespace
+      // no class admits is one the platform has not given the manager
+      // (docs/security.md, "The manager's own rights").
       for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);
       auto counted = counts_without_credentials(o_);
       publish_status(&counted, declared);
       return std::move(p_);
     }
+    pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
       if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
       if (!o_.credentials_error.empty()) {
@@ -90,6 +93,7 @@ class planner {
 
  private:
   bool listener() const { return o_.set->spec.intake == model::intake_mode::listener; }
+  bool refused() const { return o_.class_verdict && !o_.class_verdict->refused.empty(); }
   // Its removal is planned and not answered yet (the actor records it as
   // the DELETE it leads to).
   bool removing(const std::string& runner) const {
@@ -504,8 +508,11 @@ class planner {
     // Then the per-set objects (their owner references would have the
     // garbage collector take them once the set is gone; one that cannot be
     // deleted here is left to it).
+    // A refused set's are left to it too: nothing is written where no
+    // class admits the set.
     bool objects_gone = true;
-    for (const auto& key : pod_resource_keys(o_.set->metadata.name)) {
+    for (const auto& key :
+         refused() ? std::vector<std::string>{} : pod_resource_keys(o_.set->metadata.name)) {
       if (o_.deleted_objects.count(key) > 0 || o_.object_errors.count(key) > 0) continue;
       objects_gone = false;
       object_action(action_kind::delete_object, key);

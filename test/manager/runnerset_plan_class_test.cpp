@@ -74,6 +74,38 @@ TEST(RunnerSetPlanClass, ARefusedSetReadsNoCredentialsStartsNothingAndSaysWhy) {
       << c->message;
 }
 
+// A namespace no class admits is one the platform has not given the
+// manager (the chart's write policy refuses its writes there too): a refused
+// set's plan applies none of its pods' objects (ServiceAccount,
+// PodDisruptionBudget, the kubernetes-mode RoleBinding), before or after
+// it was judged, and deletes none when the set goes (the garbage collector
+// takes them). Before issue 32 they were applied before the verdict.
+TEST(RunnerSetPlanClass, ARefusedSetWritesNothingInItsNamespace) {
+  auto o = ready_set();
+  o.applied_objects.clear();
+  o.set->spec.pod.container_mode.emplace().type = model::container_mode::kubernetes;
+  o.hooks_cluster_role = "octorun-runner-kubernetes-mode";
+  o.class_verdict.reset();
+  EXPECT_FALSE(has(plan(o), action_kind::apply_object)) << "not judged yet";
+  o.class_verdict = refused();
+  o.credentials_loaded = false;
+  auto p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::apply_object));
+  EXPECT_FALSE(has(p, action_kind::delete_object));
+  EXPECT_TRUE(has(p, action_kind::publish_status)) << "its status still says why";
+
+  o.set->metadata.deleting = true;
+  o.no_runners_confirmed = true;
+  p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::delete_object));
+  EXPECT_TRUE(has(p, action_kind::patch_finalizer)) << "its deletion is not held";
+
+  o.set->metadata.deleting = false;
+  o.class_verdict = model::class_verdict{
+      .class_name = "team-web", .classless = false, .refused = {}, .limits = {}, .pod_security = {}};
+  EXPECT_EQ(subjects(plan(o), action_kind::apply_object).size(), 3u) << "admitted: its objects are made";
+}
+
 TEST(RunnerSetPlanClass, ARefusedListenerSetStopsListening) {
   auto o = listener_set();
   registered(o, 2);

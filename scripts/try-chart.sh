@@ -98,8 +98,10 @@ kubectl -n octorun-system get pods -o wide
 wait_until 120 "the admission webhook's CA" kubectl get validatingwebhookconfigurations \
   -l app.kubernetes.io/instance=octorun -o 'jsonpath={.items[0].webhooks[0].clientConfig.caBundle}'
 
-say "a team's namespace: credentials and a RunnerSet (Listener intake, max 3)"
+say "a team's namespace, admitted by the platform: credentials and a RunnerSet (Listener intake, max 3)"
 kubectl create namespace team-a >/dev/null
+# The manager writes only in namespaces labelled so (tenantNamespaces.selector).
+kubectl label namespace team-a octorun.io/tenant=true >/dev/null
 kubectl -n team-a create secret generic github --from-literal=github_token=ghp_simulator >/dev/null
 kubectl -n team-a apply -f - <<EOF
 apiVersion: octorun.io/v1alpha1

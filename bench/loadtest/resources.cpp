@@ -99,9 +99,13 @@ expected<ok_t, std::string> run_resources::prepare_namespace() {
                         " (give a namespace the manager watches, or none: the tool then creates one)"};
     return ok;
   }
+  // Admitted as the chart's default tenantNamespaces.selector admits a
+  // namespace: the manager writes nowhere else (docs/runner-classes.md).
+  auto labels = labels_json(id_);
+  labels.insert(labels.size() - 1, R"(,"octorun.io/tenant":"true")");
   auto created = api_.create(kube::namespaces(), "",
                              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)" +
-                                 json::quote(ns_) + ",\"labels\":" + labels_json(id_) + "}}");
+                                 json::quote(ns_) + ",\"labels\":" + labels + "}}");
   if (!created) return unexpected{"creating namespace " + ns_ + ": " + kube::to_string(created.error())};
   created_ns_ = true;
   return ok;

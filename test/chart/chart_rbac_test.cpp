@@ -3,6 +3,8 @@
 // Secrets) with the octorun binary running on the manager's own
 // ServiceAccount token: it scales 0 -> N -> 0 in both of its namespaces,
 // and the same credentials are refused in a namespace it does not watch.
+// With the default cluster-wide RBAC, the chart's write policy refuses the
+// token's writes outside the namespaces the platform admitted.
 // The chart's Deployment is pinned to a node that does not exist (the
 // binary runs here instead, with the release's RBAC).
 #include <gtest/gtest.h>
@@ -154,6 +156,76 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
   auto log = manager_->log();
   for (const char* refused : {"forbidden", "Forbidden", " 403 "})
     EXPECT_EQ(log.find(refused), std::string::npos) << refused << " in:\n" << manager_->log_tail();
+}
+
+// The chart's defaults (the ClusterRole: Pods, Secrets, RoleBindings... in
+// every namespace) with rbac.containerModeKubernetes, attacked with the
+// manager's own token, as whoever stole it would: a Pod, a Secret, and a
+// RoleBinding of the hooks' ClusterRole (pods/exec, Secrets) in kube-system
+// and in a namespace the platform has not admitted are refused by the
+// chart's ValidatingAdmissionPolicy, naming it; the same in a namespace
+// labelled octorun.io/tenant=true are made. The token can neither remove the
+// policy nor admit a namespace. On main at 7bb40ab (issue 32) every one of
+// these writes was made (also here with tenantNamespaces.admissionPolicy=false).
+TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) {
+  kubectl(cluster(), "label namespace " + a_ + " octorun.io/tenant=true >/dev/null");
+  auto installed =
+      helm("install " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
+           " --timeout 2m --set rbac.containerModeKubernetes=true"
+           " --set nodeSelector.octorun-chart-test=no-such-node --set uninstallHook.enabled=false"
+           " --set githubWebhook.enabled=false --set admission.enabled=false"
+           // A default RunnerClass is cluster-wide: it would
+           // become the class of every other test's RunnerSets.
+           " --set runnerClasses.default.create=false");
+  ASSERT_EQ(installed.status, 0) << installed.all();
+  const auto policy = release_ + "-octorun-manager-writes";
+  const auto hooks_role = release_ + "-octorun-runner-kubernetes-mode";
+  const auto as_manager =
+      shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(manager_kubeconfig());
+  auto write = [&](const std::string& ns, const std::string& what) {
+    if (what == "pod")
+      return run_shell(as_manager + " -n " + ns +
+                       " run attack --image=r --restart=Never --overrides="
+                       "'{\"spec\":{\"nodeSelector\":{\"octorun-chart-test\":\"no-such-node\"}}}' 2>&1");
+    if (what == "secret")
+      return run_shell(as_manager + " -n " + ns + " create secret generic attack --from-literal=a=b 2>&1");
+    return run_shell(as_manager + " -n " + ns + " create rolebinding attack --clusterrole=" + hooks_role +
+                     " --serviceaccount=" + ns + ":default 2>&1");
+  };
+  // The API server learns of a new policy through its informer: observe it
+  // refusing (a server-side dry run writes nothing either way).
+  command_result probe;
+  for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;) {
+    probe = run_shell(as_manager + " -n " + other_ + " create secret generic probe --dry-run=server 2>&1");
+    if (probe.output.find(policy) != std::string::npos) break;
+  }
+  EXPECT_NE(probe.output.find(policy), std::string::npos) << probe.all();
+
+  for (const auto& ns : {std::string("kube-system"), other_})
+    for (const auto* what : {"pod", "secret", "rolebinding"}) {
+      auto refused = write(ns, what);
+      EXPECT_NE(refused.status, 0) << ns << " " << what << ": " << refused.all();
+      EXPECT_NE(refused.output.find("ValidatingAdmissionPolicy '" + policy + "'"), std::string::npos)
+          << ns << " " << what << ": " << refused.all();
+      EXPECT_NE(refused.output.find("namespace " + ns + " is not admitted"), std::string::npos)
+          << refused.all();
+      EXPECT_EQ(
+          kubectl(cluster(), "-n " + ns + " get " + std::string(what) + " attack --ignore-not-found -o name"),
+          "")
+          << ns << " " << what;
+    }
+  for (const auto* what : {"pod", "secret", "rolebinding"}) {
+    auto made = write(a_, what);
+    EXPECT_EQ(made.status, 0) << what << ": " << made.all();
+  }
+  // Neither the policy nor a namespace's labels are the manager's to change.
+  for (const auto& call :
+       {"delete validatingadmissionpolicy " + policy, "delete validatingadmissionpolicybinding " + policy,
+        "label namespace " + other_ + " octorun.io/tenant=true"}) {
+    auto refused = run_shell(as_manager + " " + call + " 2>&1");
+    EXPECT_NE(refused.status, 0) << call << ": " << refused.all();
+    EXPECT_NE(refused.output.find("forbidden"), std::string::npos) << call << ": " << refused.all();
+  }
 }
 
 }  // namespace

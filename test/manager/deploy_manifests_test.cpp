@@ -69,7 +69,7 @@ TEST_F(DeployManifests, AreAcceptedByTheApiserverInAServerSideDryRun) {
        {"namespace.yaml", "manager-rbac.yaml", "manager-deployment.yaml", "manager-pdb.yaml",
         "manager-metrics-service.yaml", "webhook-rbac.yaml", "webhook-service.yaml",
         "webhook-configurations.yaml", "github-webhook-service.yaml", "prometheus-adapter-rules.yaml",
-        "manager-networkpolicy.yaml", "runnerclass-default.yaml"}) {
+        "manager-networkpolicy.yaml", "runnerclass-default.yaml", "manager-write-policy.yaml"}) {
     auto out = run("apply --dry-run=server -f " + deploy_dir + "/" + file);
     EXPECT_TRUE(out.first) << file << ": " << out.second;
   }

@@ -134,3 +134,54 @@ Combinations of values that cannot work; each message names the values.
 {{- $_ := set $ports $key (index . 0) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The namespaces the platform admits for tenants' RunnerSets, as a
+LabelSelector (docs/runner-classes.md, "Admitting a namespace"): the
+watchNamespaces by name when the chart lists them, else
+tenantNamespaces.selector. The default RunnerClass admits these, and the
+manager's write policy (manager-write-policy.yaml) holds the manager to them.
+*/}}
+{{- define "octorun.tenantNamespaceSelector" -}}
+{{- if .Values.watchNamespaces -}}
+{{- dict "matchExpressions" (list (dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" (uniq .Values.watchNamespaces))) | toJson -}}
+{{- else -}}
+{{- (include "octorun.tenantNamespaces" . | fromJson).selector | default dict | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+tenantNamespaces as JSON. `helm upgrade --reuse-values` from a chart before
+it brings none: the defaults then (the policy stays on by default). A
+selector set to null is gone from the values: every namespace.
+*/}}
+{{- define "octorun.tenantNamespaces" -}}
+{{- .Values.tenantNamespaces | default (dict "selector" (dict "matchLabels" (dict "octorun.io/tenant" "true")) "admissionPolicy" true) | toJson -}}
+{{- end -}}
+
+{{/*
+A LabelSelector (JSON) as a CEL expression over the map `variables.labels`
+(a ValidatingAdmissionPolicy's variable), with the
+LabelSelector's meaning: every term must hold; NotIn and DoesNotExist hold
+for a missing key; the empty selector selects everything. Keys and values
+are label syntax (values.schema.json), so quoting them in '' is safe.
+*/}}
+{{- define "octorun.selectorCEL" -}}
+{{- $s := fromJson . -}}
+{{- $terms := list -}}
+{{- range $k, $v := $s.matchLabels -}}
+{{- $terms = append $terms (printf "('%s' in variables.labels && variables.labels['%s'] == '%s')" $k $k $v) -}}
+{{- end -}}
+{{- range $s.matchExpressions -}}
+{{- $values := list -}}
+{{- range .values -}}{{- $values = append $values (printf "'%s'" .) -}}{{- end -}}
+{{- $in := printf "('%s' in variables.labels && variables.labels['%s'] in [%s])" .key .key (join ", " $values) -}}
+{{- if eq .operator "In" -}}{{- $terms = append $terms $in -}}
+{{- else if eq .operator "NotIn" -}}{{- $terms = append $terms (printf "!%s" $in) -}}
+{{- else if eq .operator "Exists" -}}{{- $terms = append $terms (printf "('%s' in variables.labels)" .key) -}}
+{{- else if eq .operator "DoesNotExist" -}}{{- $terms = append $terms (printf "!('%s' in variables.labels)" .key) -}}
+{{- else -}}{{- fail (printf "tenantNamespaces.selector: operator %q is not In, NotIn, Exists or DoesNotExist" .operator) -}}
+{{- end -}}
+{{- end -}}
+{{- if $terms -}}{{- join " && " $terms -}}{{- else -}}true{{- end -}}
+{{- end -}}

@@ -184,6 +184,8 @@ void judge_limits(const runnerset_spec& spec, const runner_class& c, class_verdi
   }
 }
 
+constexpr const char* pem_certificate_start = "-----BEGIN CERTIFICATE-----";
+
 std::string at(const char* list, std::size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
 
 // Why a spec.github.servers entry is not a server; nullopt when it is.
@@ -234,6 +236,16 @@ field_errors check_runner_class(const runner_class& c, const scope_rules& rules)
   if (!s.credentials_secret_name.empty() && !is_dns_subdomain(s.credentials_secret_name))
     out.push_back({"spec.github.credentialsSecretName",
                    quoted(s.credentials_secret_name) + " is not a Secret name (RFC 1123 subdomain)"});
+  if (const auto& proxy = s.connection.proxy) {
+    if (auto url = parse_proxy_url(proxy->url); !url) out.push_back({"spec.github.proxy.url", url.error()});
+    if (!proxy->credentials_secret_name.empty() && !is_dns_subdomain(proxy->credentials_secret_name))
+      out.push_back({"spec.github.proxy.credentialsSecretName",
+                     quoted(proxy->credentials_secret_name) + " is not a Secret name (RFC 1123 subdomain)"});
+  }
+  if (!s.connection.ca_bundle.empty() &&
+      s.connection.ca_bundle.find(pem_certificate_start) == std::string::npos)
+    out.push_back({"spec.github.caBundle", std::string("holds no PEM certificate (") + pem_certificate_start +
+                                               "): give the certificates' PEM text itself, not base64"});
   if (s.credentials_secret_name.empty() && !s.allow_tenant_credentials)
     out.push_back(
         {"spec.github.credentialsSecretName",
@@ -332,6 +344,41 @@ credentials_location credentials_of(const std::string& set_ns, const runnerset_s
   auto it = platform.classes.find(verdict.class_name);
   if (it == platform.classes.end()) return {};
   return {platform_ns, it->second.spec.credentials_secret_name, true};
+}
+
+std::optional<manager_connection> manager_connection_of(const runnerset_spec& spec,
+                                                        const std::optional<class_verdict>& verdict,
+                                                        const platform_classes& platform) {
+  if (!verdict || !verdict->refused.empty()) return std::nullopt;
+  if (verdict->class_name.empty()) return manager_connection{"", {}, spec.pod.proxy, spec.pod.ca_bundle};
+  const auto* c = find_class(platform, verdict->class_name);
+  if (c == nullptr) return std::nullopt;
+  return manager_connection{verdict->class_name, c->spec.connection, std::nullopt, std::nullopt};
+}
+
+std::vector<std::string> connection_notes(const runnerset_spec& spec, const class_verdict& verdict,
+                                          const platform_classes& platform) {
+  std::vector<std::string> out;
+  const auto* c = verdict.class_name.empty() ? nullptr : find_class(platform, verdict.class_name);
+  if (c == nullptr) return out;
+  const auto named = "RunnerClass " + quoted(c->metadata.name);
+  const auto& connection = c->spec.connection;
+  if (spec.pod.proxy)
+    out.push_back(
+        "spec.proxy: applies to the runner pods only; the manager's own GitHub connections for this "
+        "set " +
+        (connection.proxy ? "go through the proxy of " + named + " (spec.github.proxy)"
+                          : "follow " + named +
+                                ", which names no proxy (spec.github.proxy): the manager's own "
+                                "environment decides"));
+  if (spec.pod.ca_bundle)
+    out.push_back(
+        "spec.caBundle: applies to the runner pods only; the manager's own GitHub connections for "
+        "this set trust " +
+        (connection.ca_bundle.empty()
+             ? "the manager's CAs only (" + named + " adds none: spec.github.caBundle)"
+             : "the manager's CAs and those of " + named + " (spec.github.caBundle)"));
+  return out;
 }
 
 }  // namespace octorun::model

@@ -67,11 +67,39 @@ credentials_location credentials_of(const std::string& set_ns, const runnerset_s
                                     const class_verdict& verdict, const platform_classes& platform,
                                     const std::string& platform_ns);
 
+// How the manager itself connects to GitHub for a set (its REST, scale-set
+// and listener clients): under a class, as the class says
+// (spec.github.proxy and spec.github.caBundle; what it leaves out, as the
+// manager's own), whatever the set's spec.proxy and spec.caBundle say (a
+// tenant's: they shape its runner pods only). Served without a class, the
+// set's own, as before classes (--allow-sets-without-class).
+struct manager_connection {
+  std::string class_name;  // whose word it is; "": served without a class
+  class_connection by_class;
+  std::optional<proxy_spec> set_proxy;  // served without a class only
+  std::optional<ca_bundle_ref> set_ca_bundle;
+  bool operator==(const manager_connection&) const = default;
+};
+// None while the set is refused or not judged yet, or its class is gone:
+// nothing is sent for it then.
+std::optional<manager_connection> manager_connection_of(const runnerset_spec& spec,
+                                                        const std::optional<class_verdict>& verdict,
+                                                        const platform_classes& platform);
+
+// What a set's own spec.proxy and spec.caBundle mean under its class, one
+// sentence each naming the field and the class (the admission webhook's
+// warnings): its runner pods only, and what the manager's connections use
+// instead. None without a class, or when the set sets neither.
+std::vector<std::string> connection_notes(const runnerset_spec& spec, const class_verdict& verdict,
+                                          const platform_classes& platform);
+
 // What a RunnerClass says that the CRD's schema cannot check, each break
 // naming its field: servers that are hosts (a wildcard under a domain of at
 // least two labels, plain http or an IP address only where `rules` allow),
 // scopes that are GitHub scopes on one of the class's servers, a
-// credentials Secret's name, a class some set could use (credentials of
+// credentials Secret's name, a proxy URL that parses and its Secret's name,
+// a CA bundle of PEM certificates (its certificates parsed is the
+// webhook's, which has OpenSSL), a class some set could use (credentials of
 // its own or a tenant's) and dind only with podSecurity privileged (its
 // daemon is a privileged container). The admission webhook refuses a class
 // that breaks one.

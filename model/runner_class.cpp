@@ -44,6 +44,14 @@ void read_class_spec(reader& r, const Value& spec, runner_class_spec& s) {
              s.credentials_secret_name);
     r.boolean(*github, "allowTenantCredentials", "spec.github.allowTenantCredentials",
               s.allow_tenant_credentials);
+    if (const Value* proxy = r.object(*github, "proxy", "spec.github.proxy")) {
+      class_proxy p;
+      r.string(*proxy, "url", "spec.github.proxy.url", p.url);
+      r.string(*proxy, "credentialsSecretName", "spec.github.proxy.credentialsSecretName",
+               p.credentials_secret_name);
+      s.connection.proxy = std::move(p);
+    }
+    r.string(*github, "caBundle", "spec.github.caBundle", s.connection.ca_bundle);
   }
   std::vector<std::string> modes;
   r.string_list(spec, "containerModes", "spec.containerModes", modes);

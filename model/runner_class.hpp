@@ -37,6 +37,28 @@ struct label_selector {
 };
 bool selector_matches(const label_selector& selector, const std::map<std::string, std::string>& labels);
 
+// The proxy the manager's own GitHub connections for a class's sets go
+// through (spec.github.proxy): every request, to http:// and https:// URLs
+// alike, so that no call bypasses it for its scheme.
+struct class_proxy {
+  std::string url;  // http(s)://HOST[:PORT], no credentials
+  // A Secret in the platform's namespace with keys username and password
+  // (percent-encoded, as a RunnerSet's spec.proxy Secret); empty: none.
+  std::string credentials_secret_name;
+  bool operator==(const class_proxy&) const = default;
+};
+
+// How the manager itself connects to GitHub for a class's sets: the
+// class's word, never the sets' (docs/runner-classes.md, "The manager's
+// connections").
+struct class_connection {
+  std::optional<class_proxy> proxy;  // none: the manager's own (its environment)
+  // PEM certificates trusted beside the manager's own CAs (--github-ca-file,
+  // else the system's), inline in the class; empty: the manager's only.
+  std::string ca_bundle;
+  bool operator==(const class_connection&) const = default;
+};
+
 struct runner_class_spec {
   label_selector namespace_selector;
   // GitHub servers a scope may be on: https://HOST, https://*.SUFFIX or
@@ -53,6 +75,8 @@ struct runner_class_spec {
   // A set may instead name a Secret of its own namespace (its own
   // credentials, sent only to the class's servers and scopes).
   bool allow_tenant_credentials = false;
+  // spec.github.proxy and spec.github.caBundle.
+  class_connection connection;
   // Empty: none and kubernetes (dind runs a privileged container).
   std::vector<container_mode> container_modes;
   pod_security_level pod_security = pod_security_level::baseline;

@@ -317,6 +317,140 @@ TEST(ClassCheck, SaysWhatTheSchemaCannot) {
   EXPECT_TRUE(mentions(e, "spec.containerModes", "privileged"));
 }
 
+const char* proxied_class = R"({"metadata":{"name":"egress"},"spec":{"namespaceSelector":{},
+  "github":{"credentialsSecretName":"pat","proxy":{"url":"http://egress.corp:3128",
+    "credentialsSecretName":"egress-login"},"caBundle":"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}}})";
+
+TEST(ClassConnection, ParsesTheProxyAndCaBundleOfTheManagersConnections) {
+  auto c = parsed_class(proxied_class);
+  ASSERT_TRUE(c.spec.connection.proxy);
+  EXPECT_EQ(c.spec.connection.proxy->url, "http://egress.corp:3128");
+  EXPECT_EQ(c.spec.connection.proxy->credentials_secret_name, "egress-login");
+  EXPECT_TRUE(c.spec.connection.ca_bundle.starts_with("-----BEGIN CERTIFICATE-----"));
+  auto plain = parsed_class(R"({"metadata":{"name":"x"},"spec":{"namespaceSelector":{}}})");
+  EXPECT_EQ(plain.spec.connection, class_connection{}) << "none: the manager's own";
+  auto wrong = parse_runner_class(R"({"metadata":{"name":"x"},"spec":{"namespaceSelector":{},
+    "github":{"proxy":"http://p:1","caBundle":["pem"]}}})");
+  ASSERT_FALSE(wrong);
+  EXPECT_TRUE(mentions(wrong.error(), "spec.github.proxy", "object"));
+  EXPECT_TRUE(mentions(wrong.error(), "spec.github.caBundle", "string"));
+}
+
+TEST(ClassCheck, TheProxyUrlItsSecretAndTheCaBundle) {
+  auto checked = [](const std::string& github) {
+    return check_runner_class(parsed_class(R"({"metadata":{"name":"c"},"spec":{"namespaceSelector":{},)"
+                                           R"("github":{"credentialsSecretName":"pat",)" +
+                                           github + "}}}"),
+                              {});
+  };
+  EXPECT_TRUE(check_runner_class(parsed_class(proxied_class), {}).empty());
+  EXPECT_TRUE(checked(R"("proxy":{"url":"https://egress.corp"})").empty()) << "an https proxy";
+  auto e = checked(R"("proxy":{"url":"egress.corp:3128","credentialsSecretName":"Not_A_Name"})");
+  EXPECT_TRUE(
+      mentions(e, "spec.github.proxy.url", "\"egress.corp:3128\" must start with http:// or https://"))
+      << all(e);
+  EXPECT_TRUE(mentions(e, "spec.github.proxy.credentialsSecretName", "\"Not_A_Name\" is not a Secret name"));
+  e = checked(R"("proxy":{"url":"http://user:pw@egress.corp:3128"})");
+  EXPECT_TRUE(mentions(e, "spec.github.proxy.url", "credentials come from credentialsSecretName")) << all(e);
+  e = checked(R"("proxy":{"url":"http://egress.corp:3128/path"})");
+  EXPECT_TRUE(mentions(e, "spec.github.proxy.url", "without a path")) << all(e);
+  e = checked(R"("proxy":{})");
+  EXPECT_TRUE(mentions(e, "spec.github.proxy.url", "is required")) << all(e);
+  // Base64 of a PEM file, as a webhook configuration's caBundle takes it.
+  e = checked(R"("caBundle":"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t")");
+  EXPECT_TRUE(mentions(e, "spec.github.caBundle", "holds no PEM certificate (-----BEGIN CERTIFICATE-----)"))
+      << all(e);
+  EXPECT_TRUE(mentions(e, "spec.github.caBundle", "not base64"));
+}
+
+// A set that sets its own proxy and CA, as a tenant pointing the manager at its sink would.
+runnerset_spec set_with_own_proxy(const std::string& class_name) {
+  return set_spec(R"({"runnerClassName":")" + class_name + R"(","scopeURL":"https://github.com/acme",
+    "proxy":{"https":{"url":"http://sink.tenant:8080","credentialsSecretName":"sink-login"}},
+    "caBundle":{"configMapKeyRef":{"name":"sink-ca","key":"ca.crt"}}})");
+}
+
+TEST(ManagerConnection, UnderAClassTheClassDecidesNeverTheSet) {
+  auto p = platform_with({parsed_class(proxied_class)});
+  auto spec = set_with_own_proxy("egress");
+  auto verdict = judge_set("team-a", spec, p, {});
+  ASSERT_TRUE(verdict.refused.empty()) << all(verdict.refused);
+  auto c = manager_connection_of(spec, verdict, p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->class_name, "egress");
+  EXPECT_EQ(c->by_class, p.classes["egress"].spec.connection);
+  EXPECT_FALSE(c->set_proxy) << "the tenant's proxy never carries the manager's calls";
+  EXPECT_FALSE(c->set_ca_bundle) << "nor does the tenant's CA vouch for them";
+
+  // A class that names neither: the manager's own, still not the set's.
+  auto bare = platform_with({parsed_class(team_a_class)});
+  auto under_bare = set_with_own_proxy("team-a");
+  under_bare.scope_url = "https://github.com/tools";
+  auto bare_verdict = judge_set("team-a", under_bare, bare, {});
+  ASSERT_TRUE(bare_verdict.refused.empty()) << all(bare_verdict.refused);
+  auto own = manager_connection_of(under_bare, bare_verdict, bare);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->class_name, "team-a");
+  EXPECT_EQ(own->by_class, class_connection{});
+  EXPECT_FALSE(own->set_proxy);
+  EXPECT_FALSE(own->set_ca_bundle);
+}
+
+TEST(ManagerConnection, ASetWithoutAClassKeepsItsOwnWhereThePlatformAllowsIt) {
+  platform_classes none = platform_with({});
+  auto spec = set_with_own_proxy("");
+  spec.credentials_secret_name = "mine";
+  auto verdict = judge_set("team-a", spec, none, {true, {}});
+  ASSERT_TRUE(verdict.classless);
+  auto c = manager_connection_of(spec, verdict, none);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->class_name, "");
+  EXPECT_EQ(c->set_proxy, spec.pod.proxy) << "the rules from before classes";
+  EXPECT_EQ(c->set_ca_bundle, spec.pod.ca_bundle);
+}
+
+TEST(ManagerConnection, NoneWhileTheSetIsRefusedUnjudgedOrItsClassIsGone) {
+  auto p = platform_with({parsed_class(proxied_class)});
+  auto spec = set_with_own_proxy("egress");
+  EXPECT_FALSE(manager_connection_of(spec, std::nullopt, p)) << "not judged yet";
+  auto refused = judge_set("team-a", set_with_own_proxy("gold"), p, {});
+  ASSERT_FALSE(refused.refused.empty());
+  EXPECT_FALSE(manager_connection_of(spec, refused, p));
+  auto verdict = judge_set("team-a", spec, p, {});
+  EXPECT_FALSE(manager_connection_of(spec, verdict, platform_with({})))
+      << "a class gone since it was judged: nothing, never the set's own";
+}
+
+TEST(ConnectionNotes, SayWhatTheSetsOwnProxyAndCaMeanUnderItsClass) {
+  auto p = platform_with({parsed_class(proxied_class), parsed_class(team_a_class)});
+  auto spec = set_with_own_proxy("egress");
+  auto notes = connection_notes(spec, judge_set("team-a", spec, p, {}), p);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(
+      notes[0],
+      "spec.proxy: applies to the runner pods only; the manager's own GitHub connections for this set go "
+      "through the proxy of RunnerClass \"egress\" (spec.github.proxy)");
+  EXPECT_EQ(
+      notes[1],
+      "spec.caBundle: applies to the runner pods only; the manager's own GitHub connections for this set "
+      "trust the manager's CAs and those of RunnerClass \"egress\" (spec.github.caBundle)");
+  auto bare = set_with_own_proxy("team-a");
+  notes = connection_notes(bare, judge_set("team-a", bare, p, {}), p);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("follow RunnerClass \"team-a\", which names no proxy (spec.github.proxy)"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("the manager's CAs only (RunnerClass \"team-a\" adds none"), std::string::npos)
+      << notes[1];
+  auto plain = set_spec(R"({"runnerClassName":"egress","scopeURL":"https://github.com/acme"})");
+  EXPECT_TRUE(connection_notes(plain, judge_set("team-a", plain, p, {}), p).empty());
+  auto classless = set_with_own_proxy("");
+  classless.credentials_secret_name = "mine";
+  auto none = platform_with({});
+  EXPECT_TRUE(connection_notes(classless, judge_set("team-a", classless, none, {true, {}}), none).empty())
+      << "without a class its proxy and CA are the manager's connection's too, as documented";
+}
+
 TEST(PodSecurity, BaselineRefusesWhatReachesPastTheContainer) {
   auto t = template_of(R"({"spec":{"hostPID":true,"hostIPC":true,"nodeName":"n1",
     "securityContext":{"sysctls":[{"name":"kernel.msgmax","value":"1"}],"seccompProfile":{"type":"Unconfined"}},

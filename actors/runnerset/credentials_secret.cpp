@@ -36,34 +36,35 @@ void remember_secret(self_ptr self, const kube::object& secret) {
   st.credentials_object = secret;
 }
 
-// The objects spec.caBundle and the proxy credentials name, by key; a key
-// that is absent was not found.
+// The objects the connection's settings name (proxy credentials, a CA
+// bundle), by key; a key that is absent was not found.
 using referenced_objects = std::map<std::string, kube::object>;
 
 // Reads `refs` from `next` on, one after another under the read_credentials
 // key (so it stays in flight), then `done(objects)`; `fail` on an error.
-void read_references(self_ptr self, std::shared_ptr<const std::vector<reference>> refs, std::size_t next,
+void read_references(self_ptr self, std::shared_ptr<const connection_references> refs, std::size_t next,
                      std::shared_ptr<referenced_objects> got,
                      std::function<void(const referenced_objects&)> done,
                      std::function<void(std::string)> fail) {
-  if (next == refs->size()) return done(*got);
-  const auto& ref = (*refs)[next];
+  if (next == refs->references.size()) return done(*got);
+  const auto& ref = refs->references[next];
   request_in_flight<kube::object_result>(
       self, {action_kind::read_credentials, ""}, self->state.cfg.kube,
       [=](kube::object_result& r) {
-        if (!r && !r.error().not_found())
-          return fail((*refs)[next].field + ": " + kube::to_string(r.error()));
-        if (r) got->emplace((*refs)[next].key, std::move(*r));
+        const auto& at = refs->references[next];
+        if (!r && !r.error().not_found()) return fail(at.field + ": " + kube::to_string(r.error()));
+        if (r) got->emplace(at.key, std::move(*r));
         read_references(self, refs, next + 1, got, done, fail);
       },
       [=](const std::string& why) { spdlog::warn("runnerset {}: reading credentials: {}", id(self), why); },
-      kube::get_request{resource_of(ref.key), self->state.cfg.ns, std::string(key_name(ref.key)), ""});
+      kube::get_request{resource_of(ref.key), refs->ns, std::string(key_name(ref.key)), ""});
 }
 
-// The GitHub clients on the credentials Secret and the set's network
+// The GitHub clients on the credentials Secret and the connection's
 // settings (github_connection.hpp), unless these are what they run on.
-void load_github_clients(self_ptr self, const kube::object& secret, const referenced_objects& objects,
-                         const std::function<void(std::string)>& fail) {
+void load_github_clients(self_ptr self, const kube::object& secret,
+                         const model::manager_connection& connection, const connection_references& refs,
+                         const referenced_objects& objects, const std::function<void(std::string)>& fail) {
   auto& s = self->state;
   auto& w = s.world;
   std::string version(secret.resource_version);
@@ -84,17 +85,16 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   const auto target = github::target_for(*spec.scope);
   if (auto refused = model::scope_host_refused(*spec.scope, s.cfg.scopes))
     return fail("spec.scopeURL: \"" + w.set->spec.scope_url + "\" " + *refused);
-  // Under a RunnerClass the manager's own connections take the manager's
-  // proxy and CAs only: a tenant's spec.proxy and spec.caBundle shape its
-  // runner pods, never where the credentials go.
-  const bool class_mode = w.class_verdict && !w.class_verdict->class_name.empty();
-  auto network = set_network_of(
-      class_mode ? model::pod_config{} : w.set->spec.pod, s.cfg.github_proxy,
+  // Under a RunnerClass the manager's own connections take the class's
+  // proxy and CA (else the manager's): a tenant's spec.proxy and
+  // spec.caBundle shape its runner pods, never where the credentials go.
+  auto network = network_of(
+      connection, s.cfg.github_proxy,
       [&](const reference& ref) -> const rapidjson::Value* {
         auto it = objects.find(ref.key);
         return it == objects.end() ? nullptr : it->second.doc.get();
       },
-      s.cfg.ns);
+      refs);
   if (!network) return fail(network.error());
   github::rest_options opts;
   opts.api_base = target.api_base;
@@ -106,7 +106,7 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
     const auto& manager_trust = s.cfg.github_tls.ca_pem;
     auto trust = tls::trust_bundle_with_pem(network->ca_pem,
                                             manager_trust.empty() ? tls::system_ca_bundle_path() : "");
-    if (!trust) return fail("spec.caBundle: " + trust.error());  // checked already: not expected
+    if (!trust) return fail(network->ca_field + ": " + trust.error());  // checked already: not expected
     opts.call.tls.ca_pem = manager_trust.empty() ? std::move(*trust) : manager_trust + "\n" + *trust;
   }
   opts.call.proxy = network->proxy;
@@ -137,7 +137,11 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
   start_scale_set_admin(self, std::move(scale_sets));
   s.credentials_version = std::move(version);
   w.credentials_error.clear();
-  spdlog::info("runnerset {}: GitHub credentials loaded for {}", id(self), w.set->spec.scope_url);
+  const auto& class_proxy = connection.by_class.proxy;
+  spdlog::info("runnerset {}: GitHub credentials loaded for {}{}", id(self), w.set->spec.scope_url,
+               class_proxy ? " (through the proxy " + class_proxy->url + " of RunnerClass " +
+                                 connection.class_name + ")"
+                           : std::string());
   // Before the first sweep, whose jobs the router routes by them.
   const auto* app = std::get_if<app_credentials>(&*creds);
   s.app_installation_id = app ? app->installation_id : 0;
@@ -152,8 +156,10 @@ void load_github_clients(self_ptr self, const kube::object& secret, const refere
 
 void read_credentials(self_ptr self) {
   auto& st = self->state;
-  if (!st.credentials_at) return;  // the class refuses the set, or has not judged it yet
+  // The class refuses the set, or has not judged it yet.
+  if (!st.credentials_at || !st.connection) return;
   const auto where = *st.credentials_at;
+  const auto connection = *st.connection;
   const auto& secret = where.name;
   auto fail = [=](std::string why) {
     auto& w = self->state.world;
@@ -166,7 +172,8 @@ void read_credentials(self_ptr self) {
       self, {action_kind::read_credentials, ""}, st.cfg.kube,
       [=](kube::object_result& r) {
         auto& w = self->state.world;
-        if (self->state.credentials_at != where) return;  // moved meanwhile: read again
+        // Moved, or connected otherwise, meanwhile: read again.
+        if (self->state.credentials_at != where || self->state.connection != connection) return;
         w.credentials_gone = !r && r.error().not_found();
         if (w.credentials_gone) w.credentials_secret.reset();
         if (!r) return fail(kube::to_string(r.error()));
@@ -175,13 +182,12 @@ void read_credentials(self_ptr self) {
           w.credentials_secret.reset();
         else
           remember_secret(self, *r);
-        const bool class_mode = w.class_verdict && !w.class_verdict->class_name.empty();
-        auto refs = std::make_shared<const std::vector<reference>>(
-            class_mode ? std::vector<reference>{} : pod_references(w.set->spec.pod));
+        auto refs = std::make_shared<const connection_references>(
+            references_of(connection, self->state.cfg.ns, self->state.cfg.platform_namespace));
         read_references(
             self, refs, 0, std::make_shared<referenced_objects>(),
             [=, secret_object = std::move(*r)](const referenced_objects& objects) {
-              load_github_clients(self, secret_object, objects, fail);
+              load_github_clients(self, secret_object, connection, *refs, objects, fail);
             },
             fail);
       },

@@ -40,12 +40,14 @@ void judge_class(self_ptr self) {
   if (!w.set) return;
   auto verdict =
       model::judge_set_at_use(st.cfg.ns, st.cfg.name, w.set->spec, st.platform.get(), st.cfg.classes);
+  static const model::platform_classes no_classes;
+  const auto& platform = st.platform ? *st.platform : no_classes;
   std::optional<model::credentials_location> where;
   if (verdict && verdict->refused.empty())
-    where = model::credentials_of(st.cfg.ns, w.set->spec, *verdict,
-                                  st.platform ? *st.platform : model::platform_classes{},
-                                  st.cfg.platform_namespace);
-  if (verdict == w.class_verdict && where == st.credentials_at) return;
+    where = model::credentials_of(st.cfg.ns, w.set->spec, *verdict, platform, st.cfg.platform_namespace);
+  // A class's proxy or CA changed under the set reloads its clients as a move of its credentials does.
+  auto connection = model::manager_connection_of(w.set->spec, verdict, platform);
+  if (verdict == w.class_verdict && where == st.credentials_at && connection == st.connection) return;
   if (verdict && verdict != w.class_verdict) {
     if (verdict->admitted())
       spdlog::info("runnerset {}: {}", id(self),
@@ -57,8 +59,9 @@ void judge_class(self_ptr self) {
                    summary(*verdict));
   }
   w.class_verdict = std::move(verdict);
-  if (where != st.credentials_at) {
+  if (where != st.credentials_at || connection != st.connection) {
     st.credentials_at = std::move(where);
+    st.connection = std::move(connection);
     drop_github_clients(self);
     if (st.credentials_at && !w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
   }

@@ -66,6 +66,9 @@ struct set_state {
   // Where the credentials now loaded, or being read, are (model::credentials_of);
   // none: nowhere (the class refuses the set, or it is not judged yet).
   std::optional<model::credentials_location> credentials_at;
+  // How the manager connects to GitHub for the set (model::manager_connection_of):
+  // read with the credentials; none: not at all.
+  std::optional<model::manager_connection> connection;
   std::string credentials_version;
   // The App installation the loaded credentials are (0: a personal access
   // token): the jobs the sweep finds are routed as its deliveries would be.

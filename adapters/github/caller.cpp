@@ -18,9 +18,9 @@ std::string describe(const http::transport_error& e) {
   switch (e.cause) {
     case http::transport_cause::tls:
       return "TLS: " + e.message +
-             " (trust the server's CA with the RunnerSet's spec.caBundle, or for every set with the chart "
-             "value "
-             "extraCABundle (flag --github-ca-file))";
+             " (trust the server's CA with the RunnerClass's spec.github.caBundle (a set served without a "
+             "class: its spec.caBundle), or for every set with the chart value extraCABundle (flag "
+             "--github-ca-file))";
     case http::transport_cause::proxy:
       return "proxy: " + e.message;
     case http::transport_cause::network:

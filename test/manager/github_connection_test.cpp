@@ -1,4 +1,6 @@
-// How a RunnerSet's GitHub clients connect (github_connection.hpp): the
+// How a RunnerSet's GitHub clients connect (github_connection.hpp): under
+// a RunnerClass the class's proxy (for every URL, credentials from the
+// platform's namespace) and CA bundle, never the set's; without a class the
 // set's proxy replaces the manager's, its credentials come from the Secret
 // (percent-decoded), its CA bundle must be PEM, and every error names the
 // field. The clients themselves go through a real proxy in
@@ -133,6 +135,95 @@ TEST(SetNetwork, TheCaBundleMustBePemCertificates) {
   EXPECT_EQ(not_pem.error(),
             "spec.caBundle.configMapKeyRef: key \"ca.crt\" of ConfigMap \"corp-ca\" holds no PEM certificate "
             "(-----BEGIN CERTIFICATE-----)");
+}
+
+model::manager_connection under_class(std::optional<model::class_proxy> proxy, std::string ca = "") {
+  model::manager_connection c;
+  c.class_name = "egress";
+  c.by_class = model::class_connection{std::move(proxy), std::move(ca)};
+  return c;
+}
+
+TEST(ClassNetwork, TheClassesProxyCarriesEveryUrlWithCredentialsFromThePlatformsNamespace) {
+  auto c = under_class(model::class_proxy{"http://egress.corp:3128", "egress-login"});
+  auto refs = references_of(c, "tenant", "octorun-system");
+  EXPECT_EQ(refs.ns, "octorun-system") << "the class's Secret is the platform's, out of tenants' reach";
+  ASSERT_EQ(refs.references.size(), 1u);
+  EXPECT_EQ(refs.references[0].key, "Secret/egress-login");
+  objects secrets;
+  secrets.add("Secret/egress-login", R"({"data":{"username":")" + base64_encode("octorun") +
+                                         R"(","password":")" + base64_encode("p%40ss") + R"("}})");
+  auto n = network_of(c, manager_proxy, secrets.lookup(), refs);
+  ASSERT_TRUE(n) << n.error();
+  ASSERT_TRUE(n->proxy);
+  const http::proxy_endpoint egress{"http://egress.corp:3128", "octorun", "p@ss"};
+  EXPECT_EQ(n->proxy->https, egress);
+  EXPECT_EQ(n->proxy->http, egress) << "http:// GitHub hosts too: no scheme bypasses the class's proxy";
+  EXPECT_EQ(n->proxy->no_proxy, "") << "nor does the manager's NO_PROXY";
+  EXPECT_TRUE(n->ca_pem.empty());
+
+  objects none;
+  auto missing = network_of(c, manager_proxy, none.lookup(), refs);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error(),
+            "spec.github.proxy.credentialsSecretName of RunnerClass \"egress\": Secret \"egress-login\" not "
+            "found in namespace octorun-system");
+  auto bad_url =
+      network_of(under_class(model::class_proxy{"egress.corp:3128", ""}), manager_proxy, none.lookup(), refs);
+  ASSERT_FALSE(bad_url);
+  EXPECT_EQ(
+      bad_url.error(),
+      "spec.github.proxy.url of RunnerClass \"egress\": \"egress.corp:3128\" must start with http:// or "
+      "https://");
+}
+
+TEST(ClassNetwork, AClassWithoutAProxyLeavesTheManagersAndTheSetsOwnIsNeverUsed) {
+  auto c = under_class(std::nullopt);
+  // Whatever the connection carries of the set's, under a class it is not looked at.
+  c.set_proxy = with_proxy("http://sink.tenant:8080", "sink-login").proxy;
+  c.set_ca_bundle = model::ca_bundle_ref{model::ca_bundle_ref::source::config_map, "sink-ca", "ca.crt"};
+  auto refs = references_of(c, "tenant", "octorun-system");
+  EXPECT_TRUE(refs.references.empty()) << "nothing of the tenant's namespace is read";
+  objects none;
+  auto n = network_of(c, manager_proxy, none.lookup(), refs);
+  ASSERT_TRUE(n) << n.error();
+  EXPECT_EQ(n->proxy, manager_proxy);
+  EXPECT_TRUE(n->ca_pem.empty());
+}
+
+TEST(ClassNetwork, TheClassesCaBundleIsTrustedAndMustParse) {
+  auto ca = tls::make_ca("corp", std::chrono::hours(1));
+  ASSERT_TRUE(ca) << ca.error();
+  objects none;
+  auto good = under_class(std::nullopt, ca->certificate);
+  auto n = network_of(good, std::nullopt, none.lookup(), references_of(good, "tenant", "platform"));
+  ASSERT_TRUE(n) << n.error();
+  EXPECT_EQ(n->ca_pem, ca->certificate);
+  EXPECT_EQ(n->ca_field, "spec.github.caBundle of RunnerClass \"egress\"");
+  auto broken =
+      under_class(std::nullopt, "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
+  auto bad = network_of(broken, std::nullopt, none.lookup(), references_of(broken, "tenant", "platform"));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(
+      bad.error().starts_with("spec.github.caBundle of RunnerClass \"egress\" is not a PEM certificate "
+                              "bundle: certificate 1 does not parse"))
+      << bad.error();
+}
+
+TEST(ClassNetwork, ASetWithoutAClassConnectsThroughItsOwnSettings) {
+  model::manager_connection c;
+  c.set_proxy = with_proxy("http://proxy.corp:3128", "proxy-creds").proxy;
+  auto refs = references_of(c, "ci", "octorun-system");
+  EXPECT_EQ(refs.ns, "ci");
+  ASSERT_EQ(refs.references.size(), 1u);
+  EXPECT_EQ(refs.references[0].field, "spec.proxy.https.credentialsSecretName");
+  objects secrets;
+  secrets.add("Secret/proxy-creds", R"({"data":{"username":"dQ==","password":"cA=="}})");
+  auto n = network_of(c, manager_proxy, secrets.lookup(), refs);
+  ASSERT_TRUE(n) << n.error();
+  ASSERT_TRUE(n->proxy && n->proxy->https);
+  EXPECT_EQ(n->proxy->https->url, "http://proxy.corp:3128");
+  EXPECT_FALSE(n->proxy->http);
 }
 
 }  // namespace

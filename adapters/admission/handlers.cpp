@@ -4,6 +4,7 @@
 
 #include "adapters/admission/defaults.hpp"
 #include "adapters/admission/validation.hpp"
+#include "adapters/tls/ca_bundle.hpp"
 #include "common/json.hpp"
 #include "common/json_writer.hpp"
 #include "model/class_rules.hpp"
@@ -52,8 +53,10 @@ bool spec_changed(const admission_request& req) {
   return before == nullptr || after == nullptr || *before != *after;
 }
 
+// What the set breaks of its class; `notes`: what its own fields mean under
+// the class, for the response's warnings (model::connection_notes).
 field_errors judge_class(const admission_request& req, const model::runnerset& set,
-                         const admission_policy& policy) {
+                         const admission_policy& policy, std::vector<std::string>& notes) {
   if (!policy.classes || !spec_changed(req)) return {};
   auto platform = policy.classes(req.namespace_);
   if (!platform)
@@ -62,6 +65,7 @@ field_errors judge_class(const admission_request& req, const model::runnerset& s
   auto verdict = model::judge_set(
       req.namespace_, set.spec, *platform,
       {.allow_sets_without_class = policy.allow_sets_without_class, .scopes = policy.scopes});
+  notes = model::connection_notes(set.spec, verdict, *platform);
   auto errors = std::move(verdict.refused);
   errors.insert(errors.end(), verdict.limits.begin(), verdict.limits.end());
   if (auto over =
@@ -76,8 +80,12 @@ admission_response validate_set(const admission_request& req, const admission_po
   auto set = model::parse_runnerset(req.object);
   if (!set) return deny(req, "RunnerSet", set.error());
   if (auto errors = validate_runnerset(*set, policy); !errors.empty()) return deny(req, "RunnerSet", errors);
-  if (auto errors = judge_class(req, *set, policy); !errors.empty()) return deny(req, "RunnerSet", errors);
-  return allow(req);
+  std::vector<std::string> notes;
+  if (auto errors = judge_class(req, *set, policy, notes); !errors.empty())
+    return deny(req, "RunnerSet", errors);
+  auto r = allow(req);
+  r.warnings = std::move(notes);
+  return r;
 }
 
 // Runners are the manager's: a Runner made by anyone else would get a JIT
@@ -170,6 +178,11 @@ admission_response validate_class(const admission_request& req, const admission_
   if (!c) return deny(req, "RunnerClass", c.error());
   if (auto errors = model::check_runner_class(*c, policy.scopes); !errors.empty())
     return deny(req, "RunnerClass", errors);
+  // Each certificate parsed, beyond the PEM markers the model checks.
+  if (const auto& pem = c->spec.connection.ca_bundle; !pem.empty())
+    if (auto counted = tls::count_pem_certificates(pem); !counted)
+      return deny(req, "RunnerClass",
+                  {{"spec.github.caBundle", "is not a PEM certificate bundle: " + counted.error()}});
   return allow(req);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/admission/handlers.hpp"
+#include "adapters/tls/certificates.hpp"
 #include "model/runner_class.hpp"
 #include "test/admission/fixtures.hpp"
 
@@ -145,21 +146,24 @@ TEST(ClassAdmission, ASetWithoutAClassNeedsADefaultOrThePlatformsLeave) {
   EXPECT_TRUE(reply(none, "CREATE", json::write(d))["response"]["allowed"].GetBool());
 }
 
-TEST(ClassAdmission, RefusesAClassThatBreaksARuleNamingFieldRuleAndClass) {
-  auto review = [](const std::string& operation, const std::string& spec) {
-    const std::string object = R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerClass",)"
-                               R"("metadata":{"name":"team-web"},"spec":)" +
-                               spec + "}";
-    const std::string body =
-        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-2",
+// The class webhook's answer to a RunnerClass "team-web" with `spec`.
+rapidjson::Document class_review(const std::string& operation, const std::string& spec) {
+  const std::string object = R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerClass",)"
+                             R"("metadata":{"name":"team-web"},"spec":)" +
+                             spec + "}";
+  const std::string body =
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-2",
     "kind":{"group":"octorun.io","version":"v1alpha1","kind":"RunnerClass"},
     "resource":{"group":"octorun.io","version":"v1alpha1","resource":"runnerclasses"},
     "name":"team-web","operation":")" +
-        operation + R"(","userInfo":{"username":"admin"},"object":)" + object + "}}";
-    auto r = handle_review(endpoint::validate_runnerclass, body, admission_policy{});
-    EXPECT_EQ(r.status, 200) << r.body;
-    return doc(r.body.c_str());
-  };
+      operation + R"(","userInfo":{"username":"admin"},"object":)" + object + "}}";
+  auto r = handle_review(endpoint::validate_runnerclass, body, admission_policy{});
+  EXPECT_EQ(r.status, 200) << r.body;
+  return doc(r.body.c_str());
+}
+
+TEST(ClassAdmission, RefusesAClassThatBreaksARuleNamingFieldRuleAndClass) {
+  auto review = class_review;
   auto d = review("CREATE", R"({"namespaceSelector":{},"github":{"servers":["https://*.com"],)"
                             R"("credentialsSecretName":"pat"}})");
   ASSERT_FALSE(d["response"]["allowed"].GetBool());
@@ -176,6 +180,63 @@ TEST(ClassAdmission, RefusesAClassThatBreaksARuleNamingFieldRuleAndClass) {
              R"({"namespaceSelector":{"matchLabels":{"team":"web"}},)"
              R"("github":{"scopes":["https://github.com/acme/web-*"],"credentialsSecretName":"pat"}})");
   EXPECT_TRUE(d["response"]["allowed"].GetBool()) << json::write(d);
+}
+
+// The message of a refused class whose spec.github has `github` besides its Secret.
+std::string class_refusal(const std::string& github) {
+  auto d = class_review(
+      "CREATE", R"({"namespaceSelector":{},"github":{"credentialsSecretName":"pat",)" + github + "}}");
+  if (d["response"]["allowed"].GetBool()) return "";
+  return d["response"]["status"]["message"].GetString();
+}
+
+std::string json_string(const std::string& text) {
+  json::allocator a;
+  rapidjson::Value v(text.c_str(), a);
+  return json::write(v);
+}
+
+TEST(ClassAdmission, RefusesAClassWhoseProxyOrCaBundleIsBadNamingTheFieldAndRule) {
+  auto ca = tls::make_ca("corp", std::chrono::hours(1));
+  ASSERT_TRUE(ca) << ca.error();
+  EXPECT_EQ(class_refusal(R"("proxy":{"url":"http://egress.corp:3128","credentialsSecretName":"egress"},)"
+                          R"("caBundle":)" +
+                          json_string(ca->certificate)),
+            "");
+  EXPECT_EQ(
+      class_refusal(R"("proxy":{"url":"egress.corp:3128"})"),
+      "RunnerClass \"team-web\" is invalid: spec.github.proxy.url: \"egress.corp:3128\" must start with "
+      "http:// or https://");
+  EXPECT_EQ(class_refusal(R"("caBundle":"LS0tLS1CRUdJTi0tLS0t")"),
+            "RunnerClass \"team-web\" is invalid: spec.github.caBundle: holds no PEM certificate "
+            "(-----BEGIN CERTIFICATE-----): give the certificates' PEM text itself, not base64");
+  // PEM markers around what is no certificate: OpenSSL says so.
+  const auto damaged = class_refusal(
+      R"("caBundle":"-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")");
+  EXPECT_TRUE(
+      damaged.starts_with("RunnerClass \"team-web\" is invalid: spec.github.caBundle: is not a PEM "
+                          "certificate bundle: certificate 1 does not parse"))
+      << damaged;
+}
+
+TEST(ClassAdmission, ASetsOwnProxyAndCaUnderAClassAreAdmittedWithAWarningNamingFieldAndClass) {
+  auto policy = with_classes([](const std::string&) { return platform("web"); });
+  auto d = doc(set_json("https://github.com/acme/web-shop").c_str());
+  test::set(d, "/spec/proxy", doc(R"({"https":{"url":"http://sink.tenant:8080"}})"));
+  test::set(d, "/spec/caBundle", doc(R"({"configMapKeyRef":{"name":"sink-ca","key":"ca.crt"}})"));
+  auto r = reply(policy, "CREATE", json::write(d));
+  ASSERT_TRUE(r["response"]["allowed"].GetBool()) << json::write(r);
+  ASSERT_TRUE(r["response"].HasMember("warnings")) << json::write(r);
+  const auto& warnings = r["response"]["warnings"];
+  ASSERT_EQ(warnings.Size(), 2u);
+  EXPECT_EQ(std::string(warnings[0].GetString()),
+            "spec.proxy: applies to the runner pods only; the manager's own GitHub connections for this set "
+            "follow RunnerClass \"team-web\", which names no proxy (spec.github.proxy): the manager's own "
+            "environment decides");
+  EXPECT_NE(std::string(warnings[1].GetString()).find("spec.caBundle: applies to the runner pods only"),
+            std::string::npos);
+  auto plain = reply(policy, "CREATE", set_json("https://github.com/acme/web-shop"));
+  EXPECT_FALSE(plain["response"].HasMember("warnings")) << "nothing to say of a set without them";
 }
 
 }  // namespace

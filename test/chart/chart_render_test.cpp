@@ -4,8 +4,11 @@
 // the pods, mounted paths are the ones passed to the manager, the certificate
 // names the webhook Service).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -491,6 +494,34 @@ TEST(ChartRender, AnHpaPerRunnerSetScalesItOnItsBusyRunners) {
   EXPECT_EQ(str((*gpu)["spec"]["metrics"][0]["object"]["target"]["averageValue"]), "500m");
   EXPECT_EQ(str((*gpu)["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"]), "0");
   EXPECT_TRUE(ok("").all("HorizontalPodAutoscaler").empty());
+}
+
+// The default RunnerClass says how the manager's own GitHub requests for its
+// sets travel only when asked to: its proxy, and a CA bundle as PEM text.
+TEST(ChartRender, TheDefaultClassCarriesTheProxyAndCaOfTheManagersConnectionsWhenGiven) {
+  auto plain = ok("").find("RunnerClass", "standard");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE((*plain)["spec"]["github"]["proxy"]);
+  EXPECT_FALSE((*plain)["spec"]["github"]["caBundle"]);
+
+  const std::string pem = "-----BEGIN CERTIFICATE-----\nMIIBcorp\n-----END CERTIFICATE-----\n";
+  char path[] = "/tmp/octorun-chart-ca-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << pem;
+  auto r =
+      ok("--set runnerClasses.default.proxy.url=http://egress.corp:3128"
+         " --set runnerClasses.default.proxy.credentialsSecretName=egress-login"
+         " --set-file runnerClasses.default.caBundle=" +
+         std::string(path));
+  std::remove(path);
+  auto c = r.find("RunnerClass", "standard");
+  ASSERT_TRUE(c.has_value());
+  const auto github = (*c)["spec"]["github"];
+  EXPECT_EQ(str(github["proxy"]["url"]), "http://egress.corp:3128");
+  EXPECT_EQ(str(github["proxy"]["credentialsSecretName"]), "egress-login");
+  EXPECT_EQ(str(github["caBundle"]), pem);
 }
 
 }  // namespace

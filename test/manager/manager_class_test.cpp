@@ -8,7 +8,10 @@
 // (in-process, judging against the classes and the namespace's RunnerSets
 // as read from the apiserver, as the manager's does) refuses a second set
 // that would pass it, and a cap tightened under two running sets stops the
-// younger (docs/runner-classes.md, docs/security.md).
+// younger (docs/runner-classes.md, docs/security.md). A set's own proxy
+// (a tinyproxy standing for the tenant's sink) carries none of the
+// manager's calls; the class's proxy (another, demanding credentials from
+// the platform's namespace) carries them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/tinyproxy.hpp"
 
 namespace octorun {
 namespace {
@@ -65,15 +69,17 @@ class HostileTenant : public ::testing::Test {
   }
 
   // The class admits the tenant's namespace on `servers`, with the
-  // platform's PAT for GitHub; `extra`: more spec fields.
-  void apply_class(const std::string& servers, const std::string& extra = "") {
+  // platform's PAT for GitHub; `extra`: more spec fields; `github`: more
+  // spec.github fields (each with a leading comma).
+  void apply_class(const std::string& servers, const std::string& extra = "",
+                   const std::string& github = "") {
     test::kubectl(c_,
                   "apply -f - >/dev/null <<'EOF'\n"
                   R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerClass","metadata":{"name":")" +
                       class_ +
                       R"("},"spec":{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":")" +
                       tenant_ + R"("}},"github":{"servers":[)" + servers +
-                      R"(],"credentialsSecretName":"platform-pat"})" + extra + "}}\nEOF");
+                      R"(],"credentialsSecretName":"platform-pat")" + github + "}" + extra + "}}\nEOF");
   }
 
   // The admission webhooks, in-process as the manager serves them, for the
@@ -120,11 +126,12 @@ class HostileTenant : public ::testing::Test {
     ASSERT_TRUE(probe) << probe.last;
   }
 
-  void start() {
+  // `class_github`: more spec.github fields of the class (a leading comma).
+  void start(const std::string& class_github = "") {
     test::kubectl(
         c_, "-n " + platform_ +
                 " create secret generic platform-pat --from-literal=github_token=ghp_simulator >/dev/null");
-    apply_class("\"" + github_->ghes_url() + "\"");
+    apply_class("\"" + github_->ghes_url() + "\"", "", class_github);
     auto args = test::octorun_args(c_.kubeconfig, tenant_, "classes");
     args.push_back("--platform-namespace=" + platform_);
     args.push_back("--resync-seconds=1");
@@ -222,6 +229,47 @@ TEST_F(HostileTenant, ASetPointedAtItsOwnSinkSendsNothingThereAndSaysWhy) {
       << warned.last;
   EXPECT_TRUE(get("runners -l octorun.io/runnerset=exfil -o name").empty()) << "a refused set starts nothing";
   EXPECT_EQ(sink_calls(), 0) << "a credential reached the tenant's sink";
+}
+
+TEST_F(HostileTenant, ASetsOwnProxyNeverCarriesTheManagersCallsTheClassesProxyDoes) {
+  if (test::tinyproxy::binary().empty())
+    GTEST_SKIP() << "tinyproxy is not installed: scripts/install-deps.sh installs Debian's tinyproxy";
+  // The platform's egress proxy demands credentials, from a Secret in the
+  // platform's namespace; the tenant's own proxy is a sink that logs
+  // whatever reaches it. GitHub is plain http here, so a proxied call is a
+  // whole request, its Authorization header included, in the proxy's hands.
+  std::string why;
+  auto egress = test::tinyproxy::start({"octorun", "egress-pass"}, why);
+  ASSERT_TRUE(egress) << why;
+  auto tenant_proxy = test::tinyproxy::start({}, why);
+  ASSERT_TRUE(tenant_proxy) << why;
+  test::kubectl(c_, "-n " + platform_ +
+                        " create secret generic egress-login --from-literal=username=octorun "
+                        "--from-literal=password=egress-pass >/dev/null");
+  start(R"(,"proxy":{"url":")" + egress->url() + R"(","credentialsSecretName":"egress-login"})");
+  create_set("ci", github_->ghes_url() + "/acme",
+             R"("proxy":{"http":{"url":")" + tenant_proxy->url() + R"("},"https":{"url":")" +
+                 tenant_proxy->url() + R"("}},)");
+  auto admitted = wait_class("ci", "True|Admitted");
+  ASSERT_TRUE(admitted.starts_with("True|Admitted|")) << admitted << "\n" << manager_->log_tail();
+  // Its runner gets a JIT configuration: the manager's calls went out.
+  ASSERT_TRUE(test::poll([&] { return runners_of("ci"); }, [](std::size_t n) { return n == 1; }, 60s))
+      << manager_->log_tail();
+  ASSERT_TRUE(test::poll([&] { return github_->calls("rest.generate_jitconfig"); },
+                         [](std::int64_t n) { return n > 0; }, 60s))
+      << manager_->log_tail();
+  EXPECT_TRUE(tenant_proxy->requests().empty())
+      << "the manager's calls, with their credentials, went through the tenant's proxy:\n"
+      << tenant_proxy->log();
+  const auto through_egress = egress->requests();
+  const auto jit = std::count_if(through_egress.begin(), through_egress.end(), [](const std::string& line) {
+    return line.find("/api/v3/orgs/acme/actions/runners/generate-jitconfig") != std::string::npos;
+  });
+  EXPECT_GE(jit, 1) << "the class's proxy carries the manager's calls:\n" << egress->log();
+  EXPECT_NE(manager_->log().find("(through the proxy " + egress->url() + " of RunnerClass " + class_ + ")"),
+            std::string::npos)
+      << "the log says which proxy the set's calls take";
+  EXPECT_EQ(manager_->log().find("egress-pass"), std::string::npos) << "no proxy password in the log";
 }
 
 TEST_F(HostileTenant, AClassNarrowedUnderARunningSetStopsItsCalls) {

@@ -1,6 +1,7 @@
 #include "model/class_rules.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/strings.hpp"
 #include "model/naming.hpp"
@@ -10,6 +11,14 @@ namespace octorun::model {
 namespace {
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// A key of a Secret's data, as the apiserver allows one.
+bool is_secret_key(const std::string& key) {
+  if (key.empty() || key.size() > 253) return false;
+  for (char ch : key)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return false;
+  return true;
+}
 
 std::string listing(const std::vector<std::string>& xs) {
   std::string out;
@@ -246,6 +255,12 @@ field_errors check_runner_class(const runner_class& c, const scope_rules& rules)
       s.connection.ca_bundle.find(pem_certificate_start) == std::string::npos)
     out.push_back({"spec.github.caBundle", std::string("holds no PEM certificate (") + pem_certificate_start +
                                                "): give the certificates' PEM text itself, not base64"});
+  if (!s.webhook_secret.name.empty() && !is_dns_subdomain(s.webhook_secret.name))
+    out.push_back({"spec.github.webhookSecretRef.name",
+                   quoted(s.webhook_secret.name) + " is not a Secret name (RFC 1123 subdomain)"});
+  if (!s.webhook_secret.name.empty() && !is_secret_key(s.webhook_secret.key))
+    out.push_back({"spec.github.webhookSecretRef.key",
+                   quoted(s.webhook_secret.key) + " is not a Secret key (letters, digits, '-', '_', '.')"});
   if (s.credentials_secret_name.empty() && !s.allow_tenant_credentials)
     out.push_back(
         {"spec.github.credentialsSecretName",

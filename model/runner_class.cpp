@@ -52,6 +52,13 @@ void read_class_spec(reader& r, const Value& spec, runner_class_spec& s) {
       s.connection.proxy = std::move(p);
     }
     r.string(*github, "caBundle", "spec.github.caBundle", s.connection.ca_bundle);
+    if (const Value* ref = r.object(*github, "webhookSecretRef", "spec.github.webhookSecretRef")) {
+      r.string(*ref, "name", "spec.github.webhookSecretRef.name", s.webhook_secret.name);
+      r.string(*ref, "key", "spec.github.webhookSecretRef.key", s.webhook_secret.key);
+      if (s.webhook_secret.name.empty())
+        r.errors.push_back({"spec.github.webhookSecretRef.name", "is required"});
+      if (s.webhook_secret.key.empty()) s.webhook_secret.key = secret_key_ref{}.key;
+    }
   }
   std::vector<std::string> modes;
   r.string_list(spec, "containerModes", "spec.containerModes", modes);

@@ -59,6 +59,14 @@ struct class_connection {
   bool operator==(const class_connection&) const = default;
 };
 
+// A key of a Secret (as a Pod's secretKeyRef names one), in a namespace
+// the referring object implies.
+struct secret_key_ref {
+  std::string name;
+  std::string key = "secret";  // the chart's githubWebhook.existingSecretKey default
+  bool operator==(const secret_key_ref&) const = default;
+};
+
 struct runner_class_spec {
   label_selector namespace_selector;
   // GitHub servers a scope may be on: https://HOST, https://*.SUFFIX or
@@ -77,6 +85,12 @@ struct runner_class_spec {
   bool allow_tenant_credentials = false;
   // spec.github.proxy and spec.github.caBundle.
   class_connection connection;
+  // The class's own webhook secret (spec.github.webhookSecretRef): a key of
+  // a Secret in the platform's namespace. Deliveries signed with it are
+  // taken on the intake's path of the class (<path>/classes/<class>) and
+  // their demand goes only to the class's sets (docs/intakes.md). Empty
+  // name: the class has no path of its own.
+  secret_key_ref webhook_secret;
   // Empty: none and kubernetes (dind runs a privileged container).
   std::vector<container_mode> container_modes;
   pod_security_level pod_security = pod_security_level::baseline;

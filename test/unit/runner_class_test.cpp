@@ -95,6 +95,27 @@ TEST(RunnerClass, RefusesWhatItCannotMean) {
   EXPECT_FALSE(parse_runner_class("{"));
 }
 
+// A class's own webhook secret (docs/intakes.md): a key of a Secret in the
+// platform's namespace, "secret" unless it says which.
+TEST(RunnerClass, NamesItsOwnWebhookSecret) {
+  auto c = parsed_class(R"({"metadata":{"name":"team-a"},"spec":{"namespaceSelector":{},
+    "github":{"credentialsSecretName":"pat","webhookSecretRef":{"name":"team-a-hook","key":"hmac"}}}})");
+  EXPECT_EQ(c.spec.webhook_secret, (secret_key_ref{"team-a-hook", "hmac"}));
+  auto keyless = parsed_class(R"({"metadata":{"name":"team-a"},"spec":{"namespaceSelector":{},
+    "github":{"credentialsSecretName":"pat","webhookSecretRef":{"name":"team-a-hook"}}}})");
+  EXPECT_EQ(keyless.spec.webhook_secret, (secret_key_ref{"team-a-hook", "secret"}));
+  EXPECT_TRUE(parsed_class(team_a_class).spec.webhook_secret.name.empty()) << "none: no path of its own";
+  auto nameless = parse_runner_class(R"({"metadata":{"name":"x"},"spec":{"namespaceSelector":{},
+    "github":{"webhookSecretRef":{"key":"k"}}}})");
+  ASSERT_FALSE(nameless);
+  EXPECT_TRUE(mentions(nameless.error(), "spec.github.webhookSecretRef.name", "required"));
+  auto bad = check_runner_class(parsed_class(R"({"metadata":{"name":"x"},"spec":{"namespaceSelector":{},
+        "github":{"credentialsSecretName":"pat","webhookSecretRef":{"name":"Not_A_Name","key":"a b"}}}})"),
+                                {});
+  EXPECT_TRUE(mentions(bad, "spec.github.webhookSecretRef.name", "RFC 1123")) << all(bad);
+  EXPECT_TRUE(mentions(bad, "spec.github.webhookSecretRef.key", "not a Secret key")) << all(bad);
+}
+
 TEST(LabelSelector, MatchesAsKubernetesDoes) {
   std::map<std::string, std::string> labels{{"team", "a"}, {"tier", "ci"}};
   EXPECT_TRUE(selector_matches({}, labels));

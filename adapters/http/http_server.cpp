@@ -231,6 +231,16 @@ int dispatch(mg_connection* c, void* cbdata) {
     return status;
   }
 
+  if (found->screen)
+    if (auto refused = found->screen(req)) {
+      if (chunked) return refuse(c, refused->status, refused->message.c_str());
+      if (has_body)
+        return refuse_body(c, *st, refused->status, refused->message.c_str(),
+                           static_cast<unsigned long long>(ri->content_length));
+      send(c, message_response(refused->status, refused->message));
+      return refused->status;
+    }
+
   if (has_body) {
     // A body of unknown length could not be held to the deadline: civetweb
     // reads each chunk-size line a byte at a time, each read with its own wait.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,11 +49,23 @@ using handler = std::function<server_response(const server_request&)>;
 // 413 without reading it, and closes the connection.
 enum class request_body { refused, accepted };
 
+// A request turned away before its body is read.
+struct refusal {
+  int status;
+  std::string message;
+};
+
 struct route {
   std::string path;                  // exact match, or a prefix when it ends with '/'
   std::vector<std::string> methods;  // empty: any method
   request_body body;                 // declared by every route: no default
   handler fn;
+  // Optional, for a route whose path alone may be refused (a prefix route
+  // serving names that come and go): called with the request line and
+  // headers, before any of the body is read. A refusal is answered without
+  // reading the body, and the connection closed, as for a route that takes
+  // none.
+  std::function<std::optional<refusal>(const server_request&)> screen = nullptr;
 };
 
 // What one endpoint lets a client hold. civetweb serves each connection on a

@@ -86,6 +86,37 @@ TEST(HttpServerLimits, RefusesABodyToAnUnknownPathAndCloses) {
   EXPECT_TRUE(reply.closed);
 }
 
+// A prefix route whose names come and go (the webhook intake's RunnerClass
+// paths) refuses an unknown name from its path alone: answered without
+// reading the body, and closed, as for a route that takes none.
+TEST(HttpServerLimits, AScreenedRouteRefusesByPathBeforeReadingTheBody) {
+  std::vector<route> named{{"/named/",
+                            {"POST"},
+                            request_body::accepted,
+                            [](const server_request& r) {
+                              return server_response{200, "text/plain", r.body, {}};
+                            },
+                            [](const server_request& r) -> std::optional<refusal> {
+                              if (r.path == "/named/known") return std::nullopt;
+                              return refusal{404, "no such name: " + r.path.substr(7)};
+                            }}};
+  auto srv = server::start(patient(), named);
+  ASSERT_TRUE(srv) << srv.error();
+  auto refused = exchange(**srv, "POST /named/other HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nab");
+  EXPECT_EQ(status_of(refused.bytes), 404) << refused.bytes;
+  EXPECT_NE(refused.bytes.find("no such name: other"), std::string::npos) << refused.bytes;
+  EXPECT_TRUE(refused.closed) << "the server waited for the body of a path it refused";
+  auto chunked =
+      exchange(**srv, "POST /named/other HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab");
+  EXPECT_EQ(status_of(chunked.bytes), 404) << chunked.bytes;
+  auto bodiless = exchange(**srv, "POST /named/other HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_of(bodiless.bytes), 404) << bodiless.bytes;
+  auto known = exchange(
+      **srv, "POST /named/known HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(status_of(known.bytes), 200) << known.bytes;
+  EXPECT_NE(known.bytes.find("hello"), std::string::npos) << known.bytes;
+}
+
 // A body that stops coming falls below the minimum rate once the header
 // timeout has passed: 408, and the connection is closed.
 TEST(HttpServerLimits, RefusesABodyBelowTheMinimumRateWith408AndCloses) {

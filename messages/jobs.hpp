@@ -41,6 +41,11 @@ struct job_info {
   // GitHub adds it only to an App's own deliveries); sweep: the sweeping
   // set's, when its credentials are an App's. 0: none named.
   std::int64_t installation_id = 0;
+  // Webhook: the RunnerClass whose intake path the delivery came on, signed
+  // with that class's webhook secret: its demand goes only to the class's
+  // sets. Empty: the manager's own path and secret (and every listener's or
+  // sweep's job).
+  std::string runner_class;
   std::string workflow_ref;  // listener: jobWorkflowRef; webhook: workflow_name@head_branch
   std::int64_t run_id = 0;
   std::vector<std::string> labels;  // the job's runs-on labels
@@ -110,8 +115,8 @@ struct session_message {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_info& x) {
   return f(caf::meta::type_name("job_info"), x.source, x.job_id, x.github_job_id, x.scale_set_id,
-           x.repository, x.server, x.installation_id, x.workflow_ref, x.run_id, x.labels, x.display_name,
-           x.queued_at, x.started_at, x.completed_at);
+           x.repository, x.server, x.installation_id, x.runner_class, x.workflow_ref, x.run_id, x.labels,
+           x.display_name, x.queued_at, x.started_at, x.completed_at);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_available& x) {

@@ -4,6 +4,7 @@
 #include "common/json_parse.hpp"
 #include "common/rfc3339.hpp"
 #include "common/strings.hpp"
+#include "model/naming.hpp"
 #include "model/scope.hpp"
 
 namespace octorun::github {
@@ -40,6 +41,15 @@ expected<std::int64_t, std::string> installation_of(const rapidjson::Value& d) {
 }
 
 }  // namespace
+
+intake_path intake_path_of(std::string_view path, std::string_view base) {
+  if (path == base) return {intake_path::kind::platform, {}};
+  if (!path.starts_with(base) || !path.substr(base.size()).starts_with(class_paths)) return {};
+  auto name = path.substr(base.size() + class_paths.size());
+  // A RunnerClass is named as any cluster-scoped object: a DNS subdomain.
+  if (!model::is_dns_subdomain(name)) return {};
+  return {intake_path::kind::runner_class, std::string(name)};
+}
 
 expected<std::optional<messages::job_message>, std::string> parse_workflow_job(std::string_view body) {
   using R = expected<std::optional<messages::job_message>, std::string>;
@@ -123,13 +133,16 @@ std::optional<std::string> job_replays::replayed(const messages::job_message& m,
                                                                             : nullptr;
   if (action == nullptr) return std::nullopt;  // job_assigned: the listener's, never a delivery's
   const auto id = std::to_string(job.job_id);
+  // Each RunnerClass's path remembers its own: a body signed with one
+  // class's secret must not mark another class's job as seen.
+  const auto key = job.runner_class.empty() ? id : job.runner_class + " " + id;
   const bool queued = std::holds_alternative<messages::job_available>(m);
   if (queued && job.queued_at > 0 && wall_now - job.queued_at > window_.count())
     return "job " + id + " was queued " + std::to_string((wall_now - job.queued_at) / 3600) +
            " hours ago, longer than a job waits on GitHub's queue: a replayed body";
-  if (!seen_.first_seen(id + " " + action, now))
+  if (!seen_.first_seen(key + " " + action, now))
     return "job " + id + " was " + action + " before (under another delivery id): a replayed body";
-  if (!queued) seen_.first_seen(id + " queued", now);  // a later queued of a started job is a replay
+  if (!queued) seen_.first_seen(key + " queued", now);  // a later queued of a started job is a replay
   return std::nullopt;
 }
 

@@ -26,6 +26,19 @@ namespace octorun::github {
 // answers 400).
 expected<std::optional<messages::job_message>, std::string> parse_workflow_job(std::string_view body);
 
+// Which secret a delivery to `path` is verified with, and where its demand
+// may go: the intake's own path (`base`, the manager's secret, every set),
+// a RunnerClass's (`base`/classes/NAME, that class's secret, that class's
+// sets), or neither (404, before the body is read).
+struct intake_path {
+  enum class kind { platform, runner_class, unknown };
+  kind which = kind::unknown;
+  std::string class_name;  // runner_class only: a name a RunnerClass may have
+  bool operator==(const intake_path&) const = default;
+};
+intake_path intake_path_of(std::string_view path, std::string_view base);
+inline constexpr std::string_view class_paths = "/classes/";  // after the intake's path
+
 // Remembers ids for `ttl`, at most `capacity` of them (oldest dropped
 // first): delivery ids, and the job actions of job_replays.
 class delivery_dedupe {

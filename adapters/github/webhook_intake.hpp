@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "adapters/github/webhook.hpp"
@@ -34,10 +36,30 @@ struct intake_counters {
   std::atomic<std::int64_t> malformed{0};
 };
 
+// The webhook secrets of the RunnerClasses that name one
+// (spec.github.webhookSecretRef), as the manager last read them: class
+// name -> the secret, or why it cannot be used (its Secret missing, its key
+// absent or empty). The manager's reader replaces them whole on each change;
+// the intake's request threads look one up per delivery.
+class class_webhook_secrets {
+ public:
+  using secret = expected<std::string, std::string>;
+  void replace(std::map<std::string, secret> all);
+  std::optional<secret> find(const std::string& class_name) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, secret> secrets_;
+};
+
 struct intake_options {
   std::string secret;           // required unless allow_insecure
   bool allow_insecure = false;  // accept unsigned deliveries (development only)
+  // The intake's path, verified with `secret`; under it, path/classes/NAME
+  // for each RunnerClass `classes` holds, verified with that class's secret
+  // alone (one HMAC per delivery, whatever the number of classes).
   std::string path = "/webhook";
+  std::shared_ptr<const class_webhook_secrets> classes;  // none: no class paths
   std::size_t max_body_bytes = json::sources::github_webhook.max_bytes;
   // How long delivery ids and job actions are remembered; a queued job older
   // than this is refused as a replay (github::job_replays).
@@ -67,6 +89,11 @@ class webhook_intake {
   http::server_response handle(const http::server_request& req);
 
  private:
+  // The secret a RunnerClass's path verifies with, or its refusal: 404 for
+  // a class with no webhook secret (or none of that name), 503 for one
+  // whose Secret cannot be used. Decided from the path alone.
+  expected<std::string, http::refusal> class_secret(const std::string& class_name) const;
+
   webhook_intake() = default;
   intake_options options_;
   job_sink sink_;

@@ -11,6 +11,7 @@
 #include "adapters/github/crypto.hpp"
 #include "adapters/github/webhook_intake.hpp"
 #include "test/github/sim_fixture.hpp"
+#include "test/support/raw_socket.hpp"
 
 namespace octorun::github {
 namespace {
@@ -52,6 +53,7 @@ struct Intake : ::testing::Test {
   http::client client;
   std::mutex rejected_mu;
   std::vector<std::string> rejected_reasons;  // what on_rejected was told, in order
+  std::shared_ptr<class_webhook_secrets> classes = std::make_shared<class_webhook_secrets>();
 
   std::vector<std::string> rejected() {
     std::lock_guard l(rejected_mu);
@@ -63,6 +65,7 @@ struct Intake : ::testing::Test {
     intake_options o;
     o.secret = secret;
     o.max_body_bytes = 64 * 1024;
+    o.classes = classes;
     o.on_rejected = [this](const char* reason, const std::string&, const std::string&) {
       std::lock_guard l(rejected_mu);
       rejected_reasons.emplace_back(reason);
@@ -80,6 +83,19 @@ struct Intake : ::testing::Test {
     if (!delivery.empty()) h.emplace_back("X-GitHub-Delivery", delivery);
     if (signature != "none") h.emplace_back("X-Hub-Signature-256", signature);
     auto r = client.perform({method, intake->url(), h, body});
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : http::response{};
+  }
+  // POSTs `body` to the intake's path + `suffix`, signed with `key`.
+  http::response post_to(const std::string& suffix, const std::string& body, const std::string& delivery,
+                         const std::string& key) {
+    auto r = client.perform({"POST",
+                             intake->url() + suffix,
+                             {{"Content-Type", "application/json"},
+                              {"X-GitHub-Event", "workflow_job"},
+                              {"X-GitHub-Delivery", delivery},
+                              {"X-Hub-Signature-256", webhook_signature(key, body)}},
+                             body});
     EXPECT_TRUE(r) << r.error().message;
     return r ? *r : http::response{};
   }
@@ -206,6 +222,58 @@ TEST_F(Intake, AnswersPingAndIgnoresOtherEvents) {
   EXPECT_EQ(intake->counters().pings.load(), 1);
   EXPECT_EQ(intake->counters().ignored.load(), 2);
   EXPECT_EQ(got.size(), 0u);
+}
+
+// Issue 32: with one secret for the platform, every team that configured a
+// repository's hook held the key to every other team's deliveries. A
+// RunnerClass with a secret of its own has a path of its own, verified
+// with that secret alone (one HMAC, whatever the number of classes), and
+// its jobs name the class (their demand goes to its sets only).
+TEST_F(Intake, AClassPathTakesOnlyItsClasssSecretAndNamesTheClass) {
+  classes->replace({{"team-a", std::string("a-secret")},
+                    {"team-b", std::string("b-secret")},
+                    {"broken", unexpected{std::string("Secret platform/hook does not exist")}}});
+  EXPECT_EQ(post_to("/classes/team-a", queued_body, "c-1", "a-secret").status, 202);
+  ASSERT_TRUE(got.wait_for(1));
+  EXPECT_EQ(std::get<messages::job_available>(got.all[0]).job.runner_class, "team-a");
+  EXPECT_EQ(post_to("/classes/team-b", queued_body, "c-2", "a-secret").status, 401)
+      << "class a's secret on class b's path";
+  EXPECT_EQ(post_to("/classes/team-a", queued_body, "c-3", secret).status, 401)
+      << "the manager's secret on a class's path";
+  EXPECT_EQ(post_to("", queued_body, "c-4", "a-secret").status, 401)
+      << "a class's secret on the intake's path";
+  EXPECT_EQ(post_to("/classes/team-b", queued_body, "c-5", "b-secret").status, 202)
+      << "class b takes the same job from its own hook (each path remembers its own)";
+  EXPECT_EQ(post(queued_body, "workflow_job", "c-6").status, 202) << "the manager's own path and secret";
+  ASSERT_TRUE(got.wait_for(3));
+  EXPECT_EQ(std::get<messages::job_available>(got.all[1]).job.runner_class, "team-b");
+  EXPECT_EQ(std::get<messages::job_available>(got.all[2]).job.runner_class, "");
+  EXPECT_EQ(rejected(), std::vector<std::string>(3, "bad_signature"));
+
+  auto broken = post_to("/classes/broken", queued_body, "c-7", "x");
+  EXPECT_EQ(broken.status, 503);
+  EXPECT_NE(broken.body.find("Secret platform/hook does not exist"), std::string::npos) << broken.body;
+  auto unknown = post_to("/classes/nobody", queued_body, "c-8", "x");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_NE(unknown.body.find(R"(no RunnerClass "nobody" with a webhook secret)"), std::string::npos)
+      << unknown.body;
+  EXPECT_EQ(post_to("/classes/Not_A_Class", queued_body, "c-9", "x").status, 404);
+  classes->replace({});
+  EXPECT_EQ(post_to("/classes/team-a", queued_body, "c-10", "a-secret").status, 404) << "its secret went";
+  EXPECT_EQ(got.size(), 3u);
+}
+
+// An unknown class's path is refused from the path alone: its body (which
+// may be up to the intake's limit) is never read, and the connection closes.
+TEST_F(Intake, AnUnknownClassPathIsRefusedBeforeItsBodyIsRead) {
+  test::raw_connection c(intake->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(
+      c.send("POST /webhook/classes/nobody HTTP/1.1\r\nHost: t\r\nContent-Length: 60000\r\n"
+             "X-GitHub-Event: workflow_job\r\nX-GitHub-Delivery: u-1\r\n\r\n{\"action\""));
+  auto reply = c.read_until_closed(20s);
+  EXPECT_EQ(test::status_of(reply.bytes), 404) << reply.bytes;
+  EXPECT_TRUE(reply.closed) << "the intake waited for the body of a path it refuses";
 }
 
 caf::behavior collector_actor(caf::event_based_actor*, job_sink sink) {

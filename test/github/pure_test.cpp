@@ -299,6 +299,39 @@ messages::job_message queued_job(std::int64_t id, std::int64_t queued_at) {
   return m;
 }
 
+// Which secret verifies a delivery, from its path alone: the intake's own
+// (the manager's), a RunnerClass's (that class's), or none (404 before the
+// body is read).
+TEST(IntakePath, TheIntakesOwnOrOneClasssOrNone) {
+  using k = intake_path::kind;
+  EXPECT_EQ(intake_path_of("/webhook", "/webhook"), (intake_path{k::platform, ""}));
+  EXPECT_EQ(intake_path_of("/webhook/classes/team-a", "/webhook"), (intake_path{k::runner_class, "team-a"}));
+  EXPECT_EQ(intake_path_of("/hooks/classes/a.b", "/hooks"), (intake_path{k::runner_class, "a.b"}));
+  for (const char* refused : {"/webhook/", "/webhook/classes/", "/webhook/classes", "/webhook/classes/Team-A",
+                              "/webhook/classes/a/b", "/webhook/classes/a_b", "/webhook/classes/-a",
+                              "/webhook/x", "/webhookclasses/a", "/other/classes/a", ""})
+    EXPECT_EQ(intake_path_of(refused, "/webhook").which, k::unknown) << refused;
+  EXPECT_EQ(intake_path_of("/webhook/classes/" + std::string(254, 'a'), "/webhook").which, k::unknown)
+      << "longer than any object's name";
+}
+
+// A body signed with one class's secret must not mark another class's job
+// as seen: each path remembers its own.
+TEST(GithubJobReplays, EachClassPathRemembersItsOwn) {
+  using namespace std::chrono_literals;
+  job_replays replays(24h, 100);
+  const auto t0 = job_replays::clock::time_point{} + 1h;
+  const std::int64_t wall = 1'800'000'000;
+  auto forged = queued_job(1, wall);
+  std::get<messages::job_available>(forged).job.runner_class = "class-a";
+  EXPECT_FALSE(replays.replayed(forged, t0, wall));
+  auto genuine = queued_job(1, wall);
+  std::get<messages::job_available>(genuine).job.runner_class = "class-b";
+  EXPECT_FALSE(replays.replayed(genuine, t0, wall)) << "class b's own delivery of the job is taken";
+  EXPECT_TRUE(replays.replayed(genuine, t0 + 1s, wall)) << "and once only";
+  EXPECT_FALSE(replays.replayed(queued_job(1, wall), t0, wall)) << "the manager's own path too";
+}
+
 // Issue 32: the signature covers the body only, so a captured delivery sent
 // again under a new X-GitHub-Delivery passes the delivery dedupe. A job's
 // actions are taken once each, a queued never after the job started or

@@ -104,6 +104,10 @@ void judge_route(controller_state& st, const std::string& key, const model::runn
     st.routes.admitted.insert(key);
   else
     st.routes.admitted.erase(key);
+  if (verdict && !verdict->class_name.empty())
+    st.routes.classes[key] = verdict->class_name;
+  else
+    st.routes.classes.erase(key);
 }
 
 // A new snapshot of the platform's classes, namespaces and the sets each
@@ -208,6 +212,7 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     st.told_platform.erase(key);
     st.routes.admitted.erase(key);
     st.routes.installations.erase(key);
+    st.routes.classes.erase(key);
     auto known = st.routes.sets.find(key);
     const bool started = known != st.routes.sets.end();
     std::shared_ptr<const model::runnerset> before;

@@ -40,14 +40,16 @@ keys one_owner(const job_routes& r, const keys& candidates, const messages::job_
 keys destinations(const job_routes& r, const messages::job_started& m) {
   if (auto holders = r.runner_sets.find(m.runner_name); holders != r.runner_sets.end()) {
     keys owners;
-    for (const auto& [ns, key] : holders->second) owners.push_back(key);
+    for (const auto& [ns, key] : holders->second)
+      if (of_jobs_class(r, key, m.job)) owners.push_back(key);
     return one_owner(r, owners, m.job);
   }
   // Not seen yet (a restart before the watches synced): our runner names say
   // which set and variant made them. A start on a runner that is not ours at
   // all (another pool, a hosted runner) goes nowhere.
   keys named;
-  for (const auto& [key, set] : r.sets)
+  for (const auto& [key, set] : r.sets) {
+    if (!of_jobs_class(r, key, m.job)) continue;
     for (const auto& v : model::effective_variants(set->spec)) {
       auto prefix = model::runner_name_prefix(set->metadata.name, v.name);
       if (m.runner_name.size() == prefix.size() + model::runner_suffix_length &&
@@ -56,12 +58,14 @@ keys destinations(const job_routes& r, const messages::job_started& m) {
         break;
       }
     }
+  }
   return one_owner(r, named, m.job);
 }
 
-keys destinations(const job_routes& r, const messages::job_completed&) {
+keys destinations(const job_routes& r, const messages::job_completed& m) {
   keys all;
-  for (const auto& [key, set] : r.sets) all.push_back(key);
+  for (const auto& [key, set] : r.sets)
+    if (of_jobs_class(r, key, m.job)) all.push_back(key);
   return all;
 }
 
@@ -87,9 +91,16 @@ bool scope_serves(const std::optional<model::github_scope>& scope, const std::st
   return false;
 }
 
+bool of_jobs_class(const job_routes& r, const std::string& key, const messages::job_info& job) {
+  if (job.runner_class.empty()) return true;
+  auto judged = r.classes.find(key);
+  return judged != r.classes.end() && judged->second == job.runner_class;
+}
+
 bool set_serves(const job_routes& r, const std::string& key, const messages::job_info& job) {
   auto set = r.sets.find(key);
   if (set == r.sets.end() || set->second->metadata.deleting || r.admitted.count(key) == 0) return false;
+  if (!of_jobs_class(r, key, job)) return false;
   if (!scope_serves(set->second->spec.scope, job.server, job.repository)) return false;
   if (job.installation_id == 0) return true;
   auto credentials = r.installations.find(key);

@@ -21,6 +21,11 @@
 //     follows the job up).
 //   - A completion goes to every set: each drops the job from its demand,
 //     the owner also ends the runner.
+//   - A delivery taken on a RunnerClass's own intake path (signed with the
+//     class's webhook secret, job_info::runner_class) goes only to sets of
+//     that class, by the rules above: whoever holds a class's secret (every
+//     team that configured a hook with it) steers demand, starts and
+//     completions within the class and nowhere else.
 //
 // The set dedups (a completed job's late or repeated messages are ignored)
 // and hands a start or completion to the Runner's actor; before that, the
@@ -53,7 +58,15 @@ struct job_routes {
   // "namespace/name" -> its App installation's id, 0 for a personal access
   // token. A set not listed has not loaded them yet.
   std::map<std::string, std::int64_t> installations;
+  // The RunnerClass each set was last judged by ("namespace/name" -> class
+  // name; "" or not listed: none), whatever the verdict: a set its class
+  // refuses now still owns its runners.
+  std::map<std::string, std::string> classes;
 };
+
+// Is the set `key` of the class a job's delivery was signed for? Every set
+// is, for a job that names no class (the manager's own path and secret).
+bool of_jobs_class(const job_routes& r, const std::string& key, const messages::job_info& job);
 
 // The keys ("namespace/name") of the sets to send the message to.
 std::vector<std::string> destinations(const job_routes& r, const messages::job_available& m);
@@ -77,7 +90,8 @@ bool scope_serves(const std::optional<model::github_scope>& scope, const std::st
 // organisation's hook), so it is for the sets that act as that
 // installation: a personal access token's set, or another installation's,
 // serves none. A delivery that names none may go to a set of any
-// credentials its class admits for that scope.
+// credentials its class admits for that scope. A delivery taken on a
+// class's path goes to none of another class.
 bool set_serves(const job_routes& r, const std::string& key, const messages::job_info& job);
 
 }  // namespace octorun::controller

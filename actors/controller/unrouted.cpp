@@ -21,6 +21,9 @@ std::string describe(unrouted why, const messages::job_info& job) {
            (job.installation_id == 0
                 ? std::string()
                 : " with the credentials of App installation " + std::to_string(job.installation_id)) +
+           (job.runner_class.empty() ? std::string()
+                                     : " among the sets of RunnerClass " + job.runner_class +
+                                           ", whose webhook path the delivery came on") +
            " (sets serve only what their RunnerClass admits)";
   std::string labels;
   for (const auto& l : job.labels) labels += (labels.empty() ? "" : ", ") + l;

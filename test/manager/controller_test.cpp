@@ -234,6 +234,67 @@ TEST(JobRouting, DemandGoesOnlyToASetWhoseClassCredentialsAndScopeServeTheJob) {
   EXPECT_TRUE(destinations(refused_only, messages::job_available{job_of("acme/app", {"linux"})}).empty());
 }
 
+// Issue 32: with one webhook secret for the whole platform, every team that
+// configured a repository's hook held the key that signs every other
+// team's deliveries, and a forged `queued` for another team's repository
+// went to the first set serving it (by namespace/name). A delivery taken on
+// a RunnerClass's own path (signed with that class's secret) names its
+// class, and every message of it goes only to that class's sets.
+TEST(JobRouting, AClassPathsDeliveryReachesOnlyTheClassesSets) {
+  using keys = std::vector<std::string>;
+  auto a_app = set_for("https://github.com/acme/a-app");
+  auto b_app = set_for("https://github.com/acme/b-app");
+  auto b_org = set_for("https://github.com/acme");  // class b, serves a-app too
+  a_app.metadata.name = "a-app";
+  b_app.metadata.name = "b-app";
+  b_org.metadata.name = "org";
+  auto r = routes_of({{"a/a-app", a_app}, {"b/b-app", b_app}, {"b/org", b_org}});
+  r.classes = {{"a/a-app", "class-a"}, {"b/b-app", "class-b"}, {"b/org", "class-b"}};
+
+  auto forged = job_of("acme/b-app", {"linux"});
+  forged.runner_class = "class-a";
+  EXPECT_TRUE(destinations(r, messages::job_available{forged}).empty())
+      << "class a's secret makes no demand for class b's sets";
+  EXPECT_FALSE(set_serves(r, "b/b-app", forged));
+  EXPECT_TRUE(destinations(r, messages::job_assigned{forged}).empty());
+  EXPECT_EQ(why_unrouted(r, forged), unrouted::unserved_repository);
+  EXPECT_NE(describe(unrouted::unserved_repository, forged).find("RunnerClass class-a"), std::string::npos);
+
+  auto genuine = forged;
+  genuine.runner_class = "class-b";
+  EXPECT_EQ(destinations(r, messages::job_available{genuine}), keys{"b/b-app"});
+  auto unclassed = forged;
+  unclassed.runner_class.clear();
+  EXPECT_EQ(destinations(r, messages::job_available{unclassed}), keys{"b/b-app"})
+      << "the manager's own path keeps today's routing";
+
+  // Within its class, the first set by namespace/name that serves the job.
+  auto a_job = job_of("acme/a-app", {"linux"});
+  a_job.runner_class = "class-a";
+  EXPECT_EQ(destinations(r, messages::job_available{a_job}), keys{"a/a-app"})
+      << "class b's broader scope sorts first but is of another class";
+  a_job.runner_class = "class-b";
+  EXPECT_EQ(destinations(r, messages::job_available{a_job}), keys{"b/org"})
+      << "a class's secret steers within its class";
+  a_job.runner_class = "class-c";
+  EXPECT_TRUE(destinations(r, messages::job_available{a_job}).empty()) << "a class with no sets";
+
+  // Starts and completions stay within the class too.
+  const auto b_runner = model::runner_name("b-app", "", "ab12c");
+  r.runner_sets = {{b_runner, {{"b", "b/b-app"}}}};
+  EXPECT_TRUE(destinations(r, messages::job_started{forged, b_runner, 1}).empty());
+  EXPECT_EQ(destinations(r, messages::job_started{genuine, b_runner, 1}), keys{"b/b-app"});
+  r.runner_sets.clear();
+  EXPECT_TRUE(destinations(r, messages::job_started{forged, b_runner, 1}).empty()) << "not watched yet";
+  EXPECT_EQ(destinations(r, messages::job_started{genuine, b_runner, 1}), keys{"b/b-app"});
+  EXPECT_EQ(destinations(r, messages::job_completed{forged, b_runner, 1, "success"}), keys{"a/a-app"});
+  EXPECT_EQ(destinations(r, messages::job_completed{genuine, b_runner, 1, "success"}),
+            (keys{"b/b-app", "b/org"}));
+  r.classes.erase("b/b-app");
+  EXPECT_EQ(destinations(r, messages::job_available{genuine}), keys{"b/org"})
+      << "a set judged by no class is of no class's path";
+}
+
 // Where an object labelled for a RunnerSet goes (owned_routing.hpp): to a
 // set the controller has seen, else nowhere.
 TEST(OwnedRouting, OnlyASetSeenTakesItsObjects) {

@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "actors/class_hooks/class_hooks_actor.hpp"
 #include "actors/controller/controller.hpp"
 #include "actors/kinds.hpp"
 #include "actors/metrics/event_metrics.hpp"
@@ -182,6 +183,7 @@ struct manager::replica_parts {
   protocols::job_router router;
   std::shared_ptr<admission::webhook_server> admission_server;
   caf::actor admission_upkeep;
+  caf::actor class_hooks;                 // reads the RunnerClasses' webhook secrets for the intake
   std::unique_ptr<http::server> health;   // /healthz, /readyz
   std::unique_ptr<http::server> metrics;  // /metrics
   watched::observer metrics_feed;
@@ -250,9 +252,18 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
   return m;
 }
 
+namespace {
+std::string platform_namespace_of(const options& o);
+}  // namespace
+
 expected<ok_t, std::string> manager::start_webhook_intake() {
   github::intake_options iopts;
   iopts.secret = settings_.webhook_secret;
+  // Each RunnerClass with a webhook secret of its own gets a path of its
+  // own, verified with that secret (docs/intakes.md): read on every replica,
+  // since a follower answers deliveries too.
+  auto class_secrets = std::make_shared<github::class_webhook_secrets>();
+  iopts.classes = class_secrets;
   iopts.allow_insecure = options_.insecure_webhook;
   iopts.http = endpoints(options_).intake;
   iopts.on_rejected = [](const char* reason, const std::string& delivery, const std::string& why) {
@@ -281,7 +292,17 @@ expected<ok_t, std::string> manager::start_webhook_intake() {
   auto intake = github::webhook_intake::start(iopts, std::move(to_router));
   if (!intake) return unexpected<std::string>{intake.error()};
   intake_ = std::move(*intake);
-  spdlog::info("webhook intake serving {} (standby until this replica leads)", intake_->url());
+  class_hooks::class_hooks_config hooks;
+  hooks.kube = settings_.kube;
+  hooks.kube_options = settings_.kube_options;
+  hooks.platform_namespace = platform_namespace_of(options_);
+  hooks.resync = std::chrono::seconds(std::max(1, options_.resync_seconds));
+  hooks.secrets = std::move(class_secrets);
+  replica_->class_hooks = class_hooks::spawn_class_hooks(sys_, std::move(hooks));
+  spdlog::info(
+      "webhook intake serving {}, and {}/classes/NAME for each RunnerClass with a webhook secret "
+      "(standby until this replica leads)",
+      intake_->url(), intake_->url());
   return ok;
 }
 
@@ -381,6 +402,8 @@ void manager::stop() {
   auto& r = *replica_;
   if (r.metrics_feed) caf::anon_send_exit(r.metrics_feed, caf::exit_reason::user_shutdown);
   if (r.admission_upkeep) caf::anon_send_exit(r.admission_upkeep, caf::exit_reason::user_shutdown);
+  if (r.class_hooks) caf::anon_send_exit(r.class_hooks, caf::exit_reason::user_shutdown);
+  r.class_hooks = nullptr;
   r.metrics_feed = nullptr;
   r.admission_upkeep = nullptr;
   r.health.reset();

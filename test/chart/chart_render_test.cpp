@@ -203,8 +203,22 @@ TEST(ChartRender, TheIngressLeadsToTheWebhookIntakeService) {
   EXPECT_EQ(str(rule["host"]), "ci.example.com");
   auto path = rule["http"]["paths"][0];
   EXPECT_EQ(str(path["path"]), "/webhook");
+  EXPECT_EQ(str(path["pathType"]), "Prefix") << "each RunnerClass's /webhook/classes/<class> too";
   EXPECT_EQ(str(path["backend"]["service"]["name"]), "octorun-github-webhook");
   EXPECT_TRUE(r.find("Service", "octorun-github-webhook"));
+}
+
+// The default class's own webhook secret (docs/intakes.md), only when named.
+TEST(ChartRender, TheDefaultClassNamesItsWebhookSecretOnlyWhenGiven) {
+  auto plain = ok("");
+  auto c = plain.find("RunnerClass", "standard");
+  ASSERT_TRUE(c);
+  EXPECT_FALSE((*c)["spec"]["github"]["webhookSecretRef"]);
+  auto r = ok("--set runnerClasses.default.webhookSecretRef.name=standard-hook");
+  c = r.find("RunnerClass", "standard");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(str((*c)["spec"]["github"]["webhookSecretRef"]["name"]), "standard-hook");
+  EXPECT_EQ(str((*c)["spec"]["github"]["webhookSecretRef"]["key"]), "secret");
 }
 
 TEST(ChartRender, WatchedNamespacesAreTheManagersAndTheWebhooksScope) {

@@ -10,6 +10,13 @@
 // Before, demand went to the first set by namespace/name whose scope served
 // the repository (tenant B's), and a signed body sent again under a new
 // X-GitHub-Delivery id counted again once its job was forgotten.
+//
+// A repository's or organisation's hook names no App installation, and
+// whoever owns the repository configures its secret: with one secret for
+// the platform, every team that configured a hook held the key that signs
+// every other team's deliveries. ClassHooks below: each RunnerClass has a
+// secret and an intake path of its own, and a delivery on a class's path
+// makes demand for that class's sets only.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -94,11 +101,13 @@ class WebhookRouting : public ::testing::Test {
   // simulator, on the credentials Secret `credentials`; waits until its
   // credentials load (the router knows them from then on).
   void create_set(const std::string& ns, const std::string& name, const std::string& scope,
-                  const std::string& credentials) {
+                  const std::string& credentials, const std::string& runner_class = "") {
+    const auto class_field =
+        runner_class.empty() ? std::string() : R"("runnerClassName":")" + runner_class + "\",";
     test::kubectl(c_, "-n " + ns + " create -f - >/dev/null <<'EOF'\n" +
                           R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":")" +
-                          name + R"("},"spec":{"scopeURL":")" + github_->ghes_url() + "/" + scope +
-                          R"(","credentialsSecretName":")" + credentials +
+                          name + R"("},"spec":{)" + class_field + R"("scopeURL":")" + github_->ghes_url() +
+                          "/" + scope + R"(","credentialsSecretName":")" + credentials +
                           R"(","intake":"Webhook","runnerLabels":["linux"],"minRunners":0,"maxRunners":3,)"
                           R"("template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
                           "\nEOF");
@@ -136,16 +145,18 @@ class WebhookRouting : public ::testing::Test {
            std::to_string(tenant_installation) + R"(,"node_id":"MDIz"},"sender":{"login":"octocat"}})";
   }
 
-  // POSTs `body`, signed with the manager's secret, as delivery `id`: "STATUS BODY".
-  std::string deliver(const std::string& body, const std::string& id) {
+  // POSTs `body`, signed with `key` (the manager's secret), to the intake's
+  // path + `suffix` as delivery `id`: "STATUS BODY".
+  std::string deliver(const std::string& body, const std::string& id, const std::string& key = secret,
+                      const std::string& suffix = "") {
     http::client client;
     client.set_plain_http(true);
     auto r = client.perform({"POST",
-                             intake_,
+                             intake_ + suffix,
                              {{"Content-Type", "application/json"},
                               {"X-GitHub-Event", "workflow_job"},
                               {"X-GitHub-Delivery", id},
-                              {"X-Hub-Signature-256", github::webhook_signature(secret, body)}},
+                              {"X-Hub-Signature-256", github::webhook_signature(key, body)}},
                              body});
     if (!r) return "no answer: " + r.error().message;
     return std::to_string(r->status) + " " + r->body;
@@ -203,6 +214,117 @@ TEST_F(WebhookRouting, TheSameSignedBodyUnderANewDeliveryIdMakesNoExtraRunner) {
   ASSERT_EQ(made.size(), 2u) << manager_->log_tail();
   EXPECT_EQ(runners(tenant_).size(), 2u) << "a replayed body made a runner";
   EXPECT_TRUE(runners(other_).empty());
+}
+
+// Tenants A and B each hold a RunnerClass (admitting their own namespace
+// only) with a webhook secret of its own, and the secret of their own
+// class's hooks. Tenant A signs a `queued` for tenant B's repository with
+// class A's secret, as a repository hook of its own would send it, and
+// posts it on class A's path: it is taken (the signature is valid) and
+// makes no runner anywhere, for no set of class A serves B's repository.
+// The same body on class B's path, signed with class B's secret, is B's
+// own hook: B's runner. Before, the intake had one secret, the manager's,
+// which tenant A held as soon as it configured its repository's hook: the
+// same body signed with it on /webhook made a runner in B's namespace (B's
+// set being the one that serves acme/b-app), and the class paths did not
+// exist (404).
+class ClassHooks : public WebhookRouting {
+ protected:
+  ClassHooks() {
+    github_->add_repository("acme/b-app");
+    platform_ = test::make_namespace(c_, "wh-platform");
+    class_a_ = "hook-a-" + tenant_;
+    class_b_ = "hook-b-" + other_;
+  }
+  ~ClassHooks() override {
+    test::kubectl(c_, "delete runnerclass " + class_a_ + " " + class_b_ + " --wait=false >/dev/null 2>&1");
+    test::kubectl(c_, "delete namespace " + platform_ + " --wait=false >/dev/null");
+  }
+
+  // A class for namespace `ns` on the simulator, tenants' own credentials,
+  // and its webhook secret in the platform's Secret `hook`.
+  void create_class(const std::string& name, const std::string& ns, const std::string& hook,
+                    const std::string& hook_secret) {
+    test::kubectl(c_, "-n " + platform_ + " create secret generic " + hook +
+                          " --from-literal=secret=" + hook_secret + " >/dev/null");
+    test::kubectl(
+        c_,
+        "create -f - >/dev/null <<'EOF'\n"
+        R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerClass","metadata":{"name":")" +
+            name + R"("},"spec":{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":")" + ns +
+            R"("}},"github":{"servers":[")" + github_->ghes_url() +
+            R"("],"allowTenantCredentials":true,"webhookSecretRef":{"name":")" + hook + R"("}}}})" + "\nEOF");
+  }
+
+  void start_with_classes() {
+    create_class(class_a_, tenant_, "hook-a", "a-s3cret");
+    create_class(class_b_, other_, "hook-b", "b-s3cret");
+    auto args = test::octorun_args(c_.kubeconfig, tenant_, "class-hooks");
+    std::erase(args, "--namespace=" + tenant_);
+    args.push_back("--namespaces=" + tenant_ + "," + other_);
+    args.push_back("--webhook-sweep-seconds=0");
+    args.push_back("--platform-namespace=" + platform_);
+    manager_ = std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), secret,
+                                                       "/tmp/octorun-manager-" + tenant_ + ".log");
+    intake_ = manager_->wait_leading(60s);
+    ASSERT_FALSE(intake_.empty()) << manager_->log_tail();
+    for (const auto& c : {class_a_, class_b_})
+      ASSERT_FALSE(
+          manager_->wait_for_log(std::regex("RunnerClass (" + c + ") takes deliveries on its own path"), 60s)
+              .empty())
+          << manager_->log_tail();
+  }
+
+  // A workflow_job body of a repository's hook: `repository` on the
+  // simulator, no installation, queued now.
+  std::string hook_body(std::int64_t job, const std::string& repository) const {
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    return R"({"action":"queued","workflow_job":{"id":)" + std::to_string(job) + R"(,"run_id":)" +
+           std::to_string(job + 1'000'000) +
+           R"(,"labels":["self-hosted","linux"],"name":"build","workflow_name":"CI","head_branch":"main",)"
+           R"("status":"queued","created_at":")" +
+           format_rfc3339(now) + R"(","runner_id":null,"runner_name":null},"repository":{"id":2,"name":")" +
+           repository.substr(repository.find('/') + 1) + R"(","full_name":")" + repository +
+           R"(","html_url":")" + github_->ghes_url() + "/" + repository +
+           R"(","owner":{"login":"acme"}},"organization":{"login":"acme"},"sender":{"login":"octocat"}})";
+  }
+
+  std::string platform_, class_a_, class_b_;
+};
+
+TEST_F(ClassHooks, AClassesSecretMakesNoRunnerForAnotherClassesTenant) {
+  start_with_classes();
+  secret_of(tenant_, "pat", R"("github_token":")" + base64_encode("ghp_simulator") + "\"");
+  secret_of(other_, "pat", R"("github_token":")" + base64_encode("ghp_simulator") + "\"");
+  create_set(other_, "b-app", "acme/b-app", "pat", class_b_);
+  create_set(tenant_, "app", "acme/app", "pat", class_a_);
+
+  const auto forged = hook_body(9201, "acme/b-app");
+  auto taken = deliver(forged, "class-1", "a-s3cret", "/classes/" + class_a_);
+  EXPECT_TRUE(taken.starts_with("202 ")) << taken << manager_->log_tail();
+  // The router turns it away (logged once per repository): then nothing
+  // can come of it.
+  EXPECT_FALSE(
+      manager_
+          ->wait_for_log(std::regex("(job 9201 turned away: no RunnerSet serves the repository acme/b-app .* "
+                                    "among the sets of RunnerClass " +
+                                    class_a_ + ")"),
+                         60s)
+          .empty())
+      << manager_->log_tail();
+  EXPECT_TRUE(runners(other_).empty()) << "class A's secret made tenant B a runner";
+  EXPECT_TRUE(runners(tenant_).empty());
+  auto crossed = deliver(forged, "class-2", "a-s3cret", "/classes/" + class_b_);
+  EXPECT_TRUE(crossed.starts_with("401 ")) << "class A's secret on class B's path: " << crossed;
+  auto unknown = deliver(forged, "class-3", "a-s3cret", "/classes/no-such-class");
+  EXPECT_TRUE(unknown.starts_with("404 ")) << unknown;
+
+  // B's own hook: the same body on B's class's path, signed with its secret.
+  auto genuine = deliver(forged, "class-4", "b-s3cret", "/classes/" + class_b_);
+  EXPECT_TRUE(genuine.starts_with("202 ")) << genuine;
+  auto made = test::poll([&] { return runners(other_); }, [](const auto& r) { return !r.empty(); }, 60s).last;
+  EXPECT_EQ(made.size(), 1u) << "tenant B's own delivery made no runner\n" << manager_->log_tail();
+  EXPECT_TRUE(runners(tenant_).empty());
 }
 
 }  // namespace

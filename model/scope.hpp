@@ -27,8 +27,8 @@ struct github_scope {
   level kind = level::organization;
   std::string owner;       // organization, repository owner or enterprise, as written
   std::string repository;  // empty unless kind == repository
-  std::string base_url;    // scheme://host[:port], the scheme in lower case, the host as written
-  url_parts url;           // the URL split (split_http_url), its path without a trailing '/'
+  std::string base_url{};  // scheme://host[:port], the scheme in lower case, the host as written
+  url_parts url{};         // the URL split (split_http_url), its path without a trailing '/'
 
   // The URL as written, less a trailing '/' (what GitHub's scale-set API is given).
   std::string as_written() const { return base_url + url.path; }

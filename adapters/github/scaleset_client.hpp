@@ -69,14 +69,14 @@ struct scaleset_options {
   // https://github.com/org, .../owner/repo, .../enterprises/e: for callers
   // that hold only the text (make() parses it); ignored when `where` is set.
   std::string config_url;
-  // The scope, parsed already (a set's, when the set was decoded).
-  std::optional<model::github_scope> where;
   std::shared_ptr<token_source> auth;
   call_options call;
   std::chrono::seconds long_poll{50};  // the service holds get-message about 50 s
   // Set by the owner to end a long poll in flight at once (shutdown), so the
   // session can be deleted without waiting out the poll.
   std::shared_ptr<std::atomic<bool>> stop_polling;
+  // The scope, parsed already (a set's, when the set was decoded).
+  std::optional<model::github_scope> where{};
 };
 
 class scaleset_client {

@@ -84,7 +84,7 @@ inline caf::actor spawn_watch(caf::actor_system& sys, const kube::config& cfg, k
   const auto& plural = io.res.plural;
   auto spawn = plural == "runnersets" ? w::watch_runnersets
                : plural == "runners"  ? w::watch_runners
-                                      : w::watch_pods;
+                                      : static_cast<decltype(&w::watch_runners)>(w::watch_pods);
   EXPECT_TRUE(plural == "runnersets" || plural == "runners" || plural == "pods") << plural;
   return spawn(sys, cfg, {}, std::move(io));
 }

@@ -3,9 +3,10 @@
 // receiver both include (so neither includes the other's folder, and a
 // message the receiver does not take is a compile error at the sender).
 //
-//   - job_router: the job messages both intakes send (the webhook intake and
-//     each scale-set listener); the controller implements it, and a
-//     RunnerSet actor takes the same messages.
+//   - job_router: the job messages both intakes send: the webhook intake to
+//     the controller, which implements it and picks the sets; each
+//     scale-set listener straight to its RunnerSet actor, which takes the
+//     same messages.
 //   - runner_github_api: what a Runner actor asks its RunnerSet about GitHub.
 //   - listener_setup_api: what a listener asks its RunnerSet.
 //
@@ -28,7 +29,8 @@ namespace octorun::protocols {
 
 // The job router's interface (the controller implements it, by the rules of
 // actors/controller/job_routing.hpp): what both intakes send. A RunnerSet
-// actor takes the same messages, so a set run on its own can stand in for it.
+// actor takes the same messages: a listener sends to its set, and a set run
+// on its own can stand in for the controller.
 using job_router =
     caf::typed_actor<caf::reacts_to<messages::job_available>, caf::reacts_to<messages::job_assigned>,
                      caf::reacts_to<messages::job_started>, caf::reacts_to<messages::job_completed>,

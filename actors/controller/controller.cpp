@@ -15,6 +15,7 @@
 #include "actors/controller/scale_set_claims.hpp"
 #include "actors/controller/unrouted.hpp"
 #include "actors/metrics/event_metrics.hpp"
+#include "actors/supervisor/child_handles.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/kube/informer.hpp"
@@ -33,7 +34,9 @@ struct controller_state {
   controller_config cfg;
   caf::actor kube;
   caf::actor events;  // kube::spawn_event_recorder, shared by the Runner actors
-  caf::actor sets;    // supervisor of the RunnerSet actors, keyed "ns/name"
+  // The RunnerSet actors, keyed "ns/name", held here and sent to straight;
+  // their supervisor only restarts them.
+  supervision::child_handles<runnerset::runnerset_actor> sets;
   std::vector<caf::actor> informers;
   job_routes routes;  // the sets and their runners, as watched: where job messages go
   // The keys of routes.sets, for the Pod informers' decoders (owned_routing.hpp).
@@ -70,13 +73,9 @@ struct controller_state {
   static constexpr const char* name = "controller";
 };
 
-using self_ptr = controller_actor::stateful_pointer<controller_state>;
-
-// Sends `xs...` to the set's actor, through the supervisor of the sets.
-template <class... Ts>
-void route(self_ptr self, const std::string& set_key, Ts&&... xs) {
-  supervision::route_to<runnerset::runnerset_actor>(self->state.sets, set_key, std::forward<Ts>(xs)...);
-}
+// The interface plus what the supervisor of the sets tells it.
+using controller_impl = controller_actor::extend_with<supervision::child_notices>;
+using self_ptr = controller_impl::stateful_pointer<controller_state>;
 
 // A set's event, after the platform's current snapshot if the set has not
 // had it: its actor judges it against its class before it acts on it.
@@ -84,8 +83,8 @@ template <class Event>
 void route_set(self_ptr self, const std::string& key, Event&& ev) {
   auto& st = self->state;
   if (st.platform && st.told_platform.insert(key).second)
-    route(self, key, messages::platform_update{st.platform});
-  route(self, key, std::forward<Event>(ev));
+    self->state.sets.send(self, key, messages::platform_update{st.platform});
+  self->state.sets.send(self, key, std::forward<Event>(ev));
 }
 
 // A set as its class's cap per namespace counts it: not once it is being
@@ -126,7 +125,7 @@ void publish_platform(self_ptr self) {
   for (const auto& [key, set] : st.routes.sets) {
     if (st.held_sets.count(key) > 0) continue;  // told when released
     st.told_platform.insert(key);
-    route(self, key, messages::platform_update{st.platform});
+    self->state.sets.send(self, key, messages::platform_update{st.platform});
   }
 }
 
@@ -150,7 +149,7 @@ void publish_scale_set_claims(self_ptr self) {
         spdlog::warn("controller: RunnerSet {} may not register scale set {}: RunnerSet {} holds it", key,
                      t.scale_set_name, t.holder);
     st.told_taken[key] = now;
-    route(self, key, messages::scale_set_names_taken{std::move(now)});
+    self->state.sets.send(self, key, messages::scale_set_names_taken{std::move(now)});
   }
 }
 
@@ -243,7 +242,11 @@ void on_runnerset(self_ptr self, watched::runnerset_event& ev) {
     if (recount) publish_platform(self);
     if (claims_changed) publish_scale_set_claims(self);
   }
+  const bool deleted = ev.type == kube::event_type::deleted;
   route_set(self, key, std::move(ev));
+  // Its actor ends on the deletion: a set made again under the name gets a
+  // new one, however soon its first event comes.
+  if (deleted) st.sets.retire(key);
 }
 
 // Whether a Pod informer keeps a Pod (intake_of_pod), asked on its
@@ -273,7 +276,7 @@ template <class Event>
 void route_owned(self_ptr self, const std::optional<std::string>& key, Event& ev, const char* kind) {
   switch (route_of_owned(self->state.routes.sets, key)) {
     case owned_route::to_set:
-      return route(self, *key, std::move(ev));
+      return self->state.sets.send(self, *key, std::move(ev));
     case owned_route::no_set:
       return;
     case owned_route::unknown_set:
@@ -323,7 +326,7 @@ void reject_demand(const messages::job_info& job, unrouted why) {
 // the sets job_routing.hpp picks.
 template <class Message>
 void on_job(self_ptr self, const Message& m) {
-  for (const auto& key : destinations(self->state.routes, m)) route(self, key, m);
+  for (const auto& key : destinations(self->state.routes, m)) self->state.sets.send(self, key, m);
 }
 
 // Demand no set takes: bad input (only the webhook's demand comes one job
@@ -331,7 +334,7 @@ void on_job(self_ptr self, const Message& m) {
 template <class Demand>
 void on_demand(self_ptr self, const Demand& m) {
   auto keys = destinations(self->state.routes, m);
-  for (const auto& key : keys) route(self, key, m);
+  for (const auto& key : keys) self->state.sets.send(self, key, m);
   if (!keys.empty()) return;
   reject_demand(m.job, why_unrouted(self->state.routes, m.job));
 }
@@ -442,7 +445,7 @@ void on_synced(self_ptr self, const kube::informer_synced& s) {
       ns;
 }
 
-controller_actor::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
+controller_impl::behavior_type controller_behavior(self_ptr self, controller_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   // A request that queued longer than its actor waits for the answer is not
@@ -460,21 +463,25 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
   defaults.kube = st.kube;
   defaults.events = st.events;
   defaults.runner_defaults.events = st.events;
-  defaults.job_router = self;  // its listeners' job messages come back here
+  defaults.job_router = self;  // the jobs its webhook sweep finds are routed as deliveries
   defaults.credentials_told = self;
-  st.sets = supervision::spawn_supervisor(
-      self->system(), "runnersets", [defaults](caf::local_actor* parent, const std::string& key) {
+  supervision::supervisor_options sets_options;
+  sets_options.tell = caf::actor_cast<caf::actor>(self);
+  st.sets = supervision::child_handles<runnerset::runnerset_actor>(supervision::spawn_supervisor(
+      self->system(), "runnersets",
+      [defaults](caf::local_actor* parent, const std::string& key) {
         auto c = defaults;
         auto slash = key.find('/');
         c.ns = key.substr(0, slash);
         c.name = key.substr(slash + 1);
         return caf::actor_cast<caf::actor>(runnerset::spawn_runnerset(parent, c));
-      });
+      },
+      sets_options));
   start_watches(self);
   self->set_exit_handler([=](caf::exit_msg& em) {
     auto& s = self->state;
     for (auto& inf : s.informers) self->send_exit(inf, em.reason);
-    self->send_exit(s.sets, em.reason);
+    self->send_exit(s.sets.supervisor(), em.reason);
     self->send_exit(s.kube, em.reason);
     if (s.events) self->send_exit(s.events, em.reason);
     self->quit(em.reason);
@@ -495,13 +502,22 @@ controller_actor::behavior_type controller_behavior(self_ptr self, controller_co
       [=](messages::job_completed& m) { on_job(self, m); },
       [=](messages::session_message& m) { on_job(self, m); },
       [=](messages::set_credentials& m) { on_set_credentials(self, m); },
+      [=](supervision::child_started_atom, const std::string& key, const caf::actor& set) {
+        self->state.sets.on_started(self, key, set);
+      },
+      [=](supervision::child_down_atom, const std::string& key, const caf::actor_addr& set) {
+        self->state.sets.on_down(key, set);
+      },
+      [=](supervision::child_gone_atom, const std::string& key, const caf::actor_addr& set) {
+        self->state.sets.on_gone(key, set);
+      },
   };
 }
 
 }  // namespace
 
 controller_actor spawn_controller(caf::actor_system& sys, controller_config cfg) {
-  return sys.spawn(controller_behavior, std::move(cfg));
+  return caf::actor_cast<controller_actor>(sys.spawn(controller_behavior, std::move(cfg)));
 }
 
 }  // namespace octorun::controller

@@ -1,10 +1,11 @@
 // The controller: what the leading manager replica runs. It watches
 // RunnerSets, Runners and the Runners' Pods and Secrets, and feeds each
 // RunnerSet's actor (spawned on first sight, supervised, restarted with
-// backoff) the events of the set and of everything it owns. It is also the
-// job router: both intakes (the webhook intake and every set's scale-set
-// listeners) send it their job messages and statistics, and it routes each
-// to its RunnerSet's actor by the rules of job_routing.hpp.
+// backoff) the events of the set and of everything it owns, holding each
+// set's actor handle. It is also the job router: the webhook intake (and
+// each set's sweep of GitHub's queue) sends it job messages, and it routes
+// each to the RunnerSet actors job_routing.hpp picks. A scale-set listener
+// sends to its own set, not here.
 #pragma once
 
 #include <caf/all.hpp>

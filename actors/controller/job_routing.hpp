@@ -1,10 +1,11 @@
-// The one route of job messages: both intakes (the webhook intake and each
-// scale-set listener) hand every job message to the controller, and these
-// rules say which RunnerSet actors get it. Pure.
+// Where the controller sends a job message: the webhook intake (and each
+// set's sweep of GitHub's queue) hands every job message to the controller,
+// and these rules say which RunnerSet actors get it. Pure. (A scale-set
+// listener's session belongs to one set: it sends to that set straight.)
 //
-//   - A listener's session message (its job messages and statistics, whole)
-//     goes to the set it names (a listener's session belongs to one set), if
-//     it is known. The rules below are for the webhook's job messages.
+//   - A session message (job messages and statistics, whole) sent to the
+//     controller goes to the set it names, if it is known. The rules below
+//     are for the webhook's job messages.
 //   - Demand (job_available, job_assigned) goes to the first set, by
 //     namespace/name, that serves the job (set_serves: its RunnerClass
 //     admits it, it is on the job's GitHub server, its scope serves the

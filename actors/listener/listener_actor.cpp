@@ -60,16 +60,16 @@ void acknowledge(self_ptr self, std::int64_t message_id) {
           [=](caf::error& e) { fail(self, "acknowledging", self->system().render(e)); });
 }
 
-// Hands what one message of the session (or its opening) says to the job
-// route as one session message, named after this listener's set: the set
-// applies the jobs and the statistics together (messages/jobs.hpp).
+// Hands what one message of the session (or its opening) says to its set
+// as one session message, named after the set: the set applies the jobs and
+// the statistics together (messages/jobs.hpp).
 void report(self_ptr self, std::vector<messages::job_message> jobs,
             std::optional<messages::job_statistics> stats) {
   self->send(self->state.cfg.jobs,
              messages::session_message{self->state.cfg.set_id, std::move(jobs), std::move(stats)});
 }
 
-// Hands the message's jobs and statistics to the job route, acquires what
+// Hands the message's jobs and statistics to its set, acquires what
 // it offers, then acknowledges. They go out before the acquisition so the
 // set counts demand as early as possible; the statistics that follow the
 // acquisition (next message) carry the assigned count it scales on.

@@ -29,8 +29,8 @@ struct listener_config {
   std::string set_id;   // "namespace/name": its session messages name it as their runner_set
   std::string variant;  // the key under the supervisor; "" for a set without variants
   protocols::listener_setup_api runnerset;
-  // Receives the job messages and statistics: the controller's job router
-  // (the route webhook deliveries take too), which sends them to the set.
+  // Receives the job messages and statistics: its RunnerSet's actor (the
+  // session belongs to that set, so nothing routes them: one mailbox).
   protocols::job_router jobs;
   std::chrono::milliseconds request_timeout{30'000};
   // Told when the session opens and ends, and when an incarnation fails.
@@ -40,7 +40,7 @@ struct listener_config {
 // The listener's own interface is empty: it handles nothing but the replies
 // to its requests, and CAF 0.17 rejects an empty typed_actor ("Empty typed
 // actor handle"), so its handle stays a caf::actor. What it sends is typed:
-// its RunnerSet (listener_setup_api) and the job router (job_router).
+// its RunnerSet, as listener_setup_api and as job_router.
 caf::actor spawn_listener(caf::local_actor* parent, listener_config cfg);
 
 }  // namespace octorun::listener

@@ -189,7 +189,7 @@ void remove_registered_or_not(self_ptr self, const std::string& name, std::int64
             it->second.busy_until = self->clock().now() + self->state.cfg.busy_recheck;
           return;
         }
-        route_to_runner(self, name, runner::removed_from_github_atom::value);
+        self->state.runners.send(self, name, runner::removed_from_github_atom::value);
         delete_runner(self, name, why);
       },
       failed, github::delete_runner_atom::value, github_id);

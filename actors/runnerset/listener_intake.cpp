@@ -257,7 +257,8 @@ caf::result<github::jit_reply> scale_set_jit(self_ptr self, const github::jit_re
 void spawn_listener_supervisor(self_ptr self) {
   auto& st = self->state;
   auto me = caf::actor_cast<protocols::listener_setup_api>(self);
-  auto jobs = st.cfg.job_router ? st.cfg.job_router : caf::actor_cast<protocols::job_router>(self);
+  // Its session belongs to this set: its messages come straight here.
+  auto jobs = caf::actor_cast<protocols::job_router>(self);
   auto set_id = id(self);
   auto timeout = st.cfg.request_timeout;
   auto metrics = st.cfg.metrics;

@@ -124,7 +124,7 @@ void add_demand(self_ptr self, const messages::job_info& job) {
 // Stops what this actor owns: its Runners' actors and its GitHub workers.
 void stop_children(self_ptr self) {
   auto& st = self->state;
-  if (st.runners_supervisor) caf::anon_send_exit(st.runners_supervisor, caf::exit_reason::user_shutdown);
+  if (st.runners.supervisor()) caf::anon_send_exit(st.runners.supervisor(), caf::exit_reason::user_shutdown);
   if (st.github) caf::anon_send_exit(st.github, caf::exit_reason::user_shutdown);
   if (st.listeners) caf::anon_send_exit(st.listeners, caf::exit_reason::user_shutdown);
   if (st.scaleset_admin) caf::anon_send_exit(st.scaleset_admin, caf::exit_reason::user_shutdown);
@@ -193,7 +193,7 @@ void on_pod(self_ptr self, watched::pod_event& ev) {
       note_runner_pod(self->state.world, runner, *ev.obj);
       note_runner_scheduled(self->state.world, runner, *ev.obj);
     }
-    return route_to_runner(self, runner, std::move(ev));
+    return self->state.runners.send(self, runner, std::move(ev));
   }
   auto& early = self->state.early_pods;
   if (ev.type == kube::event_type::deleted)
@@ -258,9 +258,10 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     st.unjudged_starts.erase(name);
     st.early_pods.erase(name);
     st.runner_jobs.erase(name);
-    caf::anon_send(st.runners_supervisor, supervision::retire_atom::value, name);
+    st.runners.retire(name);
   } else {
-    if (made_here && w.runners.count(name) == 0) route_to_runner(self, name, runner::made_here_atom::value);
+    if (made_here && w.runners.count(name) == 0)
+      self->state.runners.send(self, name, runner::made_here_atom::value);
     auto seen = w.runners.find(name);
     const bool was_unfinished = seen != w.runners.end() && !seen->second.view.finished();
     observe_runner(w, st.fingerprints, *ev.obj);
@@ -284,8 +285,8 @@ void on_runner(self_ptr self, watched::runner_event& ev) {
     // first Runner event, and without it would take a running pod for a
     // vanished one.
     if (auto early = st.early_pods.extract(name)) on_pod(self, early.mapped());
-    route_to_runner(self, name, std::move(ev));
-    if (auto start = st.unjudged_starts.extract(name)) route_to_runner(self, name, start.mapped());
+    self->state.runners.send(self, name, std::move(ev));
+    if (auto start = st.unjudged_starts.extract(name)) self->state.runners.send(self, name, start.mapped());
   }
   mark_dirty(self);
 }
@@ -342,7 +343,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
   // a Runner the set judged its own gets one: a start naming one not seen
   // yet waits for its event (on_runner), a foreign one gets none.
   if (st.world.runners.count(m.runner_name) > 0 || st.world.being_created(m.runner_name))
-    route_to_runner(self, m.runner_name, m);
+    self->state.runners.send(self, m.runner_name, m);
   else if (!foreign)
     st.unjudged_starts.insert_or_assign(m.runner_name, m);
   mark_dirty(self);
@@ -369,7 +370,7 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
     // counting as demand (just above, or in the statistics of the same
     // scale-set message); it holds its slot until its phase lands.
     runner->second.job_completed = true;
-    route_to_runner(self, m.runner_name, m);
+    self->state.runners.send(self, m.runner_name, m);
   }
   mark_dirty(self);
 }
@@ -409,7 +410,9 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   auto ns = st.cfg.ns;
   auto set = st.cfg.name;
   auto me = caf::actor_cast<protocols::runner_github_api>(self);
-  st.runners_supervisor = supervision::spawn_supervisor(
+  supervision::supervisor_options runners_options;
+  runners_options.tell = caf::actor_cast<caf::actor>(self);
+  st.runners = supervision::child_handles<runner::runner_actor>(supervision::spawn_supervisor(
       self->system(), "runners of " + ns + "/" + st.cfg.name,
       [=](caf::local_actor* parent, const std::string& name) {
         auto c = runner_defaults;
@@ -419,11 +422,12 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         c.kube = kube;
         c.github = me;  // GitHub calls go through the set, to its current credentials
         return caf::actor_cast<caf::actor>(runner::spawn_runner(parent, c));
-      });
+      },
+      runners_options));
   // The Runner actors die with the set's actor, however it ends (a crash
   // restarts them all from the watches' state).
   spawn_listener_supervisor(self);
-  st.owned->runners = st.runners_supervisor;
+  st.owned->runners = st.runners.supervisor();
   // However the actor ends (a crash too: the supervisor above restarts it
   // from the watches' state), its Runner actors, listeners and GitHub
   // workers end with it; a leftover listener would hold its session.
@@ -470,8 +474,18 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         mark_dirty(self);
         self->delayed_send(self, s.cfg.resync, tick_atom::value);
       });
+  auto runner_notices = caf::make_typed_behavior(
+      [=](supervision::child_started_atom, const std::string& name, const caf::actor& runner) {
+        self->state.runners.on_started(self, name, runner);
+      },
+      [=](supervision::child_down_atom, const std::string& name, const caf::actor_addr& runner) {
+        self->state.runners.on_down(name, runner);
+      },
+      [=](supervision::child_gone_atom, const std::string& name, const caf::actor_addr& runner) {
+        self->state.runners.on_gone(name, runner);
+      });
   return compose_behavior<runnerset_impl>(events_and_jobs, wake_handler(self), listener_handlers(self),
-                                          runner_github_behavior(self), sweep_handlers(self));
+                                          runner_github_behavior(self), sweep_handlers(self), runner_notices);
 }
 
 }  // namespace detail

@@ -7,9 +7,9 @@
 // reach GitHub through it (so a credential rotation reaches them all).
 //
 // Its interface, runnerset_actor below: the watch events of the RunnerSet,
-// its Runners and their Pods, and the job messages and
-// statistics (from the controller, through the supervisor of the sets:
-// supervision::route_to checks them); its listeners' setup requests; its
+// its Runners and their Pods, and the job messages (from the controller,
+// which holds the set's handle: child_handles::send checks them); its
+// listeners' session messages (straight from them) and setup requests; its
 // Runner actors' GitHub requests (runner_github_api).
 #pragma once
 
@@ -37,10 +37,10 @@ struct runnerset_actor_config {
   std::string ns;
   std::string name;
   caf::actor kube;  // kube::spawn_request_pool
-  // Where its listeners send their job messages and statistics: the
-  // controller's job router, which sends them on to this set like the
-  // webhook's (actors/controller/job_routing.hpp). None: straight to the set
-  // (a set run on its own, as in tests).
+  // Where its webhook sweep sends the job messages it finds: the
+  // controller's job router, which routes them as it routes deliveries
+  // (actors/controller/job_routing.hpp). None: straight to the set (a set
+  // run on its own, as in tests). Its listeners send to the set itself.
   protocols::job_router job_router;
   // Told what the set's credentials are each time they load (the job
   // router: a delivery naming an App installation goes only to that

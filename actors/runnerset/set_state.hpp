@@ -17,6 +17,7 @@
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "actors/runnerset/set_events.hpp"
 #include "actors/runnerset/webhook_sweep.hpp"
+#include "actors/supervisor/child_handles.hpp"
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/watched.hpp"
 #include "adapters/github/github_workers.hpp"
@@ -77,7 +78,9 @@ struct set_state {
   // finalizer on it is locked on.
   kube::object credentials_object;
   bool github_abandoned = false;  // github_unreachable_for_deletion() was logged
-  caf::actor runners_supervisor;
+  // Its Runners' actors, held here and sent to straight; their supervisor
+  // only restarts them.
+  supervision::child_handles<runner::runner_actor> runners;
   // What this actor spawned and must stop however it ends (an attached
   // functor reads it at exit, when the state may be gone).
   struct owned_actors {
@@ -121,10 +124,12 @@ using tick_atom = caf::atom_constant<caf::atom("rstick")>;    // the resync time
 using wake_atom = caf::atom_constant<caf::atom("rswake")>;    // plan()'s wake-ups, by key
 using sweep_atom = caf::atom_constant<caf::atom("rssweep")>;  // the webhook intake's sweep
 
-// The interface plus the actor's own timers.
+// The interface plus the actor's own timers and what the supervisor of its
+// Runners tells it.
 using runnerset_impl =
     runnerset_actor::extend<caf::reacts_to<reconcile_atom>, caf::reacts_to<tick_atom>,
-                            caf::reacts_to<wake_atom, std::string>, caf::reacts_to<sweep_atom>>;
+                            caf::reacts_to<wake_atom, std::string>,
+                            caf::reacts_to<sweep_atom>>::extend_with<supervision::child_notices>;
 using self_ptr = runnerset_impl::stateful_pointer<set_state>;
 void mark_dirty(self_ptr self);
 // Observes the clock, plans and executes every action.
@@ -138,12 +143,6 @@ void delete_warm_nodes(self_ptr self, const std::string& key);
 caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self);
 
 std::string id(self_ptr self);
-// Sends `xs...` to the Runner's actor (through the supervisor of the Runners).
-template <class... Ts>
-void route_to_runner(self_ptr self, const std::string& runner, Ts&&... xs) {
-  supervision::route_to<runner::runner_actor>(self->state.runners_supervisor, runner,
-                                              std::forward<Ts>(xs)...);
-}
 bool listening(const set_state& st);
 // The uid of the set's Runner `runner` ("" when the set has not seen it).
 std::string runner_uid(self_ptr self, const std::string& runner);

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "actors/supervisor/child_handles.hpp"
+
 namespace octorun::supervision {
 namespace {
 
@@ -18,9 +20,7 @@ struct child_entry {
   int restarts = 0;
   std::uint64_t incarnation = 0;
   bool retiring = false;
-  // Messages for it while it is down (a vector: an empty std::deque
-  // allocates a block up front, and a set has a child per Runner).
-  std::vector<caf::message> pending;
+  bool wanted_again = false;  // asked for (ensure) while retiring: started anew once it is down
 };
 
 struct supervisor_state {
@@ -35,9 +35,10 @@ struct supervisor_state {
 
 using self_ptr = caf::stateful_actor<supervisor_state>*;
 
-void deliver(self_ptr self, const caf::actor& child, caf::message msg) {
-  child->enqueue(caf::make_mailbox_element(self->ctrl(), caf::make_message_id(), {}, std::move(msg)),
-                 self->context());
+// Tells the parent (if any) about a child.
+template <class... Ts>
+void tell(self_ptr self, Ts&&... xs) {
+  if (self->state.options.tell) self->send(self->state.options.tell, std::forward<Ts>(xs)...);
 }
 
 void start_child(self_ptr self, const std::string& key, child_entry& entry) {
@@ -53,13 +54,15 @@ void start_child(self_ptr self, const std::string& key, child_entry& entry) {
   entry.started = self->clock().now();
   ++entry.incarnation;
   self->state.keys[entry.address] = key;
-  for (auto& msg : std::exchange(entry.pending, {})) deliver(self, child, std::move(msg));
+  tell(self, child_started_atom::value, key, child);
 }
 
-child_entry& ensure_child(self_ptr self, const std::string& key) {
+void ensure_child(self_ptr self, const std::string& key) {
   auto [it, inserted] = self->state.children.try_emplace(key);
-  if (inserted) start_child(self, key, it->second);
-  return it->second;
+  if (inserted) return start_child(self, key, it->second);
+  // Retiring (its object was deleted) and asked for again (a new object of
+  // the name): a fresh incarnation once this one is down.
+  if (it->second.retiring) it->second.wanted_again = true;
 }
 
 void forget(self_ptr self, const std::string& key) {
@@ -78,9 +81,16 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   entry.handle = nullptr;
   const bool clean =
       !dm.reason || dm.reason == caf::exit_reason::normal || dm.reason == caf::exit_reason::user_shutdown;
+  if (entry.retiring && entry.wanted_again) {
+    tell(self, child_gone_atom::value, key, dm.source);
+    const auto incarnation = entry.incarnation;
+    entry = child_entry{};
+    entry.incarnation = incarnation;
+    return start_child(self, key, entry);
+  }
   if (entry.retiring || clean) {
     self->state.children.erase(key);
-    return;
+    return tell(self, child_gone_atom::value, key, dm.source);
   }
   auto uptime = self->clock().now() - entry.started;
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -91,6 +101,7 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
                self->system().render(dm.reason), entry.restarts,
                std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
   self->delayed_send(self, delay, restart_atom::value, key, entry.incarnation);
+  tell(self, child_down_atom::value, key, dm.source);
 }
 
 }  // namespace
@@ -116,26 +127,13 @@ caf::behavior supervisor_behavior(self_ptr self, std::string name, child_factory
         auto it = self->state.children.find(key);
         if (it == self->state.children.end()) return;
         if (!it->second.handle) {  // waiting to restart: nothing is running
+          const auto address = it->second.address;
           forget(self, key);
-          return;
+          return tell(self, child_gone_atom::value, key, address);
         }
         it->second.retiring = true;
+        it->second.wanted_again = false;
         self->send_exit(it->second.handle, caf::exit_reason::user_shutdown);
-      },
-      [=](route_atom, const std::string& key, caf::message& msg) {
-        auto& entry = ensure_child(self, key);
-        if (entry.retiring) return;  // the object is gone; late events die with it
-        if (entry.handle) {
-          deliver(self, entry.handle, std::move(msg));
-          return;
-        }
-        if (entry.pending.size() >= self->state.options.max_pending_messages) {
-          spdlog::error(
-              "supervisor {}: child {} is down and its backlog is full; dropping its oldest message",
-              self->state.label, key);
-          entry.pending.erase(entry.pending.begin());
-        }
-        entry.pending.push_back(std::move(msg));
       },
       [=](restart_atom, const std::string& key, std::uint64_t incarnation) {
         auto it = self->state.children.find(key);
@@ -155,6 +153,12 @@ caf::behavior supervisor_behavior(self_ptr self, std::string name, child_factory
 caf::actor spawn_supervisor(caf::actor_system& sys, std::string name, child_factory make,
                             supervisor_options options) {
   return sys.spawn(supervisor_behavior, std::move(name), std::move(make), options);
+}
+
+void log_backlog_full(const caf::actor& supervisor, const std::string& key) {
+  spdlog::error(
+      "supervisor (actor {}): child {} is not running and its backlog is full; dropping its oldest message",
+      supervisor ? supervisor.id() : 0, key);
 }
 
 }  // namespace octorun::supervision

@@ -1,12 +1,15 @@
 // A supervisor owns one child actor per key (a RunnerSet, a Runner, a
-// listener session), spawned on first sight and retired on deletion. It
-// monitors its children and restarts a failed one after a capped, jittered
-// backoff; siblings are never touched (children are monitored, not linked).
+// listener session), spawned when asked (ensure) and retired on deletion. It
+// only monitors and restarts: a failed child comes back after a capped,
+// jittered backoff; siblings are never touched (children are monitored, not
+// linked).
 //
-// Messages for a child travel through the supervisor (route). While a child
-// is down and waiting to restart, its messages are kept and delivered to the
-// new incarnation, so an event that is delivered once (a job start) is not
-// lost to a crash.
+// Messages for a child do not travel through it. It tells the actor that
+// sends to its children (supervisor_options::tell, their parent) each
+// incarnation's handle and when one is down or gone; the parent holds the
+// typed handles and keeps what it sends to a child that is down until the
+// next incarnation starts (child_handles.hpp), so an event delivered once
+// (a job start) is not lost to a crash, and costs no extra mailbox.
 #pragma once
 
 #include <caf/all.hpp>
@@ -21,9 +24,19 @@ namespace octorun::supervision {
 
 using ensure_atom = caf::atom_constant<caf::atom("ensure")>;    // (ensure, key): spawn if absent
 using retire_atom = caf::atom_constant<caf::atom("retire")>;    // (retire, key): stop for good
-using route_atom = caf::atom_constant<caf::atom("route")>;      // (route, key, message)
 using restart_atom = caf::atom_constant<caf::atom("restart")>;  // internal timer
 using status_atom = caf::atom_constant<caf::atom("status")>;    // -> supervisor_status
+
+// What a supervisor tells the parent that holds its children's handles:
+// (child_started, key, handle) for each incarnation; (child_down, key,
+// address) when that child failed and waits to restart; (child_gone, key,
+// address) when it ended for good (retired, or it stopped cleanly).
+using child_started_atom = caf::atom_constant<caf::atom("chstarted")>;
+using child_down_atom = caf::atom_constant<caf::atom("chdown")>;
+using child_gone_atom = caf::atom_constant<caf::atom("chgone")>;
+using child_notices = caf::typed_actor<caf::reacts_to<child_started_atom, std::string, caf::actor>,
+                                       caf::reacts_to<child_down_atom, std::string, caf::actor_addr>,
+                                       caf::reacts_to<child_gone_atom, std::string, caf::actor_addr>>;
 
 // Spawns the child for `key`. The supervisor monitors it; the factory must
 // not link it to the supervisor.
@@ -38,30 +51,14 @@ using supervisor_status = std::vector<child_status>;
 
 struct supervisor_options {
   restart_policy policy;
-  // Messages kept for one child while it waits to restart; past this the
-  // oldest are dropped (and logged) rather than growing without bound.
-  std::size_t max_pending_messages = 4096;
+  // Told each child's incarnations (child_notices); none: nobody (children
+  // that take no messages, as the listeners).
+  caf::actor tell;
   std::uint64_t seed = 0;  // for jitter; 0: random
 };
 
 caf::actor spawn_supervisor(caf::actor_system& sys, std::string name, child_factory make,
                             supervisor_options options = {});
-
-// Sends `xs...` to the child `key` of `supervisor`, whose children implement
-// the typed interface `Child`: a message the child does not accept is a
-// compile error. The supervisor itself stays a dynamically typed actor: it
-// forwards whatever its children take (a different interface per
-// supervisor), which a CAF 0.17 typed_actor cannot express; this check at
-// the sender is what typing it would give.
-// (Sent anonymously: a typed actor may not send() to a dynamic one in CAF
-// 0.17, and the mailbox keeps the order of what one actor enqueues.)
-template <class Child, class... Ts>
-void route_to(const caf::actor& supervisor, const std::string& key, Ts&&... xs) {
-  using token = caf::detail::type_list<caf::detail::strip_and_convert_t<Ts>...>;
-  static_assert(caf::response_type_unbox<typename Child::signatures, token>::valid,
-                "the supervisor's children do not accept this message");
-  caf::anon_send(supervisor, route_atom::value, key, caf::make_message(std::forward<Ts>(xs)...));
-}
 
 }  // namespace octorun::supervision
 

@@ -17,7 +17,8 @@ stage_times job_stages(const std::vector<sim_job_record>& jobs,
                      {"job started -> phase Running", {}},
                      {"job completed -> phase Succeeded", {}},
                      {"Succeeded -> deletion started", {}},
-                     {"deletion started -> Runner gone", {}}};
+                     {"deletion started -> Runner gone", {}},
+                     {"queued -> phase Running (all)", {}}};
   auto add = [&](size_t stage, double from, double to) {
     if (from > 0 && to > 0) out[stage].second.push_back(to - from);
   };
@@ -35,6 +36,7 @@ stage_times job_stages(const std::vector<sim_job_record>& jobs,
     add(7, j.completed_ms, r.succeeded);
     add(8, r.succeeded, r.deleting);
     add(9, r.deleting, r.deleted);
+    add(10, j.queued_ms, r.running);
   }
   return out;
 }

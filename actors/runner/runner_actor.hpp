@@ -83,7 +83,7 @@ using removed_from_github_atom = caf::atom_constant<caf::atom("rgone")>;
 using made_here_atom = caf::atom_constant<caf::atom("rmadehere")>;
 
 // The Runner actor's inbound protocol (its RunnerSet sends all of it,
-// through the supervisor of its Runners: supervision::route_to checks it):
+// straight, holding its handle: child_handles::send checks it):
 // the watch events of its Runner and Pod; the job path's start and
 // completion; the set's scale-down having removed it from GitHub; that the
 // set made the Runner. It quits

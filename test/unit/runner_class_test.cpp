@@ -406,7 +406,7 @@ TEST(ManagerConnection, UnderAClassTheClassDecidesNeverTheSet) {
   // A class that names neither: the manager's own, still not the set's.
   auto bare = platform_with({parsed_class(team_a_class)});
   auto under_bare = set_with_own_proxy("team-a");
-  under_bare.scope_url = "https://github.com/tools";
+  under_bare.set_scope_url("https://github.com/tools");
   auto bare_verdict = judge_set("team-a", under_bare, bare, {});
   ASSERT_TRUE(bare_verdict.refused.empty()) << all(bare_verdict.refused);
   auto own = manager_connection_of(under_bare, bare_verdict, bare);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/chaos/timeline.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 
 namespace octorun::chaos {
 

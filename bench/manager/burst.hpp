@@ -14,7 +14,7 @@
 #include "bench/common/apiserver_metrics.hpp"
 #include "bench/manager/breakdown.hpp"
 #include "bench/manager/harness.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 
 namespace octorun::bench {
 

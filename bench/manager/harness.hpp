@@ -1,4 +1,4 @@
-// What the manager benchmark measures beyond test/manager/binary_harness.hpp:
+// What the manager benchmark measures beyond test/binary/binary_harness.hpp:
 // the apiserver's own count of the requests the manager sends (API Priority
 // and Fairness flow schemas that match only the manager's user) and the
 // manager's memory.

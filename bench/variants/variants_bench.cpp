@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "bench/manager/harness.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 
 namespace {
 

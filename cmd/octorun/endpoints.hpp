@@ -2,7 +2,7 @@
 // (the connection cap), how long a TLS handshake, headers, an idle
 // keep-alive connection and a body may take (http::server_options). Who can
 // reach an endpoint decides its numbers; docs/security.md has the trust model
-// and test/manager/slow_clients_test.cpp attacks every endpoint with them.
+// and test/binary/slow_clients_test.cpp attacks every endpoint with them.
 #pragma once
 
 #include <string>

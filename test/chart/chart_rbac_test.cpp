@@ -16,7 +16,7 @@
 
 #include "adapters/kube/config.hpp"
 #include "test/chart/helm.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

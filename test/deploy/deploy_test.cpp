@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "test/chart/helm.hpp"
-#include "test/manager/binary_test_base.hpp"
+#include "test/binary/binary_test_base.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

@@ -21,7 +21,7 @@
 
 #include "bench/common/lifecycle.hpp"
 #include "common/json.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
 
@@ -44,7 +44,7 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-// The tool as a child process (test/manager/binary_harness.hpp runs any
+// The tool as a child process (test/binary/binary_harness.hpp runs any
 // binary); its stdout and stderr go to one file.
 class tool_run {
  public:

@@ -17,7 +17,7 @@
 #include "adapters/kube/informer.hpp"
 #include "messages/jobs.hpp"
 #include "model/parse.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"

@@ -15,7 +15,7 @@
 #include "adapters/kube/events.hpp"
 #include "messages/jobs.hpp"
 #include "model/runner_version.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"

@@ -13,7 +13,7 @@
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "common/rfc3339.hpp"
 #include "messages/jobs.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/support/wiring.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
 

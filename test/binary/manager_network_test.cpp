@@ -15,8 +15,8 @@
 
 #include "adapters/http/http_server.hpp"
 #include "adapters/tls/certificates.hpp"
-#include "test/manager/binary_harness.hpp"
-#include "test/manager/binary_test_base.hpp"
+#include "test/binary/binary_harness.hpp"
+#include "test/binary/binary_test_base.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"

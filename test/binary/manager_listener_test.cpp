@@ -8,9 +8,9 @@
 #include <chrono>
 #include <regex>
 
-#include "test/manager/binary_harness.hpp"
-#include "test/manager/binary_test_base.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/binary/binary_harness.hpp"
+#include "test/binary/binary_test_base.hpp"
+#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <regex>
 
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"

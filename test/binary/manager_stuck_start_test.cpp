@@ -14,8 +14,8 @@
 #include <string>
 
 #include "common/rfc3339.hpp"
-#include "test/manager/binary_harness.hpp"
-#include "test/manager/binary_test_base.hpp"
+#include "test/binary/binary_harness.hpp"
+#include "test/binary/binary_test_base.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
 

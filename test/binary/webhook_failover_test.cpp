@@ -15,9 +15,9 @@
 
 #include "adapters/http/http_client.hpp"
 #include "adapters/http/http_server.hpp"
-#include "test/manager/binary_harness.hpp"
-#include "test/manager/replicas_test_base.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/binary/binary_harness.hpp"
+#include "test/binary/replicas_test_base.hpp"
+#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

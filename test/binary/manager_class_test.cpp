@@ -28,7 +28,7 @@
 #include "adapters/admission/webhook_server.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"

@@ -28,7 +28,7 @@
 #include "adapters/http/http_client.hpp"
 #include "common/base64.hpp"
 #include "common/rfc3339.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/jwt_testing.hpp"
 #include "test/support/poll.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "test/manager/binary_test_base.hpp"
+#include "test/binary/binary_test_base.hpp"
 
 namespace octorun::test {
 

@@ -8,8 +8,8 @@
 #include <regex>
 #include <thread>
 
-#include "test/manager/binary_harness.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/binary/binary_harness.hpp"
+#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <regex>
 
-#include "test/manager/binary_harness.hpp"
-#include "test/manager/wiring.hpp"
+#include "test/binary/binary_harness.hpp"
+#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"

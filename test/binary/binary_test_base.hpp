@@ -9,7 +9,7 @@
 #include <string>
 
 #include "adapters/kube/config.hpp"
-#include "test/manager/binary_harness.hpp"
+#include "test/binary/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

@@ -19,8 +19,8 @@
 #include <string>
 
 #include "adapters/http/http_client.hpp"
-#include "test/chart/helm.hpp"
 #include "test/binary/binary_harness.hpp"
+#include "test/chart/helm.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

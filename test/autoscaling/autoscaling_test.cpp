@@ -21,9 +21,9 @@
 #include "common/json.hpp"
 #include "test/autoscaling/autoscaling_environment.hpp"
 #include "test/chart/helm.hpp"
-#include "test/support/wiring.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {

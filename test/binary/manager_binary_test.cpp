@@ -22,10 +22,10 @@
 #include "adapters/admission/webhook_configuration.hpp"
 #include "adapters/http/http_client.hpp"
 #include "test/binary/binary_harness.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
+#include "test/support/wiring.hpp"
 
 #ifndef OCTORUN_DEPLOY_DIR
 #error "OCTORUN_DEPLOY_DIR must name deploy/"

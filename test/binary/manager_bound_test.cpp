@@ -18,10 +18,10 @@
 #include "adapters/http/http_client.hpp"
 #include "test/binary/binary_harness.hpp"
 #include "test/binary/binary_test_base.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "test/binary/binary_harness.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "test/binary/binary_harness.hpp"
 #include "test/binary/binary_test_base.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {

@@ -17,9 +17,9 @@
 #include "adapters/http/http_server.hpp"
 #include "test/binary/binary_harness.hpp"
 #include "test/binary/replicas_test_base.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "adapters/kube/config.hpp"
-#include "test/chart/helm.hpp"
 #include "test/binary/binary_harness.hpp"
+#include "test/chart/helm.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

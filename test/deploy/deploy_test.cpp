@@ -20,8 +20,8 @@
 #include <string>
 #include <thread>
 
-#include "test/chart/helm.hpp"
 #include "test/binary/binary_test_base.hpp"
+#include "test/chart/helm.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 

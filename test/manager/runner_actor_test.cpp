@@ -17,10 +17,10 @@
 #include "adapters/kube/informer.hpp"
 #include "messages/jobs.hpp"
 #include "model/parse.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun::runner {
 namespace {

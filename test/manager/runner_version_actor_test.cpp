@@ -15,10 +15,10 @@
 #include "adapters/kube/events.hpp"
 #include "messages/jobs.hpp"
 #include "model/runner_version.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun::runnerset {
 namespace {

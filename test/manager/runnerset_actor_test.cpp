@@ -15,10 +15,10 @@
 #include "adapters/kube/config.hpp"
 #include "adapters/kube/informer.hpp"
 #include "messages/jobs.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun::runnerset {
 namespace {

@@ -13,9 +13,9 @@
 #include "actors/runnerset/runnerset_actor.hpp"
 #include "common/rfc3339.hpp"
 #include "messages/jobs.hpp"
-#include "test/support/wiring.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun::runnerset {
 namespace {

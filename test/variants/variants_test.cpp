@@ -11,10 +11,10 @@
 
 #include "actors/kinds.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
-#include "test/support/wiring.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {

@@ -74,7 +74,10 @@ struct parent_state {
   child_handles<recording_actor> children;
 };
 
-parent_actor::behavior_type parent(parent_actor::stateful_pointer<parent_state> self) {
+// It takes its name only because CAF 0.17 reads a spawn's argument tuple
+// through a null pointer when there are none (UBSan stops the test).
+parent_actor::behavior_type parent(parent_actor::stateful_pointer<parent_state> self,
+                                   const std::string& /*name*/) {
   return {
       [=](use_atom, caf::actor supervisor) {
         self->state.children = child_handles<recording_actor>(std::move(supervisor));
@@ -102,7 +105,7 @@ class SupervisorTest : public ::testing::Test {
     opts.seed = 7;
     auto log = log_;
     auto spawned = spawned_;
-    parent_ = t_.sys.spawn(parent);
+    parent_ = t_.sys.spawn(parent, std::string("parent"));
     opts.tell = caf::actor_cast<caf::actor>(parent_);
     sup_ = spawn_supervisor(
         t_.sys, "test",

@@ -263,6 +263,19 @@ TEST_F(Intake, AClassPathTakesOnlyItsClasssSecretAndNamesTheClass) {
   EXPECT_EQ(got.size(), 3u);
 }
 
+// A class's path holds its body to the intake's limits: a team holding its
+// class's secret is answered 400 for nesting and 413 for size, as on the
+// manager's own path, and nothing reaches the sets.
+TEST_F(Intake, AClassPathAnswersDeepNestingAndOverSizeBodiesLikeTheIntakesOwn) {
+  classes->replace({{"team-a", std::string("a-secret")}});
+  auto deep = post_to("/classes/team-a", std::string(20'000, '['), "cd-1", "a-secret");  // under the cap
+  EXPECT_EQ(deep.status, 400);
+  EXPECT_NE(deep.body.find("JSON nested deeper than 128 levels"), std::string::npos) << deep.body;
+  EXPECT_EQ(post_to("/classes/team-a", std::string(100 * 1024, ' '), "cd-2", "a-secret").status, 413);
+  EXPECT_EQ(got.size(), 0u);
+  EXPECT_EQ(post_to("/classes/team-a", queued_body, "cd-3", "a-secret").status, 202);
+}
+
 // An unknown class's path is refused from the path alone: its body (which
 // may be up to the intake's limit) is never read, and the connection closes.
 TEST_F(Intake, AnUnknownClassPathIsRefusedBeforeItsBodyIsRead) {

@@ -7,15 +7,20 @@
 //
 //   floor_bench [--sizes 100/20,200/50] [--reps 3] [--connections 2,4,8,16,32] [--sweep-reps 2]
 //               [--intake Webhook|Listener] [--manager-arg --flag=value]... [--variant-arg --flag=value]...
-//               [--breakdown 1]
+//               [--breakdown 1] [--binary NAME=PATH]...
 // --variant-arg: a second manager configuration (the first's flags plus
-// these), run beside the first in every repetition.
+// these), run beside the first in every repetition. --binary: octorun
+// binaries to compare (before and after a change), each a manager of its
+// own in every repetition instead of the one built with the bench. The
+// managers run in order in odd repetitions and in reverse in even ones, so
+// a control plane that slows as it ages weighs on each alike.
 // Uses the cluster in $OCTORUN_TEST_CLUSTER, or starts a private one.
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/common/apiserver_metrics.hpp"
@@ -37,6 +42,7 @@ struct options {
   int reps = 3, sweep_reps = 2;
   burst_options manager;
   std::vector<std::string> variant_args;
+  std::vector<std::pair<std::string, std::string>> binaries;  // name, path
   bool breakdown = false;
 };
 
@@ -52,7 +58,7 @@ constexpr const char* usage =
     "floor_bench [--sizes 100/20,200/50] [--reps 3] [--connections 2,4,8,16,32] [--sweep-reps 2]\n"
     "            [--intake Webhook|Listener] [--manager-arg --flag=value]... [--variant-arg "
     "--flag=value]...\n"
-    "            [--breakdown 1]\n"
+    "            [--breakdown 1] [--binary NAME=PATH]...\n"
     "See bench/floor/README.md.\n";
 
 options parse(int argc, char** argv) {
@@ -80,6 +86,8 @@ options parse(int argc, char** argv) {
       o.manager.manager_args.push_back(value);
     } else if (flag == "--variant-arg") {
       o.variant_args.push_back(value);
+    } else if (flag == "--binary" && value.find('=') != std::string::npos && value.front() != '=') {
+      o.binaries.emplace_back(value.substr(0, value.find('=')), value.substr(value.find('=') + 1));
     } else if (flag == "--breakdown") {
       o.breakdown = value == "1" || value == "true";
     } else {
@@ -114,14 +122,21 @@ int main(int argc, char** argv) {
     burst_options burst;
   };
   std::vector<manager_config> managers = {{"manager", "", o.manager}};
+  if (!o.binaries.empty()) managers.clear();
+  for (const auto& [name, path] : o.binaries) {
+    auto burst = o.manager;
+    burst.binary = path;
+    managers.push_back({name, "", burst});
+  }
   if (!o.variant_args.empty()) {
-    auto variant = o.manager;
+    auto variant = managers.front().burst;
     variant.manager_args.insert(variant.manager_args.end(), o.variant_args.begin(), o.variant_args.end());
     managers.push_back({"variant", "", variant});
   }
   for (auto& m : managers) {
     for (const auto& a : m.burst.manager_args) m.flags += (m.flags.empty() ? "" : " ") + a;
     if (m.flags.empty()) m.flags = "defaults";
+    if (!m.burst.binary.empty()) m.flags += " (" + m.burst.binary + ")";
   }
   std::printf("floor vs manager (%s intake), %d repetitions per size\n", o.manager.intake.c_str(), o.reps);
   for (const auto& m : managers) std::printf("  %s: %s\n", m.name.c_str(), m.flags.c_str());
@@ -156,20 +171,22 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < o.reps; ++rep) {
       auto f = floor_once(*bench, floor_ns, size, best);
       floor_rates.push_back(f.jobs_per_s);
-      std::printf("  %4d %12.2f", rep + 1, f.jobs_per_s);
-      for (size_t i = 0; i < managers.size(); ++i) {
+      for (size_t k = 0; k < managers.size(); ++k) {
+        const size_t i = rep % 2 == 0 ? k : managers.size() - 1 - k;
         auto bo = managers[i].burst;
         bo.jobs = size.jobs;
         bo.max_runners = size.max_runners;
         auto m = run_burst(*bench, bo);
         rates_of[i].push_back(m.jobs_per_s);
         ratios_of[i].push_back(m.jobs_per_s / f.jobs_per_s);
-        std::printf(" %16.2f %8.3f %8.2f", m.jobs_per_s, m.jobs_per_s / f.jobs_per_s,
-                    static_cast<double>(writes_in(m.requests)) / size.jobs);
-        std::fflush(stdout);
         runs_of[i].push_back(std::move(m));
       }
+      std::printf("  %4d %12.2f", rep + 1, f.jobs_per_s);
+      for (size_t i = 0; i < managers.size(); ++i)
+        std::printf(" %16.2f %8.3f %8.2f", rates_of[i].back(), ratios_of[i].back(),
+                    static_cast<double>(writes_in(runs_of[i].back().requests)) / size.jobs);
       std::printf("\n");
+      std::fflush(stdout);
     }
     std::printf("  %4s %12.2f", "med", median(floor_rates));
     for (size_t i = 0; i < managers.size(); ++i)

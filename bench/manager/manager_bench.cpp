@@ -4,7 +4,7 @@
 //
 //   manager_bench [--jobs 100] [--max-runners 20] [--job-ms 0] [--reps 5] [--scale 1000] [--scale-reps 1]
 //                 [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]
-//                 [--rate-limit 5000]
+//                 [--rate-limit 5000] [--binary PATH]
 // Uses the cluster in $OCTORUN_TEST_CLUSTER, or starts a private one.
 #include <algorithm>
 #include <cstdint>
@@ -29,6 +29,7 @@ struct options {
   int jobs = 100, max_runners = 20, job_ms = 0, reps = 5, scale = 1000, scale_reps = 1;
   std::string intake = "Webhook";
   std::vector<std::string> manager_args;
+  std::string binary;  // empty: the octorun built with the bench
   bool breakdown = false;
   std::int64_t rate_limit = 5000;
 };
@@ -40,6 +41,7 @@ burst_options burst_of(const options& o) {
   b.job_ms = o.job_ms;
   b.intake = o.intake;
   b.manager_args = o.manager_args;
+  b.binary = o.binary;
   b.trace_requests = o.breakdown;
   b.rate_limit = o.rate_limit;
   return b;
@@ -101,7 +103,7 @@ scale_result run_scale(const bench_cluster& b, const options& o) {
 constexpr const char* usage =
     "manager_bench [--jobs 100] [--max-runners 20] [--job-ms 0] [--reps 5] [--scale 1000] [--scale-reps 1]\n"
     "              [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]\n"
-    "              [--rate-limit 5000]\n"
+    "              [--rate-limit 5000] [--binary PATH]\n"
     "See bench/manager/README.md.\n";
 
 options parse(int argc, char** argv) {
@@ -128,6 +130,8 @@ options parse(int argc, char** argv) {
       o.manager_args.push_back(value);
     else if (flag == "--rate-limit" && std::atoll(value.c_str()) > 0)
       o.rate_limit = std::atoll(value.c_str());
+    else if (flag == "--binary")
+      o.binary = value;
     else if (flag == "--breakdown")
       o.breakdown = value == "1" || value == "true";
     else

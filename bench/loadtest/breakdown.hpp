@@ -25,6 +25,7 @@ struct pod_marks {
   double running = 0;        // a container in state running
   double deleted = 0;
   std::string node;  // spec.nodeName once bound
+  std::string pull;  // ImagesPulled's reason: "cold" or "cached" (the kwok stage that pulled)
 };
 
 // One pod's marks with the Runner watch's sightings of the same steps

@@ -109,6 +109,9 @@ Where:
   --runner-cpu Q, --runner-memory Q   the runner pods' requests (default 10m, 16Mi; e.g. 2 and 4Gi so
                                       nodes fill up on a cluster with a node autoscaler)
   --node-selector K=V, --toleration K[=V]:EFFECT   where runner pods go (repeatable)
+  --image-cache per-node|off          per-node: a pod on a node that pulled its image before pulls it
+                                      cached (the real-shaped cluster's kwok stages); default per-node
+                                      with --node-selector, else off
 GitHub (the simulator):
   --simulator-url URL                 use a running github-simulator (default: start one here)
   --simulator-bind ADDR, --simulator-port N   the one started here listens there (default 127.0.0.1,
@@ -222,7 +225,8 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       return "want one of " + all;
     });
   };
-  std::string profile_name = "burst", distribution_text = "fixed:0s", runner_start_text = "fixed:0s";
+  std::string profile_name = "burst", distribution_text = "fixed:0s", runner_start_text = "fixed:0s",
+              image_cache_text;
   std::map<std::string, setter, std::less<>> value_flags = {
       {"kubeconfig", text(o.kubeconfig)},
       {"context", text(o.context)},
@@ -236,6 +240,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"runner-memory", text(o.runner_memory)},
       {"node-selector", list(o.node_selector)},
       {"toleration", list(o.tolerations)},
+      {"image-cache", choice(image_cache_text, {"per-node", "off"})},
       {"simulator-url", text(o.simulator_url)},
       {"simulator-bind", text(o.simulator_bind)},
       {"simulator-port", integer(o.simulator_port, 0)},
@@ -296,6 +301,8 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       return unexpected{"--" + std::string(name) + " " + std::string(*value) + ": " + *error};
   }
   o.plots = !no_plots;
+  o.per_node_image_cache =
+      image_cache_text.empty() ? !o.node_selector.empty() : image_cache_text == "per-node";
   o.load.shape = profile_name == "steady"    ? profile::kind::steady
                  : profile_name == "poisson" ? profile::kind::poisson
                  : profile_name == "ramp"    ? profile::kind::ramp

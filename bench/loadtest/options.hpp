@@ -67,6 +67,10 @@ struct options {
   std::string runner_cpu = "10m", runner_memory = "16Mi";
   std::vector<std::string> node_selector;  // key=value
   std::vector<std::string> tolerations;    // key[=value]:Effect, or key:Exists
+  // Mark a runner pod's image pull cached when its node pulled the image
+  // before (image_cache.hpp). By default on where --node-selector is given
+  // (the real-shaped cluster), off elsewhere.
+  bool per_node_image_cache = false;
   // GitHub: the simulator.
   std::string simulator_url;  // empty: start one in this process
   std::string simulator_bind = "127.0.0.1";

@@ -25,6 +25,34 @@ bool condition_true(const kube::object& o, std::string_view type) {
   return false;
 }
 
+// status.conditions' `type` reason, when that condition is True.
+std::string true_condition_reason(const kube::object& o, std::string_view type) {
+  const auto* status = o.member("status");
+  const auto* conditions = status ? json::find_value(*status, "conditions") : nullptr;
+  if (conditions == nullptr || !conditions->IsArray()) return {};
+  for (const auto& c : conditions->GetArray())
+    if (c.IsObject() && json::str(c, "type") == type && json::str(c, "status") == "True")
+      return json::str(c, "reason");
+  return {};
+}
+
+bool has_annotation(const kube::object& o, const char* key) {
+  const auto* metadata = o.member("metadata");
+  const auto* annotations = metadata ? json::find_value(*metadata, "annotations") : nullptr;
+  return annotations != nullptr && annotations->IsObject() && annotations->HasMember(key);
+}
+
+std::vector<std::string> images_of(const rapidjson::Value* spec) {
+  std::vector<std::string> images;
+  for (const char* list : {"initContainers", "containers"}) {
+    const auto* containers = spec ? json::find_value(*spec, list) : nullptr;
+    if (containers == nullptr || !containers->IsArray()) continue;
+    for (const auto& c : containers->GetArray())
+      if (c.IsObject() && !json::str(c, "image").empty()) images.push_back(json::str(c, "image"));
+  }
+  return images;
+}
+
 bool a_container_running(const kube::object& o) {
   const auto* status = o.member("status");
   const auto* containers = status ? json::find_value(*status, "containerStatuses") : nullptr;
@@ -39,7 +67,10 @@ bool a_container_running(const kube::object& o) {
 }  // namespace
 
 placement_watch::placement_watch(const kube::config& cfg, const std::string& ns,
-                                 const std::string& pod_selector, const std::string& node_selector) {
+                                 const std::string& pod_selector, const std::string& node_selector,
+                                 bool mark_cached_pulls)
+    : ns_(ns) {
+  if (mark_cached_pulls) patcher_ = std::make_unique<kube::client>(cfg);
   auto reflect = [&](kube::resource res, std::string in_ns, std::string labels, bool pods) {
     kube::reflector_callbacks cb;
     auto handle = [this, pods](const kube::object& obj, bool deleted) {
@@ -70,15 +101,34 @@ void placement_watch::on_pod(const kube::object& o, bool deleted) {
   const double now = bench::unix_ms_now();
   const auto* spec = o.member("spec");
   std::string node = spec != nullptr ? json::str(*spec, "nodeName") : std::string();
-  std::lock_guard lock(mu_);
-  auto& m = pods_[runner];
-  first(m.created, now);
-  if (!node.empty()) m.node = node;
-  if (condition_true(o, "PodScheduled")) first(m.scheduled, now);
-  if (condition_true(o, "PodReadyToStartContainers")) first(m.sandbox_ready, now);
-  if (condition_true(o, "octorun.io/ImagesPulled")) first(m.images_pulled, now);
-  if (a_container_running(o)) first(m.running, now);
-  if (deleted) first(m.deleted, now);
+  const std::string pull = true_condition_reason(o, "octorun.io/ImagesPulled");
+  bool mark = false;
+  {
+    std::lock_guard lock(mu_);
+    auto& m = pods_[runner];
+    first(m.created, now);
+    if (!node.empty()) m.node = node;
+    if (condition_true(o, "PodScheduled")) first(m.scheduled, now);
+    if (condition_true(o, "PodReadyToStartContainers")) first(m.sandbox_ready, now);
+    if (!pull.empty()) {
+      first(m.images_pulled, now);
+      m.pull = pull;
+    }
+    if (a_container_running(o)) first(m.running, now);
+    if (deleted) first(m.deleted, now);
+    if (patcher_ && !deleted) {
+      pod_images seen{node, images_of(spec), !pull.empty(),
+                      has_annotation(o, image_cached_annotation) || marked_.count(std::string(o.name)) > 0};
+      mark = images_.observe(seen);
+      if (mark) marked_.insert(std::string(o.name));
+    }
+  }
+  // Outside the lock: the patch's own event comes back on this thread's
+  // watch; a failed one leaves the pull cold.
+  if (mark)
+    (void)patcher_->patch(
+        {"", "v1", "pods", true}, ns_, o.name, kube::patch_type::merge,
+        std::string(R"({"metadata":{"annotations":{")") + image_cached_annotation + R"(":"true"}}})");
 }
 
 void placement_watch::on_node(const kube::object& o, bool deleted) {
@@ -88,6 +138,7 @@ void placement_watch::on_node(const kube::object& o, bool deleted) {
   first(m.created, now);
   if (condition_true(o, "Ready")) first(m.ready, now);
   if (deleted) first(m.deleted, now);
+  if (deleted) images_.node_gone(std::string(o.name));
 }
 
 std::map<std::string, pod_marks> placement_watch::pods() const {

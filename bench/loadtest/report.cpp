@@ -98,6 +98,10 @@ summary summarize(const run_record& r, const options& o) {
     busy.push_back({pod->second.node, j.started_ms, j.completed_ms > 0 ? j.completed_ms : end_ms});
   }
   s.nodes_seen = r.nodes.size();
+  for (const auto& [runner, pod] : r.pods) {
+    s.cold_pulls += pod.pull == "cold";
+    s.cached_pulls += pod.pull == "cached";
+  }
   s.idle_node_s = idle_node_seconds(r.nodes, busy, r.start_ms, end_ms);
   s.idle_node_s_per_job = s.idle_node_s / completed_jobs;
   s.jobs_per_s = s.seconds > 0 ? s.completed / s.seconds : 0;
@@ -263,6 +267,9 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
       << " and " << fixed(s.idle_node_s_per_job, 1) << " node-s idle per completed job ("
       << fixed(s.idle_node_s, 0) << " node-s with no busy runner on " << s.nodes_seen
       << " node(s) watched)\n";
+  if (s.cold_pulls + s.cached_pulls > 0)
+    out << "image pulls  " << s.cold_pulls << " cold, " << s.cached_pulls << " cached (per-node image cache "
+        << (o.per_node_image_cache ? "on" : "off") << ")\n";
   if (s.rss_max_mib)
     out << "manager RSS  " << fixed(*s.rss_start_mib, 1) << " MiB at the start, " << fixed(*s.rss_warm_mib, 1)
         << " MiB after a quarter of the run, " << fixed(*s.rss_end_mib, 1) << " MiB at the end, max "
@@ -324,6 +331,7 @@ std::string summary_json(const run_record& r, const options& o, const summary& s
   out << "},\"idleRunnerSecondsPerJob\":" << opt(s.idle_runner_s_per_job)
       << ",\"idleNodeSecondsPerJob\":" << fixed(s.idle_node_s_per_job, 3)
       << ",\"idleNodeSeconds\":" << fixed(s.idle_node_s, 3) << ",\"nodesWatched\":" << s.nodes_seen
+      << ",\"imagePulls\":{\"cold\":" << s.cold_pulls << ",\"cached\":" << s.cached_pulls << "}"
       << ",\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
       << ",\"maxPods\":" << s.max_pods << ",\"githubCallsPerJob\":" << fixed(s.github_calls_per_job, 3)
       << ",\"restCallsPerJob\":" << fixed(s.rest_calls_per_job, 3)

@@ -77,6 +77,8 @@ struct summary {
   std::optional<double> idle_runner_s_per_job;
   double idle_node_s = 0, idle_node_s_per_job = 0;
   std::size_t nodes_seen = 0;
+  // Runner pods whose image pull kwok's stage marked cold or cached.
+  std::size_t cold_pulls = 0, cached_pulls = 0;
   std::vector<target_result> targets;
   bool timed_out = false;
   bool passed() const;

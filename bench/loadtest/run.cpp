@@ -261,7 +261,7 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   // ones whose idle seconds the run pays for.
   std::string node_selector;
   for (const auto& kv : o.node_selector) node_selector += (node_selector.empty() ? "" : ",") + kv;
-  placement_watch placement(*cfg, res.ns(), pod_selector, node_selector);
+  placement_watch placement(*cfg, res.ns(), pod_selector, node_selector, o.per_node_image_cache);
   if (!watch.wait([](const bench::lifecycle_watch& w) { return w.synced(); }, 30s, &interrupted))
     return finish(interrupted ? exit_interrupted : exit_unusable, "cannot watch the namespace " + res.ns());
   auto calls_before = sim.calls();

@@ -47,7 +47,7 @@ done
 for t in $traces; do
   [[ -n ${load[$t]:-} ]] || { echo "compare.sh: unknown trace $t (poisson, workday, bursts)" >&2; exit 2; }
 done
-[[ -x $build/cmd/octorun/octorun && -x $build/bench/loadtest/octorun-loadtest ]] || {
+[[ -x $build/cmd/octorun && -x $build/bench/loadtest/octorun-loadtest ]] || {
   echo "compare.sh: build octorun and octorun-loadtest in $build first" >&2
   exit 2
 }
@@ -76,7 +76,7 @@ start_stack() {
   kc apply -f "$root/crds" >/dev/null
   kc wait --for=condition=Established --timeout=60s crd/runnersets.octorun.io crd/runners.octorun.io >/dev/null
   rm -f "$out/endpoints.json"
-  OCTORUN_WEBHOOK_SECRET=unused "$build/cmd/octorun/octorun" --kubeconfig="$cluster/kubeconfig" \
+  OCTORUN_WEBHOOK_SECRET=unused "$build/cmd/octorun" --kubeconfig="$cluster/kubeconfig" \
     --lease-namespace=default --identity=starttime --webhook-bind=127.0.0.1 --webhook-port=0 \
     --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 --log-format=text \
     --github-http-hosts=127.0.0.1 --allow-sets-without-class --endpoints-file="$out/endpoints.json" \

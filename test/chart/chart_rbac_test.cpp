@@ -4,7 +4,8 @@
 // ServiceAccount token: it scales 0 -> N -> 0 in both of its namespaces,
 // and the same credentials are refused in a namespace it does not watch.
 // With the default cluster-wide RBAC, the chart's write policy refuses the
-// token's writes outside the namespaces the platform admitted.
+// token's writes outside the namespaces the platform admitted, and inside
+// them to anything it did not make.
 // The chart's Deployment is pinned to a node that does not exist (the
 // binary runs here instead, with the release's RBAC).
 #include <gtest/gtest.h>
@@ -182,15 +183,24 @@ TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) 
   const auto hooks_role = release_ + "-octorun-runner-kubernetes-mode";
   const auto as_manager =
       shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(manager_kubeconfig());
-  auto write = [&](const std::string& ns, const std::string& what) {
+  // A Pod, Secret or RoleBinding named attack, as the manager; `labels`:
+  // its metadata.labels (JSON), as the manager's own objects carry them.
+  auto write = [&](const std::string& ns, const std::string& what, const std::string& labels = "{}") {
+    const std::string meta = R"("metadata":{"name":"attack","labels":)" + labels + "}";
+    std::string body;
     if (what == "pod")
-      return run_shell(as_manager + " -n " + ns +
-                       " run attack --image=r --restart=Never --overrides="
-                       "'{\"spec\":{\"nodeSelector\":{\"octorun-chart-test\":\"no-such-node\"}}}' 2>&1");
-    if (what == "secret")
-      return run_shell(as_manager + " -n " + ns + " create secret generic attack --from-literal=a=b 2>&1");
-    return run_shell(as_manager + " -n " + ns + " create rolebinding attack --clusterrole=" + hooks_role +
-                     " --serviceaccount=" + ns + ":default 2>&1");
+      body = R"({"apiVersion":"v1","kind":"Pod",)" + meta +
+             R"(,"spec":{"nodeSelector":{"octorun-chart-test":"no-such-node"},)"
+             R"("containers":[{"name":"c","image":"r"}]}})";
+    else if (what == "secret")
+      body = R"({"apiVersion":"v1","kind":"Secret",)" + meta + R"(,"stringData":{"a":"b"}})";
+    else
+      body = R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",)" + meta +
+             R"(,"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":")" +
+             hooks_role + R"("},"subjects":[{"kind":"ServiceAccount","name":"default","namespace":")" + ns +
+             R"("}]})";
+    return run_shell("printf '%s' " + shell_quote(body) + " | " + as_manager + " -n " + ns +
+                     " create -f - 2>&1");
   };
   // The API server learns of a new policy through its informer: observe it
   // refusing (a server-side dry run writes nothing either way).
@@ -214,10 +224,45 @@ TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) 
           "")
           << ns << " " << what;
     }
+  // In a namespace the platform admitted, only objects of the manager's
+  // kind: those labelled octorun.io/runnerset.
+  const std::string not_made = "may write in a tenant namespace only what it made";
   for (const auto* what : {"pod", "secret", "rolebinding"}) {
-    auto made = write(a_, what);
+    auto refused = write(a_, what);
+    EXPECT_NE(refused.status, 0) << what << ": " << refused.all();
+    EXPECT_NE(refused.output.find(not_made), std::string::npos) << what << ": " << refused.all();
+    auto made = write(a_, what, R"({"octorun.io/runnerset":"linux"})");
     EXPECT_EQ(made.status, 0) << what << ": " << made.all();
   }
+  auto removed = run_shell(as_manager + " -n " + a_ + " delete pod attack --wait=false 2>&1");
+  EXPECT_EQ(removed.status, 0) << removed.all();
+  // A tenant's own objects: the manager may hold a finalizer on its Secret
+  // (its credentials, say) and let it go, and do nothing else to them: not
+  // label them into its reach, change or delete them. (Its RBAC has no
+  // delete on Secrets at all: the JIT Secrets go with their Runners.)
+  kubectl(cluster(), "-n " + a_ + " create secret generic tenant --from-literal=token=t >/dev/null");
+  kubectl(cluster(),
+          "-n " + a_ +
+              " run tenant --image=r --restart=Never --overrides="
+              "'{\"spec\":{\"nodeSelector\":{\"octorun-chart-test\":\"no-such-node\"}}}' >/dev/null");
+  auto tenant_secret = [&](const std::string& call) {
+    return run_shell(as_manager + " -n " + a_ + " " + call + " 2>&1");
+  };
+  for (const auto& call :
+       {std::string("label secret tenant octorun.io/runnerset=linux"),
+        std::string("patch secret tenant --type=merge -p '{\"data\":{\"token\":\"eA==\"}}'"),
+        std::string("annotate secret tenant a=b"), std::string("label pod tenant octorun.io/runnerset=linux"),
+        std::string("delete pod tenant --wait=false")}) {
+    auto refused = tenant_secret(call);
+    EXPECT_NE(refused.status, 0) << call << ": " << refused.all();
+    EXPECT_NE(refused.output.find(not_made), std::string::npos) << call << ": " << refused.all();
+  }
+  for (const auto& finalizers : {"[\"runnerset.octorun.io/linux\"]", "null"}) {
+    auto held = tenant_secret("patch secret tenant --type=merge -p '{\"metadata\":{\"finalizers\":" +
+                              std::string(finalizers) + "}}'");
+    EXPECT_EQ(held.status, 0) << finalizers << ": " << held.all();
+  }
+  EXPECT_EQ(kubectl(cluster(), "-n " + a_ + " get secret tenant -o jsonpath='{.data.token}'"), "dA==");
   // Neither the policy nor a namespace's labels are the manager's to change.
   for (const auto& call :
        {"delete validatingadmissionpolicy " + policy, "delete validatingadmissionpolicybinding " + policy,

@@ -101,7 +101,8 @@ Where:
   --namespace NS                      where the RunnerSet goes (a namespace the manager watches; default:
                                       a new one, octorun-loadtest-<id>, deleted afterwards)
   --intake Webhook|Listener           how the manager learns of jobs (default Listener)
-  --min-runners N, --max-runners N    the RunnerSet's bounds (default 0, 20)
+  --min-runners N, --max-runners N    the RunnerSet's bounds (default 0, 20); the first job is queued
+                                      once minRunners runners are online
   --start-time-target S               the RunnerSet's startTimeTarget.p95Seconds (default none): warm
                                       runners sized from the jobs arriving, within the bounds
   --runner-image IMAGE                the runner pods' image (default registry.k8s.io/pause:3.10: nothing
@@ -138,6 +139,8 @@ Load:
   --seed N                            arrivals and durations are drawn from it (default 1)
   --timeout D                         after the last job is queued (default 10m)
   --manager-timeout D                 for the manager to take up the RunnerSet (default 30s)
+  --warm-up-timeout D                 with --min-runners: for that many runners to come online before
+                                      the first job is queued (default 10m)
 Observe:
   --manager-pid PID                   a manager on this machine: its RSS over time
   --manager-user USER                 count the manager's Kubernetes writes by the apiserver (FlowSchemas
@@ -259,6 +262,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"seed", integer(o.seed, 0)},
       {"timeout", duration(o.timeout)},
       {"manager-timeout", duration(o.manager_timeout)},
+      {"warm-up-timeout", duration(o.warm_up_timeout)},
       {"cleanup-timeout", duration(o.cleanup_timeout)},
       {"manager-pid", integer(o.manager_pid, 1)},
       {"manager-user", text(o.manager_user)},

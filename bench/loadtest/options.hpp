@@ -86,8 +86,9 @@ struct options {
   // tool plays. 0 by default: the default cluster and the measurements
   // logged in README.md have none; the real-shaped cluster's recipe sets it.
   distribution runner_start;
-  std::chrono::milliseconds timeout{600'000};         // the whole run, after the last job is queued
-  std::chrono::milliseconds manager_timeout{30'000};  // for the manager to take up the RunnerSet
+  std::chrono::milliseconds timeout{600'000};          // the whole run, after the last job is queued
+  std::chrono::milliseconds manager_timeout{30'000};   // for the manager to take up the RunnerSet
+  std::chrono::milliseconds warm_up_timeout{600'000};  // for minRunners runners online before the load
   std::chrono::milliseconds cleanup_timeout{120'000};
   // What to observe.
   int manager_pid = 0;               // a manager on this machine: RSS over time

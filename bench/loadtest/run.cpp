@@ -264,6 +264,21 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
   placement_watch placement(*cfg, res.ns(), pod_selector, node_selector, o.per_node_image_cache);
   if (!watch.wait([](const bench::lifecycle_watch& w) { return w.synced(); }, 30s, &interrupted))
     return finish(interrupted ? exit_interrupted : exit_unusable, "cannot watch the namespace " + res.ns());
+  // A set with minRunners meets its first job warm, as one that has been
+  // running would: the load starts once that many runners are online, and
+  // what they cost before it is not the run's.
+  if (o.min_runners > 0) {
+    say("waiting for the " + std::to_string(o.min_runners) + " runners of minRunners to come online");
+    auto warm = test::poll(
+        [&] { return interrupted || runner.online_ms().size() >= static_cast<std::size_t>(o.min_runners); },
+        [](bool done) { return done; }, o.warm_up_timeout);
+    if (interrupted) return finish(exit_interrupted, "interrupted");
+    if (!warm)
+      return finish(exit_unusable, std::to_string(runner.online_ms().size()) + " of minRunners " +
+                                       std::to_string(o.min_runners) + " runners online after " +
+                                       std::to_string(o.warm_up_timeout.count() / 1000) +
+                                       " s (--warm-up-timeout): can the cluster place them?");
+  }
   auto calls_before = sim.calls();
   std::optional<std::map<std::string, std::int64_t>> kube_before;
   if (res.counting())

@@ -42,7 +42,7 @@ TEST(LoadtestOptions, DefaultsAreABurstOfZeroSecondJobsThroughTheListener) {
 
 TEST(LoadtestOptions, ARealShapedRun) {
   auto o = parse({"--profile", "workday", "--jobs", "600", "--duration", "30m", "--runner-start",
-                  "uniform:2s:5s", "--runner-cpu", "2", "--runner-memory=4Gi"});
+                  "uniform:2s:5s", "--runner-cpu", "2", "--runner-memory=4Gi", "--warm-up-timeout", "15m"});
   ASSERT_TRUE(o) << o.error();
   EXPECT_EQ(o->load.shape, profile::kind::workday);
   EXPECT_EQ(o->load.jobs, 600);
@@ -50,6 +50,15 @@ TEST(LoadtestOptions, ARealShapedRun) {
   EXPECT_EQ(o->runner_start.b, 5000);
   EXPECT_EQ(o->runner_cpu, "2");
   EXPECT_EQ(o->runner_memory, "4Gi");
+  EXPECT_EQ(o->warm_up_timeout, 15min);
+  EXPECT_FALSE(o->per_node_image_cache) << "no --node-selector: a cluster of fake nodes";
+  auto karpenter = parse({"--node-selector", "karpenter.sh/nodepool=runners"});
+  ASSERT_TRUE(karpenter) << karpenter.error();
+  EXPECT_TRUE(karpenter->per_node_image_cache);
+  auto all_cold = parse({"--node-selector", "karpenter.sh/nodepool=runners", "--image-cache", "off"});
+  ASSERT_TRUE(all_cold) << all_cold.error();
+  EXPECT_FALSE(all_cold->per_node_image_cache);
+  EXPECT_FALSE(parse({"--image-cache", "shared"}));
   for (const char* q : {"500m", "1.5", "512Mi", "4Gi", "2k"}) EXPECT_TRUE(is_quantity(q)) << q;
   for (const char* q : {"", "m", "2 CPUs", "-1", "1.", "4GB", "1e3"}) EXPECT_FALSE(is_quantity(q)) << q;
 }

@@ -6,11 +6,15 @@
 # back to zero, then prints a summary. Everything it starts is stopped at
 # the end (or on Ctrl-C).
 #   scripts/demo.sh [JOBS] [JOB_SECONDS] [Webhook|Listener]
+#   scripts/demo.sh --real-shaped [MINUTES]
 # The third argument is the RunnerSet's intake: GitHub's workflow_job
 # webhooks (the default), or the runner scale-set protocol's listener.
+# --real-shaped runs scripts/demo-real-shaped.sh instead: nodes from
+# Karpenter that take a minute to come, image pulls and runner start-up.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+[[ ${1:-} != --real-shaped ]] || exec scripts/demo-real-shaped.sh "${@:2}"
 jobs=${1:-8}
 job_seconds=${2:-4}
 set_intake=${3:-Webhook}

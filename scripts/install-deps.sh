@@ -15,6 +15,7 @@ packages=(
   prometheus                             # prometheus + promtool: the autoscaling and alert-rule tests
   gnuplot-nox                            # the load-test tool's plots (bench/loadtest)
   tinyproxy                              # a real proxy for the GitHub proxy tests (started by the tests)
+  jq                                     # JSON in shell: the Karpenter tests, bench/starttime, the real-shaped demo
 )
 
 missing=()

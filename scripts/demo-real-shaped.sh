@@ -16,21 +16,8 @@ cd "$root"
 minutes=${1:-5}
 [[ $minutes =~ ^[1-9][0-9]*$ ]] || { echo "MINUTES must be a whole number of minutes, not $minutes" >&2; exit 2; }
 
-scripts/install-deps.sh
-test/controlplane/build.sh >/dev/null
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target octorun octorun-loadtest
-
-work=$(mktemp -d /tmp/octorun-demo.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  test/controlplane/cluster.sh stop "$work/cluster" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# shellcheck source=demo-setup.sh
+source scripts/demo-setup.sh octorun octorun-loadtest
 
 say "starting the control plane and Karpenter (node registration 60 s, cold image pulls 15-25 s)"
 test/controlplane/cluster.sh start "$work/cluster" $$

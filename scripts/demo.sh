@@ -20,22 +20,9 @@ job_seconds=${2:-4}
 set_intake=${3:-Webhook}
 case $set_intake in Webhook | Listener) ;; *) echo "intake must be Webhook or Listener, not $set_intake" >&2; exit 2 ;; esac
 
-scripts/install-deps.sh
-test/controlplane/build.sh >/dev/null
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target octorun github-simulator
+# shellcheck source=demo-setup.sh
+source scripts/demo-setup.sh octorun github-simulator
 
-work=$(mktemp -d /tmp/octorun-demo.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  test/controlplane/cluster.sh stop "$work/cluster" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 wait_for_line() {  # wait_for_line FILE PATTERN SECONDS -> the first matching line
   local deadline=$((SECONDS + $3))
   until grep -m1 -E "$2" "$1" 2>/dev/null; do

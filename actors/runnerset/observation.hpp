@@ -135,11 +135,12 @@ struct observed_runner {
   // Stuck starts (stuck_start.hpp): when this actor first saw it (unset:
   // never stuck), and what tells it started before its status says so.
   time_point seen_at{};
-  bool came_online = false;        // its Pod was ready once (the Pod's watch)
-  bool job_start_heard = false;    // a job start named it
-  bool startup_sampled = false;    // its start-up time is in the variant's samples
-  bool stuck_start_noted = false;  // its stuck start was counted and told (once)
-  bool node_wait_sampled = false;  // its pod's wait for scheduling was noted (warm nodes)
+  bool came_online = false;          // its Pod was ready once (the Pod's watch)
+  bool job_start_heard = false;      // a job start named it
+  bool startup_sampled = false;      // its start-up time is in the variant's samples
+  bool whole_start_sampled = false;  // so is the wait of a job queued before it was made
+  bool stuck_start_noted = false;    // its stuck start was counted and told (once)
+  bool node_wait_sampled = false;    // its pod's wait for scheduling was noted (warm nodes)
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the

@@ -331,7 +331,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
     if (auto v = runner != st.world.runners.end() ? runner->second.variant : variant_of_job(st.world, m.job))
       note_job_start_time(st.world, *v, m.job, self->clock().now(), st.cfg.wall_clock());
     if (runner != st.world.runners.end()) {
-      note_job_start(st.world, m.runner_name);
+      note_job_start(st.world, m.runner_name, m.job);
       st.world.active_jobs[m.job.job_id] = runner->second.variant;
       st.job_runs[m.job.job_id] = followed_job{m.job.run_id, m.job.repository};
     } else if (!foreign)

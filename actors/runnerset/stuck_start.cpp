@@ -21,8 +21,16 @@ void note_runner_pod(set_observation& w, const std::string& runner, const model:
   w.startups[r.variant].add(pod.ready_at - r.view.created);
 }
 
-void note_job_start(set_observation& w, const std::string& runner) {
-  if (auto it = w.runners.find(runner); it != w.runners.end()) it->second.job_start_heard = true;
+void note_job_start(set_observation& w, const std::string& runner, const messages::job_info& job) {
+  auto it = w.runners.find(runner);
+  if (it == w.runners.end()) return;
+  auto& r = it->second;
+  r.job_start_heard = true;
+  if (r.whole_start_sampled || job.queued_at <= 0 || job.started_at <= 0 || r.view.created <= 0 ||
+      job.queued_at > r.view.created)
+    return;
+  r.whole_start_sampled = true;
+  w.startups[r.variant].add(job.started_at - r.view.created);
 }
 
 namespace {

@@ -21,6 +21,7 @@
 
 #include "actors/runnerset/observation.hpp"
 #include "actors/runnerset/set_events.hpp"
+#include "messages/jobs.hpp"
 #include "model/children.hpp"
 
 namespace octorun::runnerset {
@@ -33,8 +34,14 @@ void note_runner_seen(set_observation& w, const std::string& runner, time_point 
 // online, and its start-up time (the pod's Ready time less the Runner's
 // creation, both the cluster's clocks) joins its variant's samples, once.
 void note_runner_pod(set_observation& w, const std::string& runner, const model::runner_pod& pod);
-// A job start naming the set's Runner `runner`.
-void note_job_start(set_observation& w, const std::string& runner);
+// A job start naming the set's Runner `runner`. A job queued no later than
+// the Runner was made waited for its whole start: its pod, and then the
+// runner process coming online, which the pod's readiness does not show
+// (a runner registers seconds after its container starts). Its start less
+// the Runner's creation (GitHub's clock and the cluster's) joins the
+// variant's samples, once per runner, so a start-time target sized from
+// fast-ready pods still sees what a job waits for.
+void note_job_start(set_observation& w, const std::string& runner, const messages::job_info& job);
 
 // ---- the decision ----
 // The variant's deadline: its spec's, else derived from its samples.

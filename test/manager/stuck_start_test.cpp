@@ -103,10 +103,39 @@ TEST(StuckStartNotes, APodReadyOnceIsOnlineAndSampledOnce) {
   note_runner_pod(o, "linux-a", pod);
   EXPECT_TRUE(o.runners["linux-a"].came_online);
   EXPECT_EQ(o.startups[""].seconds, (std::deque<std::int64_t>{42}));
-  note_job_start(o, "linux-a");
+  messages::job_info job;
+  job.queued_at = 1050;  // after the runner was made: it did not wait for its start
+  job.started_at = 1060;
+  note_job_start(o, "linux-a", job);
   EXPECT_TRUE(o.runners["linux-a"].job_start_heard);
+  EXPECT_EQ(o.startups[""].seconds, (std::deque<std::int64_t>{42}));
   note_runner_pod(o, "linux-gone", pod);  // no such runner: nothing
   EXPECT_EQ(o.runners.count("linux-gone"), 0u);
+}
+
+// Pods ready in 3 s, runners online 4 s later: a job that waited for a
+// runner's whole start says so, and the start-time sizing sees 7 s, not 3.
+TEST(StuckStartNotes, AJobQueuedBeforeItsRunnerWasMadeSamplesTheWholeStartOnce) {
+  auto o = ready_set();
+  auto& r = add_runner(o, "linux-a", model::runner_phase::unset, false);
+  r.view.created = 1000;
+  model::runner_pod pod;
+  pod.ready = true;
+  pod.ready_at = 1003;
+  note_runner_pod(o, "linux-a", pod);
+  messages::job_info job;
+  job.queued_at = 999;
+  job.started_at = 1007;
+  note_job_start(o, "linux-a", job);
+  note_job_start(o, "linux-a", job);  // the same start heard again: once
+  EXPECT_EQ(o.startups[""].seconds, (std::deque<std::int64_t>{3, 7}));
+  EXPECT_EQ(p95(o.startups[""].seconds), 7);
+  // A start GitHub did not date, or a runner this set does not hold: nothing.
+  auto& b = add_runner(o, "linux-b", model::runner_phase::unset, false);
+  b.view.created = 1000;
+  note_job_start(o, "linux-b", messages::job_info{});
+  note_job_start(o, "linux-gone", job);
+  EXPECT_EQ(o.startups[""].seconds.size(), 2u);
 }
 
 // ---- the plan ------------------------------------------------------------------------

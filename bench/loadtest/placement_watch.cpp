@@ -2,6 +2,7 @@
 
 #include <rapidjson/document.h>
 
+#include "actors/kinds.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/informer.hpp"
 #include "bench/common/lifecycle.hpp"
@@ -15,25 +16,18 @@ void first(double& slot, double now) {
   if (slot == 0) slot = now;
 }
 
-// Whether status.conditions holds `type` with status "True".
-bool condition_true(const kube::object& o, std::string_view type) {
+// status.conditions' `type` entry when its status is "True"; else null.
+const rapidjson::Value* true_condition(const kube::object& o, std::string_view type) {
   const auto* status = o.member("status");
   const auto* conditions = status ? json::find_value(*status, "conditions") : nullptr;
-  if (conditions == nullptr || !conditions->IsArray()) return false;
+  if (conditions == nullptr || !conditions->IsArray()) return nullptr;
   for (const auto& c : conditions->GetArray())
-    if (c.IsObject() && json::str(c, "type") == type && json::str(c, "status") == "True") return true;
-  return false;
+    if (c.IsObject() && json::str(c, "type") == type && json::str(c, "status") == "True") return &c;
+  return nullptr;
 }
 
-// status.conditions' `type` reason, when that condition is True.
-std::string true_condition_reason(const kube::object& o, std::string_view type) {
-  const auto* status = o.member("status");
-  const auto* conditions = status ? json::find_value(*status, "conditions") : nullptr;
-  if (conditions == nullptr || !conditions->IsArray()) return {};
-  for (const auto& c : conditions->GetArray())
-    if (c.IsObject() && json::str(c, "type") == type && json::str(c, "status") == "True")
-      return json::str(c, "reason");
-  return {};
+bool condition_true(const kube::object& o, std::string_view type) {
+  return true_condition(o, type) != nullptr;
 }
 
 bool has_annotation(const kube::object& o, const char* key) {
@@ -101,7 +95,7 @@ void placement_watch::on_pod(const kube::object& o, bool deleted) {
   const double now = bench::unix_ms_now();
   const auto* spec = o.member("spec");
   std::string node = spec != nullptr ? json::str(*spec, "nodeName") : std::string();
-  const std::string pull = true_condition_reason(o, "octorun.io/ImagesPulled");
+  const auto* pulled = true_condition(o, "octorun.io/ImagesPulled");
   bool mark = false;
   {
     std::lock_guard lock(mu_);
@@ -110,14 +104,14 @@ void placement_watch::on_pod(const kube::object& o, bool deleted) {
     if (!node.empty()) m.node = node;
     if (condition_true(o, "PodScheduled")) first(m.scheduled, now);
     if (condition_true(o, "PodReadyToStartContainers")) first(m.sandbox_ready, now);
-    if (!pull.empty()) {
+    if (pulled != nullptr) {
       first(m.images_pulled, now);
-      m.pull = pull;
+      m.pull = json::str(*pulled, "reason");
     }
     if (a_container_running(o)) first(m.running, now);
     if (deleted) first(m.deleted, now);
     if (patcher_ && !deleted) {
-      pod_images seen{node, images_of(spec), !pull.empty(),
+      pod_images seen{node, images_of(spec), pulled != nullptr,
                       has_annotation(o, image_cached_annotation) || marked_.count(std::string(o.name)) > 0};
       mark = images_.observe(seen);
       if (mark) marked_.insert(std::string(o.name));
@@ -127,7 +121,7 @@ void placement_watch::on_pod(const kube::object& o, bool deleted) {
   // watch; a failed one leaves the pull cold.
   if (mark)
     (void)patcher_->patch(
-        {"", "v1", "pods", true}, ns_, o.name, kube::patch_type::merge,
+        kinds::pods(), ns_, o.name, kube::patch_type::merge,
         std::string(R"({"metadata":{"annotations":{")") + image_cached_annotation + R"(":"true"}}})");
 }
 

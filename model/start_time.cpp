@@ -162,9 +162,18 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
   const std::int64_t hi = std::max<std::int64_t>(lo, f.max_runners);
   const std::int64_t target = std::max<std::int32_t>(0, f.target_p95_seconds);
   std::int64_t wanted = 0;
-  if (s.arrivals > 0 && f.startup_p95 && *f.startup_p95 > target) {
-    const double uncovered = static_cast<double>(*f.startup_p95 - target);  // S - T
+  s.sized_startup = f.startup_p95;
+  const bool bound_from_starting = f.starting_for && (!f.startup_p95 || *f.starting_for > *f.startup_p95);
+  if (bound_from_starting) s.sized_startup = f.starting_for;
+  if (s.arrivals > 0 && s.sized_startup && *s.sized_startup > target) {
+    const double uncovered = static_cast<double>(*s.sized_startup - target);  // S - T
     wanted = poisson_quantile(rate * uncovered, rule.quantile) + 1;
+  }
+  // The bound grows while the runner keeps starting: look again soon.
+  if (bound_from_starting && s.arrivals > 0 && wanted < hi) {
+    const auto recheck =
+        f.now + std::max<std::chrono::steady_clock::duration>(rule.starting_recheck, std::chrono::seconds(1));
+    if (!s.next_change || recheck < *s.next_change) s.next_change = recheck;
   }
   s.wanted =
       static_cast<std::int32_t>(std::min<std::int64_t>(wanted, std::numeric_limits<std::int32_t>::max()));
@@ -196,7 +205,8 @@ warm_node_sizing size_warm_nodes(const warm_node_facts& f, const start_time_rule
   w.node_startup_p95 = f.node_startup_p95;
   const auto* s = f.runners;
   if (s == nullptr || s->arrivals == 0 || !f.node_startup_p95 || *f.node_startup_p95 <= 0) return w;
-  if (s->startup_p95 && *s->startup_p95 <= s->target_p95_seconds) return w;  // a cold start is fast enough
+  if (s->sized_startup && *s->sized_startup <= s->target_p95_seconds)
+    return w;                                       // a cold start is fast enough
   const double rate = s->arrivals_per_minute / 60;  // the rate the warm runners were sized from
   const auto wanted = poisson_quantile(rate * static_cast<double>(*f.node_startup_p95), rule.quantile) + 1;
   const auto room =
@@ -234,15 +244,22 @@ std::string describe(const start_time_sizing& s, const start_time_rule& rule) {
   const auto came = " " + std::to_string(s.arrivals) + (s.arrivals == 1 ? " job" : " jobs") +
                     " came in the last " + window + " (" + std::to_string(s.recent_arrivals) +
                     " in the last " + duration_text(std::min(rule.short_window, rule.window)) + ")";
-  if (!s.startup_p95)
+  if (!s.sized_startup)
     return out + came +
            ", but no runner of the variant came online yet: warm runners are sized once one does.";
-  const auto startup = std::to_string(*s.startup_p95) + " s";
+  const auto startup = std::to_string(*s.sized_startup) + " s";
+  const bool from_starting = s.sized_startup != s.startup_p95;
   if (s.wanted == 0)
-    return out + came + "; runners come online within " + startup +
-           " at the 95th percentile, within the target: none is kept warm beyond minRunners.";
-  out += came + "; runners take " + startup + " to come online at the 95th percentile: " + runners(s.wanted) +
-         " kept warm";
+    return out + came +
+           (from_starting
+                ? "; a runner has been starting for " + startup + ", within the target so far"
+                : "; runners come online within " + startup + " at the 95th percentile, within the target") +
+           ": none is kept warm beyond minRunners.";
+  out += came +
+         (from_starting ? "; too few runners came online to size from, and one has been starting for " +
+                              startup + " (a start-up takes at least that): "
+                        : "; runners take " + startup + " to come online at the 95th percentile: ") +
+         runners(s.wanted) + " kept warm";
   if (s.verdict == start_time_verdict::max_runners_too_low)
     return out +
            " are needed, but maxRunners leaves no room for them beside the jobs assigned now: raise "

@@ -14,7 +14,10 @@
 // so P(wait > T) <= 5 % takes k = (the 95th percentile of Poisson(λ·(S - T)))
 // + 1, and no warm runner at all when S <= T (a cold start is fast enough) or
 // when no job came in the window (demand stopped: the pool drains to
-// minRunners). λ is the higher of two sliding windows' rates (10 and 2
+// minRunners). Before the variant has seen enough start-ups to size from (a
+// new set, the first morning of a new manager), a runner that has been
+// starting for A seconds shows S >= A: the rule sizes from that lower bound,
+// growing as the wait does, rather than from nothing. λ is the higher of two sliding windows' rates (10 and 2
 // minutes): a peak is met within a minute or two, and the pool shrinks only
 // once it has left the long window.
 #pragma once
@@ -62,6 +65,9 @@ struct start_time_rule {
   double quantile = 0.95;
   // Per variant: the memory a burst can take is bounded.
   std::size_t max_kept = 10'000;
+  // While a start-up bound from a starting runner sizes the pool, the set
+  // plans again this often: the bound grows as the runner keeps starting.
+  std::chrono::steady_clock::duration starting_recheck = std::chrono::seconds(5);
 };
 
 // What a set observed of one variant's jobs, the newest within the window.
@@ -98,6 +104,10 @@ struct start_time_facts {
   // The p95 of the variant's recent start-ups (creation to online), as the
   // start-up deadline takes it (runnerset/startup_deadline.hpp); none: none seen.
   std::optional<std::int64_t> startup_p95;
+  // While the variant's start-ups are too few to size from: how long its
+  // longest-starting runner (not yet online, not a stuck start) has been
+  // starting. A start-up is at least that; none: no runner is starting.
+  std::optional<std::int64_t> starting_for;
   std::int32_t min_runners = 0;
   std::int32_t max_runners = 0;
   std::int64_t assigned_jobs = 0;  // the demand now: the warm runners come on top of it
@@ -125,8 +135,12 @@ struct start_time_sizing {
   double arrivals_per_minute = 0;            // the rate the rule used
   std::optional<std::int64_t> observed_p95;  // queued -> started of the jobs started in the window
   std::optional<std::int64_t> startup_p95;   // as given
+  // The start-up the rule sized from: startup_p95, or the starting runner's
+  // wait when that is longer (none: neither).
+  std::optional<std::int64_t> sized_startup;
   start_time_verdict verdict = start_time_verdict::no_recent_jobs;
-  // When the oldest arrival leaves the window (the count changes then).
+  // When the oldest arrival leaves the window (the count changes then), or,
+  // while a starting runner's wait sizes the pool, when to look again.
   std::optional<steady_time> next_change;
   bool operator==(const start_time_sizing&) const = default;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/runnerset/routing.hpp"
+#include "actors/runnerset/stuck_start.hpp"
 #include "model/timeline.hpp"
 
 namespace octorun::runnerset {
@@ -50,8 +51,13 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
   f.observing_since = o.observing_since;
   if (auto jobs = o.job_arrivals.find(v.name); jobs != o.job_arrivals.end()) f.observed = &jobs->second;
   // The start-ups the stuck-start deadline follows: one record of them.
-  if (auto startups = o.startups.find(v.name); startups != o.startups.end())
-    f.startup_p95 = model::p95(startups->second.seconds);
+  const auto startups = o.startups.find(v.name);
+  if (startups != o.startups.end()) f.startup_p95 = model::p95(startups->second.seconds);
+  // Too few to size from (as too few to derive a deadline from): a runner
+  // starting now bounds the start-up from below.
+  const startup_rule deadline_rule;
+  if (startups == o.startups.end() || startups->second.seconds.size() < deadline_rule.min_samples)
+    f.starting_for = longest_starting(o, v.name);
   f.min_runners = d.min_runners;
   f.max_runners = d.max_runners;
   f.assigned_jobs = d.assigned_jobs;

@@ -81,6 +81,18 @@ start_check check_starts(const set_observation& o, const std::string& variant, s
   return out;
 }
 
+std::optional<std::int64_t> longest_starting(const set_observation& o, const std::string& variant) {
+  std::optional<std::int64_t> longest;
+  for (const auto& [name, r] : o.runners) {
+    if (r.variant != variant || r.seen_at == time_point{} || r.seen_at > o.now || started(r, o.now) ||
+        r.stuck_start_noted || r.view.deleting)
+      continue;
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(o.now - r.seen_at).count();
+    if (!longest || seconds > *longest) longest = seconds;
+  }
+  return longest;
+}
+
 set_event stuck_start_event(const std::string& runner, const std::string& variant,
                             std::chrono::seconds deadline, bool derived) {
   set_event e;

@@ -63,6 +63,11 @@ struct start_check {
 start_check check_starts(const set_observation& o, const std::string& variant, std::chrono::seconds deadline,
                          bool find_new);
 
+// How long, in whole seconds, the variant's longest-starting runner has been
+// starting (seen, not started, not leaving, not a stuck start noted); none:
+// no runner of the variant is starting.
+std::optional<std::int64_t> longest_starting(const set_observation& o, const std::string& variant);
+
 // The Event of one replaced stuck start (a Warning regarding the set).
 set_event stuck_start_event(const std::string& runner, const std::string& variant,
                             std::chrono::seconds deadline, bool derived);

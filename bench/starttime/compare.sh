@@ -11,6 +11,7 @@
 #                              [--target S] [--static-poisson "0 2 4 6"] [--static-workday ...]
 #                              [--static-bursts ...] [--load-poisson "LOAD-TEST FLAGS"] [--load-workday ...]
 #                              [--load-bursts ...] [--no-cold]
+#                              [--modes "static target target-no-warm-nodes"]
 #
 # OCTORUN_BUILD_DIR: the build tree with cmd/octorun and the load-test tool
 # (default build/). KARPENTER_* and KWOK_* as test/controlplane/karpenter.md
@@ -21,6 +22,7 @@ build=${OCTORUN_BUILD_DIR:-$root/build}
 controlplane=$root/test/controlplane
 
 out=starttime-$(date -u +%Y%m%dT%H%M%SZ) reps=3 traces="poisson workday bursts" target=5 cold=1
+modes="static target target-no-warm-nodes"
 declare -A static=([poisson]="0 2 4 6 8 12" [workday]="0 4 8 12 16 24" [bursts]="0 50 100 150 200")
 # The traces: arrivals, job durations and the set's bounds. Runner pods ask
 # for real resources so runners fill nodes (a 4-CPU node takes one 3-CPU
@@ -40,7 +42,8 @@ while (($#)); do
     --static-poisson | --static-workday | --static-bursts) static[${1#--static-}]=$2; shift 2 ;;
     --load-poisson | --load-workday | --load-bursts) load[${1#--load-}]=$2; shift 2 ;;
     --no-cold) cold=0; shift ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    --modes) modes=$2; shift 2 ;;
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -130,24 +133,38 @@ median() {
     sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
 }
 
-start_stack true
-for trace in $traces; do
-  best=""
-  for m in ${static[$trace]}; do
-    for ((rep = 1; rep <= reps; rep++)); do run "$trace" static "$m" "$rep"; done
-    p95=$(median "$trace" static "$m" 7)
-    log "$trace minRunners $m: median p95 ${p95:-?} s"
-    if [[ -n $p95 ]] && awk -v p="$p95" -v t="$target" 'BEGIN { exit !(p <= t) }'; then best=$m; break; fi
-  done
-  [[ -n $best ]] || log "$trace: no static minRunners in \"${static[$trace]}\" met p95 <= $target s"
-  for ((rep = 1; rep <= reps; rep++)); do run "$trace" target "$target" "$rep"; done
+has_mode() { [[ " $modes " == *" $1 "* ]]; }
+for m in $modes; do
+  [[ $m == static || $m == target || $m == target-no-warm-nodes ]] ||
+    { echo "compare.sh: unknown mode $m (static, target, target-no-warm-nodes)" >&2; exit 2; }
 done
+
+if has_mode static || has_mode target; then
+  start_stack true
+  for trace in $traces; do
+    if has_mode static; then
+      best=""
+      for m in ${static[$trace]}; do
+        for ((rep = 1; rep <= reps; rep++)); do run "$trace" static "$m" "$rep"; done
+        p95=$(median "$trace" static "$m" 7)
+        log "$trace minRunners $m: median p95 ${p95:-?} s"
+        if [[ -n $p95 ]] && awk -v p="$p95" -v t="$target" 'BEGIN { exit !(p <= t) }'; then best=$m; break; fi
+      done
+      [[ -n $best ]] || log "$trace: no static minRunners in \"${static[$trace]}\" met p95 <= $target s"
+    fi
+    if has_mode target; then
+      for ((rep = 1; rep <= reps; rep++)); do run "$trace" target "$target" "$rep"; done
+    fi
+  done
+fi
 # The same target where the node autoscaler ignores CapacityBuffers: what
 # warm runners alone cost and achieve.
-start_stack false
-for trace in $traces; do
-  for ((rep = 1; rep <= reps; rep++)); do run "$trace" target-no-warm-nodes "$target" "$rep"; done
-done
+if has_mode target-no-warm-nodes; then
+  start_stack false
+  for trace in $traces; do
+    for ((rep = 1; rep <= reps; rep++)); do run "$trace" target-no-warm-nodes "$target" "$rep"; done
+  done
+fi
 
 # The table: per trace and setting, medians of the repetitions.
 {

@@ -1,4 +1,4 @@
-// Small string helpers shared by the adapters.
+// Small string helpers shared by every layer.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +22,13 @@ inline std::string ascii_lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
+}
+
+// Equal but for ASCII case, as GitHub compares runner names and labels.
+inline bool ascii_iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 // %XX sequences decoded (a malformed one kept as it is); '+' becomes a

@@ -1,5 +1,10 @@
 #include "model/naming.hpp"
 
+#include <cstdio>
+
+#include "common/hash.hpp"
+#include "common/strings.hpp"
+
 namespace octorun::model {
 namespace {
 
@@ -55,6 +60,16 @@ std::string runner_service_account_name(std::string_view set) { return "octorun-
 std::string hooks_role_binding_name(std::string_view set) { return "octorun-hooks-" + std::string(set); }
 
 std::string busy_runners_pdb_name(std::string_view set) { return "octorun-busy-" + std::string(set); }
+
+std::string registering_set_label(std::string_view set_uid) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(set_uid)));
+  return std::string(registering_set_label_prefix) + hex;
+}
+
+bool is_registering_set_label(std::string_view label) {
+  return ascii_iequals(label.substr(0, registering_set_label_prefix.size()), registering_set_label_prefix);
+}
 
 std::string selector(std::string_view set) { return std::string(label_runnerset) + "=" + std::string(set); }
 

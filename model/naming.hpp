@@ -50,6 +50,19 @@ std::string jit_secret_name(std::string_view runner);  // "<runner>-jit"
 std::string runner_service_account_name(std::string_view set);  // "octorun-runner-<set>"
 std::string hooks_role_binding_name(std::string_view set);      // "octorun-hooks-<set>"
 std::string busy_runners_pdb_name(std::string_view set);        // "octorun-busy-<set>"
+// The GitHub runner label that names the RunnerSet which registered a runner
+// through the REST API (the Webhook intake: REST runners have no scale set
+// to say whose they are): "octorun-set-" and the 16 lowercase hex digits of
+// a 64-bit digest of the set's uid. Derived from the uid, not the name: sets
+// of one name in two namespaces, or a set deleted and made again, get
+// different labels. The prefix is reserved (admission refuses it in a
+// set's runnerLabels), so only the set's own JIT requests carry its label.
+inline constexpr std::string_view registering_set_label_prefix = "octorun-set-";
+std::string registering_set_label(std::string_view set_uid);
+// Whether a label is in the reserved namespace, as GitHub compares labels
+// (case-insensitively).
+bool is_registering_set_label(std::string_view label);
+
 // The serialized label selector of a set's runner Pods (status.selector).
 std::string selector(std::string_view set);
 

@@ -3,9 +3,9 @@
 namespace octorun::runner {
 
 bool holder_is_own(std::int64_t holder_id, std::initializer_list<std::int64_t> recorded_ids,
-                   bool in_own_scale_set) {
+                   bool registered_as_the_sets) {
   if (holder_id == 0) return false;
-  if (in_own_scale_set) return true;
+  if (registered_as_the_sets) return true;
   for (auto id : recorded_ids)
     if (id != 0 && id == holder_id) return true;
   return false;

@@ -26,11 +26,13 @@ inline constexpr const char* name_taken_reason = "NameTaken";
 // Runner's own earlier registration: its id is one recorded for this very
 // Runner (`recorded_ids`: its status, its JIT Secret, the set's record of a
 // JIT configuration obtained for its uid; 0s are ignored), or it is
-// registered in the set's own scale set, where no other set registers
-// runners (actors/controller/scale_set_claims.hpp) and no other Runner of
-// the set has this name.
+// registered as the set's (`registered_as_the_sets`: in the set's own scale
+// set, where no other set registers runners
+// (actors/controller/scale_set_claims.hpp), or, a REST runner, carrying the
+// label only the set registers with (actors/runnerset/set_registrations.hpp))
+// and no other Runner of the set has this name.
 bool holder_is_own(std::int64_t holder_id, std::initializer_list<std::int64_t> recorded_ids,
-                   bool in_own_scale_set);
+                   bool registered_as_the_sets);
 
 struct jit_conflict_view {
   bool holder_known = false;     // GitHub named the runner holding the name

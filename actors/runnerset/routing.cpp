@@ -1,19 +1,14 @@
 #include "actors/runnerset/routing.hpp"
 
 #include <algorithm>
-#include <cctype>
+
+#include "common/strings.hpp"
 
 namespace octorun::runnerset {
 namespace {
 
-bool same_label(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 bool carries(const model::effective_variant& v, const std::string& label) {
-  auto match = [&](const std::string& l) { return same_label(l, label); };
+  auto match = [&](const std::string& l) { return ascii_iequals(l, label); };
   return std::any_of(v.runner_labels.begin(), v.runner_labels.end(), match) ||
          std::any_of(implicit_runner_labels.begin(), implicit_runner_labels.end(), match);
 }

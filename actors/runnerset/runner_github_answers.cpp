@@ -1,14 +1,18 @@
 // The RunnerSet's answers to its Runners' GitHub requests (runner_github_api, actors/protocols.hpp):
 // each asked of the set's current credentials, only for a Runner the set
 // made, and what each reply tells of the set's registrations and access.
+#include <spdlog/spdlog.h>
+
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "actors/runner/jit_conflict.hpp"
 #include "actors/runnerset/plan.hpp"
+#include "actors/runnerset/set_registrations.hpp"
 #include "actors/runnerset/set_state.hpp"
 #include "adapters/github/github_workers.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runnerset {
 namespace detail {
@@ -59,15 +63,29 @@ caf::result<Reply> forward_to_github(self_ptr self, Ts... xs) {
       self, [](Reply&) {}, std::move(xs)...);
 }
 
-// The runner GitHub holds under a Runner's name. Under the Listener intake
-// the service lists the runners of every scale set: one registered in
-// another scale set than the Runner's variant's is not this Runner's.
+// The label the set registers every REST runner with ("" before the set is read).
+std::string set_label(const set_state& st) {
+  return st.world.set ? model::registering_set_label(st.world.set->metadata.uid) : std::string();
+}
+
+// The runner GitHub holds under a Runner's name, if it is the set's
+// (judge_found_runner): under the Listener intake the service lists the
+// runners of every scale set, and under the Webhook intake every REST runner
+// of the scope. Any other is left alone, said here, and answered as none
+// found: the Runner's deletion goes on, as when nothing holds the name.
 caf::result<github::maybe_reference_reply> find_runner(self_ptr self, github::find_runner_atom a,
                                                        std::string name) {
   auto& st = self->state;
-  const auto ours = listening(st) ? scale_set_id(st.world, variant_of(st.world, name)) : 0;
-  auto not_ours = [ours](github::maybe_reference_reply& r) {
-    if (r && *r && ours != 0 && (*r)->scale_set_id != ours) r->reset();
+  const bool listener = listening(st);
+  const auto ours = listener ? scale_set_id(st.world, variant_of(st.world, name)) : 0;
+  auto not_ours = [=, label = set_label(st)](github::maybe_reference_reply& r) {
+    if (!r || !*r) return;
+    const auto& found = **r;
+    const auto verdict = judge_found_runner(listener, ours, found.scale_set_id, found.labels, label);
+    if (verdict == found_runner_verdict::the_sets) return;
+    spdlog::info("runnerset {}: GitHub runner {} holds the name of Runner {}, but {}: left alone", id(self),
+                 found.id, found.name, found_runner_left_because(verdict));
+    r->reset();
   };
   return forward_to_github_then<github::maybe_reference_reply>(self, not_ours, a, std::move(name));
 }
@@ -86,7 +104,7 @@ void note_registration(self_ptr self, const std::string& runner, const std::stri
 }
 
 void note_name_holder(self_ptr self, const std::string& runner, const std::string& uid, github::error& e,
-                      bool in_own_scale_set) {
+                      bool registered_as_the_sets) {
   if (e.kind != github::error_kind::conflict || !e.holder) return;
   std::int64_t jit_id = 0, status_id = 0;
   const auto& runners = self->state.world.runners;
@@ -95,7 +113,7 @@ void note_name_holder(self_ptr self, const std::string& runner, const std::strin
     status_id = it->second.status_runner_id;
   }
   e.holder->requesters_own =
-      runner::holder_is_own(e.holder->runner_id, {jit_id, status_id}, in_own_scale_set);
+      runner::holder_is_own(e.holder->runner_id, {jit_id, status_id}, registered_as_the_sets);
 }
 
 // The set's credentials register only Runners it made: on_runner gives
@@ -121,10 +139,14 @@ protocols::runner_github_api::behavior_type runner_github_behavior(self_ptr self
         if (auto refused = not_its_runner(self, req.name)) return github::jit_reply{unexpected{*refused}};
         if (auto refused = class_refuses(self)) return github::jit_reply{unexpected{*refused}};
         if (listening(self->state)) return scale_set_jit(self, req);
+        // A REST runner has no scale set: the set's label says it registered it.
+        const auto label = set_label(self->state);
+        req.labels = labels_to_register(std::move(req.labels), label);
         auto noted = [=, runner = req.name, uid = runner_uid(self, req.name)](github::jit_reply& r) {
           if (r) return note_registration(self, runner, uid, r->registered.id);
-          // The REST API's runners have no scale set: only a recorded id shows a holder is the Runner's.
-          note_name_holder(self, runner, uid, r.error(), false);
+          // A holder is the Runner's when an id recorded for it, or the set's label, shows it.
+          const auto& holder = r.error().holder;
+          note_name_holder(self, runner, uid, r.error(), holder && carries_label(holder->labels, label));
         };
         return forward_to_github_then<github::jit_reply>(self, noted, a, std::move(req));
       },

@@ -154,10 +154,11 @@ void note_registration(self_ptr self, const std::string& runner, const std::stri
 // GitHub refused the Runner's name (a JIT conflict, asked when the Runner
 // had uid `uid`): marks the holder as that Runner's own when the set knows
 // it so (runner::holder_is_own: the id it recorded for that uid, or
-// `in_own_scale_set`), so the Runner may free the name; any other holder
-// is left alone.
+// `registered_as_the_sets`: in the set's own scale set, or carrying the
+// set's label: set_registrations.hpp), so the Runner may free the name; any
+// other holder is left alone.
 void note_name_holder(self_ptr self, const std::string& runner, const std::string& uid, github::error& e,
-                      bool in_own_scale_set);
+                      bool registered_as_the_sets);
 // Records one Event regarding the RunnerSet (none without a recorder), and
 // the Events of what changed since the last plan (set_event_recording.cpp).
 void send_set_event(self_ptr self, set_event e);

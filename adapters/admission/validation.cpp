@@ -65,6 +65,11 @@ void check_runner_labels(const std::string& path, const std::vector<std::string>
     } else if (l.size() > 256) {
       out.push_back(
           {at(path, i), "is " + std::to_string(l.size()) + " characters, over GitHub's limit of 256"});
+    } else if (is_registering_set_label(l)) {
+      out.push_back({at(path, i), quoted(l) + " is reserved: the manager adds \"" +
+                                      std::string(registering_set_label_prefix) +
+                                      "<id>\" to every runner a set registers, to tell its runners from "
+                                      "other sets'"});
     } else if (!seen.insert(l).second) {
       out.push_back({at(path, i), "duplicate label " + quoted(l)});
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/expected.hpp"
 
@@ -31,8 +32,9 @@ const char* to_string(error_kind k);
 // (actors/runner/jit_conflict.hpp), not the client's.
 struct name_holder {
   std::int64_t runner_id = 0;
-  bool busy = false;             // running a job (the REST API says; the scale-set API does not)
-  bool other_scale_set = false;  // registered in another scale set than the one asked for
+  bool busy = false;                // running a job (the REST API says; the scale-set API does not)
+  bool other_scale_set = false;     // registered in another scale set than the one asked for
+  std::vector<std::string> labels;  // its label names (the REST API says; the scale-set API: not read)
   // Set by the RunnerSet, never by the clients: it knows the holder as the
   // requesting Runner's own registration (actors/runner/jit_conflict.hpp).
   bool requesters_own = false;

@@ -24,7 +24,9 @@ caf::behavior rest_worker(caf::event_based_actor* self, rest_options options) {
         auto found = client->runner_by_name(name);
         if (!found) return unexpected{found.error()};
         if (!*found) return std::optional<runner_reference>{};
-        return std::optional<runner_reference>{runner_reference{(*found)->id, (*found)->name, 0}};
+        // A REST runner has no scale set: its labels say which set registered it.
+        return std::optional<runner_reference>{
+            runner_reference{(*found)->id, (*found)->name, 0, std::move((*found)->labels)}};
       },
       [client](active_work_atom, const sweep_request& ask) -> active_work_reply {
         return client->list_active_work(ask);

@@ -1,7 +1,6 @@
 #include "adapters/github/rest_client.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <mutex>
 
@@ -10,17 +9,9 @@
 #include "common/json_parse.hpp"
 #include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
+#include "common/strings.hpp"
 
 namespace octorun::github {
-namespace {
-
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-}  // namespace
 
 runner parse_runner(const rapidjson::Value& v) {
   runner out;
@@ -165,7 +156,8 @@ result<jit_config> rest_client::generate_jit_config(const jit_request& req) {
   auto existing = runner_by_name(req.name);
   if (!existing) return unexpected{existing.error()};
   auto conflict = first.error();
-  if (*existing) conflict.holder = name_holder{(*existing)->id, (*existing)->busy, false, false};
+  if (*existing)
+    conflict.holder = name_holder{(*existing)->id, (*existing)->busy, false, (*existing)->labels, false};
   return unexpected{conflict};
 }
 
@@ -173,7 +165,7 @@ result<std::optional<runner>> rest_client::runner_by_name(std::string_view name)
   auto listed = list_runners(name);
   if (!listed) return unexpected{listed.error()};
   for (auto& r : *listed)
-    if (same_name(r.name, name)) return std::optional<runner>{std::move(r)};
+    if (ascii_iequals(r.name, name)) return std::optional<runner>{std::move(r)};
   return std::optional<runner>{};
 }
 
@@ -299,7 +291,7 @@ result<delete_outcome> rest_client::delete_runner(std::int64_t id) {
 }
 
 result<runner_group> rest_client::runner_group_by_name(std::string_view name) {
-  const bool want_default = name.empty() || same_name(name, "default");
+  const bool want_default = name.empty() || ascii_iequals(name, "default");
   if (options_.where.kind == scope_kind::repository) {
     if (want_default) return runner_group{1, "Default", true};
     return unexpected{
@@ -313,7 +305,7 @@ result<runner_group> rest_client::runner_group_by_name(std::string_view name) {
     return unexpected{error{error_kind::bad_response, 200, "runner group list lacks runner_groups"}};
   for (const auto& g : groups->GetArray()) {
     runner_group rg{json::i64(g, "id"), json::str(g, "name"), json::boolean(g, "default")};
-    if ((want_default && rg.is_default) || same_name(rg.name, name)) return rg;
+    if ((want_default && rg.is_default) || ascii_iequals(rg.name, name)) return rg;
   }
   return unexpected{error{error_kind::not_found, 404, "no runner group named " + std::string(name)}};
 }

@@ -24,7 +24,7 @@ std::string join_url(const std::string& base, std::string_view path) {
 }
 
 runner_reference parse_runner_reference(const rapidjson::Value& v) {
-  return {json::i64(v, "id"), json::str(v, "name"), json::i64(v, "runnerScaleSetId")};
+  return {json::i64(v, "id"), json::str(v, "name"), json::i64(v, "runnerScaleSetId"), {}};
 }
 
 messages::job_info parse_job_info(const rapidjson::Value& v, std::int64_t scale_set_id) {
@@ -490,7 +490,8 @@ result<scaleset_jit> scaleset_client::generate_jit_config(std::int64_t scale_set
   if (!existing) return unexpected{existing.error()};
   auto conflict = first.error();
   if (*existing)
-    conflict.holder = name_holder{(*existing)->id, false, (*existing)->scale_set_id != scale_set_id, false};
+    conflict.holder =
+        name_holder{(*existing)->id, false, (*existing)->scale_set_id != scale_set_id, {}, false};
   return unexpected{conflict};
 }
 

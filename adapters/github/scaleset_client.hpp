@@ -57,7 +57,8 @@ struct queue_message {
 struct runner_reference {
   std::int64_t id = 0;
   std::string name;
-  std::int64_t scale_set_id = 0;
+  std::int64_t scale_set_id = 0;    // 0: a REST runner (no scale set)
+  std::vector<std::string> labels;  // a REST runner's label names (the scale-set API's: not read)
 };
 
 struct scaleset_jit {

@@ -192,6 +192,23 @@ TEST(ValidateRunnerSet, RejectsBadRunnerLabels) {
   EXPECT_EQ(only_error(validate_set(d)), "spec.runnerLabels[1]: duplicate label \"linux\"");
 }
 
+// Issue 32: the manager marks every REST runner a set registers with the
+// set's own "octorun-set-<id>" label, and a lookup by name removes only a
+// runner carrying it; a set declaring one (another set's, in any case) is
+// refused, so only the set's own JIT requests carry its label.
+TEST(ValidateRunnerSet, RefusesTheLabelsTheManagerReservesToMarkASetsRunners) {
+  auto d = doc(test::valid_runnerset_json());
+  for (const char* reserved : {"octorun-set-0123456789abcdef", "Octorun-Set-x", "octorun-set-"}) {
+    test::set(d, "/spec/runnerLabels/1", std::string(reserved));
+    EXPECT_EQ(only_error(validate_set(d)),
+              "spec.runnerLabels[1]: \"" + std::string(reserved) +
+                  "\" is reserved: the manager adds \"octorun-set-<id>\" to every runner a set registers, to "
+                  "tell its runners from other sets'");
+  }
+  test::set(d, "/spec/runnerLabels/1", std::string("octorun-setx"));
+  EXPECT_TRUE(validate_set(d).empty()) << "only the prefix is reserved";
+}
+
 TEST(ValidateRunnerSet, RequiresARunnerContainer) {
   auto d = doc(test::valid_runnerset_json());
   test::set(d, "/spec/template/spec/containers/0/name", std::string("main"));

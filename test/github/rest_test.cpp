@@ -84,7 +84,8 @@ TEST_F(RestClient, DeletingABusyRunnerAnswersBusyWithoutRetrying) {
 // the actor runs for an idle holder: delete it, ask again.
 TEST_F(RestClient, JitNameConflictNamesTheHolderWhichCanBeDeletedToRecover) {
   auto c = client();
-  auto first = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
+  auto first =
+      c.generate_jit_config({"runner-c", 1, {"self-hosted", "octorun-set-0123456789abcdef"}, "_work"});
   ASSERT_TRUE(first);
   auto taken = c.generate_jit_config({"runner-c", 1, {"self-hosted"}, "_work"});
   ASSERT_FALSE(taken);
@@ -92,6 +93,10 @@ TEST_F(RestClient, JitNameConflictNamesTheHolderWhichCanBeDeletedToRecover) {
   ASSERT_TRUE(taken.error().holder);
   EXPECT_EQ(taken.error().holder->runner_id, first->registered.id);
   EXPECT_FALSE(taken.error().holder->busy);
+  // Its labels, the ones it was registered with: the RunnerSet's label among
+  // them shows the set registered it (actors/runnerset/set_registrations.hpp).
+  EXPECT_EQ(taken.error().holder->labels,
+            (std::vector<std::string>{"self-hosted", "octorun-set-0123456789abcdef"}));
   EXPECT_EQ(sim->calls("rest.delete_runner"), 0);
   auto freed = c.delete_runner(taken.error().holder->runner_id);
   ASSERT_TRUE(freed);

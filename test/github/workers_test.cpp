@@ -104,6 +104,34 @@ TEST_F(Workers, PoolRepliesCarryGithubErrorsAsValues) {
                [&](caf::error& e) { FAIL() << sys->render(e); });
 }
 
+// A REST runner found by name carries the labels it was registered with (as
+// GitHub lists them, label objects with a name): under the Webhook intake
+// they are what shows which set registered it
+// (actors/runnerset/set_registrations.hpp).
+TEST_F(Workers, TheRestPoolFindsARunnerByNameWithItsLabels) {
+  auto github = pool();
+  caf::scoped_actor self{*sys};
+  const std::vector<std::string> labels{"self-hosted", "octorun-set-0123456789abcdef"};
+  std::int64_t registered = 0;
+  self->request(github, 10s, jit_config_atom::value, jit_request{"labelled-runner", 1, labels, "_work"})
+      .receive([&](jit_reply& r) { registered = r ? r->registered.id : 0; },
+               [&](caf::error& e) { FAIL() << sys->render(e); });
+  ASSERT_NE(registered, 0);
+  self->request(github, 10s, find_runner_atom::value, std::string{"labelled-runner"})
+      .receive(
+          [&](maybe_reference_reply& r) {
+            ASSERT_TRUE(r) << r.error().describe();
+            ASSERT_TRUE(*r);
+            EXPECT_EQ((*r)->id, registered);
+            EXPECT_EQ((*r)->scale_set_id, 0) << "a REST runner has no scale set";
+            EXPECT_EQ((*r)->labels, labels);
+          },
+          [&](caf::error& e) { FAIL() << sys->render(e); });
+  self->request(github, 10s, find_runner_atom::value, std::string{"nobody"})
+      .receive([&](maybe_reference_reply& r) { EXPECT_TRUE(r && !*r); },
+               [&](caf::error& e) { FAIL() << sys->render(e); });
+}
+
 TEST_F(Workers, ScaleSetWorkerRunsTheListenerProtocol) {
   auto worker = spawn_scaleset_worker(*sys, {sim->ghes_url() + "/octo", pat_auth("ghp_simulator"),
                                              testing::fast_calls(sleeps), 10s, nullptr});

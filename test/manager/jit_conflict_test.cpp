@@ -38,11 +38,12 @@ TEST(JitNameConflict, OneDeleteAndRetryPerConflict) {
 }
 
 // What shows a holder is the Runner's own: an id recorded for it, or its
-// set's own scale set; an equal name alone never does.
+// set's own scale set or label (actors/runnerset/set_registrations.hpp); an
+// equal name alone never does.
 TEST(JitNameConflict, OnlyARecordedIdOrTheSetsOwnScaleSetShowsAHolderIsOurs) {
   EXPECT_TRUE(holder_is_own(42, {0, 42}, false)) << "the id its status or Secret records";
   EXPECT_TRUE(holder_is_own(42, {42}, false)) << "the id the set recorded for its uid";
-  EXPECT_TRUE(holder_is_own(42, {}, true)) << "registered in the set's own scale set";
+  EXPECT_TRUE(holder_is_own(42, {}, true)) << "registered as the set's: its own scale set, or its label";
   EXPECT_FALSE(holder_is_own(42, {0, 0}, false)) << "nothing recorded: a name alone";
   EXPECT_FALSE(holder_is_own(42, {41, 43}, false)) << "another registration of ours";
   EXPECT_FALSE(holder_is_own(0, {0}, true)) << "no holder";

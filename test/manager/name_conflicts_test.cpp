@@ -4,6 +4,10 @@
 //   exists deletes that runner only when it is shown to be its own (the id
 //   its status records); an equal name alone (another namespace's set of
 //   the same name) is never enough: the Runner gives the name up instead;
+// - under the Webhook intake the set registers every runner with its own
+//   label, and a runner found under a Runner's name (a lookup at its
+//   deletion, the holder of a conflict) is the set's only with that label:
+//   another namespace's runner of the same name is never deleted;
 // - a Listener set whose scale-set name an older set in the same scope
 //   holds (the controller's scale_set_names_taken) registers, updates,
 //   deletes and listens to no scale set under it, says so, and takes the
@@ -22,6 +26,7 @@
 #include "adapters/kube/protocol.hpp"
 #include "common/json.hpp"
 #include "messages/scale_sets.hpp"
+#include "model/naming.hpp"
 #include "test/support/caf_test_system.hpp"
 #include "test/support/credentials_secret.hpp"
 
@@ -45,12 +50,16 @@ std::string set_json(const std::string& intake, int min_runners = 0, const std::
 }
 
 // A Runner the set made (its controller reference), registered as
-// `runner_id` per its status (0: nothing recorded), with no JIT Secret.
-std::string runner_json(const std::string& name, std::int64_t runner_id, const std::string& phase = "") {
+// `runner_id` per its status (0: nothing recorded), with no JIT Secret;
+// `deleting`: being deleted, its finalizer still held or (`held` false) released.
+std::string runner_json(const std::string& name, std::int64_t runner_id, const std::string& phase = "",
+                        bool deleting = false, bool held = true) {
   return R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":")" + name +
          R"(","namespace":"team-b","uid":"uid-)" + name +
-         R"(","resourceVersion":"5","labels":{"octorun.io/runnerset":"linux","octorun.io/variant":""},)"
-         R"("finalizers":["octorun.io/runner"],"ownerReferences":[{"apiVersion":"octorun.io/v1alpha1",)"
+         R"(","resourceVersion":"5","labels":{"octorun.io/runnerset":"linux","octorun.io/variant":""},)" +
+         (deleting ? R"("deletionTimestamp":"2026-01-03T00:00:00Z",)" : "") + R"("finalizers":)" +
+         (held ? R"(["octorun.io/runner"])" : "[]") +
+         R"(,"ownerReferences":[{"apiVersion":"octorun.io/v1alpha1",)"
          R"("kind":"RunnerSet","name":"linux","uid":"set-uid","controller":true}]},)"
          R"("spec":{"scopeURL":"https://github.com/acme","credentialsSecretName":"gh",)"
          R"("runnerLabels":["linux"],"runnerSetName":"linux","variant":"",)"
@@ -64,12 +73,16 @@ struct seen {
   std::string conflicting_name;  // the Runner name GitHub says `holder` holds
   std::vector<std::string> created_runners;
   std::vector<std::string> jit_names;
-  std::vector<std::int64_t> deleted_runners;  // GitHub runner ids
-  std::int64_t holder = 0;                    // the runner GitHub says holds every name (0: none)
-  std::vector<std::string> scale_set_calls;   // "find NAME", "create NAME", "update ID", "delete ID"
-  std::vector<std::string> listeners;         // variants a listener was spawned for
-  std::vector<std::string> runner_patches;    // bodies
-  std::vector<std::string> set_patches;       // bodies
+  std::vector<std::string> looked_up;                // names looked up on GitHub
+  std::vector<std::int64_t> deleted_runners;         // GitHub runner ids
+  std::int64_t holder = 0;                           // the runner GitHub says holds every name (0: none)
+  std::vector<std::string> holder_labels;            // its labels
+  bool runners_deleting = false;                     // the Runners are being deleted
+  std::vector<std::vector<std::string>> jit_labels;  // each JIT request's
+  std::vector<std::string> scale_set_calls;          // "find NAME", "create NAME", "update ID", "delete ID"
+  std::vector<std::string> listeners;                // variants a listener was spawned for
+  std::vector<std::string> runner_patches;           // bodies
+  std::vector<std::string> set_patches;              // bodies
   std::vector<kube::event_spec> events;
 };
 
@@ -106,7 +119,10 @@ caf::behavior fake_kube(caf::event_based_actor*, std::shared_ptr<seen> s) {
           // As the apiserver answers: the Runner with the phase written.
           s->runner_patches.push_back(r.body);
           const bool failed = r.body.find(R"("phase":"Failed")") != std::string::npos;
-          return *kube::parse_object(runner_json(r.name, 0, failed ? "Failed" : ""));
+          const bool released =
+              r.type == kube::patch_type::json && r.body.find(R"("op":"remove")") != std::string::npos;
+          return *kube::parse_object(
+              runner_json(r.name, 0, failed ? "Failed" : "", s->runners_deleting, !released));
         }
         if (r.res.plural == "runnersets") {
           s->set_patches.push_back(r.body);
@@ -138,14 +154,16 @@ github::error conflict() {
 }
 
 // GitHub: a JIT request for a name conflicts while `holder` holds it (the
-// REST client names the holder); deleting it frees the name.
+// REST client names the holder and its labels), a lookup of the name finds
+// it; deleting it frees the name.
 caf::behavior fake_github(caf::event_based_actor*, std::shared_ptr<seen> s) {
   return {
       [=](github::jit_config_atom, github::jit_request& req) -> github::jit_reply {
         s->jit_names.push_back(req.name);
+        s->jit_labels.push_back(req.labels);
         if (s->holder != 0 && req.name == s->conflicting_name) {
           auto e = conflict();
-          e.holder = github::name_holder{s->holder, false, false, false};
+          e.holder = github::name_holder{s->holder, false, false, s->holder_labels, false};
           return unexpected{e};
         }
         github::jit_config c;
@@ -154,8 +172,12 @@ caf::behavior fake_github(caf::event_based_actor*, std::shared_ptr<seen> s) {
         c.encoded_jit_config = "e30";
         return c;
       },
-      [=](github::find_runner_atom, std::string&) -> github::maybe_reference_reply {
-        return std::optional<github::runner_reference>{};
+      // The REST list by name: the holder, with its labels (no scale set).
+      [=](github::find_runner_atom, std::string& name) -> github::maybe_reference_reply {
+        s->looked_up.push_back(name);
+        if (s->holder == 0 || name != s->conflicting_name) return std::optional<github::runner_reference>{};
+        return std::optional<github::runner_reference>{
+            github::runner_reference{s->holder, name, 0, s->holder_labels}};
       },
       [=](github::delete_runner_atom, std::int64_t id) -> github::delete_reply {
         s->deleted_runners.push_back(id);
@@ -261,6 +283,7 @@ class NameConflicts : public ::testing::Test {
 TEST_F(NameConflicts, AnotherNamespacesRunnerOfTheSameNameIsNeverDeleted) {
   s_->holder = 77;
   s_->conflicting_name = "linux-abcde";
+  s_->holder_labels = {"linux", model::registering_set_label("team-a-set-uid")};
   start(set_json("Webhook", 1));
   runner_seen(runner_json("linux-abcde", 0));
   set_seen();
@@ -288,6 +311,82 @@ TEST_F(NameConflicts, TheRunnersOwnEarlierRegistrationIsDeletedAndTheNameRegiste
   s_->conflicting_name = "linux-abcde";
   start(set_json("Webhook", 1));
   runner_seen(runner_json("linux-abcde", 77));
+  set_seen();
+  EXPECT_EQ(s_->deleted_runners, std::vector<std::int64_t>{77});
+  EXPECT_EQ(s_->jit_names.size(), 2u) << "asked again once the name was free";
+  EXPECT_FALSE(patched_with(s_->runner_patches, "NameTaken"));
+}
+
+// Every runner the set registers through the REST API carries the set's
+// label beside its own, so a job's runs-on still matches.
+TEST_F(NameConflicts, AWebhookSetRegistersEachRunnerWithItsOwnLabel) {
+  start(set_json("Webhook", 1));
+  runner_seen(runner_json("linux-abcde", 0));
+  set_seen();
+  ASSERT_FALSE(s_->jit_labels.empty()) << "the Runner never asked for its JIT configuration";
+  EXPECT_EQ(s_->jit_labels[0], (std::vector<std::string>{"linux", model::registering_set_label("set-uid")}));
+}
+
+// The reported hole: team-b's Runner "linux-abcde" is deleted while nothing
+// records a registration of it (a JIT answer lost in transit, or a Runner an
+// earlier leader made), so it looks its name up on GitHub; at that moment
+// team-a's set "linux" has an idle runner 77 of that very name. Before, the
+// lookup found it and team-b's Runner removed it (REST runners have no
+// scale set to show whose they are). Now it carries team-a's label, not
+// team-b's: left alone, and the Runner's deletion goes on as when nothing
+// holds the name.
+TEST_F(NameConflicts, ADeletedRunnersLookUpLeavesAnotherNamespacesRunnerOfTheSameName) {
+  s_->holder = 77;
+  s_->conflicting_name = "linux-abcde";
+  s_->holder_labels = {"linux", model::registering_set_label("team-a-set-uid")};
+  s_->runners_deleting = true;
+  start(set_json("Webhook"));
+  set_seen();
+  runner_seen(runner_json("linux-abcde", 0, "", true));
+  EXPECT_EQ(s_->looked_up, std::vector<std::string>{"linux-abcde"}) << "nothing recorded: looked up";
+  EXPECT_TRUE(s_->deleted_runners.empty())
+      << "deleted team-a's GitHub runner " << s_->deleted_runners.front();
+  EXPECT_TRUE(patched_with(s_->runner_patches, R"("op":"remove","path":"/metadata/finalizers/0")"))
+      << "its deletion did not go on";
+  // A runner without any set's label (registered outside Octorun, or by a
+  // manager before runners carried it: an upgrade) is left alone too.
+  s_->holder_labels = {"linux"};
+  s_->runner_patches.clear();
+  s_->looked_up.clear();
+  s_->conflicting_name = "linux-fghij";
+  runner_seen(runner_json("linux-fghij", 0, "", true));
+  EXPECT_EQ(s_->looked_up, std::vector<std::string>{"linux-fghij"});
+  EXPECT_TRUE(s_->deleted_runners.empty())
+      << "deleted unlabelled GitHub runner " << s_->deleted_runners.front();
+  EXPECT_TRUE(patched_with(s_->runner_patches, R"("op":"remove","path":"/metadata/finalizers/0")"));
+}
+
+// The same lookup finding the set's own registration (its label) removes it
+// before the Runner lets go: no GitHub runner outlives its Runner.
+TEST_F(NameConflicts, ADeletedRunnersLookUpRemovesTheSetsOwnUnrecordedRegistration) {
+  s_->holder = 77;
+  s_->conflicting_name = "linux-abcde";
+  s_->holder_labels = {"linux", model::registering_set_label("set-uid")};
+  s_->runners_deleting = true;
+  start(set_json("Webhook"));
+  set_seen();
+  runner_seen(runner_json("linux-abcde", 0, "", true));
+  EXPECT_EQ(s_->looked_up, std::vector<std::string>{"linux-abcde"});
+  EXPECT_EQ(s_->deleted_runners, std::vector<std::int64_t>{77});
+  EXPECT_TRUE(patched_with(s_->runner_patches, R"("op":"remove","path":"/metadata/finalizers/0")"));
+}
+
+// A JIT answer lost in transit: GitHub registered the name, and the retry
+// conflicts with a holder no id records. Its label shows it is the set's,
+// and no other Runner of the set has the name: the Runner's own, deleted
+// and the name registered again (before, the Runner gave the name up and
+// the registration stayed on GitHub).
+TEST_F(NameConflicts, AHolderWithTheSetsOwnLabelIsTheRunnersLostRegistration) {
+  s_->holder = 77;
+  s_->conflicting_name = "linux-abcde";
+  s_->holder_labels = {"linux", model::registering_set_label("set-uid")};
+  start(set_json("Webhook", 1));
+  runner_seen(runner_json("linux-abcde", 0));
   set_seen();
   EXPECT_EQ(s_->deleted_runners, std::vector<std::int64_t>{77});
   EXPECT_EQ(s_->jit_names.size(), 2u) << "asked again once the name was free";

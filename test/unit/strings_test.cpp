@@ -1,4 +1,5 @@
-// common/strings.hpp: text from outside made fit for an Event or a log line.
+// common/strings.hpp: text from outside made fit for an Event or a log line;
+// names compared as GitHub compares them.
 #include "common/strings.hpp"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,14 @@ TEST(PrintableExcerpt, CutsAtACharacterBoundaryAndMarksTheCut) {
   EXPECT_EQ(printable_excerpt("abcdefg", 6), "abc...");
   EXPECT_EQ(printable_excerpt("ab\xE2\x82\xAC\xE2\x82\xAC", 7), "ab...");  // never half a €
   EXPECT_EQ(printable_excerpt(std::string(1 << 20, 'x'), 256).size(), 256u);
+}
+
+// GitHub compares runner names and labels without regard to ASCII case.
+TEST(AsciiIequals, IgnoresAsciiCaseOnly) {
+  EXPECT_TRUE(ascii_iequals("Octorun-Set-AB", "octorun-set-ab"));
+  EXPECT_TRUE(ascii_iequals("", ""));
+  EXPECT_FALSE(ascii_iequals("linux", "linux2"));
+  EXPECT_FALSE(ascii_iequals("\xc3\x89", "\xc3\xa9")) << "no Unicode case folding";
 }
 
 }  // namespace

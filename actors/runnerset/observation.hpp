@@ -139,6 +139,7 @@ struct observed_runner {
   bool job_start_heard = false;      // a job start named it
   bool startup_sampled = false;      // its start-up time is in the variant's samples
   bool whole_start_sampled = false;  // so is the wait of a job queued before it was made
+  std::int64_t pod_ready_at = 0;     // when its pod was first ready (the cluster's clock; 0: not yet)
   bool stuck_start_noted = false;    // its stuck start was counted and told (once)
   bool node_wait_sampled = false;    // its pod's wait for scheduling was noted (warm nodes)
 };
@@ -248,6 +249,14 @@ struct set_observation {
   // Recent start-up times (creation to pod ready) by variant: what a derived
   // start-up deadline follows (startup_deadline.hpp).
   std::map<std::string, startup_samples> startups;
+  // What a start-time target sizes from (start_time.hpp), by variant: start-ups
+  // to the runner online, which a pod's readiness precedes by the runner
+  // process's own start. A job queued before its runner was made shows the
+  // whole of it; a runner no job waited for shows only its pod ready, so its
+  // sample adds the p95 of the variant's recent runner-process starts (such
+  // a job's start less its runner's pod ready).
+  std::map<std::string, startup_samples> online_startups;
+  std::map<std::string, startup_samples> runner_process_starts;
   // Start-time targets (start_time.hpp): by variant, the jobs that arrived
   // and started in the rule's window, as noted since `observing_since`.
   std::map<std::string, model::start_time_observations> job_arrivals;

@@ -50,13 +50,13 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
   f.now = o.now;
   f.observing_since = o.observing_since;
   if (auto jobs = o.job_arrivals.find(v.name); jobs != o.job_arrivals.end()) f.observed = &jobs->second;
-  // The start-ups the stuck-start deadline follows: one record of them.
-  const auto startups = o.startups.find(v.name);
-  if (startups != o.startups.end()) f.startup_p95 = model::p95(startups->second.seconds);
+  // Start-ups to the runner online (observation.hpp, online_startups).
+  const auto startups = o.online_startups.find(v.name);
+  if (startups != o.online_startups.end()) f.startup_p95 = model::p95(startups->second.seconds);
   // Too few to size from (as too few to derive a deadline from): a runner
   // starting now bounds the start-up from below.
   const startup_rule deadline_rule;
-  if (startups == o.startups.end() || startups->second.seconds.size() < deadline_rule.min_samples)
+  if (startups == o.online_startups.end() || startups->second.seconds.size() < deadline_rule.min_samples)
     f.starting_for = longest_starting(o, v.name);
   f.min_runners = d.min_runners;
   f.max_runners = d.max_runners;

@@ -23,7 +23,7 @@ set_observation targeted(int jobs, std::int32_t max_runners = 100, const std::st
   auto o = ready_set();
   o.set->spec.max_runners = max_runners;
   o.set->spec.start_time_target = model::start_time_target_spec{5};
-  for (int i = 0; i < 5; ++i) o.startups[variant].add(60);
+  for (int i = 0; i < 5; ++i) o.online_startups[variant].add(60);
   for (int i = 0; i < jobs; ++i) o.job_arrivals[variant].add_arrival(i, o.now - 60s + i * 1s);
   return o;
 }

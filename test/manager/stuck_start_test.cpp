@@ -138,6 +138,38 @@ TEST(StuckStartNotes, AJobQueuedBeforeItsRunnerWasMadeSamplesTheWholeStartOnce) 
   EXPECT_EQ(o.startups[""].seconds.size(), 2u);
 }
 
+// What a start-time target sizes from is the start to the runner online: a
+// pod ready says nothing of the runner process after it, so a runner no job
+// waited for adds the process start the whole starts showed (a job's start
+// less its runner's pod ready).
+TEST(StuckStartNotes, ARunnerNoJobWaitedForAddsTheRunnerProcessStart) {
+  auto o = ready_set();
+  auto& a = add_runner(o, "linux-a", model::runner_phase::unset, false);
+  a.view.created = 1000;
+  model::runner_pod pod;
+  pod.ready = true;
+  pod.ready_at = 1003;
+  note_runner_pod(o, "linux-a", pod);  // no process start known yet: the pod's 3 s
+  messages::job_info job;
+  job.queued_at = 999;
+  job.started_at = 1008;
+  note_job_start(o, "linux-a", job);  // the whole start, 8 s: the process took 5
+  EXPECT_EQ(o.online_startups[""].seconds, (std::deque<std::int64_t>{3, 8}));
+  EXPECT_EQ(o.runner_process_starts[""].seconds, (std::deque<std::int64_t>{5}));
+  auto& b = add_runner(o, "linux-b", model::runner_phase::unset, false);
+  b.view.created = 2000;
+  pod.ready_at = 2002;
+  note_runner_pod(o, "linux-b", pod);  // warm: 2 s to its pod, 5 more to the runner
+  EXPECT_EQ(o.online_startups[""].seconds, (std::deque<std::int64_t>{3, 8, 7}));
+  EXPECT_EQ(o.startups[""].seconds, (std::deque<std::int64_t>{3, 8, 2})) << "the deadline's stay pod ready";
+  // A job that came after its runner was made (it took a warm one) shows no
+  // process start: its wait was not the runner's.
+  job.queued_at = 2010;
+  job.started_at = 2011;
+  note_job_start(o, "linux-b", job);
+  EXPECT_EQ(o.runner_process_starts[""].seconds.size(), 1u);
+}
+
 // ---- the plan ------------------------------------------------------------------------
 
 // A webhook set with one job and its one runner, seen `ago` before now,

@@ -255,11 +255,13 @@ std::string describe(const start_time_sizing& s, const start_time_rule& rule) {
                 ? "; a runner has been starting for " + startup + ", within the target so far"
                 : "; runners come online within " + startup + " at the 95th percentile, within the target") +
            ": none is kept warm beyond minRunners.";
-  out += came +
-         (from_starting ? "; too few runners came online to size from, and one has been starting for " +
-                              startup + " (a start-up takes at least that): "
-                        : "; runners take " + startup + " to come online at the 95th percentile: ") +
-         runners(s.wanted) + " kept warm";
+  out +=
+      came +
+      (from_starting
+           ? "; the start-ups it knows are too few or too old to size from, and one has been starting for " +
+                 startup + " (a start-up takes at least that): "
+           : "; runners take " + startup + " to come online at the 95th percentile: ") +
+      runners(s.wanted) + " kept warm";
   if (s.verdict == start_time_verdict::max_runners_too_low)
     return out +
            " are needed, but maxRunners leaves no room for them beside the jobs assigned now: raise "

@@ -14,10 +14,11 @@
 // so P(wait > T) <= 5 % takes k = (the 95th percentile of Poisson(λ·(S - T)))
 // + 1, and no warm runner at all when S <= T (a cold start is fast enough) or
 // when no job came in the window (demand stopped: the pool drains to
-// minRunners). Before the variant has seen enough start-ups to size from (a
-// new set, the first morning of a new manager), a runner that has been
-// starting for A seconds shows S >= A: the rule sizes from that lower bound,
-// growing as the wait does, rather than from nothing. λ is the higher of two sliding windows' rates (10 and 2
+// minRunners). When the variant has no recent start-ups to size from (a new
+// set, a new manager, a morning after the night's nodes went), a runner that
+// has been starting for A seconds shows S >= A: the rule sizes from that
+// lower bound, growing as the wait does, rather than from nothing or from
+// start-ups that no longer hold. λ is the higher of two sliding windows' rates (10 and 2
 // minutes): a peak is met within a minute or two, and the pool shrinks only
 // once it has left the long window.
 #pragma once
@@ -104,7 +105,7 @@ struct start_time_facts {
   // The p95 of the variant's recent start-ups (creation to online), as the
   // start-up deadline takes it (runnerset/startup_deadline.hpp); none: none seen.
   std::optional<std::int64_t> startup_p95;
-  // While the variant's start-ups are too few to size from: how long its
+  // While the variant's start-ups are too few or too old to size from: how long its
   // longest-starting runner (not yet online, not a stuck start) has been
   // starting. A start-up is at least that; none: no runner is starting.
   std::optional<std::int64_t> starting_for;

@@ -50,14 +50,27 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
   f.now = o.now;
   f.observing_since = o.observing_since;
   if (auto jobs = o.job_arrivals.find(v.name); jobs != o.job_arrivals.end()) f.observed = &jobs->second;
-  // Start-ups to the runner online (observation.hpp, online_startups).
+  // Start-ups to the runner online (observation.hpp, online_startups): the
+  // newest say what a runner made now takes (a morning's node start-ups
+  // would otherwise size the pool long after nodes and images are there):
+  // those of the short window when there are enough to judge from (as many
+  // as a derived deadline needs), else the window's, else all kept. With
+  // none of the window's, a runner starting now bounds the start-up from
+  // below (yesterday's quick starts say little of this morning's nodes).
+  const startup_rule enough;
   const auto startups = o.online_startups.find(v.name);
-  if (startups != o.online_startups.end()) f.startup_p95 = model::p95(startups->second.seconds);
-  // Too few to size from (as too few to derive a deadline from): a runner
-  // starting now bounds the start-up from below.
-  const startup_rule deadline_rule;
-  if (startups == o.online_startups.end() || startups->second.seconds.size() < deadline_rule.min_samples)
-    f.starting_for = longest_starting(o, v.name);
+  bool recent = false;
+  if (startups != o.online_startups.end()) {
+    f.startup_p95 = model::p95(startups->second.seconds);
+    for (auto window : {o.start_time_rule.short_window, o.start_time_rule.window}) {
+      const auto newest = startups->second.since(o.now - window);
+      if (newest.size() < enough.min_samples) continue;
+      f.startup_p95 = model::p95(newest);
+      recent = true;
+      break;
+    }
+  }
+  if (!recent) f.starting_for = longest_starting(o, v.name);
   f.min_runners = d.min_runners;
   f.max_runners = d.max_runners;
   f.assigned_jobs = d.assigned_jobs;

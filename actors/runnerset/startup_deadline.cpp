@@ -4,9 +4,21 @@
 
 namespace octorun::runnerset {
 
-void startup_samples::add(std::int64_t s, const startup_rule& rule) {
+void startup_samples::add(std::int64_t s, const startup_rule& rule,
+                          std::chrono::steady_clock::time_point at) {
   seconds.push_back(std::max<std::int64_t>(0, s));
-  while (seconds.size() > std::max<std::size_t>(1, rule.window)) seconds.pop_front();
+  heard.push_back(at);
+  while (seconds.size() > std::max<std::size_t>(1, rule.window)) {
+    seconds.pop_front();
+    heard.pop_front();
+  }
+}
+
+std::deque<std::int64_t> startup_samples::since(std::chrono::steady_clock::time_point since) const {
+  std::deque<std::int64_t> out;
+  for (std::size_t i = 0; i < seconds.size() && i < heard.size(); ++i)
+    if (heard[i] > since) out.push_back(seconds[i]);
+  return out;
 }
 
 startup_deadline startup_deadline_for(const std::optional<std::int32_t>& set, const startup_samples& observed,

@@ -37,9 +37,12 @@ struct startup_rule {
 // A variant's recent start-up times (creation to online), oldest first.
 struct startup_samples {
   std::deque<std::int64_t> seconds;
+  std::deque<std::chrono::steady_clock::time_point> heard;  // when each was noted (the set's clock)
   // Adds one, dropping the oldest beyond `rule.window`. A negative one (the
   // clocks that stamped it disagree) counts as 0.
-  void add(std::int64_t s, const startup_rule& rule = {});
+  void add(std::int64_t s, const startup_rule& rule = {}, std::chrono::steady_clock::time_point at = {});
+  // Those noted after `since`, oldest first.
+  std::deque<std::int64_t> since(std::chrono::steady_clock::time_point since) const;
 };
 
 // The nearest-rank 95th percentile (nullopt: none), as start-time targets take it.

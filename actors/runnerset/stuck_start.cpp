@@ -19,11 +19,11 @@ void note_runner_pod(set_observation& w, const std::string& runner, const model:
   if (r.startup_sampled || pod.ready_at <= 0 || r.view.created <= 0) return;
   r.startup_sampled = true;
   r.pod_ready_at = pod.ready_at;
-  w.startups[r.variant].add(pod.ready_at - r.view.created);
+  w.startups[r.variant].add(pod.ready_at - r.view.created, {}, w.now);
   const auto process = w.runner_process_starts.find(r.variant);
   const auto process_p95 =
       process == w.runner_process_starts.end() ? std::nullopt : p95(process->second.seconds);
-  w.online_startups[r.variant].add(pod.ready_at - r.view.created + process_p95.value_or(0));
+  w.online_startups[r.variant].add(pod.ready_at - r.view.created + process_p95.value_or(0), {}, w.now);
 }
 
 void note_job_start(set_observation& w, const std::string& runner, const messages::job_info& job) {
@@ -35,9 +35,9 @@ void note_job_start(set_observation& w, const std::string& runner, const message
       job.queued_at > r.view.created)
     return;
   r.whole_start_sampled = true;
-  w.startups[r.variant].add(job.started_at - r.view.created);
-  w.online_startups[r.variant].add(job.started_at - r.view.created);
-  if (r.pod_ready_at > 0) w.runner_process_starts[r.variant].add(job.started_at - r.pod_ready_at);
+  w.startups[r.variant].add(job.started_at - r.view.created, {}, w.now);
+  w.online_startups[r.variant].add(job.started_at - r.view.created, {}, w.now);
+  if (r.pod_ready_at > 0) w.runner_process_starts[r.variant].add(job.started_at - r.pod_ready_at, {}, w.now);
 }
 
 namespace {

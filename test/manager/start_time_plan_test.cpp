@@ -23,7 +23,7 @@ set_observation targeted(int jobs, std::int32_t max_runners = 100, const std::st
   auto o = ready_set();
   o.set->spec.max_runners = max_runners;
   o.set->spec.start_time_target = model::start_time_target_spec{5};
-  for (int i = 0; i < 5; ++i) o.online_startups[variant].add(60);
+  for (int i = 0; i < 5; ++i) o.online_startups[variant].add(60, {}, o.now);
   for (int i = 0; i < jobs; ++i) o.job_arrivals[variant].add_arrival(i, o.now - 60s + i * 1s);
   return o;
 }
@@ -114,6 +114,39 @@ TEST(StartTimePlan, WhenDemandStopsThePoolDrainsToMinRunners) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "True");
   EXPECT_EQ(c->reason, "NoRecentJobs");
+}
+
+// The newest start-ups size the pool: a morning's node start-ups no longer
+// do once five of the last two minutes say runners start in seconds; with
+// none of the last ten minutes, a runner starting now bounds them.
+TEST(StartTimePlan, TheNewestStartUpsSizeThePool) {
+  auto o = targeted(12);
+  o.online_startups[""] = {};
+  for (int i = 0; i < 10; ++i) o.online_startups[""].add(120, {}, o.now - 8min);  // the morning's
+  for (int i = 0; i < 5; ++i) o.online_startups[""].add(8, {}, o.now - 30s);
+  auto p = plan(o);
+  const auto warm = model::poisson_quantile(12.0 / 120 * 3, 0.95) + 1;
+  EXPECT_EQ(creates(p), warm);
+  EXPECT_NE(published_status(p).find(R"("runnerStartupP95Seconds":8,)"), std::string::npos)
+      << published_status(p);
+
+  // Four in the short window are too few: the window's fifteen say 120 s.
+  o.online_startups[""].seconds.pop_back();
+  o.online_startups[""].heard.pop_back();
+  p = plan(o);
+  EXPECT_NE(published_status(p).find(R"("runnerStartupP95Seconds":120,)"), std::string::npos)
+      << published_status(p);
+
+  // Yesterday's quick start-ups only: a runner starting for 90 s says more.
+  o.online_startups[""] = {};
+  for (int i = 0; i < 5; ++i) o.online_startups[""].add(8, {}, o.now - 16h);
+  auto& starting = add_runner(o, "linux-a", model::runner_phase::pending, false);
+  starting.seen_at = o.now - 90s;
+  p = plan(o);
+  EXPECT_EQ(creates(p), model::poisson_quantile(12.0 / 120 * 85, 0.95) + 1 - 1) << "one is starting already";
+  auto c = published_condition(p, "StartTimeTargetMet");
+  ASSERT_TRUE(c);
+  EXPECT_NE(c->message.find("one has been starting for 90 s"), std::string::npos) << c->message;
 }
 
 // A variant's own target; the set says it per variant, and the condition

@@ -38,7 +38,7 @@ set_observation targeted(std::int32_t max_runners = 100) {
   o.set->spec.max_runners = max_runners;
   o.set->spec.start_time_target = model::start_time_target_spec{5};
   for (const auto& obj : desired_pod_resources(*o.set)) o.applied_objects[obj.key] = obj.body;
-  for (int i = 0; i < 5; ++i) o.online_startups[""].add(80);
+  for (int i = 0; i < 5; ++i) o.online_startups[""].add(80, {}, o.now);
   for (int i = 0; i < 5; ++i) o.node_startups[""].add(60);
   for (int i = 0; i < 12; ++i) o.job_arrivals[""].add_arrival(i, o.now - 60s + i * 1s);
   return o;

@@ -58,6 +58,10 @@ std::string busy_runners_pdb_name(std::string_view set);        // "octorun-busy
 // different labels. The prefix is reserved (admission refuses it in a
 // set's runnerLabels), so only the set's own JIT requests carry its label.
 inline constexpr std::string_view registering_set_label_prefix = "octorun-set-";
+// GitHub registers at most this many labels on a runner (generate-jitconfig's
+// `labels`); the manager adds one to a variant's own: the set's label above,
+// or, under the Listener intake, the scale set's name.
+inline constexpr std::size_t github_max_runner_labels = 100;
 std::string registering_set_label(std::string_view set_uid);
 // Whether a label is in the reserved namespace, as GitHub compares labels
 // (case-insensitively).

@@ -205,6 +205,16 @@ void check_variants(const runnerset& set, std::int32_t cap, field_errors& out) {
   // Jobs are routed by labels: two variants with the same labels are ambiguous.
   auto variants = effective_variants(spec);
   for (std::size_t i = 0; i < variants.size(); ++i) {
+    // Each list is bounded by the schema; what a variant's runner registers
+    // is both, and one more.
+    if (spec.variants.size() == variants.size() &&
+        variants[i].runner_labels.size() + 1 > github_max_runner_labels)
+      out.push_back({at("spec.variants", i) + ".runnerLabels",
+                     "with spec.runnerLabels the variant's runners carry " +
+                         std::to_string(variants[i].runner_labels.size()) +
+                         " labels, and the manager adds one: "
+                         "GitHub registers at most " +
+                         std::to_string(github_max_runner_labels) + " on a runner"});
     auto a = variants[i].runner_labels;
     std::sort(a.begin(), a.end());
     for (std::size_t j = 0; j < i && spec.variants.size() > 1; ++j) {

@@ -315,6 +315,24 @@ TEST(ValidateVariants, RejectsVariantsJobsCannotTellApart) {
       "give each variant a label that tells its jobs apart");
 }
 
+// A variant's runners carry the set's labels and its own, and one the
+// manager adds: within GitHub's 100 a runner may register.
+TEST(ValidateVariants, RejectsMoreLabelsThanGitHubRegisters) {
+  auto d = doc(test::valid_runnerset_json());
+  auto append = [&](const char* pointer, const std::string& label) {
+    rapidjson::Pointer(pointer).Get(d)->PushBack(rapidjson::Value(label.c_str(), d.GetAllocator()).Move(),
+                                                 d.GetAllocator());
+  };
+  for (int i = 0; i < 60; ++i) {
+    append("/spec/runnerLabels", "set-" + std::to_string(i));
+    append("/spec/variants/1/runnerLabels", "large-" + std::to_string(i));
+  }
+  EXPECT_EQ(
+      only_error(validate_set(d)),
+      "spec.variants[1].runnerLabels: with spec.runnerLabels the variant's runners carry 122 labels, and "
+      "the manager adds one: GitHub registers at most 100 on a runner");
+}
+
 TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {
   auto r = model::parse_runner(doc(test::valid_runner_json()));
   ASSERT_TRUE(r);

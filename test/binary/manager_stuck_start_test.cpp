@@ -18,6 +18,7 @@
 #include "test/binary/binary_test_base.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
+#include "test/support/wiring.hpp"
 
 namespace octorun {
 namespace {
@@ -49,22 +50,10 @@ class ManagerStuckStart : public test::binary_test_base {
   // The RunnerSet "linux" (Listener intake, a start-up deadline of 10 s)
   // whose pods kwok leaves alone.
   void create_set(int max_runners) {
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
-            R"("scopeURL":")" +
-            sim_->ghes_url() + "/acme" +
-            R"(","credentialsSecretName":"github","intake":"Listener","runnerLabels":["linux"],)"
-            R"("minRunners":0,"maxRunners":)" +
-            std::to_string(max_runners) +
-            R"(,"startupTimeoutSeconds":10,)"
-            R"("template":{"metadata":{"annotations":{"kwok.x-k8s.io/status":"custom"}},)"
-            R"("spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
-            "\nEOF");
+    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", 0, max_runners,
+                           {.intake = "Listener",
+                            .extra_spec = R"("startupTimeoutSeconds":10,)",
+                            .test_plays_pod_status = true});
     ASSERT_TRUE(sim_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
         << context();
   }

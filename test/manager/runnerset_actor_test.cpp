@@ -66,7 +66,8 @@ class RunnerSetActor : public test::actor_test_base {
   // `extra_spec`: more RunnerSet spec members (wiring.hpp create_runnerset).
   void start(int min_runners, int max_runners, const std::string& extra_spec = "",
              std::chrono::milliseconds resync = 30s) {
-    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners, extra_spec);
+    test::create_runnerset(c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners,
+                           {.extra_spec = extra_spec});
     set_ = caf::actor_cast<caf::actor>(spawn_runnerset(sys_, config(resync)));
     watch();
   }

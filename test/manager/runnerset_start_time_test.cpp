@@ -30,22 +30,10 @@ class RunnerSetStartTime : public test::actor_test_base {
   }
 
   void start(int min_runners, int max_runners, int target_seconds, std::chrono::milliseconds window) {
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
-    test::kubectl(
-        c_,
-        "-n " + ns_ + " create -f - >/dev/null <<'EOF'\n" +
-            R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
-            R"("scopeURL":")" +
-            sim_->ghes_url() + "/acme" +
-            R"(","credentialsSecretName":"github","intake":"Webhook","runnerLabels":["linux"],)"
-            R"("minRunners":)" +
-            std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
-            R"(,"startTimeTarget":{"p95Seconds":)" + std::to_string(target_seconds) +
-            R"(},"template":{"metadata":{"annotations":{"kwok.x-k8s.io/status":"custom"}},)"
-            R"("spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
-            "\nEOF");
+    test::create_runnerset(
+        c_, ns_, sim_->ghes_url() + "/acme", min_runners, max_runners,
+        {.extra_spec = R"("startTimeTarget":{"p95Seconds":)" + std::to_string(target_seconds) + "},",
+         .test_plays_pod_status = true});
     runnerset_actor_config cfg;
     cfg.ns = ns_;
     cfg.name = "linux";

@@ -141,26 +141,38 @@ inline std::vector<caf::actor> forward_set_informers(caf::actor_system& sys, con
                            std::move(set));
 }
 
+// How a test's RunnerSet "linux" differs from the usual one.
+struct runnerset_options {
+  // Webhook: the tests drive the set with the simulator's deliveries, not the
+  // CRD's default intake.
+  std::string intake = "Webhook";
+  // More spec members, each followed by a comma (e.g. R"("containerMode":{"type":"dind"},)").
+  std::string extra_spec;
+  // The pod template carries kwok's custom-status annotation: kwok leaves the
+  // set's pods alone and the test plays their status.
+  bool test_plays_pod_status = false;
+};
+
 // Creates the credentials Secret "github" (the simulator's PAT) and the
-// RunnerSet "linux" (intake Webhook, which the tests drive with the
-// simulator's deliveries and no longer the CRD's default; runner label
-// "linux", one runner container) in `ns`;
-// returns the RunnerSet as the apiserver stored it. `extra_spec`: more spec
-// members, each followed by a comma (e.g. R"("containerMode":{"type":"dind"},)").
+// RunnerSet "linux" (runner label "linux", one runner container, and what
+// `opts` says) in `ns`; returns the RunnerSet as the apiserver stored it.
 inline std::string create_runnerset(const cluster_info& c, const std::string& ns,
                                     const std::string& scope_url, int min_runners, int max_runners,
-                                    const std::string& extra_spec = "") {
+                                    const runnerset_options& opts = {}) {
   kubectl(c,
           "-n " + ns + " create secret generic github --from-literal=github_token=ghp_simulator >/dev/null");
+  const std::string template_metadata =
+      opts.test_plays_pod_status ? R"("metadata":{"annotations":{"kwok.x-k8s.io/status":"custom"}},)" : "";
   return kubectl(
       c,
       "-n " + ns + " create -o json -f - <<'EOF'\n" +
           R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"linux"},"spec":{)"
           R"("scopeURL":")" +
-          scope_url + R"(","credentialsSecretName":"github","intake":"Webhook","runnerLabels":["linux"],)" +
-          extra_spec + R"("minRunners":)" + std::to_string(min_runners) + R"(,"maxRunners":)" +
-          std::to_string(max_runners) +
-          R"(,"template":{"spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
+          scope_url + R"(","credentialsSecretName":"github","intake":")" + opts.intake +
+          R"(","runnerLabels":["linux"],)" + opts.extra_spec + R"("minRunners":)" +
+          std::to_string(min_runners) + R"(,"maxRunners":)" + std::to_string(max_runners) +
+          R"(,"template":{)" + template_metadata +
+          R"("spec":{"containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}}}})"
           "\nEOF");
 }
 

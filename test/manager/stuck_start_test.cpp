@@ -113,16 +113,22 @@ TEST(StuckStartNotes, APodReadyOnceIsOnlineAndSampledOnce) {
   EXPECT_EQ(o.runners.count("linux-gone"), 0u);
 }
 
+// A starting Runner made at 1000 whose pod was ready at 1003 (the cluster's
+// clock), noted; its pod, for more notes.
+model::runner_pod made_at_1000_ready_at_1003(set_observation& o, const std::string& name) {
+  add_runner(o, name, model::runner_phase::unset, false).view.created = 1000;
+  model::runner_pod pod;
+  pod.ready = true;
+  pod.ready_at = 1003;
+  note_runner_pod(o, name, pod);
+  return pod;
+}
+
 // Pods ready in 3 s, runners online 4 s later: a job that waited for a
 // runner's whole start says so, and the start-time sizing sees 7 s, not 3.
 TEST(StuckStartNotes, AJobQueuedBeforeItsRunnerWasMadeSamplesTheWholeStartOnce) {
   auto o = ready_set();
-  auto& r = add_runner(o, "linux-a", model::runner_phase::unset, false);
-  r.view.created = 1000;
-  model::runner_pod pod;
-  pod.ready = true;
-  pod.ready_at = 1003;
-  note_runner_pod(o, "linux-a", pod);
+  auto pod = made_at_1000_ready_at_1003(o, "linux-a");
   messages::job_info job;
   job.queued_at = 999;
   job.started_at = 1007;
@@ -144,12 +150,7 @@ TEST(StuckStartNotes, AJobQueuedBeforeItsRunnerWasMadeSamplesTheWholeStartOnce) 
 // less its runner's pod ready).
 TEST(StuckStartNotes, ARunnerNoJobWaitedForAddsTheRunnerProcessStart) {
   auto o = ready_set();
-  auto& a = add_runner(o, "linux-a", model::runner_phase::unset, false);
-  a.view.created = 1000;
-  model::runner_pod pod;
-  pod.ready = true;
-  pod.ready_at = 1003;
-  note_runner_pod(o, "linux-a", pod);  // no process start known yet: the pod's 3 s
+  auto pod = made_at_1000_ready_at_1003(o, "linux-a");  // no process start known yet: the pod's 3 s
   messages::job_info job;
   job.queued_at = 999;
   job.started_at = 1008;

@@ -31,4 +31,17 @@ inline void poisson(std::vector<double>& out, std::mt19937& gen, double per_seco
   }
 }
 
+// The facts of a variant observed since t0, `now` seconds after it, with a
+// target and a maxRunners (the rest as a test sets them).
+inline start_time_facts facts_at(const start_time_observations& observed, double now, std::int32_t target,
+                                 std::int32_t max_runners) {
+  start_time_facts f;
+  f.target_p95_seconds = target;
+  f.now = at(now);
+  f.observing_since = t0;
+  f.observed = &observed;
+  f.max_runners = max_runners;
+  return f;
+}
+
 }  // namespace octorun::model::traces

@@ -151,13 +151,8 @@ TEST(StartTimeFromNothing, AStartWithinTheTargetKeepsNothingWarm) {
 TEST(StartTimeFromNothing, TheConditionSaysTheBoundAndTheSetLooksAgain) {
   start_time_observations observed;
   observed.add_arrival(1, at(0));
-  start_time_facts f;
-  f.target_p95_seconds = 5;
-  f.now = at(30);
-  f.observing_since = t0;
-  f.observed = &observed;
+  auto f = facts_at(observed, 30, 5, 10);
   f.starting_for = 30;
-  f.max_runners = 10;
   auto s = size_warm_runners(f);
   EXPECT_EQ(s.sized_startup, 30);
   EXPECT_EQ(s.wanted, poisson_quantile(1.0 / 60 * 25, 0.95) + 1);

@@ -208,13 +208,8 @@ TEST(StartTime, NoWarmRunnersWhileAColdStartMeetsTheTargetOrNoneCameOnline) {
   start_time_observations observed;
   observed.add_arrival(1, at(0));
   observed.add_arrival(2, at(10));
-  start_time_facts f;
-  f.target_p95_seconds = 30;
-  f.now = at(20);
-  f.observing_since = t0;
-  f.observed = &observed;
+  auto f = facts_at(observed, 20, 30, 10);
   f.startup_p95 = 30;
-  f.max_runners = 10;
   auto s = size_warm_runners(f);
   EXPECT_EQ(s.wanted, 0);
   EXPECT_EQ(s.verdict, start_time_verdict::met);

@@ -33,13 +33,8 @@ struct played {
 
 start_time_sizing runners_sized(const start_time_observations& observed, double now, std::int64_t startup,
                                 std::int32_t target) {
-  start_time_facts f;
-  f.target_p95_seconds = target;
-  f.now = at(now);
-  f.observing_since = t0;
-  f.observed = &observed;
+  auto f = facts_at(observed, now, target, 10'000);
   f.startup_p95 = startup;
-  f.max_runners = 10'000;
   return size_warm_runners(f);
 }
 

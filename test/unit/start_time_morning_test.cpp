@@ -50,18 +50,13 @@ morning play_from_nothing(const std::vector<double>& arrivals, double startup, s
   std::size_t next_job = 0;
   std::optional<double> recheck;
   auto sizing = [&](double t) {
-    start_time_facts f;
-    f.target_p95_seconds = target;
-    f.now = at(t);
-    f.observing_since = t0;
-    f.observed = &observed;
+    auto f = facts_at(observed, t, target, 10'000);
     if (online_seen > 0) f.startup_p95 = static_cast<std::int64_t>(startup);
     if (bound_from_starting && online_seen < 5) {
       for (const auto& r : made)
         if (r.online > t)
           f.starting_for = std::max(f.starting_for.value_or(0), static_cast<std::int64_t>(t - r.created));
     }
-    f.max_runners = 10'000;
     f.assigned_jobs = assigned;
     return size_warm_runners(f, rule);
   };

@@ -51,14 +51,9 @@ played play(const std::vector<double>& arrivals, std::int64_t startup, std::int3
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
     const double t = arrivals[i];
     observed.add_arrival(static_cast<std::int64_t>(i), at(t));
-    start_time_facts f;
-    f.target_p95_seconds = target;
-    f.now = at(t);
-    f.observing_since = t0;
-    f.observed = &observed;
+    auto f = facts_at(observed, t, target, max_runners);
     f.startup_p95 = startup;
     f.min_runners = min_runners;
-    f.max_runners = max_runners;
     f.assigned_jobs = assigned;
     const auto s = size_warm_runners(f);
     out.idle_buffer.push_back(s.idle_buffer);

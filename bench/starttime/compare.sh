@@ -11,7 +11,7 @@
 #                              [--target S] [--static-poisson "0 2 4 6"] [--static-workday ...]
 #                              [--static-bursts ...] [--load-poisson "LOAD-TEST FLAGS"] [--load-workday ...]
 #                              [--load-bursts ...] [--no-cold]
-#                              [--modes "static target target-no-warm-nodes"]
+#                              [--modes "static target target-no-warm-nodes"] [--first-rep N]
 #
 # OCTORUN_BUILD_DIR: the build tree with cmd/octorun and the load-test tool
 # (default build/). KARPENTER_* and KWOK_* as test/controlplane/karpenter.md
@@ -22,7 +22,7 @@ build=${OCTORUN_BUILD_DIR:-$root/build}
 controlplane=$root/test/controlplane
 
 out=starttime-$(date -u +%Y%m%dT%H%M%SZ) reps=3 traces="poisson workday bursts" target=5 cold=1
-modes="static target target-no-warm-nodes"
+modes="static target target-no-warm-nodes" first=1
 declare -A static=([poisson]="0 2 4 6 8 12" [workday]="0 4 8 12 16 24" [bursts]="0 50 100 150 200")
 # The traces: arrivals, job durations and the set's bounds. Runner pods ask
 # for real resources so runners fill nodes (a 4-CPU node takes one 3-CPU
@@ -43,7 +43,8 @@ while (($#)); do
     --load-poisson | --load-workday | --load-bursts) load[${1#--load-}]=$2; shift 2 ;;
     --no-cold) cold=0; shift ;;
     --modes) modes=$2; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    --first-rep) first=$2; shift 2 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -145,7 +146,7 @@ if has_mode static || has_mode target; then
     if has_mode static; then
       best=""
       for m in ${static[$trace]}; do
-        for ((rep = 1; rep <= reps; rep++)); do run "$trace" static "$m" "$rep"; done
+        for ((rep = first; rep < first + reps; rep++)); do run "$trace" static "$m" "$rep"; done
         p95=$(median "$trace" static "$m" 7)
         log "$trace minRunners $m: median p95 ${p95:-?} s"
         if [[ -n $p95 ]] && awk -v p="$p95" -v t="$target" 'BEGIN { exit !(p <= t) }'; then best=$m; break; fi
@@ -153,7 +154,7 @@ if has_mode static || has_mode target; then
       [[ -n $best ]] || log "$trace: no static minRunners in \"${static[$trace]}\" met p95 <= $target s"
     fi
     if has_mode target; then
-      for ((rep = 1; rep <= reps; rep++)); do run "$trace" target "$target" "$rep"; done
+      for ((rep = first; rep < first + reps; rep++)); do run "$trace" target "$target" "$rep"; done
     fi
   done
 fi
@@ -162,7 +163,7 @@ fi
 if has_mode target-no-warm-nodes; then
   start_stack false
   for trace in $traces; do
-    for ((rep = 1; rep <= reps; rep++)); do run "$trace" target-no-warm-nodes "$target" "$rep"; done
+    for ((rep = first; rep < first + reps; rep++)); do run "$trace" target-no-warm-nodes "$target" "$rep"; done
   done
 fi
 

@@ -23,7 +23,7 @@ controlplane=$root/test/controlplane
 
 out=starttime-$(date -u +%Y%m%dT%H%M%SZ) reps=3 traces="poisson workday bursts" target=5 cold=1
 modes="static target target-no-warm-nodes" first=1
-declare -A static=([poisson]="0 2 4 6 8 12" [workday]="0 4 8 12 16 24" [bursts]="0 50 100 150 200")
+declare -A static=([poisson]="0 2 4 6 8 12" [workday]="0 4 6 8 12 16" [bursts]="0 50 100 150 200")
 # The traces: arrivals, job durations and the set's bounds. Runner pods ask
 # for real resources so runners fill nodes (a 4-CPU node takes one 3-CPU
 # runner, a 16-CPU node five); maxRunners x CPU, and the warm nodes beside
@@ -31,7 +31,7 @@ declare -A static=([poisson]="0 2 4 6 8 12" [workday]="0 4 8 12 16 24" [bursts]=
 # The working day peaks at about 21 busy runners: maxRunners 40 leaves room
 # for a warm pool in either mode.
 declare -A load=(
-  [poisson]="--profile poisson --rate 0.1 --duration 20m --job-duration lognormal:2m:0.6 --max-runners 20 --runner-cpu 3 --runner-memory 4Gi"
+  [poisson]="--profile poisson --rate 0.1 --duration 20m --job-duration lognormal:2m:0.6 --max-runners 30 --runner-cpu 3 --runner-memory 4Gi"
   [workday]="--profile workday --jobs 300 --duration 30m --job-duration lognormal:1m:0.6 --max-runners 40 --runner-cpu 3 --runner-memory 4Gi"
   [bursts]="--profile bursts --jobs 200 --every 8m --duration 24m --job-duration lognormal:1m:0.6 --max-runners 200 --runner-cpu 500m --runner-memory 1Gi"
 )

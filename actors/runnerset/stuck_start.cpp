@@ -35,7 +35,6 @@ void note_job_start(set_observation& w, const std::string& runner, const message
       job.queued_at > r.view.created)
     return;
   r.whole_start_sampled = true;
-  w.startups[r.variant].add(job.started_at - r.view.created, {}, w.now);
   w.online_startups[r.variant].add(job.started_at - r.view.created, {}, w.now);
   if (r.pod_ready_at > 0) w.runner_process_starts[r.variant].add(job.started_at - r.pod_ready_at, {}, w.now);
 }

@@ -38,9 +38,10 @@ void note_runner_pod(set_observation& w, const std::string& runner, const model:
 // the Runner was made waited for its whole start: its pod, and then the
 // runner process coming online, which the pod's readiness does not show
 // (a runner registers seconds after its container starts). Its start less
-// the Runner's creation (GitHub's clock and the cluster's) joins the
-// variant's samples, once per runner, so a start-time target sized from
-// fast-ready pods still sees what a job waits for.
+// the Runner's creation (GitHub's clock and the cluster's) joins what a
+// start-time target sizes from (observation.hpp, online_startups), once per
+// runner; the deadline's samples stay pod readiness, which is what the
+// stuck-start check waits for.
 void note_job_start(set_observation& w, const std::string& runner, const messages::job_info& job);
 
 // ---- the decision ----

@@ -61,7 +61,6 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
   const auto startups = o.online_startups.find(v.name);
   bool recent = false;
   if (startups != o.online_startups.end()) {
-    f.startup_p95 = model::p95(startups->second.seconds);
     for (auto window : {o.start_time_rule.short_window, o.start_time_rule.window}) {
       const auto newest = startups->second.since(o.now - window);
       if (newest.size() < enough.min_samples) continue;
@@ -69,6 +68,7 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
       recent = true;
       break;
     }
+    if (!recent) f.startup_p95 = model::p95(startups->second.seconds);
   }
   if (!recent) f.starting_for = longest_starting(o, v.name);
   f.min_runners = d.min_runners;

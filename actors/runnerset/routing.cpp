@@ -5,12 +5,17 @@
 #include "common/strings.hpp"
 
 namespace octorun::runnerset {
+
+bool carries_label(const std::vector<std::string>& labels, std::string_view label) {
+  if (label.empty()) return false;
+  auto same = [&](const std::string& l) { return ascii_iequals(l, label); };
+  return std::any_of(labels.begin(), labels.end(), same);
+}
+
 namespace {
 
 bool carries(const model::effective_variant& v, const std::string& label) {
-  auto match = [&](const std::string& l) { return ascii_iequals(l, label); };
-  return std::any_of(v.runner_labels.begin(), v.runner_labels.end(), match) ||
-         std::any_of(implicit_runner_labels.begin(), implicit_runner_labels.end(), match);
+  return carries_label(v.runner_labels, label) || carries_label(implicit_runner_labels, label);
 }
 
 }  // namespace

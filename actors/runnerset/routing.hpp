@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/types.hpp"
@@ -17,6 +18,10 @@ namespace octorun::runnerset {
 
 // Labels every runner has without declaring them.
 inline const std::vector<std::string> implicit_runner_labels{"self-hosted"};
+
+// Whether `labels` carry `label`, as GitHub compares labels
+// (case-insensitively). An empty `label` is carried by none.
+bool carries_label(const std::vector<std::string>& labels, std::string_view label);
 
 std::optional<std::size_t> variant_for_job(const std::vector<model::effective_variant>& variants,
                                            const std::vector<std::string>& job_labels);

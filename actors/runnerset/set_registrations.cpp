@@ -1,16 +1,6 @@
 #include "actors/runnerset/set_registrations.hpp"
 
-#include <algorithm>
-
-#include "common/strings.hpp"
-
 namespace octorun::runnerset {
-
-bool carries_label(const std::vector<std::string>& labels, std::string_view label) {
-  if (label.empty()) return false;
-  auto same = [&](const std::string& l) { return ascii_iequals(l, label); };
-  return std::any_of(labels.begin(), labels.end(), same);
-}
 
 std::vector<std::string> labels_to_register(std::vector<std::string> runner_labels,
                                             std::string_view set_label) {

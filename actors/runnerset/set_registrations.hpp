@@ -16,11 +16,9 @@
 #include <string_view>
 #include <vector>
 
-namespace octorun::runnerset {
+#include "actors/runnerset/routing.hpp"  // carries_label
 
-// Whether `labels` carry `label`, as GitHub compares labels
-// (case-insensitively). An empty `label` is carried by none.
-bool carries_label(const std::vector<std::string>& labels, std::string_view label);
+namespace octorun::runnerset {
 
 // The labels a REST JIT request registers a Runner with: its own, then the
 // set's label (once). A job's runs-on still matches: a runner is eligible

@@ -206,9 +206,8 @@ void check_variants(const runnerset& set, std::int32_t cap, field_errors& out) {
   auto variants = effective_variants(spec);
   for (std::size_t i = 0; i < variants.size(); ++i) {
     // Each list is bounded by the schema; what a variant's runner registers
-    // is both, and one more.
-    if (spec.variants.size() == variants.size() &&
-        variants[i].runner_labels.size() + 1 > github_max_runner_labels)
+    // is both, and one more (a set without variants has only its own list).
+    if (!spec.variants.empty() && variants[i].runner_labels.size() + 1 > github_max_runner_labels)
       out.push_back({at("spec.variants", i) + ".runnerLabels",
                      "with spec.runnerLabels the variant's runners carry " +
                          std::to_string(variants[i].runner_labels.size()) +

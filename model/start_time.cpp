@@ -53,6 +53,59 @@ std::int64_t poisson_quantile(double mean, double p) {
   return n;
 }
 
+double poisson_tail(double mean, std::int64_t k) {
+  if (k <= 0) return 1;
+  if (!(mean > 0)) return 0;
+  mean = std::min(mean, 1e6);  // as poisson_quantile bounds it
+  const auto log_pmf = [&](std::int64_t n) {
+    return -mean + static_cast<double>(n) * std::log(mean) - std::lgamma(static_cast<double>(n) + 1);
+  };
+  if (static_cast<double>(k) > mean) {
+    // The upper tail, upwards from k: each term smaller than the one before.
+    double term = std::exp(log_pmf(k)), sum = 0;
+    for (std::int64_t n = k; term > 0 && term >= sum * 1e-17; ++n) {
+      sum += term;
+      term *= mean / static_cast<double>(n + 1);
+    }
+    return std::min(1.0, sum);
+  }
+  // The lower part, P(N < k), downwards from k - 1 (k <= mean: each term
+  // smaller than the one above it).
+  double term = std::exp(log_pmf(k - 1)), below = 0;
+  for (std::int64_t n = k - 1; n >= 0 && term > 0 && term >= below * 1e-17; --n) {
+    below += term;
+    term *= static_cast<double>(n) / mean;
+  }
+  return std::clamp(1.0 - below, 0.0, 1.0);
+}
+
+std::int64_t warm_runners_for(const std::vector<std::int64_t>& startups, double rate, std::int64_t target,
+                              double quantile) {
+  if (startups.empty()) return 0;
+  const double allowed = 1.0 - std::clamp(quantile, 0.0, 1.0);
+  const auto over_target = [&](std::int64_t k) {  // the average P(wait > target) with k warm
+    double sum = 0;
+    for (auto s : startups)
+      if (s > target) sum += poisson_tail(rate * static_cast<double>(s - target), k);
+    return sum / static_cast<double>(startups.size());
+  };
+  // The count the slowest start-up alone asks for keeps every term within
+  // the allowance, so the average too: search below it. The average falls
+  // as k grows.
+  const auto slowest = *std::max_element(startups.begin(), startups.end());
+  std::int64_t lo = 0;
+  std::int64_t hi =
+      slowest > target ? poisson_quantile(rate * static_cast<double>(slowest - target), quantile) + 1 : 0;
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (over_target(mid) <= allowed + 1e-12)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
 bool start_time_observations::add_arrival(std::int64_t job, steady_time at, const start_time_rule& rule) {
   if (!arrived_.insert(job).second) return false;
   arrivals_.emplace_back(at, job);
@@ -165,9 +218,12 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
   s.sized_startup = f.startup_p95;
   const bool bound_from_starting = f.starting_for && (!f.startup_p95 || *f.starting_for > *f.startup_p95);
   if (bound_from_starting) s.sized_startup = f.starting_for;
-  if (s.arrivals > 0 && s.sized_startup && *s.sized_startup > target) {
-    const double uncovered = static_cast<double>(*s.sized_startup - target);  // S - T
-    wanted = poisson_quantile(rate * uncovered, rule.quantile) + 1;
+  if (s.arrivals > 0 && s.sized_startup) {
+    // A starting runner's bound is one start-up, known only from below;
+    // else the observed start-ups each count.
+    std::vector<std::int64_t> startups = f.startups;
+    if (bound_from_starting || startups.empty()) startups = {*s.sized_startup};
+    wanted = warm_runners_for(startups, rate, target, rule.quantile);
   }
   // The bound grows while the runner keeps starting: look again soon.
   if (bound_from_starting && s.arrivals > 0 && wanted < hi) {

@@ -65,10 +65,14 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
       const auto newest = startups->second.since(o.now - window);
       if (newest.size() < enough.min_samples) continue;
       f.startup_p95 = model::p95(newest);
+      f.startups.assign(newest.begin(), newest.end());
       recent = true;
       break;
     }
-    if (!recent) f.startup_p95 = model::p95(startups->second.seconds);
+    if (!recent) {
+      f.startup_p95 = model::p95(startups->second.seconds);
+      f.startups.assign(startups->second.seconds.begin(), startups->second.seconds.end());
+    }
   }
   if (!recent) f.starting_for = longest_starting(o, v.name);
   f.min_runners = d.min_runners;

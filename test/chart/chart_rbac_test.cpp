@@ -184,8 +184,15 @@ TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) 
   const auto as_manager =
       shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(manager_kubeconfig());
   // A Pod, Secret or RoleBinding named attack, as the manager; `labels`:
-  // its metadata.labels (JSON), as the manager's own objects carry them.
-  auto write = [&](const std::string& ns, const std::string& what, const std::string& labels = "{}") {
+  // its metadata.labels (JSON), as the manager's own objects carry them;
+  // `subjects`: a RoleBinding's (by default the runner ServiceAccount of
+  // the set named linux, as the manager binds it).
+  auto runner_account = [](const std::string& ns) {
+    return R"({"kind":"ServiceAccount","name":"octorun-runner-linux","namespace":")" + ns + R"("})";
+  };
+  auto write = [&](const std::string& ns, const std::string& what, const std::string& labels = "{}",
+                   std::string subjects = "") {
+    if (subjects.empty()) subjects = "[" + runner_account(ns) + "]";
     const std::string meta = R"("metadata":{"name":"attack","labels":)" + labels + "}";
     std::string body;
     if (what == "pod")
@@ -197,8 +204,7 @@ TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) 
     else
       body = R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",)" + meta +
              R"(,"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":")" +
-             hooks_role + R"("},"subjects":[{"kind":"ServiceAccount","name":"default","namespace":")" + ns +
-             R"("}]})";
+             hooks_role + R"("},"subjects":)" + subjects + "}";
     return run_shell("printf '%s' " + shell_quote(body) + " | " + as_manager + " -n " + ns +
                      " create -f - 2>&1");
   };
@@ -236,6 +242,28 @@ TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) 
   }
   auto removed = run_shell(as_manager + " -n " + a_ + " delete pod attack --wait=false 2>&1");
   EXPECT_EQ(removed.status, 0) << removed.all();
+  // Its RoleBindings bind the hooks' role to its set's runner
+  // ServiceAccount alone, not to a tenant's account, another namespace's,
+  // or every user (RBAC's `bind` would let it name any subject).
+  const std::string binds_only = "may bind in a tenant namespace only " + hooks_role;
+  for (const auto& subjects :
+       {std::string(R"([{"kind":"ServiceAccount","name":"default","namespace":")") + a_ + R"("}])",
+        "[" + runner_account(b_) + "]",
+        std::string(
+            R"([{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:authenticated"}])"),
+        "[" + runner_account(a_) +
+            R"(,{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"mallory"}])"}) {
+    auto refused = write(a_, "rolebinding", R"({"octorun.io/runnerset":"linux"})", subjects);
+    EXPECT_NE(refused.status, 0) << subjects << ": " << refused.all();
+    EXPECT_NE(refused.output.find(binds_only), std::string::npos) << subjects << ": " << refused.all();
+  }
+  // (Applied server-side: a PATCH, with no read first; the token may not read RoleBindings.)
+  const auto relabel = R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",)"
+                       R"("metadata":{"name":"attack","labels":{"octorun.io/runnerset":"other"}}})";
+  auto relabelled = run_shell("printf '%s' " + shell_quote(relabel) + " | " + as_manager + " -n " + a_ +
+                              " apply --server-side --force-conflicts -f - 2>&1");
+  EXPECT_NE(relabelled.status, 0) << relabelled.all();
+  EXPECT_NE(relabelled.output.find(binds_only), std::string::npos) << relabelled.all();
   // A tenant's own objects: the manager may hold a finalizer on its Secret
   // (its credentials, say) and let it go, and do nothing else to them: not
   // label them into its reach, change or delete them. (Its RBAC has no

@@ -140,8 +140,13 @@ struct observed_runner {
   bool startup_sampled = false;      // its start-up time is in the variant's samples
   bool whole_start_sampled = false;  // so is the wait of a job queued before it was made
   std::int64_t pod_ready_at = 0;     // when its pod was first ready (the cluster's clock; 0: not yet)
-  bool stuck_start_noted = false;    // its stuck start was counted and told (once)
-  bool node_wait_sampled = false;    // its pod's wait for scheduling was noted (warm nodes)
+  // Its sample in online_startups from its pod ready (pod ready plus the
+  // process start), and when it was noted: a whole start heard later
+  // replaces it, so that each runner counts once.
+  std::optional<std::int64_t> online_estimate;
+  time_point online_estimate_heard{};
+  bool stuck_start_noted = false;  // its stuck start was counted and told (once)
+  bool node_wait_sampled = false;  // its pod's wait for scheduling was noted (warm nodes)
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the

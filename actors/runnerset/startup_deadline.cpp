@@ -21,6 +21,15 @@ std::deque<std::int64_t> startup_samples::since(std::chrono::steady_clock::time_
   return out;
 }
 
+bool startup_samples::replace(std::chrono::steady_clock::time_point at, std::int64_t was, std::int64_t s) {
+  for (auto i = std::min(seconds.size(), heard.size()); i-- > 0;)
+    if (heard[i] == at && seconds[i] == was) {
+      seconds[i] = std::max<std::int64_t>(0, s);
+      return true;
+    }
+  return false;
+}
+
 startup_deadline startup_deadline_for(const std::optional<std::int32_t>& set, const startup_samples& observed,
                                       const startup_rule& rule) {
   startup_deadline d;

@@ -43,6 +43,9 @@ struct startup_samples {
   void add(std::int64_t s, const startup_rule& rule = {}, std::chrono::steady_clock::time_point at = {});
   // Those noted after `since`, oldest first.
   std::deque<std::int64_t> since(std::chrono::steady_clock::time_point since) const;
+  // Replaces the newest sample of `was` noted `at` by `s` (false: none is
+  // kept any more).
+  bool replace(std::chrono::steady_clock::time_point at, std::int64_t was, std::int64_t s);
 };
 
 // The nearest-rank 95th percentile (nullopt: none), as start-time targets take it.

@@ -23,7 +23,9 @@ void note_runner_pod(set_observation& w, const std::string& runner, const model:
   const auto process = w.runner_process_starts.find(r.variant);
   const auto process_p95 =
       process == w.runner_process_starts.end() ? std::nullopt : p95(process->second.seconds);
-  w.online_startups[r.variant].add(pod.ready_at - r.view.created + process_p95.value_or(0), {}, w.now);
+  r.online_estimate = pod.ready_at - r.view.created + process_p95.value_or(0);
+  r.online_estimate_heard = w.now;
+  w.online_startups[r.variant].add(*r.online_estimate, {}, w.now);
 }
 
 void note_job_start(set_observation& w, const std::string& runner, const messages::job_info& job) {
@@ -35,7 +37,12 @@ void note_job_start(set_observation& w, const std::string& runner, const message
       job.queued_at > r.view.created)
     return;
   r.whole_start_sampled = true;
-  w.online_startups[r.variant].add(job.started_at - r.view.created, {}, w.now);
+  // Measured now: it replaces the runner's estimate from its pod ready.
+  auto& online = w.online_startups[r.variant];
+  const auto whole = job.started_at - r.view.created;
+  if (!r.online_estimate || !online.replace(r.online_estimate_heard, *r.online_estimate, whole))
+    online.add(whole, {}, w.now);
+  r.online_estimate.reset();
   if (r.pod_ready_at > 0) w.runner_process_starts[r.variant].add(job.started_at - r.pod_ready_at, {}, w.now);
 }
 

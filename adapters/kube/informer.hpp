@@ -81,21 +81,28 @@ caf::actor spawn_informer(caf::actor_system& sys, const config& cfg, client_opti
 
 // What a typed informer keeps of a listed or watched object (as client-go's
 // cache transforms do): a handle to the decoded value, or an empty handle
-// when the object cannot be read (the decoder logs why) or is not to be
-// kept (a filter: actors/watched.hpp watch_pods). The object stays out of
-// the cache, an update of one cached keeps what was cached, and its
-// deletion still removes what was kept.
+// when the object cannot be read (the decoder logs why). An unreadable
+// object stays out of the cache, an update of one cached keeps what was
+// cached, and its deletion still removes what was kept.
 template <class Handle>
 using decoder = std::function<Handle(const object&)>;
 
-// An informer that decodes each object once, on its reflector's thread,
-// and keeps only the decoded handles: the same protocol with
-// informer_update<Handle> and snapshot_of<Handle>. Defined in
-// adapters/kube/informer_impl.hpp, which the one .cpp instantiating it for
-// a Handle includes (actors/watched.cpp).
+// Whether a typed informer keeps an object it could read (a filter:
+// actors/watched.hpp watch_pods). A refused object stays out of the list
+// and the cache; one cached that an update makes refused leaves the cache
+// and its subscribers get DELETED (kube::apply_decoded_event), as a relist
+// would tell them: an object that stops qualifying is not kept stale.
+template <class Handle>
+using keep_filter = std::function<bool(const Handle&)>;
+
+// An informer that decodes (and filters, when `keep` is given) each object
+// once, on its reflector's thread, and keeps only the decoded handles: the
+// same protocol with informer_update<Handle> and snapshot_of<Handle>.
+// Defined in adapters/kube/informer_impl.hpp, which the one .cpp
+// instantiating it for a Handle includes (actors/watched.cpp).
 template <class Handle>
 caf::actor spawn_typed_informer(caf::actor_system& sys, const config& cfg, client_options opts,
-                                informer_options io, decoder<Handle> decode);
+                                informer_options io, decoder<Handle> decode, keep_filter<Handle> keep = {});
 
 struct event_queue_options {
   // Events waiting to be written beyond which a new one is dropped (as

@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,9 +18,9 @@
 
 namespace octorun::kube::detail {
 
-// What the reflector (detached) hands its informer, decoded. An empty
-// `obj` is an object its decoder could not read: only its deletion (by
-// key) is applied.
+// What the reflector (detached) hands its informer, decoded: a list holds
+// only the objects kept; an event's `obj` is empty when its object was
+// unreadable or refused (`what`, applied by apply_decoded_event).
 template <class Handle>
 struct reflector_list {
   std::vector<Handle> items;
@@ -28,6 +29,7 @@ template <class Handle>
 struct reflector_event {
   event_type type = event_type::added;
   std::string key;
+  decoded what = decoded::kept;
   Handle obj;
 };
 
@@ -63,11 +65,22 @@ void publish(informer_actor<Handle>* self, event_type type, const Handle& obj) {
     self->send(s, informer_update<Handle>{self->state.source, type, obj});
 }
 
-// The list-then-watch loop on its own thread; every object is decoded here,
-// once, and only what the decoder keeps reaches the informer.
+// Decodes `o` and asks `keep` (none: keep all) whether to keep it.
+template <class Handle>
+std::pair<decoded, Handle> decode_and_keep(const object& o, const decoder<Handle>& decode,
+                                           const keep_filter<Handle>& keep) {
+  auto h = decode(o);
+  if (!h) return {decoded::unreadable, Handle{}};
+  if (keep && !keep(h)) return {decoded::refused, Handle{}};
+  return {decoded::kept, std::move(h)};
+}
+
+// The list-then-watch loop on its own thread; every object is decoded and
+// filtered here, once, and only what is kept reaches the informer.
 template <class Handle>
 void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_options opts,
-               informer_options io, std::shared_ptr<std::atomic<bool>> stop, decoder<Handle> decode) {
+               informer_options io, std::shared_ptr<std::atomic<bool>> stop, decoder<Handle> decode,
+               keep_filter<Handle> keep) {
   opts.drop_managed_fields = !io.keep_managed_fields;
   client api(std::move(cfg), std::move(opts));
   api.set_cancel_flag(stop.get());
@@ -76,13 +89,15 @@ void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_opt
   cb.replaced = [&](object_list l) {
     reflector_list<Handle> msg;
     msg.items.reserve(l.items.size());
-    for (const auto& o : l.items)
-      if (auto h = decode(o)) msg.items.push_back(std::move(h));
+    for (const auto& o : l.items) {
+      auto [what, h] = decode_and_keep(o, decode, keep);
+      if (what == decoded::kept) msg.items.push_back(std::move(h));
+    }
     caf::anon_send(informer, std::move(msg));
   };
   cb.event = [&](watch_event ev) {
-    reflector_event<Handle> msg{ev.type, ev.obj ? ev.obj.key() : std::string(), {}};
-    if (ev.obj) msg.obj = decode(ev.obj);
+    reflector_event<Handle> msg{ev.type, ev.obj ? ev.obj.key() : std::string(), decoded::unreadable, {}};
+    if (ev.obj) std::tie(msg.what, msg.obj) = decode_and_keep(ev.obj, decode, keep);
     caf::anon_send(informer, std::move(msg));
   };
   cb.failed = [&](const api_error& e, const char* during) {
@@ -98,11 +113,11 @@ void reflector(caf::blocking_actor*, caf::actor informer, config cfg, client_opt
 
 template <class Handle>
 caf::behavior informer(informer_actor<Handle>* self, config cfg, client_options opts, informer_options io,
-                       decoder<Handle> decode) {
+                       decoder<Handle> decode, keep_filter<Handle> keep) {
   self->state.source = informer_source(io);
   self->system().template spawn<caf::detached>(reflector<Handle>, caf::actor_cast<caf::actor>(self),
                                                std::move(cfg), std::move(opts), io, self->state.stop,
-                                               std::move(decode));
+                                               std::move(decode), std::move(keep));
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& subs = self->state.subscribers;
     subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const caf::actor& a) { return a == dm.source; }),
@@ -123,16 +138,7 @@ caf::behavior informer(informer_actor<Handle>* self, config cfg, client_options 
       [=](reflector_event<Handle>& msg) {
         auto& st = self->state;
         if (msg.type == event_type::error) ++st.stats.watch_errors;
-        if (!msg.obj) {
-          // Unreadable: keep what was cached, unless the object is gone.
-          auto it = msg.type == event_type::deleted ? st.cache.find(msg.key) : st.cache.end();
-          if (it == st.cache.end()) return;
-          auto last = std::move(it->second);
-          st.cache.erase(it);
-          ++st.stats.events;
-          return publish(self, event_type::deleted, last);
-        }
-        auto change = apply_event(st.cache, msg.type, msg.obj);
+        auto change = apply_decoded_event(st.cache, msg.type, msg.key, msg.what, msg.obj);
         if (!change) return;
         ++st.stats.events;
         publish(self, change->type, change->obj);
@@ -177,8 +183,9 @@ namespace octorun::kube {
 
 template <class Handle>
 caf::actor spawn_typed_informer(caf::actor_system& sys, const config& cfg, client_options opts,
-                                informer_options io, decoder<Handle> decode) {
-  return sys.spawn(detail::informer<Handle>, cfg, std::move(opts), std::move(io), std::move(decode));
+                                informer_options io, decoder<Handle> decode, keep_filter<Handle> keep) {
+  return sys.spawn(detail::informer<Handle>, cfg, std::move(opts), std::move(io), std::move(decode),
+                   std::move(keep));
 }
 
 }  // namespace octorun::kube

@@ -104,6 +104,32 @@ std::optional<cache_change<Handle>> apply_event(cache_of<Handle>& cache, event_t
   return cache_change<Handle>{event_type::modified, obj};
 }
 
+// What a typed informer made of a watched object: its decoded handle
+// (kept), nothing because it could not read it (unreadable), or nothing
+// because it read it and its keep-filter refused it (refused).
+enum class decoded { kept, unreadable, refused };
+
+// Applies a watch event to a cache of decoded handles: a kept object as
+// apply_event does. An unreadable one keeps what was cached (a change we
+// cannot read is no reason to forget what we knew) unless it is deleted. A
+// refused one is no longer to be kept: what was cached under `key` leaves,
+// emitted as DELETED with its last kept state, as a relist would (the list
+// leaves it out).
+template <class Handle>
+std::optional<cache_change<Handle>> apply_decoded_event(cache_of<Handle>& cache, event_type type,
+                                                        const std::string& key, decoded what,
+                                                        const Handle& obj) {
+  if (what == decoded::kept) return apply_event(cache, type, obj);
+  if (type != event_type::added && type != event_type::modified && type != event_type::deleted)
+    return std::nullopt;
+  if (what == decoded::unreadable && type != event_type::deleted) return std::nullopt;
+  auto it = cache.find(key);
+  if (it == cache.end()) return std::nullopt;
+  auto last = std::move(it->second);
+  cache.erase(it);
+  return cache_change<Handle>{event_type::deleted, std::move(last)};
+}
+
 // Replaces `cache` by a fresh list and returns the difference: ADDED for new
 // keys, MODIFIED for changed resourceVersions, DELETED (with the last known
 // state) for keys that are gone; a key whose uid changed is DELETED then ADDED.

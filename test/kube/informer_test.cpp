@@ -1,12 +1,14 @@
 // The CAF side against the real control plane: the request pool answering
-// event-based actors, informers feeding subscribers, a forced 410 relist and
-// an apiserver restart in the middle of a watch (both on private clusters).
+// event-based actors, informers feeding subscribers (a typed one with a
+// keep-filter among them), a forced 410 relist and an apiserver restart in
+// the middle of a watch (both on private clusters).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
 #include "adapters/kube/events.hpp"
+#include "adapters/kube/informer_impl.hpp"
 #include "test/kube/support.hpp"
 
 namespace octorun::kube::testing {
@@ -105,6 +107,90 @@ TEST_F(Informer, SubscribersSeeAddModifyDeleteAndTheCacheConverges) {
       .receive([&](object& o) { EXPECT_EQ(o.name, "new"); },
                [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
   EXPECT_EQ(stats(inf).lists, 1u);
+}
+
+// Issue 32: a typed informer with a keep-filter (as the controller's Pod
+// informer, actors/watched.hpp watch_pods) drops an object that an update
+// makes refused, telling its subscribers DELETED, as a relist would: it is
+// not kept stale until deleted. An update it cannot read keeps what was
+// cached. Here the filter keeps ConfigMaps labelled keep=yes and the
+// decoder cannot read one whose value is "unreadable".
+TEST_F(Informer, AnObjectItsFilterStopsKeepingLeavesTheCacheAndIsDeletedForSubscribers) {
+  const auto& c = cluster();
+  auto cfg = admin_config(c);
+  client api(cfg);
+  auto ns = make_namespace(c, "kube-refused");
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "kept", "1", R"({"keep":"yes"})")));
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "fence", "1", R"({"keep":"yes"})")));
+  ASSERT_TRUE(api.create(configmaps(), ns, configmap_json(ns, "refused", "1", R"({"keep":"no"})")));
+
+  informer_options io;
+  io.res = configmaps();
+  io.ns = ns;
+  decoder<object> decode = [](const object& o) {
+    const auto* data = o.member("data");
+    const bool unreadable = data && data->IsObject() && data->HasMember("value") &&
+                            (*data)["value"].IsString() &&
+                            std::string_view((*data)["value"].GetString()) == "unreadable";
+    return unreadable ? object{} : o;
+  };
+  keep_filter<object> keep = [](const object& o) { return o.label("keep") == "yes"; };
+  auto inf = spawn_typed_informer<object>(sys, cfg, {}, io, decode, keep);
+  actors.push_back(inf);
+  self->send(inf, subscribe_atom::value, caf::actor_cast<caf::actor>(self));
+  mirror m;
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.synced == 1; }, 30s));
+  EXPECT_EQ(m.rv_by_key.size(), 2u);  // the refused one is left out of the list
+  EXPECT_EQ(m.rv_by_key.count(ns + "/refused"), 0u);
+  const auto kept_rv = m.rv_by_key[ns + "/kept"];
+  auto cached = [&](const std::string& name) {
+    object out;
+    self->request(inf, 10s, snapshot_atom::value, ns + "/" + name)
+        .receive([&](object& o) { out = o; }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    return out;
+  };
+  // Changes to one object reach the watch in order: a change to the fence
+  // made after another has arrived once the fence's has.
+  auto fence = [&](const std::string& value) {
+    auto patched =
+        api.patch(configmaps(), ns, "fence", patch_type::merge, R"({"data":{"value":")" + value + R"("}})");
+    EXPECT_TRUE(patched);
+    const auto rv = patched ? std::string(patched->resource_version) : std::string();
+    return m.run_until(
+        self, [&] { return m.rv_by_key[ns + "/fence"] == rv; }, 30s);
+  };
+
+  // Unreadable: what was cached stays, nobody is told anything.
+  ASSERT_TRUE(api.patch(configmaps(), ns, "kept", patch_type::merge, R"({"data":{"value":"unreadable"}})"));
+  ASSERT_TRUE(fence("2"));
+  EXPECT_EQ(m.rv_by_key[ns + "/kept"], kept_rv);
+  EXPECT_EQ(cached("kept").resource_version, kept_rv);
+  EXPECT_TRUE(m.deleted_keys.empty());
+
+  // Refused: it leaves the cache and subscribers hear it is gone.
+  ASSERT_TRUE(api.patch(configmaps(), ns, "kept", patch_type::merge,
+                        R"({"metadata":{"labels":{"keep":"no"}},"data":{"value":"3"}})"));
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.deleted == 1; }, 30s));
+  EXPECT_EQ(m.deleted_keys, std::vector<std::string>{ns + "/kept"});
+  EXPECT_FALSE(cached("kept"));
+  self->request(inf, 10s, snapshot_atom::value)
+      .receive([&](informer_snapshot& s) { EXPECT_EQ(s.items.size(), 1u); },
+               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  // Refused again: nothing more to tell.
+  ASSERT_TRUE(api.patch(configmaps(), ns, "kept", patch_type::merge, R"({"data":{"value":"4"}})"));
+  ASSERT_TRUE(fence("5"));
+  EXPECT_EQ(m.deleted, 1u);
+  EXPECT_EQ(m.rv_by_key.count(ns + "/kept"), 0u);
+
+  // Kept again: ADDED anew.
+  ASSERT_TRUE(
+      api.patch(configmaps(), ns, "kept", patch_type::merge, R"({"metadata":{"labels":{"keep":"yes"}}})"));
+  ASSERT_TRUE(m.run_until(
+      self, [&] { return m.rv_by_key.count(ns + "/kept") == 1; }, 30s));
+  EXPECT_TRUE(cached("kept"));
+  EXPECT_EQ(stats(inf).lists, 1u);  // all of it from the watch, no relist
 }
 
 // An event-based actor that creates a ConfigMap, then patches it with a

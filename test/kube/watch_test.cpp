@@ -110,6 +110,44 @@ TEST(ApplyEvent, EmitsChangesOnceAndNormalisesTypes) {
   EXPECT_EQ(cache.at("ns/b").resource_version, "3");
 }
 
+// A typed informer's events (informer_impl.hpp): an object that stops
+// qualifying (its keep-filter refuses an update, e.g. a Pod whose Runner
+// ownerReference was removed) leaves the cache with a DELETED of its last
+// kept state, as a relist would; an unreadable update keeps what was cached.
+TEST(ApplyDecodedEvent, ARefusedUpdateLeavesTheCacheAnUnreadableOneKeepsIt) {
+  object_cache cache;
+  auto e = apply_decoded_event(cache, event_type::added, "ns/a", decoded::kept, make("a", "1"));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->type, event_type::added);
+  EXPECT_FALSE(apply_decoded_event(cache, event_type::modified, "ns/a", decoded::unreadable, object{}));
+  EXPECT_EQ(cache.at("ns/a").resource_version, "1");
+  EXPECT_FALSE(apply_decoded_event(cache, event_type::error, "", decoded::unreadable, object{}));
+
+  e = apply_decoded_event(cache, event_type::modified, "ns/a", decoded::refused, object{});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->type, event_type::deleted);
+  EXPECT_EQ(e->obj.resource_version, "1");  // the last state kept: subscribers route it as before
+  EXPECT_EQ(cache.count("ns/a"), 0u);
+  // Refused again, or refused and never kept: nothing to tell.
+  EXPECT_FALSE(apply_decoded_event(cache, event_type::modified, "ns/a", decoded::refused, object{}));
+  EXPECT_FALSE(apply_decoded_event(cache, event_type::added, "ns/b", decoded::refused, object{}));
+  EXPECT_FALSE(apply_decoded_event(cache, event_type::deleted, "ns/b", decoded::refused, object{}));
+
+  // Kept again: ADDED anew. Its deletion, unreadable or refused, removes it.
+  e = apply_decoded_event(cache, event_type::modified, "ns/a", decoded::kept, make("a", "3"));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->type, event_type::added);
+  e = apply_decoded_event(cache, event_type::deleted, "ns/a", decoded::unreadable, object{});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->type, event_type::deleted);
+  EXPECT_EQ(e->obj.resource_version, "3");
+  apply_decoded_event(cache, event_type::added, "ns/c", decoded::kept, make("c", "4"));
+  e = apply_decoded_event(cache, event_type::deleted, "ns/c", decoded::refused, object{});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->type, event_type::deleted);
+  EXPECT_TRUE(cache.empty());
+}
+
 TEST(ReplaceAll, DiffIncludesDeletionsAndRecreations) {
   object_cache cache;
   for (auto o : {make("same", "1"), make("changed", "2"), make("gone", "3"), make("recreated", "4", "old")})

@@ -66,13 +66,9 @@ caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::cli
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io, pod_filter keep) {
   io.res = kinds::pods();
-  kube::decoder<pod_ptr> decode = [keep = std::move(keep)](const kube::object& o) -> pod_ptr {
-    if (!o) return nullptr;
-    auto pod = model::read_runner_pod(*o.doc);
-    if (!keep(pod)) return nullptr;
-    return std::make_shared<const model::runner_pod>(std::move(pod));
-  };
-  return kube::spawn_typed_informer<pod_ptr>(sys, cfg, std::move(opts), std::move(io), std::move(decode));
+  kube::keep_filter<pod_ptr> kept = [keep = std::move(keep)](const pod_ptr& pod) { return keep(*pod); };
+  return kube::spawn_typed_informer<pod_ptr>(sys, cfg, std::move(opts), std::move(io), &read_pod,
+                                             std::move(kept));
 }
 
 caf::actor watch_runner_classes(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,

@@ -68,8 +68,9 @@ caf::actor watch_runners(caf::actor_system& sys, const kube::config& cfg, kube::
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io);
 // Whether the Pod informer keeps a decoded Pod; one it does not is dropped
-// on the reflector's thread, never cached (a deletion still removes one
-// kept before).
+// on the reflector's thread, never cached, and one cached that stops being
+// kept (its Runner ownerReference removed, relabelled) leaves the cache
+// with a DELETED to subscribers (kube::keep_filter).
 using pod_filter = std::function<bool(const model::runner_pod&)>;
 caf::actor watch_pods(caf::actor_system& sys, const kube::config& cfg, kube::client_options opts,
                       kube::informer_options io, pod_filter keep);

@@ -3,8 +3,8 @@
 // README.md.
 //
 //   manager_bench [--jobs 100] [--max-runners 20] [--job-ms 0] [--reps 5] [--scale 1000] [--scale-reps 1]
-//                 [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]
-//                 [--rate-limit 5000] [--binary PATH]
+//                 [--scale-bursts 1] [--intake Webhook|Listener] [--manager-arg --flag=value]...
+//                 [--breakdown 1] [--rate-limit 5000] [--binary PATH]
 // Uses the cluster in $OCTORUN_TEST_CLUSTER, or starts a private one.
 #include <algorithm>
 #include <cstdint>
@@ -27,6 +27,7 @@ using namespace std::chrono_literals;
 
 struct options {
   int jobs = 100, max_runners = 20, job_ms = 0, reps = 5, scale = 1000, scale_reps = 1;
+  int scale_bursts = 1;  // scale bursts one after the other in each scale run's manager
   std::string intake = "Webhook";
   std::vector<std::string> manager_args;
   std::string binary;  // empty: the octorun built with the bench
@@ -47,19 +48,18 @@ burst_options burst_of(const options& o) {
   return b;
 }
 
+// One scale burst (README.md, "Scale"), read at each point.
 struct scale_result {
-  memory idle, at_scale, caught_up, at_zero, after_gc, settled;
+  memory before, at_scale, caught_up, at_zero, after_gc, settled;
   double seconds_to_scale = 0, seconds_to_caught_up = 0, seconds_to_zero = 0, seconds_to_after_gc = 0;
 };
 
-scale_result run_scale(const bench_cluster& b, const options& o) {
-  auto bo = burst_of(o);
-  bo.trace_requests = false;
-  manager_setup s(b.cluster, b.manager_kubeconfig, bo, o.scale);
+// `o.scale` jobs held running in the manager of `s`, then all completed,
+// until that manager is idle again; `w` watches its namespace.
+scale_result scale_burst(const manager_setup& s, const lifecycle_watch& w, const options& o) {
   auto* sim = s.sim.get();
-  lifecycle_watch w(b.watch, s.ns, [sim](const std::string& runner) { sim->runner_online(runner); });
   scale_result r;
-  r.idle = memory_of(s.manager->pid());
+  r.before = memory_of(s.manager->pid());
   auto start = clock_type::now();
   auto ids = test::queue_jobs(*sim, o.scale, -1ms);  // each runs until completed by hand
   auto all_running = [&](const sim::simulator& x) {
@@ -100,10 +100,44 @@ scale_result run_scale(const bench_cluster& b, const options& o) {
   return r;
 }
 
+void print_scale_burst(const scale_result& r, int scale) {
+  std::printf("  manager memory: before VmRSS %lld KiB; at %d Runners VmRSS %lld KiB, VmHWM %lld KiB\n",
+              static_cast<long long>(r.before.rss_kib), scale, static_cast<long long>(r.at_scale.rss_kib),
+              static_cast<long long>(r.at_scale.hwm_kib));
+  std::printf("  every Runner Running in Kubernetes after %.1f s; 10 s later VmRSS %lld KiB\n",
+              r.seconds_to_caught_up, static_cast<long long>(r.caught_up.rss_kib));
+  std::printf("  back at 0 Runners: VmRSS %lld KiB; VmHWM so far %lld KiB\n",
+              static_cast<long long>(r.at_zero.rss_kib), static_cast<long long>(r.at_zero.hwm_kib));
+  std::printf("  %.0f s after the jobs completed (the pods gone): VmRSS %lld KiB\n", r.seconds_to_after_gc,
+              static_cast<long long>(r.after_gc.rss_kib));
+  std::printf("  30 s later, idle: VmRSS %lld KiB\n", static_cast<long long>(r.settled.rss_kib));
+  std::printf("  0 -> %d running: %.1f s; all completed -> 0 Runners: %.1f s\n", scale, r.seconds_to_scale,
+              r.seconds_to_zero);
+  std::fflush(stdout);
+}
+
+// One manager (leading and idle before the first burst) through
+// `o.scale_bursts` scale bursts, one after the other: does a burst reuse
+// the memory the one before it left, or take more?
+std::vector<scale_result> run_scale(const bench_cluster& b, const options& o) {
+  auto bo = burst_of(o);
+  bo.trace_requests = false;
+  manager_setup s(b.cluster, b.manager_kubeconfig, bo, o.scale);
+  auto* sim = s.sim.get();
+  lifecycle_watch w(b.watch, s.ns, [sim](const std::string& runner) { sim->runner_online(runner); });
+  std::vector<scale_result> bursts;
+  for (int i = 0; i < o.scale_bursts; ++i) {
+    if (o.scale_bursts > 1) std::printf(" burst %d of %d\n", i + 1, o.scale_bursts);
+    bursts.push_back(scale_burst(s, w, o));
+    print_scale_burst(bursts.back(), o.scale);
+  }
+  return bursts;
+}
+
 constexpr const char* usage =
     "manager_bench [--jobs 100] [--max-runners 20] [--job-ms 0] [--reps 5] [--scale 1000] [--scale-reps 1]\n"
-    "              [--intake Webhook|Listener] [--manager-arg --flag=value]... [--breakdown 1]\n"
-    "              [--rate-limit 5000] [--binary PATH]\n"
+    "              [--scale-bursts 1] [--intake Webhook|Listener] [--manager-arg --flag=value]...\n"
+    "              [--breakdown 1] [--rate-limit 5000] [--binary PATH]\n"
     "See bench/manager/README.md.\n";
 
 options parse(int argc, char** argv) {
@@ -124,6 +158,8 @@ options parse(int argc, char** argv) {
       o.scale = v;
     else if (flag == "--scale-reps")
       o.scale_reps = v;
+    else if (flag == "--scale-bursts" && v > 0)
+      o.scale_bursts = v;
     else if (flag == "--intake" && (value == "Webhook" || value == "Listener"))
       o.intake = value;
     else if (flag == "--manager-arg")
@@ -192,21 +228,19 @@ int main(int argc, char** argv) {
   }
 
   for (int rep = 0; rep < o.scale_reps && o.scale > 0; ++rep) {
-    std::printf("\nscale: %d jobs held running (maxRunners %d)\n", o.scale, o.scale);
-    auto r = run_scale(*bench, o);
-    std::printf(
-        "  manager memory: leading and idle VmRSS %lld KiB; at %d Runners VmRSS %lld KiB, VmHWM %lld KiB\n",
-        static_cast<long long>(r.idle.rss_kib), o.scale, static_cast<long long>(r.at_scale.rss_kib),
-        static_cast<long long>(r.at_scale.hwm_kib));
-    std::printf("  every Runner Running in Kubernetes after %.1f s; 10 s later VmRSS %lld KiB\n",
-                r.seconds_to_caught_up, static_cast<long long>(r.caught_up.rss_kib));
-    std::printf("  back at 0 Runners: VmRSS %lld KiB; VmHWM over the whole run %lld KiB\n",
-                static_cast<long long>(r.at_zero.rss_kib), static_cast<long long>(r.at_zero.hwm_kib));
-    std::printf("  %.0f s after the jobs completed (the pods gone): VmRSS %lld KiB\n", r.seconds_to_after_gc,
-                static_cast<long long>(r.after_gc.rss_kib));
-    std::printf("  30 s later, idle: VmRSS %lld KiB\n", static_cast<long long>(r.settled.rss_kib));
-    std::printf("  0 -> %d running: %.1f s; all completed -> 0 Runners: %.1f s\n", o.scale,
-                r.seconds_to_scale, r.seconds_to_zero);
+    std::printf("\nscale: %d jobs held running (maxRunners %d), %d burst(s) in one manager\n", o.scale,
+                o.scale, o.scale_bursts);
+    auto bursts = run_scale(*bench, o);
+    if (bursts.size() < 2) continue;
+    std::printf("  VmRSS (KiB) by burst: %5s %10s %14s %10s\n", "burst", "before", "at Runners",
+                "idle after");
+    for (size_t i = 0; i < bursts.size(); ++i)
+      std::printf("                        %5zu %10lld %14lld %10lld\n", i + 1,
+                  static_cast<long long>(bursts[i].before.rss_kib),
+                  static_cast<long long>(bursts[i].at_scale.rss_kib),
+                  static_cast<long long>(bursts[i].settled.rss_kib));
+    std::printf("  VmHWM over the whole run: %lld KiB\n",
+                static_cast<long long>(bursts.back().settled.hwm_kib));
   }
   return 0;
 }

@@ -27,6 +27,10 @@ heap_return::heap_return(std::chrono::milliseconds every, std::size_t threshold_
         std::unique_lock lock(mu_);
         while (!stop_cv_.wait_for(lock, every, [this] { return stop_; })) {
           const auto info = mallinfo2();
+          // What the heap holds at each look, beside VmRSS: kept objects
+          // (in use) apart from the free holes a burst leaves.
+          spdlog::debug("memory: heap {} KiB in use, {} KiB free; VmRSS {} KiB", info.uordblks / 1024,
+                        info.fordblks / 1024, resident_kib());
           if (!rule.due(info.fordblks)) continue;
           const auto before = resident_kib();
           const auto start = std::chrono::steady_clock::now();
@@ -34,9 +38,9 @@ heap_return::heap_return(std::chrono::milliseconds every, std::size_t threshold_
           const auto took =
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start);
           spdlog::info(
-              "memory: freed heap given back to the system: VmRSS {} -> {} KiB ({} KiB free in the "
-              "heap; the trim took {:.1f} ms)",
-              before, resident_kib(), info.fordblks / 1024, took.count());
+              "memory: freed heap given back to the system: VmRSS {} -> {} KiB ({} KiB in use, {} KiB "
+              "free in the heap; the trim took {:.1f} ms)",
+              before, resident_kib(), info.uordblks / 1024, info.fordblks / 1024, took.count());
         }
       }) {}
 

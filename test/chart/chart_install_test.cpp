@@ -110,14 +110,16 @@ class ChartInstall : public ::testing::Test {
   }
 
   // `kubectl create rolebinding` of `cluster_role` as the manager, a server-side dry run.
-  // Labelled as the manager labels what it makes, so that the chart's write
-  // policy lets it through and RBAC alone decides.
+  // Labelled and bound as the manager makes a set's binding (to the set's
+  // runner ServiceAccount), so that the chart's write policy lets it through
+  // and RBAC alone decides.
   command_result bind_as_manager(const std::string& cluster_role) {
     const auto kubectl =
         shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(cluster().kubeconfig);
-    return run_shell(kubectl + " create rolebinding octorun-probe -n " + watched_ + " --clusterrole=" +
-                     cluster_role + " --serviceaccount=" + watched_ + ":default --dry-run=client -o yaml | " +
-                     kubectl + " label --local -f - octorun.io/runnerset=probe -o yaml | " + kubectl +
+    return run_shell(kubectl + " create rolebinding octorun-probe -n " + watched_ +
+                     " --clusterrole=" + cluster_role + " --serviceaccount=" + watched_ +
+                     ":octorun-runner-probe --dry-run=client -o yaml | " + kubectl +
+                     " label --local -f - octorun.io/runnerset=probe -o yaml | " + kubectl +
                      " create -f - --dry-run=server --as=" + sa_ + " 2>&1");
   }
 

@@ -221,8 +221,8 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
   if (s.arrivals > 0 && s.sized_startup) {
     // A starting runner's bound is one start-up, known only from below;
     // else the observed start-ups each count.
-    std::vector<std::int64_t> startups = f.startups;
-    if (bound_from_starting || startups.empty()) startups = {*s.sized_startup};
+    const std::vector<std::int64_t> bound{*s.sized_startup};
+    const auto& startups = bound_from_starting || f.startups.empty() ? bound : f.startups;
     wanted = warm_runners_for(startups, rate, target, rule.quantile);
   }
   // The bound grows while the runner keeps starting: look again soon.

@@ -1,6 +1,7 @@
 #include "actors/runnerset/start_time.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "actors/runnerset/routing.hpp"
 #include "actors/runnerset/stuck_start.hpp"
@@ -61,18 +62,15 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
   const auto startups = o.online_startups.find(v.name);
   bool recent = false;
   if (startups != o.online_startups.end()) {
+    std::deque<std::int64_t> used;
     for (auto window : {o.start_time_rule.short_window, o.start_time_rule.window}) {
-      const auto newest = startups->second.since(o.now - window);
-      if (newest.size() < enough.min_samples) continue;
-      f.startup_p95 = model::p95(newest);
-      f.startups.assign(newest.begin(), newest.end());
-      recent = true;
-      break;
+      used = startups->second.since(o.now - window);
+      recent = used.size() >= enough.min_samples;
+      if (recent) break;
     }
-    if (!recent) {
-      f.startup_p95 = model::p95(startups->second.seconds);
-      f.startups.assign(startups->second.seconds.begin(), startups->second.seconds.end());
-    }
+    if (!recent) used = startups->second.seconds;
+    f.startup_p95 = model::p95(used);
+    f.startups.assign(used.begin(), used.end());
   }
   if (!recent) f.starting_for = longest_starting(o, v.name);
   f.min_runners = d.min_runners;

@@ -21,36 +21,22 @@ std::optional<std::int64_t> p95(const std::deque<std::int64_t>& seconds) {
 
 std::int64_t poisson_quantile(double mean, double p) {
   if (!(mean > 0)) return 0;
-  // (Bounded: no variant holds more runners than this, and the sums below
-  // stay a few thousand terms.)
+  // (Bounded: no variant holds more runners than this, and each tail below
+  // stays a few thousand terms.)
   mean = std::min(mean, 1e6);
-  p = std::clamp(p, 0.0, 1.0 - 1e-9);
-  const auto mode = static_cast<std::int64_t>(std::floor(mean));
-  const double pmf_mode = std::exp(-mean + static_cast<double>(mode) * std::log(mean) -
-                                   std::lgamma(static_cast<double>(mode) + 1));
-  // P(N < mode), summed downwards from the mode until the terms no longer count.
-  double below = 0, term = pmf_mode;
-  for (std::int64_t n = mode; n > 0; --n) {
-    term *= static_cast<double>(n) / mean;  // pmf(n - 1) = pmf(n) * n / mean
-    below += term;
-    if (term < below * 1e-17) break;
+  const double over = 1.0 - std::clamp(p, 0.0, 1.0 - 1e-9);
+  // The smallest n with P(N <= n) >= p, that is P(N >= n + 1) <= 1 - p: the
+  // tail falls as n grows, so double past it, then halve down to it.
+  std::int64_t lo = 0, hi = 1;
+  while (poisson_tail(mean, hi + 1) > over) hi *= 2;
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (poisson_tail(mean, mid + 1) <= over)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
-  double cdf = below + pmf_mode, pmf = pmf_mode;
-  std::int64_t n = mode;
-  if (cdf >= p) {
-    while (n > 0 && cdf - pmf >= p) {  // cdf(n - 1) = cdf(n) - pmf(n)
-      cdf -= pmf;
-      pmf *= static_cast<double>(n) / mean;
-      --n;
-    }
-    return n;
-  }
-  while (cdf < p && pmf > 0) {
-    ++n;
-    pmf *= mean / static_cast<double>(n);
-    cdf += pmf;
-  }
-  return n;
+  return lo;
 }
 
 double poisson_tail(double mean, std::int64_t k) {

@@ -28,9 +28,11 @@ heap_return::heap_return(std::chrono::milliseconds every, std::size_t threshold_
         while (!stop_cv_.wait_for(lock, every, [this] { return stop_; })) {
           const auto info = mallinfo2();
           // What the heap holds at each look, beside VmRSS: kept objects
-          // (in use) apart from the free holes a burst leaves.
-          spdlog::debug("memory: heap {} KiB in use, {} KiB free; VmRSS {} KiB", info.uordblks / 1024,
-                        info.fordblks / 1024, resident_kib());
+          // (in use) apart from the free holes a burst leaves. (VmRSS is
+          // read from /proc only when the line is logged.)
+          if (spdlog::should_log(spdlog::level::debug))
+            spdlog::debug("memory: heap {} KiB in use, {} KiB free; VmRSS {} KiB", info.uordblks / 1024,
+                          info.fordblks / 1024, resident_kib());
           if (!rule.due(info.fordblks)) continue;
           const auto before = resident_kib();
           const auto start = std::chrono::steady_clock::now();

@@ -23,4 +23,9 @@ inline kube::resource capacity_buffers() {
   return {"autoscaling.x-k8s.io", "v1beta1", "capacitybuffers", true};
 }
 
+// Whether the manager may read a namespace yet (runnerset/pod_resources.hpp, manager_reads).
+inline kube::resource self_subject_access_reviews() {
+  return {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", false};
+}
+
 }  // namespace octorun::kinds

@@ -61,6 +61,10 @@ std::string hooks_role_binding_name(std::string_view set) { return "octorun-hook
 
 std::string busy_runners_pdb_name(std::string_view set) { return "octorun-busy-" + std::string(set); }
 
+std::string manager_reads_role_binding_name(std::string_view set) {
+  return "octorun-reads-" + std::string(set);
+}
+
 std::string registering_set_label(std::string_view set_uid) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(set_uid)));

@@ -50,6 +50,9 @@ std::string jit_secret_name(std::string_view runner);  // "<runner>-jit"
 std::string runner_service_account_name(std::string_view set);  // "octorun-runner-<set>"
 std::string hooks_role_binding_name(std::string_view set);      // "octorun-hooks-<set>"
 std::string busy_runners_pdb_name(std::string_view set);        // "octorun-busy-<set>"
+// The manager's own RoleBinding in the set's namespace that lets it read
+// what the set names there (runnerset/pod_resources.hpp, manager_reads).
+std::string manager_reads_role_binding_name(std::string_view set);  // "octorun-reads-<set>"
 // The GitHub runner label that names the RunnerSet which registered a runner
 // through the REST API (the Webhook intake: REST runners have no scale set
 // to say whose they are): "octorun-set-" and the 16 lowercase hex digits of

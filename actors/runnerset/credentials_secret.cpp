@@ -156,8 +156,10 @@ void load_github_clients(self_ptr self, const kube::object& secret,
 
 void read_credentials(self_ptr self) {
   auto& st = self->state;
-  // The class refuses the set, or has not judged it yet.
-  if (!st.credentials_at || !st.connection) return;
+  // The class refuses the set, or has not judged it yet; or the manager may
+  // not read the set's namespace yet (plan_pod_resources asks; the plan
+  // reads the credentials once it may).
+  if (!st.credentials_at || !st.connection || !reads_granted(st.world)) return;
   const auto where = *st.credentials_at;
   const auto connection = *st.connection;
   const auto& secret = where.name;

@@ -362,11 +362,12 @@ void object_outcome(self_ptr self, const std::string& key, const kube::object_re
   }
   auto why = kube::to_string(r.error());
   // Kubernetes lets no one bind a role it may not bind.
-  if (r.error().forbidden() && !deleting && key_kind(key) == "RoleBinding")
+  if (r.error().forbidden() && !deleting && key == manager_reads_key(self->state.cfg.name))
+    why += " (the manager needs `bind` on the ClusterRole --tenant-reads-cluster-role names)";
+  else if (r.error().forbidden() && !deleting && key_kind(key) == "RoleBinding")
     why +=
         " (the manager may bind only the ClusterRole --runner-kubernetes-mode-cluster-role names: install "
-        "the "
-        "chart with rbac.containerModeKubernetes=true)";
+        "the chart with rbac.containerModeKubernetes=true)";
   object_failed(self, key, std::move(why), deleting);
 }
 
@@ -472,6 +473,8 @@ void execute(self_ptr self, const action& a) {
       return delete_warm_nodes(self, a.subject);
     case action_kind::check_reference:
       return check_reference(self, *a.ref);
+    case action_kind::confirm_reads:
+      return confirm_reads(self);
     case action_kind::fetch_runner_release:
       return fetch_runner_release(self);
     case action_kind::wake: {
@@ -532,6 +535,8 @@ std::string_view action_name(action_kind kind) {
       return "apply_warm_nodes";
     case action_kind::delete_warm_nodes:
       return "delete_warm_nodes";
+    case action_kind::confirm_reads:
+      return "confirm_reads";
   }
   return "unknown";
 }

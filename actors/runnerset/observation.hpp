@@ -62,6 +62,9 @@ enum class action_kind {
   // first saw it (`on`: a derived deadline): stuck_start.hpp. Its Event and
   // count are recorded once per runner.
   remove_stuck_start,
+  // Ask the API server whether the manager may read the set's namespace
+  // (a SelfSubjectAccessReview) once its reads binding is applied.
+  confirm_reads,
 };
 
 // What is in flight, keyed by the action that sent it (and its subject):
@@ -284,7 +287,15 @@ struct set_observation {
   std::map<std::string, std::string> applied_objects;
   std::set<std::string> deleted_objects;
   std::map<std::string, std::string> object_errors;
-  time_point objects_retry_at{};         // a failed apply or delete is tried again from then
+  time_point objects_retry_at{};  // a failed apply or delete is tried again from then
+  // The manager's own reads in the set's namespace (pod_resources.hpp,
+  // manager_reads): nothing there is read until the API server, asked after
+  // the binding was applied, says it grants them. Each refusal is counted;
+  // the next question waits for a backoff after the last (plan_pod_resources).
+  manager_reads reads;
+  bool reads_granted = false;
+  int reads_refusals = 0;
+  time_point reads_refused_at{};
   bool kubernetes_runners_seen = false;  // a Runner in containerMode kubernetes was watched this run
   // Set when the apiserver stored a created Runner without fields of its
   // spec (an old Runner CRD): no rollouts then, and PodConfigReady says why.

@@ -52,8 +52,10 @@ class planner {
     }
     pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
-      if (!o_.in_flight.contains(action_kind::read_credentials)) add(act(action_kind::read_credentials));
-      if (!o_.credentials_error.empty()) {
+      // A tenant's credentials are read in its namespace.
+      if (reads_granted(o_) && !o_.in_flight.contains(action_kind::read_credentials))
+        add(act(action_kind::read_credentials));
+      if (!o_.credentials_error.empty() || !reads_problem(o_).empty()) {
         auto counted = counts_without_credentials(o_);
         publish_status(&counted, declared);
       }

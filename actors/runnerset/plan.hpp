@@ -94,6 +94,16 @@ struct pod_resources_verdict {
 };
 pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<action>& out);
 
+// The manager may read the set's namespace: it was given no reads binding
+// to make (its RBAC reads everywhere it watches), or the API server said it
+// grants the one it made (observation.hpp, reads_granted).
+bool reads_granted(const set_observation& o);
+// After this many refusals the set says why in PodConfigReady.
+inline constexpr int reads_refusals_reported = 5;
+// Why the manager still may not read the set's namespace; empty while the
+// refusals are few (RBAC has not seen the binding yet) or it may.
+std::string reads_problem(const set_observation& o);
+
 // Part of plan(): the warm-node objects (warm_nodes.hpp) of each variant of
 // `variants` whose start-time target sized it (in `per_variant`) and one of
 // whose runner pods waited for a node: applied when their body changes,
@@ -130,6 +140,7 @@ std::string scale_down_wake(const std::string& variant);            // one per v
 inline constexpr std::string_view budget_wake = "github-budget";    // a pause ends, cleanup may go
 inline constexpr std::string_view status_wake = "status";           // a status write's hold ends
 inline constexpr std::string_view release_wake = "runner-release";  // GitHub's latest release is due
+inline constexpr std::string_view reads_wake = "manager-reads";     // the reads are asked about again
 std::string retry_wake(const std::string& variant);
 std::string stuck_start_wake(const std::string& variant);  // the next start-up deadline of the variant
 

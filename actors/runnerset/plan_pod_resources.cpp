@@ -1,9 +1,11 @@
 // The per-set objects of a set's runner pods, as the plan decides them
 // (plan.hpp plan_pod_resources). Pure.
+#include <algorithm>
 #include <utility>
 
 #include "actors/runnerset/plan.hpp"
 #include "actors/runnerset/set_status.hpp"
+#include "common/backoff.hpp"
 #include "model/pod_config.hpp"
 
 namespace octorun::runnerset {
@@ -18,6 +20,43 @@ void add_object_action(const set_observation& o, std::vector<action>& out, actio
   a.text = std::move(body);
   out.push_back(std::move(a));
 }
+
+bool reads_granted(const set_observation& o) { return !o.reads.wanted() || o.reads_granted; }
+
+std::string reads_problem(const set_observation& o) {
+  if (reads_granted(o) || o.reads_refusals < reads_refusals_reported) return {};
+  return "the API server does not let the manager read Secrets in namespace " + o.set->metadata.namespace_ +
+         " through this binding (ClusterRole " + o.reads.cluster_role + ", ServiceAccount " +
+         o.reads.account_namespace + "/" + o.reads.account_name +
+         "): give the manager `bind` on that ClusterRole and get on Secrets and ConfigMaps in it";
+}
+
+namespace {
+
+// The manager's reads in the namespace: asked about once their binding is
+// applied, and again after a refusal, sooner at first (RBAC sees a new
+// binding a moment after it is stored), at most every reference_recheck.
+void confirm_reads(const set_observation& o, std::vector<action>& out) {
+  if (reads_granted(o) || o.applied_objects.count(manager_reads_key(o.set->metadata.name)) == 0 ||
+      o.in_flight.contains(action_kind::confirm_reads))
+    return;
+  const exponential_backoff<std::chrono::steady_clock::duration> backoff{
+      std::chrono::milliseconds(100),
+      std::max<std::chrono::steady_clock::duration>(o.reference_recheck, std::chrono::milliseconds(100))};
+  const auto due = o.reads_refusals == 0 ? o.now : o.reads_refused_at + backoff.delay(o.reads_refusals - 1);
+  action a;
+  if (o.now >= due) {
+    a.kind = action_kind::confirm_reads;
+  } else {
+    if (o.in_flight.contains(action_kind::wake, std::string(reads_wake))) return;
+    a.kind = action_kind::wake;
+    a.subject = std::string(reads_wake);
+    a.at = due;
+  }
+  out.push_back(std::move(a));
+}
+
+}  // namespace
 
 // The per-set objects of the runner pods (pod_resources.hpp): each
 // desired one applied (again when its body changes), the hooks'
@@ -36,17 +75,21 @@ pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<a
   if (auto unavailable = kubernetes_rbac_unavailable(set.spec, o.hooks_cluster_role))
     invalid.push_back(std::move(*unavailable));
   bool applied = true;
-  const auto desired = desired_pod_resources(set, o.hooks_cluster_role);
+  const auto desired = desired_pod_resources(set, o.hooks_cluster_role, o.reads);
   for (const auto& obj : desired) {
     auto done = o.applied_objects.find(obj.key);
     if (done != o.applied_objects.end() && done->second == obj.body) continue;
     applied = false;
     add_object_action(o, out, action_kind::apply_object, obj.key, obj.body);
   }
+  confirm_reads(o, out);
+  const auto unreadable = reads_problem(o);
   pod_resources_verdict v;
-  v.pods_ready = applied && invalid.empty();
+  // Runners wait for the reads too: their actors read their JIT Secrets.
+  v.pods_ready = applied && reads_granted(o) && invalid.empty();
   // The status waits for the first answers (one write, not Unknown then True).
-  v.awaiting_apply = !applied && invalid.empty() && o.object_errors.empty();
+  v.awaiting_apply =
+      (!applied || (!reads_granted(o) && unreadable.empty())) && invalid.empty() && o.object_errors.empty();
 
   const auto keys = kubernetes_rbac_keys(set.metadata.name);
   if (wants_kubernetes_rbac(set.spec)) {
@@ -80,7 +123,7 @@ pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<a
     }
   }
   const auto period = fine ? 10 * o.reference_recheck : o.reference_recheck;
-  const bool due = fresh || o.now >= o.references_checked_at + period;
+  const bool due = reads_granted(o) && (fresh || o.now >= o.references_checked_at + period);
   if (due)
     for (const auto& ref : pod_references(set.spec.pod)) {
       if (o.in_flight.contains(action_kind::check_reference, ref.key)) continue;
@@ -90,8 +133,10 @@ pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<a
       a.ref = ref;
       out.push_back(std::move(a));
     }
-  v.condition =
-      pod_config_condition(invalid, o.runner_crd_problem, o.object_errors, problems, applied, set.status);
+  auto object_errors = o.object_errors;
+  if (!unreadable.empty()) object_errors.emplace(manager_reads_key(set.metadata.name), unreadable);
+  v.condition = pod_config_condition(invalid, o.runner_crd_problem, object_errors, problems,
+                                     applied && reads_granted(o), set.status);
   return v;
 }
 

@@ -59,6 +59,26 @@ std::string hooks_role_binding(const model::runnerset& set, std::string_view clu
   return w.close().str();
 }
 
+// The manager's own ServiceAccount bound, in the set's namespace, to the
+// ClusterRole of its reads there.
+std::string manager_reads_binding(const model::runnerset& set, const manager_reads& reads) {
+  json::writer w;
+  header(w, set, rbac_api, "RoleBinding", model::manager_reads_role_binding_name(set.metadata.name));
+  w.open("roleRef")
+      .field("apiGroup", "rbac.authorization.k8s.io")
+      .field("kind", "ClusterRole")
+      .field("name", reads.cluster_role)
+      .close();
+  w.open_array("subjects")
+      .open()
+      .field("kind", "ServiceAccount")
+      .field("name", reads.account_name)
+      .field("namespace", reads.account_namespace)
+      .close()
+      .close_array();
+  return w.close().str();
+}
+
 // minAvailable as an integer larger than any number of runners: every
 // selected pod must stay. (maxUnavailable 0 says the same, but the
 // disruption controller can only compute it for pods whose owner has a
@@ -105,10 +125,28 @@ std::optional<model::field_error> kubernetes_rbac_unavailable(const model::runne
       "(--runner-kubernetes-mode-cluster-role), or name a serviceAccountName of your own in the template"};
 }
 
+std::optional<std::pair<std::string, std::string>> service_account_of(std::string_view username) {
+  constexpr std::string_view prefix = "system:serviceaccount:";
+  if (!username.starts_with(prefix)) return std::nullopt;
+  username.remove_prefix(prefix.size());
+  const auto colon = username.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == username.size() ||
+      username.find(':', colon + 1) != std::string_view::npos)
+    return std::nullopt;
+  return std::pair{std::string(username.substr(0, colon)), std::string(username.substr(colon + 1))};
+}
+
+std::string manager_reads_key(std::string_view set) {
+  return key("RoleBinding", model::manager_reads_role_binding_name(set));
+}
+
 std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
-                                                std::string_view hooks_cluster_role) {
+                                                std::string_view hooks_cluster_role,
+                                                const manager_reads& reads) {
   const auto sa = model::runner_service_account_name(set.metadata.name);
   std::vector<owned_object> out;
+  if (reads.wanted())
+    out.push_back({manager_reads_key(set.metadata.name), manager_reads_binding(set, reads)});
   out.push_back({key("ServiceAccount", sa), service_account(set)});
   if (wants_kubernetes_rbac(set.spec) && !hooks_cluster_role.empty())
     out.push_back({key("RoleBinding", model::hooks_role_binding_name(set.metadata.name)),

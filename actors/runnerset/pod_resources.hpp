@@ -11,6 +11,17 @@
 //   <fullname>-runner-kubernetes-mode; --runner-kubernetes-mode-cluster-role).
 //   The manager may bind that ClusterRole (RBAC `bind`) and holds none of
 //   its rights (docs/runner-pods.md).
+// - RoleBinding octorun-reads-<set>, only when the manager was given a
+//   ClusterRole for its own reads in tenant namespaces (--tenant-reads-
+//   cluster-role; the chart's <fullname>-manager-reads: get on Secrets and
+//   ConfigMaps): binds the manager's own ServiceAccount to it in the set's
+//   namespace, so that it reads the Secrets and ConfigMaps a set names (its
+//   credentials, CA bundle, proxy credentials, its runners' JIT
+//   configurations) only in namespaces where a class admitted a set, never
+//   in kube-system. Applied first; nothing of the namespace is read before
+//   the API server grants it (plan.hpp, reads_granted). Never deleted by the
+//   manager: the set's deletion reads its credentials to the end, and the
+//   garbage collector takes it with the set.
 // - PodDisruptionBudget octorun-busy-<set>: selects the set's pods labelled
 //   octorun.io/busy=true (a runner with a job) and allows no disruption, so
 //   the Eviction API refuses to evict a busy runner (429) and drains wait
@@ -32,6 +43,20 @@
 
 namespace octorun::runnerset {
 
+// The manager's own reads in a tenant namespace: the ClusterRole it may bind
+// (RBAC `bind`) and its own ServiceAccount. Empty role: none (its RBAC reads
+// everywhere it watches, as a Role per namespace does).
+struct manager_reads {
+  std::string cluster_role;
+  std::string account_namespace;
+  std::string account_name;
+  bool wanted() const { return !cluster_role.empty(); }
+};
+
+// The account of a Kubernetes username "system:serviceaccount:NS:NAME"
+// (first: namespace, second: name); nullopt for any other user.
+std::optional<std::pair<std::string, std::string>> service_account_of(std::string_view username);
+
 struct owned_object {
   std::string key;   // "Kind/name", e.g. "ServiceAccount/octorun-runner-linux" (an action's subject)
   std::string body;  // JSON
@@ -48,12 +73,17 @@ std::optional<model::field_error> kubernetes_rbac_unavailable(const model::runne
                                                               std::string_view hooks_cluster_role);
 
 // The objects the set's runner pods need now, in the order they are applied;
-// the hooks' RoleBinding binds `hooks_cluster_role` (none while it is empty).
+// the hooks' RoleBinding binds `hooks_cluster_role` (none while it is empty),
+// the manager's reads binding binds `reads` (none while not wanted).
 std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
-                                                std::string_view hooks_cluster_role = {});
+                                                std::string_view hooks_cluster_role = {},
+                                                const manager_reads& reads = {});
+// "RoleBinding/octorun-reads-<set>".
+std::string manager_reads_key(std::string_view set);
 
-// Every key desired_pod_resources may produce for the set, and the
-// RoleBinding a manager before issue 32 made (what a deletion removes).
+// Every key desired_pod_resources may produce for the set but the manager's
+// reads binding, and the RoleBinding a manager before issue 32 made (what a
+// deletion removes).
 std::vector<std::string> pod_resource_keys(std::string_view set);
 // The keys of the hooks' RoleBinding: the current one first, then the one a
 // manager before issue 32 made (octorun-runner-<set>, to a Role of its own:

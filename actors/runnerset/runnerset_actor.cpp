@@ -399,6 +399,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   st.cfg = std::move(cfg);
   st.world.webhook_intake_enabled = st.cfg.webhook_intake_enabled;
   st.world.hooks_cluster_role = st.cfg.hooks_cluster_role;
+  st.world.reads = st.cfg.reads;
   st.world.scale_down_period = st.cfg.scale_down_window;
   st.world.start_time_rule.window = st.cfg.start_time_window;
   st.world.observing_since = self->clock().now();

@@ -24,6 +24,7 @@
 #include "actors/metrics/recorder.hpp"
 #include "actors/protocols.hpp"
 #include "actors/runner/runner_actor.hpp"
+#include "actors/runnerset/pod_resources.hpp"
 #include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
 #include "messages/platform.hpp"
@@ -75,6 +76,9 @@ struct runnerset_actor_config {
   // The ClusterRole a kubernetes-mode set's ServiceAccount is bound to
   // (--runner-kubernetes-mode-cluster-role; pod_resources.hpp); empty: none.
   std::string hooks_cluster_role;
+  // The manager's own reads in the set's namespace (--tenant-reads-cluster-
+  // role; pod_resources.hpp); none: its RBAC reads wherever it watches.
+  manager_reads reads;
   // Webhook intake: how often demand is reconciled from GitHub's queued and
   // running jobs (webhook_sweep.hpp; also once when the actor starts). Zero:
   // only at the start.

@@ -138,6 +138,9 @@ void execute(self_ptr self, const action& a);
 // Warm nodes (warm_nodes.hpp; execute_warm_nodes.cpp): server-side apply or
 // delete one PodTemplate or CapacityBuffer, and record how it ended.
 void apply_warm_nodes(self_ptr self, const std::string& key, const std::string& body);
+// The manager's reads in the set's namespace (execute_manager_reads.cpp): a
+// SelfSubjectAccessReview; its answer is recorded in the observation.
+void confirm_reads(self_ptr self);
 void delete_warm_nodes(self_ptr self, const std::string& key);
 // The wake-ups plan() schedules (action_kind::wake).
 caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self);

@@ -189,6 +189,27 @@ struct manager::replica_parts {
   watched::observer metrics_feed;
 };
 
+namespace {
+// Who the RunnerSets' reads bindings name: --runner-creator, else this
+// manager's own name; a ServiceAccount, as RBAC subjects go.
+expected<runnerset::manager_reads, std::string> manager_reads_of(const options& o, const settings& s) {
+  auto user = o.runner_creator;
+  if (user.empty()) {
+    kube::client api(s.kube, s.kube_options);
+    auto me = admission::own_username(api);
+    if (!me) return unexpected<std::string>{"who the manager is is unknown: " + me.error()};
+    user = std::move(*me);
+  }
+  auto account = runnerset::service_account_of(user);
+  if (!account)
+    return unexpected<std::string>{"the manager runs as " + user +
+                                   ", not a ServiceAccount (system:serviceaccount:NAMESPACE:NAME), which a "
+                                   "RoleBinding could name"};
+  return runnerset::manager_reads{o.tenant_reads_cluster_role, std::move(account->first),
+                                  std::move(account->second)};
+}
+}  // namespace
+
 manager::manager(caf::actor_system& sys, options o, settings s)
     : sys_(sys),
       options_(std::move(o)),
@@ -202,6 +223,14 @@ expected<std::unique_ptr<manager>, std::string> manager::start(caf::actor_system
   std::unique_ptr<manager> m(new manager(sys, std::move(o), std::move(s)));
   auto& r = *m->replica_;
   const auto& opts = m->options_;
+  if (!opts.tenant_reads_cluster_role.empty()) {
+    auto reads = manager_reads_of(opts, m->settings_);
+    if (!reads) return unexpected<std::string>{"--tenant-reads-cluster-role: " + reads.error()};
+    m->reads_ = std::move(*reads);
+    spdlog::info(
+        "RunnerSets bind ClusterRole {} to ServiceAccount {}/{} in their namespaces before reading there",
+        m->reads_.cluster_role, m->reads_.account_namespace, m->reads_.account_name);
+  }
   if (opts.admission) {
     auto started = start_admission(opts, m->settings_.kube);
     if (!started) return unexpected<std::string>{"admission webhook: " + started.error()};
@@ -365,6 +394,7 @@ expected<ok_t, std::string> manager::lead() {
   ccfg.runnerset_defaults.runner_defaults.phase_events = options_.runner_phase_events;
   ccfg.runnerset_defaults.webhook_intake_enabled = options_.webhook_intake;
   ccfg.runnerset_defaults.hooks_cluster_role = options_.runner_kubernetes_mode_cluster_role;
+  ccfg.runnerset_defaults.reads = reads_;
   ccfg.runnerset_defaults.github_tls = settings_.github_tls;
   ccfg.runnerset_defaults.github_workers = static_cast<std::size_t>(std::max(1, options_.github_workers));
   ccfg.runnerset_defaults.github_proxy = settings_.github_proxy;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "actors/metrics/manager_metrics.hpp"
+#include "actors/runnerset/pod_resources.hpp"
 #include "adapters/github/webhook_intake.hpp"
 #include "adapters/http/http_client.hpp"
 #include "adapters/kube/client.hpp"
@@ -78,6 +79,8 @@ class manager {
   options options_;
   settings settings_;
   std::unique_ptr<replica_parts> replica_;
+  // The reads binding each RunnerSet makes (--tenant-reads-cluster-role).
+  runnerset::manager_reads reads_;
   caf::actor controller_;
   // Every replica, unless --webhook-intake=false: a follower answers 202 and
   // leaves the job to the leader's sweep of GitHub's queue (docs/intakes.md).

@@ -104,6 +104,11 @@ const std::vector<flag>& flags() {
        "the ClusterRole with what the runner container hooks call, which a RoleBinding in its namespace "
        "grants a containerMode kubernetes RunnerSet's ServiceAccount (the manager needs the RBAC bind verb "
        "on it); empty: such sets get no runners and say why"},
+      {"tenant-reads-cluster-role", &options::tenant_reads_cluster_role,
+       "the ClusterRole with get on Secrets and ConfigMaps that the manager binds to its own ServiceAccount "
+       "(--runner-creator, else its name from a SelfSubjectReview) in each namespace of a RunnerSet a class "
+       "admits, before it reads anything there (the manager needs the RBAC bind verb on it, and no reads of "
+       "its own elsewhere); empty: its RBAC grants the reads"},
       {"admission", &options::admission,
        "serve the admission webhook on --admission-port (every replica, leader or not; off unless given)"},
       {"admission-bind", &options::admission_bind, "address of the admission webhook (HTTPS)"},

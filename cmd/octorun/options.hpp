@@ -74,6 +74,11 @@ struct options {
   // The ClusterRole kubernetes-mode RunnerSets' ServiceAccounts are bound to
   // (the manager may only bind it); empty: kubernetes mode is unavailable.
   std::string runner_kubernetes_mode_cluster_role;
+  // The ClusterRole (get on Secrets and ConfigMaps) the manager binds to its
+  // own ServiceAccount in each namespace of an admitted set, before reading
+  // anything there (it may only bind it); empty: its RBAC reads wherever it
+  // watches (a Role per namespace, or a ClusterRole).
+  std::string tenant_reads_cluster_role;
   bool admission = false;
   std::string admission_bind = "0.0.0.0";
   uint16_t admission_port = 9443;

@@ -101,10 +101,9 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       "get runners.octorun.io", "list runners.octorun.io", "watch runners.octorun.io",
       "create runners.octorun.io", "delete runners.octorun.io", "patch runners.octorun.io",
       "patch runners.octorun.io --subresource=status", "update runners.octorun.io --subresource=finalizers",
-      // Runner pods; JIT Secrets created and read by name; credentials Secrets
-      // read and their RunnerSet's finalizer patched.
-      "get pods", "list pods", "watch pods", "create pods", "delete pods", "get secrets", "create secrets",
-      "patch secrets",
+      // Runner pods; JIT Secrets created; credentials Secrets' RunnerSet
+      // finalizer patched (their reads: the set's binding, below).
+      "get pods", "list pods", "watch pods", "create pods", "delete pods", "create secrets", "patch secrets",
       // Events on Runner phase transitions and RunnerSet changes.
       "create events.events.k8s.io", "patch events.events.k8s.io",
       // Each namespace of --namespaces looked up once (one that does not exist is logged).
@@ -118,8 +117,9 @@ TEST_F(DeployManifests, TheManagerMayMakeEveryCallItsCodeMakes) {
       // Warm nodes: a PodTemplate and a CapacityBuffer per variant with a
       // start-time target (server-side apply).
       "create podtemplates", "patch podtemplates", "delete podtemplates",
-      // The CA bundle a set's pods mount, checked.
-      "get configmaps",
+      // Its reads in a set's namespace (JIT and credentials Secrets, the CA
+      // bundle a set's pods mount): the one ClusterRole each set binds to it there.
+      "bind clusterroles.rbac.authorization.k8s.io/octorun-manager-reads",
       // RunnerClasses and the namespaces' labels their selectors match, read only.
       "list runnerclasses.octorun.io", "watch runnerclasses.octorun.io", "list namespaces",
       "watch namespaces"};
@@ -142,7 +142,9 @@ TEST_F(DeployManifests, TheManagerMayNotDoWhatItsCodeDoesNot) {
   for (const auto& call :
        {"delete runnersets.octorun.io", "create runnersets.octorun.io", "update runners.octorun.io",
         "update pods", "update secrets", "delete secrets", "list configmaps", "create configmaps",
-        "get serviceaccounts", "delete roles.rbac.authorization.k8s.io", "list podtemplates",
+        // Reads come from a set's binding of octorun-manager-reads in its namespace.
+        "get secrets", "get configmaps", "get serviceaccounts", "delete roles.rbac.authorization.k8s.io",
+        "list podtemplates",
         // What the hooks' ClusterRole grants (rbac.containerModeKubernetes):
         // the manager may only bind it, never holds it.
         "get pods --subresource=log", "create jobs.batch", "create events", "delete events.events.k8s.io",

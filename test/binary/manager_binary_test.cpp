@@ -454,8 +454,11 @@ TEST_F(ManagerBinary, RunsWithOnlyItsOwnRbac) {
       << "\n    certificate-authority: " << c_.ca_file << "\nusers:\n- name: u\n  user:\n    token: " << token
       << "\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n";
   const std::string lease = "octorun-rbac-" + ns_;
+  // As deploy/manager-deployment.yaml passes it: the ClusterRole reads no
+  // Secret, each set binds the manager's reads in its namespace.
   start_manager({"--kubeconfig=" + kubeconfig, "--lease-namespace=octorun-system", "--lease-name=" + lease,
-                 "--admission-ca-secret=octorun-system/octorun-webhook-ca"});
+                 "--admission-ca-secret=octorun-system/octorun-webhook-ca",
+                 "--tenant-reads-cluster-role=octorun-manager-reads"});
   apply_runnerset(2);
   auto jobs = queue_jobs(2, 1500ms);
   EXPECT_TRUE(all_completed(jobs, 120s)) << log_tail();

@@ -4,6 +4,8 @@
 // (docs/security.md, "The manager's own rights").
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,9 +16,24 @@
 namespace octorun::test {
 namespace {
 
+// Each resource's verbs, over every rule.
+std::map<std::string, std::set<std::string>> verbs_by_resource(const YAML::Node& rules) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& rule : rules)
+    for (const auto& res : rule["resources"])
+      for (const auto& v : rule["verbs"]) out[str(res)].insert(str(v));
+  return out;
+}
+
+// The same rules as cluster-wide, but the reads: there, the manager binds
+// its reads in each namespace of a set (it may bind that ClusterRole);
+// here, its Role reads Secrets and ConfigMaps itself.
 TEST(ChartRender, NamespacedRbacIsARolePerWatchedNamespaceWithTheClusterRolesRules) {
   auto cluster_wide = ok("");
-  auto cluster_rules = YAML::Dump((*cluster_wide.find("ClusterRole", "octorun-manager"))["rules"]);
+  auto expected = verbs_by_resource((*cluster_wide.find("ClusterRole", "octorun-manager"))["rules"]);
+  EXPECT_EQ(expected.erase("clusterroles"), 1u);
+  expected["secrets"].insert("get");
+  expected["configmaps"].insert("get");
   auto r = ok("--set rbac.namespaced=true --set watchNamespaces={team-a,team-b}");
   EXPECT_FALSE(r.find("ClusterRole", "octorun-manager"));
   EXPECT_FALSE(r.find("ClusterRoleBinding", "octorun-manager"));
@@ -26,7 +43,7 @@ TEST(ChartRender, NamespacedRbacIsARolePerWatchedNamespaceWithTheClusterRolesRul
     ++roles;
     const auto ns = str(role["metadata"]["namespace"]);
     EXPECT_TRUE(ns == "team-a" || ns == "team-b") << ns;
-    EXPECT_EQ(YAML::Dump(role["rules"]), cluster_rules);
+    EXPECT_EQ(verbs_by_resource(role["rules"]), expected);
   }
   EXPECT_EQ(roles, 2);
   int bindings = 0;
@@ -67,10 +84,23 @@ TEST(ChartRender, TheManagerMayOnlyBindTheHooksClusterRoleAndHoldsNoneOfItsRight
       if (a.rfind("--runner-kubernetes-mode-cluster-role=", 0) == 0) return a;
     return std::string();
   };
+  // The ClusterRoles it may bind (the reads role always, cluster-wide).
+  auto bound = [](const rendered& r) {
+    std::vector<std::string> names;
+    for (const auto& rule : (*r.find("ClusterRole", "octorun-manager"))["rules"]) {
+      if (str(rule["verbs"][0]) != "bind") continue;
+      EXPECT_EQ(str(rule["resources"][0]), "clusterroles");
+      EXPECT_EQ(rule["verbs"].size(), 1u);
+      EXPECT_EQ(rule["resourceNames"].size(), 1u) << "bind on every ClusterRole";
+      for (const auto& name : rule["resourceNames"]) names.push_back(str(name));
+    }
+    return names;
+  };
   auto off_render = ok("");
   auto off = rules(off_render);
-  for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles", "clusterroles"})
+  for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles"})
     EXPECT_FALSE(has(resources(off_render), never)) << never << " in\n" << off;
+  EXPECT_EQ(bound(off_render), std::vector<std::string>{"octorun-manager-reads"});
   EXPECT_TRUE(has(resources(off_render), "rolebindings")) << off;
   EXPECT_FALSE(off_render.find("ClusterRole", "octorun-runner-kubernetes-mode"));
   EXPECT_EQ(flag(off_render), "");
@@ -80,15 +110,8 @@ TEST(ChartRender, TheManagerMayOnlyBindTheHooksClusterRoleAndHoldsNoneOfItsRight
   for (const auto* never : {"pods/exec", "pods/log", "jobs", "roles"})
     EXPECT_FALSE(has(resources(on_render), never)) << never << " in\n" << on;
   EXPECT_EQ(on.find("escalate"), std::string::npos) << on;
-  int binds = 0;
-  for (const auto& rule : (*on_render.find("ClusterRole", "octorun-manager"))["rules"]) {
-    if (str(rule["verbs"][0]) != "bind") continue;
-    ++binds;
-    EXPECT_EQ(str(rule["resources"][0]), "clusterroles");
-    ASSERT_EQ(rule["resourceNames"].size(), 1u) << "bind on every ClusterRole";
-    EXPECT_EQ(str(rule["resourceNames"][0]), "octorun-runner-kubernetes-mode");
-  }
-  EXPECT_EQ(binds, 1) << on;
+  EXPECT_EQ(bound(on_render),
+            (std::vector<std::string>{"octorun-manager-reads", "octorun-runner-kubernetes-mode"}));
   auto hooks = on_render.find("ClusterRole", "octorun-runner-kubernetes-mode");
   ASSERT_TRUE(hooks);
   auto granted = YAML::Dump((*hooks)["rules"]);
@@ -99,8 +122,51 @@ TEST(ChartRender, TheManagerMayOnlyBindTheHooksClusterRoleAndHoldsNoneOfItsRight
       ok("--set rbac.containerModeKubernetes=true --set rbac.namespaced=true --set watchNamespaces={team-a}");
   auto role = ns.find("Role", "octorun-manager");
   ASSERT_TRUE(role);
-  EXPECT_EQ(YAML::Dump((*role)["rules"]), on);
+  int hooks_binds = 0;
+  for (const auto& rule : (*role)["rules"])
+    if (str(rule["verbs"][0]) == "bind")
+      hooks_binds += rule["resourceNames"].size() == 1 &&
+                     str(rule["resourceNames"][0]) == "octorun-runner-kubernetes-mode";
+  EXPECT_EQ(hooks_binds, 1) << YAML::Dump((*role)["rules"]);
   EXPECT_TRUE(ns.find("ClusterRole", "octorun-runner-kubernetes-mode"));
+}
+
+// Cluster-wide, the manager's ClusterRole gets no Secret and no ConfigMap:
+// its reads come from the one ClusterRole its sets bind to it in their
+// namespaces (--tenant-reads-cluster-role), which the chart binds to no one.
+// Per watched namespace (rbac.namespaced) its Role reads them there, and
+// there is nothing to bind.
+TEST(ChartRender, TheManagerReadsNothingClusterWideButWhereItsSetsBindItsReads) {
+  auto r = ok("");
+  auto verbs_on = [](const YAML::Node& rules, const std::string& resource) {
+    std::vector<std::string> out;
+    for (const auto& rule : rules)
+      for (const auto& res : rule["resources"])
+        if (str(res) == resource)
+          for (const auto& v : rule["verbs"]) out.push_back(str(v));
+    return out;
+  };
+  const auto rules = (*r.find("ClusterRole", "octorun-manager"))["rules"];
+  EXPECT_EQ(verbs_on(rules, "secrets"), (std::vector<std::string>{"create", "patch"}));
+  EXPECT_TRUE(verbs_on(rules, "configmaps").empty());
+  auto reads = r.find("ClusterRole", "octorun-manager-reads");
+  ASSERT_TRUE(reads);
+  EXPECT_EQ(verbs_on((*reads)["rules"], "secrets"), std::vector<std::string>{"get"});
+  EXPECT_EQ(verbs_on((*reads)["rules"], "configmaps"), std::vector<std::string>{"get"});
+  for (const auto* kind : {"ClusterRoleBinding", "RoleBinding"})
+    for (const auto& b : r.all(kind))
+      EXPECT_NE(str(b["roleRef"]["name"]), "octorun-manager-reads") << str(b["metadata"]["name"]);
+  EXPECT_TRUE(
+      has(args_of(manager_container(deployment(r))), "--tenant-reads-cluster-role=octorun-manager-reads"));
+
+  auto ns = ok("--set rbac.namespaced=true --set watchNamespaces={team-a}");
+  EXPECT_FALSE(ns.find("ClusterRole", "octorun-manager-reads"));
+  auto role = ns.find("Role", "octorun-manager");
+  ASSERT_TRUE(role);
+  EXPECT_EQ(verbs_on((*role)["rules"], "secrets"), (std::vector<std::string>{"get", "create", "patch"}));
+  EXPECT_EQ(verbs_on((*role)["rules"], "configmaps"), std::vector<std::string>{"get"});
+  for (const auto& a : args_of(manager_container(deployment(ns))))
+    EXPECT_NE(a.rfind("--tenant-reads-cluster-role", 0), 0u) << a;
 }
 
 // Warm nodes (docs/scaling.md): the manager writes a PodTemplate and a

@@ -5,7 +5,8 @@
 // and the same credentials are refused in a namespace it does not watch.
 // With the default cluster-wide RBAC, the chart's write policy refuses the
 // token's writes outside the namespaces the platform admitted, and inside
-// them to anything it did not make.
+// them to anything it did not make, and the manager reads Secrets and
+// ConfigMaps only in the tenant namespaces where its sets bound its reads.
 // The chart's Deployment is pinned to a node that does not exist (the
 // binary runs here instead, with the release's RBAC).
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "test/chart/helm.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
+#include "test/support/wait.hpp"
 
 namespace octorun::test {
 namespace {
@@ -81,6 +83,46 @@ class ChartRbac : public ::testing::Test {
             "\nEOF");
   }
 
+  // The octorun binary on the release's manager token, serving `namespaces`
+  // (comma-separated), with `extra` arguments; false when it does not lead.
+  bool start_manager(const std::string& namespaces, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"--kubeconfig=" + manager_kubeconfig(),
+                                     "--namespaces=" + namespaces,
+                                     "--lease-namespace=" + ns_,
+                                     "--lease-name=" + release_ + "-octorun-manager",
+                                     "--identity=m",
+                                     "--webhook-intake=false",
+                                     "--health-bind=127.0.0.1",
+                                     "--health-port=0",
+                                     "--metrics-bind=127.0.0.1",
+                                     "--metrics-port=0",
+                                     "--log-format=text",
+                                     "--scheduler.max-threads=2",
+                                     "--github-http-hosts=127.0.0.1",
+                                     "--endpoints-file=/tmp/octorun-endpoints-" + ns_ + ".json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    manager_ =
+        std::make_unique<octorun_process>(OCTORUN_BINARY, args, "", "/tmp/octorun-manager-" + ns_ + ".log");
+    return manager_->wait_leads(60s);
+  }
+
+  // Stops the manager: it exits cleanly, and nothing it asked for was refused.
+  void expect_no_refusal() {
+    EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
+    auto log = manager_->log();
+    for (const char* refused : {"forbidden", "Forbidden", " 403 "})
+      EXPECT_EQ(log.find(refused), std::string::npos) << refused << " in:\n" << manager_->log_tail();
+  }
+
+  // `kubectl auth can-i` as the release's manager ServiceAccount.
+  bool manager_can(const std::string& call, const std::string& ns) {
+    auto out =
+        run_shell(shell_quote(cluster().bin + "/kubectl") +
+                  " --kubeconfig=" + shell_quote(cluster().kubeconfig) + " auth can-i " + call + " -n " + ns +
+                  " --as=system:serviceaccount:" + ns_ + ":" + release_ + "-octorun-manager 2>/dev/null");
+    return out.output.rfind("yes", 0) == 0;
+  }
+
   std::vector<std::int64_t> queue(const std::string& label, int n) {
     return test::queue_jobs(*sim_, n, 500ms, label);
   }
@@ -107,28 +149,11 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
            "\"kubernetes.io/metadata.name\",\"operator\":\"In\",\"values\":[\"" +
            a_ + "\",\"" + b_ + "\"]}]}' --set runnerClasses.default.servers={" + sim_->ghes_url() + "}");
   ASSERT_EQ(installed.status, 0) << installed.all();
-  const auto config = manager_kubeconfig();
   auto admin = kube::load_kubeconfig(cluster().kubeconfig);
   ASSERT_TRUE(admin) << admin.error();
   for (const auto& ns : {a_, b_}) watches_.push_back(std::make_unique<namespace_watch>(*admin, ns, *sim_));
-
-  const std::vector<std::string> args = {"--kubeconfig=" + config,
-                                         "--namespaces=" + a_ + "," + b_,
-                                         "--lease-namespace=" + ns_,
-                                         "--lease-name=" + release_ + "-octorun-manager",
-                                         "--identity=m",
-                                         "--webhook-intake=false",
-                                         "--health-bind=127.0.0.1",
-                                         "--health-port=0",
-                                         "--metrics-bind=127.0.0.1",
-                                         "--metrics-port=0",
-                                         "--log-format=text",
-                                         "--scheduler.max-threads=2",
-                                         "--github-http-hosts=127.0.0.1",
-                                         "--endpoints-file=/tmp/octorun-endpoints-" + ns_ + ".json"};
-  manager_ =
-      std::make_unique<octorun_process>(OCTORUN_BINARY, args, "", "/tmp/octorun-manager-" + ns_ + ".log");
-  ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
+  ASSERT_TRUE(start_manager(a_ + "," + b_)) << manager_->log_tail();
+  const auto config = kubeconfig_;
   create_set(a_, "rbac-a");
   create_set(b_, "rbac-b");
   auto jobs = queue("rbac-a", 3);
@@ -153,10 +178,96 @@ TEST_F(ChartRbac, TheManagerScalesInItsNamespacesOnItsOwnTokenAndIsRefusedElsewh
                            "get runnersets.octorun.io -n " + other_, "create secret generic x -n " + other_})
     EXPECT_NE(run_shell(as_manager + " " + call + " 2>&1").output.find("forbidden"), std::string::npos)
         << call;
-  EXPECT_EQ(manager_->stop(SIGTERM), 0) << manager_->log_tail();
-  auto log = manager_->log();
-  for (const char* refused : {"forbidden", "Forbidden", " 403 "})
-    EXPECT_EQ(log.find(refused), std::string::npos) << refused << " in:\n" << manager_->log_tail();
+  expect_no_refusal();
+}
+
+// The chart's default cluster-wide RBAC reads no Secret and no ConfigMap
+// anywhere: the manager reads them only in a tenant namespace where a set
+// of its bound its reads (a RoleBinding of <fullname>-manager-reads to its
+// own ServiceAccount), and the write policy lets its token bind that role to
+// no one else and nowhere else. The binary on that token still scales a
+// set with a tenant's own credentials 0 -> N, and nothing it asks is
+// refused. On main at fcacfb4 (issue 32) the token could get every Secret
+// and ConfigMap of every namespace, kube-system's included.
+TEST_F(ChartRbac, TheManagerReadsOnlyInTheTenantNamespacesWhereItsSetsBoundItsReads) {
+  kubectl(cluster(), "label namespace " + a_ + " octorun.io/tenant=true >/dev/null");
+  kubectl(cluster(), "label namespace " + b_ + " octorun.io/tenant=true >/dev/null");
+  auto installed = helm(
+      "install " + release_ + " " + shell_quote(chart_dir()) + " -n " + ns_ + kube() +
+      " --timeout 2m --set nodeSelector.octorun-chart-test=no-such-node --set uninstallHook.enabled=false"
+      " --set githubWebhook.enabled=false --set admission.enabled=false"
+      " --set runnerClasses.default.name=" +
+      release_ +
+      " --set-json 'runnerClasses.default.namespaceSelector={\"matchExpressions\":[{\"key\":"
+      "\"kubernetes.io/metadata.name\",\"operator\":\"In\",\"values\":[\"" +
+      a_ + "\"]}]}' --set runnerClasses.default.servers={" + sim_->ghes_url() + "}");
+  ASSERT_EQ(installed.status, 0) << installed.all();
+  const auto reads_role = release_ + "-octorun-manager-reads";
+  const auto account = release_ + "-octorun-manager";
+  for (const auto& ns : {std::string("kube-system"), a_, b_, other_})
+    for (const auto* call : {"get secrets", "get configmaps", "list secrets"})
+      EXPECT_FALSE(manager_can(call, ns)) << call << " in " << ns << " before any set";
+
+  // Its token binds the reads role to itself in a tenant namespace, and to
+  // no one else, nor outside the tenant namespaces (server-side dry runs).
+  const auto as_manager =
+      shell_quote(cluster().bin + "/kubectl") + " --kubeconfig=" + shell_quote(manager_kubeconfig());
+  auto bind = [&](const std::string& ns, const std::string& subject) {
+    const auto body = R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",)"
+                      R"("metadata":{"name":"attack","labels":{"octorun.io/runnerset":"linux"}},)"
+                      R"("roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":")" +
+                      reads_role + R"("},"subjects":[)" + subject + "]}";
+    return run_shell("printf '%s' " + shell_quote(body) + " | " + as_manager + " -n " + ns +
+                     " create --dry-run=server -f - 2>&1");
+  };
+  const auto itself = R"({"kind":"ServiceAccount","name":")" + account + R"(","namespace":")" + ns_ + R"("})";
+  // The API server learns of the policy through its informer.
+  command_result probe;
+  for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;) {
+    probe = bind("kube-system", itself);
+    if (probe.output.find("ValidatingAdmissionPolicy") != std::string::npos) break;
+  }
+  EXPECT_NE(probe.output.find("namespace kube-system is not admitted"), std::string::npos) << probe.all();
+  auto own = bind(a_, itself);
+  EXPECT_EQ(own.status, 0) << own.all();
+  for (const auto& subject :
+       {R"({"kind":"ServiceAccount","name":"default","namespace":")" + a_ + R"("})",
+        R"({"kind":"ServiceAccount","name":")" + account + R"(","namespace":")" + a_ + R"("})",
+        std::string(
+            R"({"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:authenticated"})")}) {
+    auto refused = bind(a_, subject);
+    EXPECT_NE(refused.status, 0) << subject << ": " << refused.all();
+    EXPECT_NE(refused.output.find("and " + reads_role + ", to itself"), std::string::npos)
+        << subject << ": " << refused.all();
+  }
+
+  auto admin = kube::load_kubeconfig(cluster().kubeconfig);
+  ASSERT_TRUE(admin) << admin.error();
+  watches_.push_back(std::make_unique<namespace_watch>(*admin, a_, *sim_));
+  ASSERT_TRUE(start_manager(a_ + "," + b_, {"--tenant-reads-cluster-role=" + reads_role,
+                                            "--runner-creator=system:serviceaccount:" + ns_ + ":" + account}))
+      << manager_->log_tail();
+  create_set(a_, "rbac-a");
+  EXPECT_TRUE(all_completed(*sim_, queue("rbac-a", 3), 120s)) << sim_->state_json() << manager_->log_tail();
+  EXPECT_GE(watches_.back()->runners_seen(), 1u);
+  EXPECT_EQ(
+      kubectl(cluster(), "-n " + a_ + " get rolebinding octorun-reads-rbac-a -o jsonpath={.roleRef.name}"),
+      reads_role);
+  EXPECT_TRUE(manager_can("get secrets", a_));
+  EXPECT_FALSE(manager_can("list secrets", a_));
+  // A set no class admits (b is a tenant namespace, but the class selects a alone) gets no binding.
+  create_set(b_, "rbac-b");
+  // (wait_for_value reports a timeout itself.)
+  wait_for_value(
+      [&] {
+        return kubectl(cluster(), "-n " + b_ +
+                                      " get runnerset rbac-b -o "
+                                      "jsonpath='{.status.conditions[?(@.type==\"ClassAdmitted\")].status}'");
+      },
+      std::string("False"), 60s, "the set no class admits to be refused");
+  for (const auto& ns : {std::string("kube-system"), b_, other_})
+    EXPECT_FALSE(manager_can("get secrets", ns)) << ns;
+  expect_no_refusal();
 }
 
 // The chart's defaults (the ClusterRole: Pods, Secrets, RoleBindings... in
@@ -268,6 +379,18 @@ TEST_F(ChartRbac, TheManagersTokenWritesOnlyInTheNamespacesThePlatformAdmitted) 
   // (its credentials, say) and let it go, and do nothing else to them: not
   // label them into its reach, change or delete them. (Its RBAC has no
   // delete on Secrets at all: the JIT Secrets go with their Runners.)
+  // The token reads the namespace as where a set of the manager's is: its
+  // reads bound there (kubectl reads an object before it changes it).
+  const auto reads = R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",)"
+                     R"("metadata":{"name":"octorun-reads-linux","labels":{"octorun.io/runnerset":"linux"}},)"
+                     R"("roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":")" +
+                     release_ + R"(-octorun-manager-reads"},"subjects":[{"kind":"ServiceAccount","name":")" +
+                     release_ + R"(-octorun-manager","namespace":")" + ns_ + R"("}]})";
+  auto bound =
+      run_shell("printf '%s' " + shell_quote(reads) + " | " + as_manager + " -n " + a_ + " create -f - 2>&1");
+  ASSERT_EQ(bound.status, 0) << bound.all();
+  ASSERT_TRUE(
+      wait_for([&] { return manager_can("get secrets", a_); }, 30s, "the reads binding to take effect"));
   kubectl(cluster(), "-n " + a_ + " create secret generic tenant --from-literal=token=t >/dev/null");
   kubectl(cluster(),
           "-n " + a_ +

@@ -26,10 +26,12 @@
 # Each Runner's JIT configuration Secret is created by its actor and read
 # back by name; the garbage collector deletes it with its Runner. The
 # credentials Secrets named by RunnerSets are read by name, and hold their
-# RunnerSet's finalizer while GitHub holds its runners (patch).
+# RunnerSet's finalizer while GitHub holds its runners (patch). Cluster-wide,
+# the reads come from the manager's reads binding in each namespace of an
+# admitted set (octorun.managerReadsRole), never from this ClusterRole.
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, create, patch]
+  verbs: [{{ if .Values.rbac.namespaced }}get, {{ end }}create, patch]
 # Each RunnerSet's ServiceAccount for its runner pods and the
 # PodDisruptionBudget over its busy runners (server-side apply: patch, and
 # create for the first apply).
@@ -49,10 +51,21 @@
 - apiGroups: [autoscaling.x-k8s.io]
   resources: [capacitybuffers]
   verbs: [create, patch, delete]
+{{- if .Values.rbac.namespaced }}
 # The CA bundle a RunnerSet's pods mount (spec.caBundle) is checked.
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get]
+{{- else }}
+# Its reads in a tenant namespace: a RoleBinding of this one ClusterRole
+# (get on Secrets and ConfigMaps) to its own ServiceAccount, made by each
+# RunnerSet a class admits there before anything is read; the write policy
+# lets it name no other subject and make it only in tenant namespaces.
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [clusterroles]
+  verbs: [bind]
+  resourceNames: [{{ include "octorun.managerReadsRole" . }}]
+{{- end }}
 # The RoleBinding of containerMode kubernetes: the runner pods'
 # ServiceAccount bound to the hooks' ClusterRole, deleted when no longer
 # needed (and the one a manager before issue 32 made, to a Role of its own).
@@ -77,6 +90,11 @@
 - apiGroups: [""]
   resources: [namespaces]
   verbs: [get]
+{{- end }}
+
+{{/* The ClusterRole of the manager's reads in a tenant namespace, bound there by its RunnerSets. */}}
+{{- define "octorun.managerReadsRole" -}}
+{{ include "octorun.manager" . }}-reads
 {{- end }}
 
 {{/* The ClusterRole a containerMode kubernetes RunnerSet's runner pods are bound to. */}}

@@ -286,7 +286,7 @@ void add_ca_bundle(Value& spec, rapidjson::SizeType runner_index, const model::c
   }
 }
 
-// ---- Pod Security: the restricted level's fields a template leaves out --------
+// ---- Pod Security: the level's fields a template leaves out ------------------
 
 // The actions/runner image's runner user: its Dockerfile names it (USER
 // runner), and a kubelet cannot tell a named user from root, so under
@@ -299,17 +299,24 @@ bool is_privileged(const Value& container) {
   return p != nullptr && p->IsBool() && p->GetBool();
 }
 
+// The container runtime's default seccomp profile for the pod, unless the
+// template names one: what restricted requires, and under baseline the one
+// restricted field that takes nothing from a job (sudo keeps working).
+void add_runtime_default_seccomp(Value& spec, allocator& a) {
+  auto& pod = object_member(spec, "securityContext", a);
+  if (json::member(pod, "seccompProfile") != nullptr) return;
+  Value profile(rapidjson::kObjectType);
+  profile.AddMember("type", "RuntimeDefault", a);
+  pod.AddMember("seccompProfile", profile, a);
+}
+
 // What the restricted level requires of every container and the pod, each
 // only where the template says nothing of it (a template that sets a field
 // against the level is refused by the set's class, model/pod_security.hpp).
 void add_restricted_defaults(Value& spec, rapidjson::SizeType runner_index, allocator& a) {
+  add_runtime_default_seccomp(spec, a);
   auto& pod = object_member(spec, "securityContext", a);
   add_member_if_absent(pod, "runAsNonRoot", Value(true), a);
-  if (json::member(pod, "seccompProfile") == nullptr) {
-    Value profile(rapidjson::kObjectType);
-    profile.AddMember("type", "RuntimeDefault", a);
-    pod.AddMember("seccompProfile", profile, a);
-  }
   const bool pod_user = json::member(pod, "runAsUser") != nullptr;
   for (const char* key : {"initContainers", "containers"}) {
     auto items = spec.FindMember(key);
@@ -369,6 +376,8 @@ void add_pod_features(Value& spec, rapidjson::SizeType runner_index, const model
   const bool dind = pod.container_mode && pod.container_mode->type == model::container_mode::dind;
   if (pod.pod_security == model::pod_security_level::restricted && !dind)
     add_restricted_defaults(spec, runner_index, a);
+  else if (pod.pod_security == model::pod_security_level::baseline && !dind)
+    add_runtime_default_seccomp(spec, a);
 }
 
 }  // namespace octorun::runner

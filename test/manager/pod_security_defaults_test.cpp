@@ -74,12 +74,40 @@ TEST(RestrictedPods, WhatTheTemplateSetsStays) {
   EXPECT_FALSE(sc["allowPrivilegeEscalation"].GetBool());
 }
 
-TEST(RestrictedPods, OtherLevelsAndUnclassedRunnersRenderAsBefore) {
+TEST(RestrictedPods, PrivilegedAndUnclassedRunnersRenderAsBefore) {
   const auto before = runner::pod_json(runner_with(actions_runner, std::nullopt), "ua");
   ASSERT_TRUE(before);
-  for (auto level : {model::pod_security_level::privileged, model::pod_security_level::baseline})
-    EXPECT_EQ(*runner::pod_json(runner_with(actions_runner, level), "ua"), *before) << to_string(level);
+  EXPECT_EQ(*runner::pod_json(runner_with(actions_runner, model::pod_security_level::privileged), "ua"),
+            *before);
   EXPECT_EQ(before->find("allowPrivilegeEscalation"), std::string::npos);
+  EXPECT_EQ(before->find("seccompProfile"), std::string::npos);
+}
+
+// Under baseline (the default class's level) the pod gets the runtime's
+// default seccomp profile, the restricted field that costs a job nothing;
+// privilege escalation and capabilities stay, so sudo in a job works.
+TEST(BaselinePods, GetTheRuntimeDefaultSeccompProfileAndKeepSudo) {
+  for (auto mode :
+       {std::optional<model::container_mode>{}, std::optional{model::container_mode::kubernetes}}) {
+    auto d = pod_of(runner_with(actions_runner, model::pod_security_level::baseline, mode));
+    const auto& spec = d["spec"];
+    EXPECT_STREQ(spec["securityContext"]["seccompProfile"]["type"].GetString(), "RuntimeDefault");
+    EXPECT_FALSE(spec["securityContext"].HasMember("runAsNonRoot"));
+    for (const auto* list : {&spec["containers"], &spec["initContainers"]})
+      for (const auto& c : list->GetArray()) {
+        EXPECT_FALSE(c.HasMember("securityContext") &&
+                     c["securityContext"].HasMember("allowPrivilegeEscalation"))
+            << c["name"].GetString();
+        EXPECT_FALSE(c.HasMember("securityContext") && c["securityContext"].HasMember("capabilities"))
+            << c["name"].GetString();
+      }
+  }
+  // A profile the template names stays.
+  const std::string own =
+      R"({"spec":{"securityContext":{"seccompProfile":{"type":"Localhost","localhostProfile":"p.json"}},)"
+      R"("containers":[{"name":"runner","image":"ghcr.io/actions/actions-runner:2.330.0"}]}})";
+  auto d = pod_of(runner_with(own, model::pod_security_level::baseline));
+  EXPECT_STREQ(d["spec"]["securityContext"]["seccompProfile"]["type"].GetString(), "Localhost");
 }
 
 TEST(RestrictedPods, KubernetesModeIsCoveredAndDindsPrivilegedDaemonIsLeftAlone) {

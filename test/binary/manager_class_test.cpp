@@ -311,6 +311,70 @@ TEST_F(HostileTenant, AdmissionRefusesASecondSetThatPassesTheNamespaceCapNamingI
   EXPECT_EQ(get("runnersets -o name").find("second"), std::string::npos) << "the refused set was stored";
 }
 
+// A tenant's template that reaches past its pod (privileged, the node's
+// filesystem or network, a node of its choosing), a set that asks for more
+// runners than any set may, and a Runner made by hand with a set's label:
+// each refused at admission, naming the field (and the class where it is
+// the class's rule), and nothing stored. On main at 1a1baa0 each was
+// admitted (issue 32).
+TEST_F(HostileTenant, AdmissionRefusesPodEscapesUnboundedSetsAndHandMadeRunners) {
+  apply_class("\"" + github_->ghes_url() + "\"");  // podSecurity: baseline, the default
+  start_webhook();
+  const auto scope = github_->ghes_url() + "/acme";
+  auto with_pod = [&](const std::string& name, const std::string& pod_spec) {
+    auto json = set_json(name, scope);
+    const std::string plain = R"("spec":{"containers":[{"name":"runner","image":"r:1"}]})";
+    json.replace(json.find(plain), plain.size(), R"("spec":)" + pod_spec);
+    return json;
+  };
+  const std::string of_class = "of RunnerClass \"" + class_ + "\"";
+  const struct {
+    std::string name, pod, field;
+  } escapes[] = {
+      {"privileged",
+       R"({"containers":[{"name":"runner","image":"r:1","securityContext":{"privileged":true}}]})",
+       "spec.template.spec.containers[0].securityContext.privileged"},
+      {"host-path",
+       R"({"containers":[{"name":"runner","image":"r:1"}],"volumes":[{"name":"root","hostPath":{"path":"/"}}]})",
+       "spec.template.spec.volumes[0].hostPath"},
+      {"host-network", R"({"hostNetwork":true,"containers":[{"name":"runner","image":"r:1"}]})",
+       "spec.template.spec.hostNetwork"},
+      {"node-name", R"({"nodeName":"control-plane","containers":[{"name":"runner","image":"r:1"}]})",
+       "spec.template.spec.nodeName"},
+  };
+  for (const auto& e : escapes) {
+    const auto refused = refusal(with_pod(e.name, e.pod));
+    EXPECT_NE(refused.find(e.field), std::string::npos) << e.name << ": " << refused;
+    EXPECT_NE(refused.find(of_class), std::string::npos) << e.name << ": " << refused;
+  }
+  auto unbounded = set_json("unbounded", scope);
+  const std::string counts = R"("minRunners":1,"maxRunners":2)";
+  unbounded.replace(unbounded.find(counts), counts.size(), R"("minRunners":100000,"maxRunners":100000)");
+  const auto too_many = refusal(unbounded);
+  EXPECT_NE(too_many.find("spec.minRunners"), std::string::npos) << too_many;
+  EXPECT_NE(too_many.find("spec.maxRunners"), std::string::npos) << too_many;
+  EXPECT_EQ(get("runnersets -o name"), "") << "a refused set was stored";
+
+  // A Runner by hand, as a tenant RBAC lets past (system:masters): only
+  // the manager's user creates Runners.
+  ASSERT_EQ(refusal(set_json("linux", scope)), "");
+  const auto hand_made =
+      R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":"linux-hand1",)"
+      R"("labels":{"octorun.io/runnerset":"linux"}},"spec":{"runnerSetName":"linux","scopeURL":")" +
+      scope +
+      R"(","template":)"
+      R"({"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})";
+  std::string made_by_tenant;
+  try {
+    test::kubectl(c_, "-n " + tenant_ + " create --as=tenant --as-group=system:masters -f - 2>&1 <<'EOF'\n" +
+                          hand_made + "\nEOF");
+  } catch (const std::runtime_error& e) {
+    made_by_tenant = e.what();
+  }
+  EXPECT_NE(made_by_tenant.find("only the Octorun manager"), std::string::npos) << made_by_tenant;
+  EXPECT_EQ(get("runners -o name"), "") << "the hand-made Runner was stored";
+}
+
 TEST_F(HostileTenant, ATightenedNamespaceCapStopsTheYoungerSetAndKeepsTheOlder) {
   start();
   const auto server = "\"" + github_->ghes_url() + "\"";

@@ -66,8 +66,16 @@ class tinyproxy {
 
   ~tinyproxy() {
     if (pid_ > 0) {
+      // tinyproxy joins its connections' threads before it exits, each up
+      // to its Timeout: a test's teardown waits for it a few seconds, not
+      // for a stuck connection.
       kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
+      auto gone = poll([&] { return waitpid(pid_, nullptr, WNOHANG) == pid_; }, [](bool g) { return g; },
+                       std::chrono::seconds(5));
+      if (!gone.met) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+      }
     }
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);

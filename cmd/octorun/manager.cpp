@@ -53,6 +53,15 @@ expected<std::string, std::string> webhook_secret(const options& o) {
   return std::string(env != nullptr ? env : "");
 }
 
+// The manager's own user: --runner-creator, else asked of the apiserver (a
+// SelfSubjectReview). The one user who creates Runners, and the subject of
+// the sets' reads bindings.
+expected<std::string, std::string> manager_username(const options& o, const kube::config& kube_cfg) {
+  if (!o.runner_creator.empty()) return o.runner_creator;
+  kube::client api(kube_cfg);
+  return admission::own_username(api);
+}
+
 // Every replica serves the admission webhook: the apiserver calls whichever
 // the Service picks. Self-generated certificates come from one CA (in a
 // Secret, --admission-ca-secret) so that one caBundle fits every replica.
@@ -84,16 +93,13 @@ expected<std::shared_ptr<admission::webhook_server>, std::string> start_admissio
   }
   wo.policy.scopes.http_hosts = comma_list(o.github_http_hosts);
   wo.policy.max_runners = o.max_runners;
-  wo.policy.runner_creator = o.runner_creator;
   wo.policy.allow_sets_without_class = o.allow_sets_without_class;
   wo.policy.classes = admission::read_platform(kube_cfg, kinds::runner_classes(), kinds::runnersets());
-  if (wo.policy.runner_creator.empty()) {
-    kube::client api(kube_cfg);
-    auto me = admission::own_username(api);
-    if (!me)
-      return unexpected<std::string>{"who may create Runners (--runner-creator) is unknown: " + me.error()};
-    wo.policy.runner_creator = std::move(*me);
-  }
+  auto creator = manager_username(o, kube_cfg);
+  if (!creator)
+    return unexpected<std::string>{"who may create Runners (--runner-creator) is unknown: " +
+                                   creator.error()};
+  wo.policy.runner_creator = std::move(*creator);
   spdlog::info("admission webhook: only {} creates Runners", wo.policy.runner_creator);
   auto server = admission::webhook_server::start(wo, std::move(*certs));
   if (!server) return unexpected<std::string>{server.error()};
@@ -193,13 +199,9 @@ namespace {
 // Who the RunnerSets' reads bindings name: --runner-creator, else this
 // manager's own name; a ServiceAccount, as RBAC subjects go.
 expected<runnerset::manager_reads, std::string> manager_reads_of(const options& o, const settings& s) {
-  auto user = o.runner_creator;
-  if (user.empty()) {
-    kube::client api(s.kube, s.kube_options);
-    auto me = admission::own_username(api);
-    if (!me) return unexpected<std::string>{"who the manager is is unknown: " + me.error()};
-    user = std::move(*me);
-  }
+  auto me = manager_username(o, s.kube);
+  if (!me) return unexpected<std::string>{"who the manager is is unknown: " + me.error()};
+  const auto& user = *me;
   auto account = runnerset::service_account_of(user);
   if (!account)
     return unexpected<std::string>{"the manager runs as " + user +

@@ -156,10 +156,12 @@ void load_github_clients(self_ptr self, const kube::object& secret,
 
 void read_credentials(self_ptr self) {
   auto& st = self->state;
-  // The class refuses the set, or has not judged it yet; or the manager may
-  // not read the set's namespace yet (plan_pod_resources asks; the plan
-  // reads the credentials once it may).
-  if (!st.credentials_at || !st.connection || !reads_granted(st.world)) return;
+  // The class refuses the set, or has not judged it yet; or they are the
+  // tenant's, in the set's namespace, which the manager may not read yet
+  // (plan_pod_resources asks; the plan reads them once it may). A class's
+  // are in the platform's namespace, which the manager always reads.
+  if (!st.credentials_at || !st.connection) return;
+  if (!st.credentials_at->platform && !reads_granted(st.world)) return;
   const auto where = *st.credentials_at;
   const auto connection = *st.connection;
   const auto& secret = where.name;
@@ -178,6 +180,7 @@ void read_credentials(self_ptr self) {
         if (self->state.credentials_at != where || self->state.connection != connection) return;
         w.credentials_gone = !r && r.error().not_found();
         if (w.credentials_gone) w.credentials_secret.reset();
+        if (!r && r.error().forbidden() && !where.platform) reads_lost(self);
         if (!r) return fail(kube::to_string(r.error()));
         // The set holds a finalizer on a Secret of its own, not on its class's.
         if (where.platform)

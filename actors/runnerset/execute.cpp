@@ -404,6 +404,7 @@ void check_reference(self_ptr self, const reference& ref) {
         } else if (r.error().not_found()) {
           problem = reference_not_found(ref, self->state.cfg.ns);
         } else {
+          if (r.error().forbidden()) reads_lost(self);
           spdlog::warn("runnerset {}: reading {}: {}", id(self), ref.key, kube::to_string(r.error()));
           return;  // unknown: the next check says
         }

@@ -57,4 +57,15 @@ void confirm_reads(self_ptr self) {
       kube::create_request{kinds::self_subject_access_reviews(), "", std::move(review)});
 }
 
+void reads_lost(self_ptr self) {
+  auto& w = self->state.world;
+  if (!w.reads.wanted() || !w.reads_granted) return;
+  spdlog::warn("runnerset {}: a read in namespace {} was refused: binding the manager's reads again",
+               id(self), self->state.cfg.ns);
+  w.reads_granted = false;
+  w.reads_refusals = 0;
+  w.applied_objects.erase(manager_reads_key(self->state.cfg.name));
+  mark_dirty(self);
+}
+
 }  // namespace octorun::runnerset::detail

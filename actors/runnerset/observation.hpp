@@ -294,6 +294,7 @@ struct set_observation {
   // the next question waits for a backoff after the last (plan_pod_resources).
   manager_reads reads;
   bool reads_granted = false;
+  bool tenant_credentials = false;  // the set's credentials are in its own namespace (not its class's)
   int reads_refusals = 0;
   time_point reads_refused_at{};
   bool kubernetes_runners_seen = false;  // a Runner in containerMode kubernetes was watched this run

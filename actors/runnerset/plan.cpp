@@ -30,6 +30,7 @@ class planner {
     if (!o_.set) return std::move(p_);
     const auto& set = *o_.set;
     if (set.metadata.deleting) {
+      if (!refused()) read_credentials_for_deletion();
       drain_for_deletion();
       return std::move(p_);
     }
@@ -52,8 +53,9 @@ class planner {
     }
     pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
-      // A tenant's credentials are read in its namespace.
-      if (reads_granted(o_) && !o_.in_flight.contains(action_kind::read_credentials))
+      // A tenant's credentials wait for the manager's reads in its namespace.
+      if ((!o_.tenant_credentials || reads_granted(o_)) &&
+          !o_.in_flight.contains(action_kind::read_credentials))
         add(act(action_kind::read_credentials));
       if (!o_.credentials_error.empty() || !reads_problem(o_).empty()) {
         auto counted = counts_without_credentials(o_);
@@ -479,6 +481,15 @@ class planner {
       if (gone && retired.scale_set_id != 0) gone = scale_set_gone(retired.name, retired.scale_set_id);
       if (!gone) per_variant.emplace_back(retired.name, c);
     }
+  }
+
+  // Its runners and scale sets are removed from GitHub with its credentials:
+  // after a restart they are read once the manager may read there.
+  void read_credentials_for_deletion() {
+    plan_reads_for_deletion(o_, p_.actions);
+    if (!o_.credentials_loaded && (!o_.tenant_credentials || reads_granted(o_)) &&
+        !o_.in_flight.contains(action_kind::read_credentials))
+      add(act(action_kind::read_credentials));
   }
 
   // The set is being deleted (behind its finalizer, so that it and its

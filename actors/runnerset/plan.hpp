@@ -98,6 +98,10 @@ pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<a
 // to make (its RBAC reads everywhere it watches), or the API server said it
 // grants the one it made (observation.hpp, reads_granted).
 bool reads_granted(const set_observation& o);
+// Part of plan() for a set being deleted: the manager's reads binding
+// applied (a new leader's first plan of it) and asked about, so that the
+// deletion reads a tenant's credentials (it never deletes the binding).
+void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out);
 // After this many refusals the set says why in PodConfigReady.
 inline constexpr int reads_refusals_reported = 5;
 // Why the manager still may not read the set's namespace; empty while the

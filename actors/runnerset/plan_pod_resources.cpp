@@ -36,7 +36,7 @@ namespace {
 // The manager's reads in the namespace: asked about once their binding is
 // applied, and again after a refusal, sooner at first (RBAC sees a new
 // binding a moment after it is stored), at most every reference_recheck.
-void confirm_reads(const set_observation& o, std::vector<action>& out) {
+void plan_confirm_reads(const set_observation& o, std::vector<action>& out) {
   if (reads_granted(o) || o.applied_objects.count(manager_reads_key(o.set->metadata.name)) == 0 ||
       o.in_flight.contains(action_kind::confirm_reads))
     return;
@@ -57,6 +57,15 @@ void confirm_reads(const set_observation& o, std::vector<action>& out) {
 }
 
 }  // namespace
+
+void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out) {
+  if (reads_granted(o)) return;
+  const auto key = manager_reads_key(o.set->metadata.name);
+  if (o.applied_objects.count(key) == 0)
+    for (auto& obj : desired_pod_resources(*o.set, o.hooks_cluster_role, o.reads))
+      if (obj.key == key) add_object_action(o, out, action_kind::apply_object, key, std::move(obj.body));
+  plan_confirm_reads(o, out);
+}
 
 // The per-set objects of the runner pods (pod_resources.hpp): each
 // desired one applied (again when its body changes), the hooks'
@@ -82,7 +91,7 @@ pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<a
     applied = false;
     add_object_action(o, out, action_kind::apply_object, obj.key, obj.body);
   }
-  confirm_reads(o, out);
+  plan_confirm_reads(o, out);
   const auto unreadable = reads_problem(o);
   pod_resources_verdict v;
   // Runners wait for the reads too: their actors read their JIT Secrets.

@@ -61,6 +61,7 @@ void judge_class(self_ptr self) {
   w.class_verdict = std::move(verdict);
   if (where != st.credentials_at || connection != st.connection) {
     st.credentials_at = std::move(where);
+    w.tenant_credentials = st.credentials_at && !st.credentials_at->platform;
     st.connection = std::move(connection);
     drop_github_clients(self);
     if (st.credentials_at && !w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);

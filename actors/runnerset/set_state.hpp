@@ -141,6 +141,9 @@ void apply_warm_nodes(self_ptr self, const std::string& key, const std::string& 
 // The manager's reads in the set's namespace (execute_manager_reads.cpp): a
 // SelfSubjectAccessReview; its answer is recorded in the observation.
 void confirm_reads(self_ptr self);
+// A read in the set's namespace was refused (its reads binding deleted, or
+// its ClusterRole changed): the binding is applied and asked about again.
+void reads_lost(self_ptr self);
 void delete_warm_nodes(self_ptr self, const std::string& key);
 // The wake-ups plan() schedules (action_kind::wake).
 caf::typed_behavior<caf::reacts_to<wake_atom, std::string>> wake_handler(self_ptr self);

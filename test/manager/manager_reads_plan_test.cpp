@@ -24,6 +24,7 @@ set_observation unread_set(bool proxy = false) {
   o.credentials_loaded = false;
   o.applied_objects.clear();
   o.reads = reads;
+  o.tenant_credentials = true;
   if (proxy) {
     model::proxy_endpoint login;
     login.url = "http://proxy:3128";
@@ -104,7 +105,8 @@ TEST(ManagerReads, NothingOfTheNamespaceIsReadBeforeTheApiServerGrantsIt) {
 
 TEST(ManagerReads, RunnersWaitForTheReadsTheirJitSecretsNeed) {
   auto o = unread_set();
-  o.credentials_loaded = true;  // class credentials, read in the platform's namespace before a restart
+  o.tenant_credentials = false;  // a class's, read from the platform's namespace before the grant
+  o.credentials_loaded = true;
   applied(o);
   EXPECT_FALSE(has(plan(o), action_kind::create_runners));
   o.reads_granted = true;
@@ -135,9 +137,17 @@ TEST(ManagerReads, ARefusalIsAskedAgainSoonThenLessOftenAndSaidOnceItLasts) {
   EXPECT_TRUE(has(plan(o), action_kind::confirm_reads));
   EXPECT_EQ(reads_problem(o), "") << "RBAC may not have seen the binding yet";
 
-  o.reads_refusals = reads_refusals_reported;
+  auto next_question = [&] {
+    auto all = of(plan(o), action_kind::wake);
+    auto w = std::find_if(all.begin(), all.end(), [](const action& a) { return a.subject == reads_wake; });
+    return w == all.end() ? time_point{} : w->at;
+  };
+  o.reads_refusals = 30;
   o.reads_refused_at = o.now;
-  o.now += 1h;  // never longer than reference_recheck
+  EXPECT_EQ(next_question(), o.now + o.reference_recheck) << "never longer than reference_recheck";
+  o.reads_refusals = reads_refusals_reported;
+  EXPECT_EQ(next_question(), o.now + 1600ms);
+  o.now += 1600ms;
   p = plan(o);
   EXPECT_TRUE(has(p, action_kind::confirm_reads));
   EXPECT_NE(reads_problem(o).find("ClusterRole octorun-manager-reads"), std::string::npos)
@@ -152,6 +162,35 @@ TEST(ManagerReads, ARefusalIsAskedAgainSoonThenLessOftenAndSaidOnceItLasts) {
   EXPECT_EQ(c->reason, "ApplyFailed");
   EXPECT_NE(c->message.find("RoleBinding/octorun-reads-linux"), std::string::npos) << c->message;
   EXPECT_FALSE(has(p, action_kind::read_credentials));
+}
+
+TEST(ManagerReads, AClassesCredentialsAreReadBeforeTheGrantATenantsAfter) {
+  auto o = unread_set();
+  o.tenant_credentials = false;
+  EXPECT_TRUE(has(plan(o), action_kind::read_credentials)) << "the platform's namespace needs no grant";
+  o.tenant_credentials = true;
+  EXPECT_FALSE(has(plan(o), action_kind::read_credentials));
+}
+
+// A new leader's first plan of a set being deleted: nothing applied this
+// run, nothing loaded. Its deletion removes runners from GitHub with a
+// tenant's credentials: it binds and asks first, then reads them.
+TEST(ManagerReads, ASetBeingDeletedBindsAndAsksBeforeItReadsItsCredentials) {
+  auto o = unread_set();
+  o.set->metadata.deleting = true;
+  auto p = plan(o);
+  auto applies = of(p, action_kind::apply_object);
+  ASSERT_EQ(applies.size(), 1u) << "the reads binding alone: nothing else is made for a set that goes";
+  EXPECT_EQ(applies[0].subject, manager_reads_key("linux"));
+  EXPECT_FALSE(has(p, action_kind::read_credentials));
+  applied(o);
+  p = plan(o);
+  EXPECT_TRUE(has(p, action_kind::confirm_reads));
+  EXPECT_FALSE(has(p, action_kind::read_credentials));
+  o.reads_granted = true;
+  p = plan(o);
+  EXPECT_TRUE(has(p, action_kind::read_credentials));
+  EXPECT_FALSE(has(p, action_kind::confirm_reads));
 }
 
 TEST(ManagerReads, WithoutAClusterRoleToBindItsRbacGrantsTheReads) {

@@ -50,6 +50,12 @@ struct script {
   // JIT Secrets the apiserver holds, by name (others: 404), and how often one was read.
   std::map<std::string, std::string> jit_secrets;
   int jit_secret_reads = 0;
+  // Whether RBAC lets the manager read the set's namespace (a refused read
+  // of the credentials answers 403), the SelfSubjectAccessReviews asked,
+  // and the names applied.
+  bool reads_allowed = true;
+  int reviews = 0, refused_reads = 0;
+  std::vector<std::string> applied;
 };
 
 inline github::error rate_limit_error(const script& s) {
@@ -104,12 +110,22 @@ inline caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<scr
             return kube::object_result{unexpected{kube::api_error{404, "NotFound", "not found", {}, false}}};
           return *kube::parse_object(it->second);
         }
+        if (!s->reads_allowed) {
+          ++s->refused_reads;
+          return kube::object_result{unexpected{kube::api_error{403, "Forbidden", "forbidden", {}, false}}};
+        }
         ++s->secret_reads;
         return *kube::parse_object(R"({"kind":"Secret","metadata":{"name":"gh","resourceVersion":"3"},)"
                                    R"("data":{"github_token":")" +
                                    base64_encode("ghp_x") + R"("}})");
       },
       [=](kube::create_request& r) -> caf::result<kube::object_result> {
+        if (r.res.plural == "selfsubjectaccessreviews") {
+          ++s->reviews;
+          return *kube::parse_object(
+              std::string(R"({"kind":"SelfSubjectAccessReview","status":{"allowed":)") +
+              (s->reads_allowed ? "true" : "false") + "}}");
+        }
         if (r.res.plural != "runners") return kube::object_result{unexpected{server_error()}};
         s->created.push_back(r.body);
         return respond<kube::object_result>(self, s, s->create, *kube::parse_object(r.body),
@@ -123,6 +139,7 @@ inline caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<scr
       [=](kube::patch_request& r) -> caf::result<kube::object_result> {
         if (r.type == kube::patch_type::apply) {
           ++s->applies;
+          s->applied.push_back(r.name);
           return *kube::parse_object(r.body);
         }
         if (r.res.plural != "runnersets") return kube::object_result{unexpected{server_error()}};

@@ -2,6 +2,8 @@
 // Kubernetes and GitHub pools: what it records in flight is released on
 // every path (a reply with an error, a caf::error, a timeout), and the busy
 // re-check and the scale-down window follow the actor's clock.
+#include <algorithm>
+
 #include "test/manager/runnerset_execute_fixture.hpp"
 
 namespace octorun::runnerset {
@@ -20,6 +22,44 @@ TEST_F(RunnerSetExecute, ACreateHoldsItsPlaceholderUntilTheWatchShowsIt) {
   watched(online(s_->created[0], 0));
   poke();
   EXPECT_EQ(s_->created.size(), 1u) << "the watched Runner is counted";
+}
+
+// The manager's reads in the set's namespace (pod_resources.hpp,
+// manager_reads): its binding first, then the API server asked; nothing of
+// the namespace is read and no runner made until it grants them; a read
+// refused later (the binding deleted) binds them again.
+TEST_F(RunnerSetExecute, ReadsNothingOfItsNamespaceUntilGrantedAndBindsAgainAfterARefusal) {
+  cfg_.reads = {"octorun-manager-reads", "octorun-system", "octorun-manager"};
+  cfg_.resync = 1min;  // a tick reads the credentials again
+  s_->reads_allowed = false;
+  start();
+  demand(1);
+  ASSERT_FALSE(s_->applied.empty());
+  EXPECT_EQ(s_->applied.front(), "octorun-reads-linux");
+  EXPECT_EQ(s_->reviews, 1);
+  EXPECT_EQ(s_->secret_reads + s_->refused_reads, 0) << "read before the API server granted it";
+  EXPECT_TRUE(s_->created.empty());
+  t_.advance(100ms);  // asked again after a refusal
+  EXPECT_EQ(s_->reviews, 2);
+  s_->reads_allowed = true;
+  t_.advance(200ms);
+  EXPECT_EQ(s_->reviews, 3);
+  EXPECT_EQ(s_->secret_reads, 1);
+  EXPECT_EQ(s_->created.size(), 1u);
+
+  // The binding deleted under it: the next read is refused, and the set
+  // binds its reads again and asks before it reads.
+  s_->reads_allowed = false;
+  const auto bound = std::count(s_->applied.begin(), s_->applied.end(), "octorun-reads-linux");
+  t_.advance(1min);
+  EXPECT_EQ(s_->refused_reads, 1);
+  EXPECT_EQ(std::count(s_->applied.begin(), s_->applied.end(), "octorun-reads-linux"), bound + 1);
+  EXPECT_EQ(s_->reviews, 4);
+  s_->reads_allowed = true;
+  t_.advance(100ms);
+  EXPECT_EQ(s_->reviews, 5);
+  t_.advance(1min);  // the loaded credentials stay in use until the next tick reads them
+  EXPECT_EQ(s_->secret_reads, 2);
 }
 
 TEST_F(RunnerSetExecute, ACreateAnsweredWithAnErrorIsRetried) { create_fails(answer::reply_error); }

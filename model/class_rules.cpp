@@ -346,8 +346,10 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
 
 std::vector<effective_variant> variants_under(const runnerset_spec& spec, const class_verdict& verdict) {
   auto variants = effective_variants(spec);
-  if (verdict.pod_security == pod_security_level::restricted)
-    for (auto& v : variants) v.pod.pod_security = pod_security_level::restricted;
+  // The levels whose fields a template may leave out: restricted's, and
+  // baseline's seccomp profile (actors/runner/pod_features.cpp).
+  if (verdict.pod_security && *verdict.pod_security != pod_security_level::privileged)
+    for (auto& v : variants) v.pod.pod_security = verdict.pod_security;
   return variants;
 }
 

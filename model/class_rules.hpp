@@ -48,11 +48,12 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
 std::vector<std::string> default_classes(const std::string& ns, const platform_classes& platform);
 
 // The set's variants as its runners are made under `verdict`: where the
-// class asks for restricted pods, each variant's pod configuration says so
-// (pod_config::pod_security), so its runners' pods are given the restricted
-// level's securityContext defaults and a class turned restricted rolls its
-// idle runners out like a template change. Baseline and privileged ask for
-// no field a template leaves out: nothing is added.
+// class asks for baseline or restricted pods, each variant's pod
+// configuration says so (pod_config::pod_security), so its runners' pods are
+// given that level's securityContext defaults (baseline: the RuntimeDefault
+// seccomp profile alone) and a class whose level changes rolls its idle
+// runners out like a template change. Privileged asks for no field a
+// template leaves out: nothing is added.
 std::vector<effective_variant> variants_under(const runnerset_spec& spec, const class_verdict& verdict);
 
 // The credentials a set uses: the class's Secret in the platform's

@@ -183,7 +183,13 @@ TEST(RunnerSetPlanClass, ARestrictedClassMakesItsRunnersSayRestricted) {
   o.class_verdict->pod_security = model::pod_security_level::baseline;
   made = of(plan(o), action_kind::create_runners);
   ASSERT_FALSE(made.empty());
-  EXPECT_FALSE(made[0].variant->pod.pod_security) << "baseline asks for nothing a template leaves out";
+  EXPECT_EQ(made[0].variant->pod.pod_security, model::pod_security_level::baseline)
+      << "its pod gets baseline's seccomp profile";
+
+  o.class_verdict->pod_security = model::pod_security_level::privileged;
+  made = of(plan(o), action_kind::create_runners);
+  ASSERT_FALSE(made.empty());
+  EXPECT_FALSE(made[0].variant->pod.pod_security) << "privileged asks for nothing a template leaves out";
 }
 
 }  // namespace

@@ -48,4 +48,8 @@ std::optional<stale_job> stale_demand(bool completed, bool counted) {
   return std::nullopt;
 }
 
+bool remembers_end(bool counted, bool ran, bool spec_known, bool a_variant_runs_it) {
+  return counted || ran || !spec_known || a_variant_runs_it;
+}
+
 }  // namespace octorun::runnerset

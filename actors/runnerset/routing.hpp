@@ -44,4 +44,12 @@ struct stale_job {
 };
 std::optional<stale_job> stale_demand(bool completed, bool counted);
 
+// Whether a set remembers a job's end, so that a late or duplicate delivery
+// of it changes nothing. Every set of the job's class hears of every
+// webhook end; only one that counted the job, ran it on a runner of its
+// own, or has a variant that would run it could be told of the job again
+// (or one that has not read its spec yet). The others forget it at once:
+// what a set keeps grows with its own jobs, not with its class's.
+bool remembers_end(bool counted, bool ran, bool spec_known, bool a_variant_runs_it);
+
 }  // namespace octorun::runnerset

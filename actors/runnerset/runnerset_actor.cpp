@@ -352,7 +352,7 @@ void on_job_started(self_ptr self, const messages::job_started& m) {
 void on_job_completed(self_ptr self, const messages::job_completed& m) {
   auto& st = self->state;
   if (other_intake(self, m.job)) return;
-  st.world.active_jobs.erase(m.job.job_id);
+  const bool counted = st.world.active_jobs.erase(m.job.job_id) > 0;
   st.world.unheard_completions.erase(m.job.job_id);
   st.job_runs.erase(m.job.job_id);
   std::erase_if(st.early_demand, [&](const messages::job_info& j) { return j.job_id == m.job.job_id; });
@@ -362,8 +362,11 @@ void on_job_completed(self_ptr self, const messages::job_completed& m) {
       held != st.unjudged_starts.end() && held->second.job.job_id == m.job.job_id)
     st.unjudged_starts.erase(held);
   const bool first_end = st.completed_jobs.count(m.job.job_id) == 0;
-  st.completed_jobs[m.job.job_id] = self->clock().now();
-  if (auto runner = st.world.runners.find(m.runner_name); runner != st.world.runners.end()) {
+  auto runner = st.world.runners.find(m.runner_name);
+  if (remembers_end(counted, runner != st.world.runners.end(), st.world.set.has_value(),
+                    st.world.set && variant_of_job(st.world, m.job)))
+    st.completed_jobs[m.job.job_id] = self->clock().now();
+  if (runner != st.world.runners.end()) {
     if (first_end && st.cfg.metrics)  // every set hears of every end; the runner's owner counts it
       st.cfg.metrics->job_completed(st.cfg.ns, st.cfg.name, runner->second.variant, m.result, m.job);
     // Its one job is over: it stops serving demand now, as the job stops

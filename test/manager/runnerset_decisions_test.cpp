@@ -90,6 +90,17 @@ TEST(JobRouting, ASetHeedsOnlyItsOwnIntakesJobMessages) {
   EXPECT_FALSE(heeds_job_message(model::intake_mode::listener, false));
 }
 
+// A job's end is remembered only by a set that could hear of the job
+// again (it counted it, ran it, or a variant of its would run it, or its
+// spec is not read yet); every other set of the job's class forgets it.
+TEST(JobRouting, OnlyASetThatCouldHearOfAJobAgainRemembersItsEnd) {
+  EXPECT_FALSE(remembers_end(false, false, true, false)) << "another set's job";
+  EXPECT_TRUE(remembers_end(true, false, true, false));
+  EXPECT_TRUE(remembers_end(false, true, true, false));
+  EXPECT_TRUE(remembers_end(false, false, true, true));
+  EXPECT_TRUE(remembers_end(false, false, false, false)) << "its spec not read yet";
+}
+
 TEST(JobRouting, DemandForACompletedOrCountedJobIsStale) {
   EXPECT_FALSE(stale_demand(false, false));
   ASSERT_TRUE(stale_demand(true, false));

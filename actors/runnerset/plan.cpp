@@ -243,13 +243,7 @@ class planner {
     add_once(std::move(a));
   }
 
-  void wake(std::string key, time_point at) {
-    if (o_.in_flight.contains(action_kind::wake, key)) return;
-    auto a = act(action_kind::wake);
-    a.subject = std::move(key);
-    a.at = at;
-    add_once(std::move(a));
-  }
+  void wake(std::string key, time_point at) { add_wake(o_, p_.actions, std::move(key), at); }
 
   // Under the Listener intake: registers the variant's scale set (or updates
   // its labels) and keeps a listener on it; true when it is registered (its

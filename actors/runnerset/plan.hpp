@@ -78,6 +78,10 @@ struct set_plan {
 
 set_plan plan(const set_observation& o);
 
+// Part of plan(): plan again at `at` (a wake keyed `key`), unless that wake
+// is in flight or planned already.
+void add_wake(const set_observation& o, std::vector<action>& out, std::string key, time_point at);
+
 // Part of plan(): an apply or delete of a per-set object, unless one is in
 // flight; one that failed waits for objects_retry_at (a refusal, e.g. RBAC,
 // is not retried on every event).

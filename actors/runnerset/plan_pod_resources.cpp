@@ -21,6 +21,17 @@ void add_object_action(const set_observation& o, std::vector<action>& out, actio
   out.push_back(std::move(a));
 }
 
+void add_wake(const set_observation& o, std::vector<action>& out, std::string key, time_point at) {
+  if (o.in_flight.contains(action_kind::wake, key)) return;
+  for (const auto& a : out)
+    if (a.kind == action_kind::wake && a.subject == key) return;
+  action a;
+  a.kind = action_kind::wake;
+  a.subject = std::move(key);
+  a.at = at;
+  out.push_back(std::move(a));
+}
+
 bool reads_granted(const set_observation& o) { return !o.reads.wanted() || o.reads_granted; }
 
 std::string reads_problem(const set_observation& o) {
@@ -44,15 +55,9 @@ void plan_confirm_reads(const set_observation& o, std::vector<action>& out) {
       std::chrono::milliseconds(100),
       std::max<std::chrono::steady_clock::duration>(o.reference_recheck, std::chrono::milliseconds(100))};
   const auto due = o.reads_refusals == 0 ? o.now : o.reads_refused_at + backoff.delay(o.reads_refusals - 1);
+  if (o.now < due) return add_wake(o, out, std::string(reads_wake), due);
   action a;
-  if (o.now >= due) {
-    a.kind = action_kind::confirm_reads;
-  } else {
-    if (o.in_flight.contains(action_kind::wake, std::string(reads_wake))) return;
-    a.kind = action_kind::wake;
-    a.subject = std::string(reads_wake);
-    a.at = due;
-  }
+  a.kind = action_kind::confirm_reads;
   out.push_back(std::move(a));
 }
 

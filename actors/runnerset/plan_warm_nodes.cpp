@@ -73,13 +73,7 @@ std::set<std::string> known_keys(const set_observation& o,
 void wake_for_retry(const set_observation& o, std::vector<action>& out) {
   const auto& w = o.warm_nodes;
   if ((w.errors.empty() && !w.unserved) || w.retry_at <= o.now) return;
-  const std::string key(warm_nodes_wake);
-  if (o.in_flight.contains(action_kind::wake, key)) return;
-  action a;
-  a.kind = action_kind::wake;
-  a.subject = key;
-  a.at = w.retry_at;
-  out.push_back(std::move(a));
+  add_wake(o, out, std::string(warm_nodes_wake), w.retry_at);
 }
 
 std::string chunks_text(std::int32_t n) { return std::to_string(n) + (n == 1 ? " chunk" : " chunks"); }

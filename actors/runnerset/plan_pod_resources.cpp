@@ -65,10 +65,9 @@ void plan_confirm_reads(const set_observation& o, std::vector<action>& out) {
 
 void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out) {
   if (reads_granted(o)) return;
-  const auto key = manager_reads_key(o.set->metadata.name);
-  if (o.applied_objects.count(key) == 0)
-    for (auto& obj : desired_pod_resources(*o.set, o.hooks_cluster_role, o.reads))
-      if (obj.key == key) add_object_action(o, out, action_kind::apply_object, key, std::move(obj.body));
+  auto binding = manager_reads_object(*o.set, o.reads);
+  if (o.applied_objects.count(binding.key) == 0)
+    add_object_action(o, out, action_kind::apply_object, binding.key, std::move(binding.body));
   plan_confirm_reads(o, out);
 }
 

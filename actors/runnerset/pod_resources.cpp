@@ -140,13 +140,16 @@ std::string manager_reads_key(std::string_view set) {
   return key("RoleBinding", model::manager_reads_role_binding_name(set));
 }
 
+owned_object manager_reads_object(const model::runnerset& set, const manager_reads& reads) {
+  return {manager_reads_key(set.metadata.name), manager_reads_binding(set, reads)};
+}
+
 std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
                                                 std::string_view hooks_cluster_role,
                                                 const manager_reads& reads) {
   const auto sa = model::runner_service_account_name(set.metadata.name);
   std::vector<owned_object> out;
-  if (reads.wanted())
-    out.push_back({manager_reads_key(set.metadata.name), manager_reads_binding(set, reads)});
+  if (reads.wanted()) out.push_back(manager_reads_object(set, reads));
   out.push_back({key("ServiceAccount", sa), service_account(set)});
   if (wants_kubernetes_rbac(set.spec) && !hooks_cluster_role.empty())
     out.push_back({key("RoleBinding", model::hooks_role_binding_name(set.metadata.name)),

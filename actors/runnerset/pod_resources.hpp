@@ -80,6 +80,9 @@ std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
                                                 const manager_reads& reads = {});
 // "RoleBinding/octorun-reads-<set>".
 std::string manager_reads_key(std::string_view set);
+// The manager's reads binding of the set (desired_pod_resources' first when
+// `reads` is wanted).
+owned_object manager_reads_object(const model::runnerset& set, const manager_reads& reads);
 
 // Every key desired_pod_resources may produce for the set but the manager's
 // reads binding, and the RoleBinding a manager before issue 32 made (what a

@@ -54,6 +54,7 @@ struct script {
   // of the credentials answers 403), the SelfSubjectAccessReviews asked,
   // and the names applied.
   bool reads_allowed = true;
+  std::string review_answer;  // when set, the review's whole answer instead
   int reviews = 0, refused_reads = 0;
   std::vector<std::string> applied;
 };
@@ -122,6 +123,7 @@ inline caf::behavior fake_kube(caf::event_based_actor* self, std::shared_ptr<scr
       [=](kube::create_request& r) -> caf::result<kube::object_result> {
         if (r.res.plural == "selfsubjectaccessreviews") {
           ++s->reviews;
+          if (!s->review_answer.empty()) return *kube::parse_object(s->review_answer);
           return *kube::parse_object(
               std::string(R"({"kind":"SelfSubjectAccessReview","status":{"allowed":)") +
               (s->reads_allowed ? "true" : "false") + "}}");

@@ -62,6 +62,32 @@ TEST_F(RunnerSetExecute, ReadsNothingOfItsNamespaceUntilGrantedAndBindsAgainAfte
   EXPECT_EQ(s_->secret_reads, 2);
 }
 
+// What answers the review is read as hostile: only status.allowed true
+// grants the reads; a string, a missing status or field, or a status of
+// another type is a refusal, asked again later.
+TEST_F(RunnerSetExecute, AReviewAnswerThatIsNotAPlainTrueGrantsNothing) {
+  cfg_.reads = {"octorun-manager-reads", "octorun-system", "octorun-manager"};
+  s_->review_answer = R"({"status":{"allowed":"true"}})";
+  start();
+  demand(1);
+  int asked = s_->reviews;
+  EXPECT_EQ(asked, 1);
+  for (const char* answer :
+       {R"({"status":{}})", R"({"kind":"SelfSubjectAccessReview"})", R"({"status":"allowed"})",
+        R"({"status":{"allowed":1}})", R"({"status":{"allowed":[true]}})"}) {
+    s_->review_answer = answer;
+    t_.advance(10s);  // past the backoff
+    EXPECT_GT(s_->reviews, asked) << answer;
+    asked = s_->reviews;
+  }
+  EXPECT_EQ(s_->secret_reads + s_->refused_reads, 0) << "read on an answer that granted nothing";
+  EXPECT_TRUE(s_->created.empty());
+  s_->review_answer = R"({"status":{"allowed":true}})";
+  t_.advance(10s);
+  EXPECT_EQ(s_->secret_reads, 1);
+  EXPECT_EQ(s_->created.size(), 1u);
+}
+
 TEST_F(RunnerSetExecute, ACreateAnsweredWithAnErrorIsRetried) { create_fails(answer::reply_error); }
 TEST_F(RunnerSetExecute, ACreateFailingInTheActorIsRetried) { create_fails(answer::actor_error); }
 TEST_F(RunnerSetExecute, ACreateThatTimesOutIsRetried) { create_fails(answer::silence); }

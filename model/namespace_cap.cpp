@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
-#include <tuple>
 #include <vector>
 
 #include "common/rfc3339.hpp"
+#include "model/namespace_secrets.hpp"
 
 namespace octorun::model {
 namespace {
@@ -55,8 +54,12 @@ field_error over(const std::string& ns, const std::string& class_name, std::int6
 }  // namespace
 
 namespace_set namespace_set_of(const object_meta& metadata, const runnerset_spec& spec) {
-  return {metadata.name, parse_rfc3339(metadata.creation_timestamp), spec.runner_class_name,
-          max_runners_of(spec)};
+  return {metadata.name,
+          parse_rfc3339(metadata.creation_timestamp),
+          spec.runner_class_name,
+          max_runners_of(spec),
+          spec.credentials_secret_name,
+          kubernetes_mode_field(spec)};
 }
 
 std::optional<field_error> beyond_namespace_cap(const std::string& ns, const std::string& set_name,
@@ -66,11 +69,7 @@ std::optional<field_error> beyond_namespace_cap(const std::string& ns, const std
   if (!cap) return std::nullopt;
   auto sets = sets_under(ns, verdict.class_name, platform);
   // Oldest first; a set not created yet is the youngest.
-  std::sort(sets.begin(), sets.end(), [](const namespace_set& a, const namespace_set& b) {
-    const auto ta = a.created.value_or(std::numeric_limits<std::int64_t>::max());
-    const auto tb = b.created.value_or(std::numeric_limits<std::int64_t>::max());
-    return std::tie(ta, a.name) < std::tie(tb, b.name);
-  });
+  std::sort(sets.begin(), sets.end(), older_than);
   std::int64_t total = 0;
   for (const auto& set : sets) {
     total += set.max_runners;
@@ -106,6 +105,8 @@ std::optional<class_verdict> judge_set_at_use(const std::string& ns, const std::
   auto verdict = judge_set(ns, spec, *platform, policy);
   if (auto over = beyond_namespace_cap(ns, set_name, verdict, *platform))
     verdict.limits.push_back(std::move(*over));
+  if (auto shared = shares_secrets_with_kubernetes_mode(ns, set_name, *platform))
+    verdict.limits.push_back(std::move(*shared));
   return verdict;
 }
 

@@ -23,7 +23,8 @@
 
 namespace octorun::model {
 
-// The set as the cap counts it.
+// The set as the namespace's rules see it (the cap here, its Secrets and
+// containerMode kubernetes in namespace_secrets.hpp).
 namespace_set namespace_set_of(const object_meta& metadata, const runnerset_spec& spec);
 
 // The manager's judgement of the set `set_name` of namespace `ns`, judged
@@ -34,11 +35,11 @@ std::optional<field_error> beyond_namespace_cap(const std::string& ns, const std
                                                 const platform_classes& platform);
 
 // The verdict the manager acts on for the set `set_name` of namespace `ns`:
-// against the platform's latest snapshot (its class's cap per namespace
-// included), or, before one came, the rules for a set that names no class
-// where the platform serves such sets; nullopt otherwise (not judged yet:
-// the set sends nothing and gets no demand). The RunnerSet actor judges its
-// set with it, and the job router every set.
+// against the platform's latest snapshot (its class's cap per namespace and
+// the namespace's Secrets against containerMode kubernetes included), or, before one came, the rules for a
+// set that names no class where the platform serves such sets; nullopt otherwise (not judged yet: the set
+// sends nothing and gets no demand). The RunnerSet actor judges its set with it, and the job router every
+// set.
 std::optional<class_verdict> judge_set_at_use(const std::string& ns, const std::string& set_name,
                                               const runnerset_spec& spec, const platform_classes* platform,
                                               const class_policy& policy);

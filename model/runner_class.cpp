@@ -1,6 +1,9 @@
 #include "model/runner_class.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <tuple>
 
 #include "common/json_parse.hpp"
 #include "model/field_reader.hpp"
@@ -85,6 +88,12 @@ bool contains(const std::vector<std::string>& xs, const std::string& x) {
 }
 
 }  // namespace
+
+bool older_than(const namespace_set& a, const namespace_set& b) {
+  const auto ta = a.created.value_or(std::numeric_limits<std::int64_t>::max());
+  const auto tb = b.created.value_or(std::numeric_limits<std::int64_t>::max());
+  return std::tie(ta, a.name) < std::tie(tb, b.name);
+}
 
 bool selector_matches(const label_selector& selector, const std::map<std::string, std::string>& labels) {
   for (const auto& [key, value] : selector.match_labels) {

@@ -125,8 +125,19 @@ struct namespace_set {
   std::optional<std::int64_t> created;
   std::string runner_class_name;  // as declared ("": the namespace's default class)
   std::int64_t max_runners = 0;   // summed over its variants
+  // spec.credentialsSecretName: the Secret of the namespace its credentials
+  // are read from ("": its class's, in the platform's namespace).
+  std::string credentials_secret_name;
+  // The first field that runs a variant in containerMode kubernetes ("":
+  // none), e.g. spec.variants[1].containerMode.type (namespace_secrets.hpp).
+  std::string kubernetes_mode_field;
   bool operator==(const namespace_set&) const = default;
 };
+
+// The order of age every replica and every moment agrees on, for the rules
+// that judge a namespace's sets against each other: creationTimestamp, then
+// name; a set not created yet is the youngest.
+bool older_than(const namespace_set& a, const namespace_set& b);
 
 // What the platform declared, as one snapshot: its classes by name, the
 // labels of each namespace (what namespaceSelector matches), and the sets

@@ -9,6 +9,7 @@
 #include "common/json_writer.hpp"
 #include "model/class_rules.hpp"
 #include "model/namespace_cap.hpp"
+#include "model/namespace_secrets.hpp"
 #include "model/naming.hpp"
 #include "model/parse.hpp"
 
@@ -71,6 +72,8 @@ field_errors judge_class(const admission_request& req, const model::runnerset& s
   if (auto over =
           model::breaks_namespace_cap(req.namespace_, set.metadata.name, set.spec, verdict, *platform))
     errors.push_back(std::move(*over));
+  if (auto shared = model::breaks_namespace_secrets(req.namespace_, set.metadata.name, set.spec, *platform))
+    errors.push_back(std::move(*shared));
   return errors;
 }
 

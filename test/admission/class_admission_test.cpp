@@ -117,7 +117,8 @@ TEST(ClassAdmission, RefusesASetThatTakesItsNamespaceOverTheClassesCap) {
   auto capped = [](int cap, std::int64_t others) {
     auto p = platform("web");
     p.classes.at("team-web").spec.max_runners_per_namespace = cap;
-    p.namespace_sets["team"] = {{"older", 1, "team-web", others}, {"elsewhere", 1, "other-class", 50}};
+    p.namespace_sets["team"] = {{"older", 1, "team-web", others, "", ""},
+                                {"elsewhere", 1, "other-class", 50, "", ""}};
     return p;
   };
   auto within = with_classes([&](const std::string&) { return capped(10, 3); });
@@ -132,6 +133,29 @@ TEST(ClassAdmission, RefusesASetThatTakesItsNamespaceOverTheClassesCap) {
                    "to 11 runners (4 of them the other sets'), more than the 10 the class allows per "
                    "namespace (spec.maxRunnersPerNamespace)"),
       std::string::npos)
+      << message;
+}
+
+// A set in containerMode kubernetes beside another set's own credentials in
+// its namespace (model/namespace_secrets.hpp): refused naming both.
+TEST(ClassAdmission, RefusesAKubernetesModeSetBesideATenantsCredentials) {
+  auto beside = [](const std::string& credentials) {
+    auto p = platform("web");
+    p.namespace_sets["team"] = {{"creds", 1, "team-web", 2, credentials, ""}};
+    return p;
+  };
+  auto d = doc(set_json("https://github.com/acme/web-shop").c_str());
+  test::set(d, "/spec/containerMode/type", std::string("kubernetes"));
+  const auto kube = json::write(d);
+  auto apart = with_classes([&](const std::string&) { return beside(""); });
+  EXPECT_TRUE(reply(apart, "CREATE", kube)["response"]["allowed"].GetBool());
+  auto together = with_classes([&](const std::string&) { return beside("tenant-pat"); });
+  auto r = reply(together, "CREATE", kube);
+  ASSERT_FALSE(r["response"]["allowed"].GetBool());
+  const std::string message = r["response"]["status"]["message"].GetString();
+  EXPECT_NE(message.find("spec.containerMode.type: must not be kubernetes in namespace \"team\": RunnerSet "
+                         "\"creds\" keeps its credentials there (Secret \"tenant-pat\")"),
+            std::string::npos)
       << message;
 }
 

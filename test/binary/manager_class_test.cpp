@@ -11,7 +11,8 @@
 // younger (docs/runner-classes.md, docs/security.md). A set's own proxy
 // (a tinyproxy standing for the tenant's sink) carries none of the
 // manager's calls; the class's proxy (another, demanding credentials from
-// the platform's namespace) carries them.
+// the platform's namespace) carries them. A tenant's own credentials and
+// containerMode kubernetes runners never share a namespace.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -407,6 +408,54 @@ TEST_F(HostileTenant, ATightenedNamespaceCapStopsTheYoungerSetAndKeepsTheOlder) 
       << manager_->log_tail();
   EXPECT_TRUE(wait_class("older", "True|Admitted").starts_with("True|Admitted|"));
   EXPECT_EQ(runners_of("older"), 1u) << "the older set keeps to the cap and keeps its runner";
+}
+
+// A kubernetes-mode runner's token may list every Secret of its namespace
+// (the runner container hooks need it), so a set's own credentials never
+// share a namespace with one: admission refuses the set that would bring
+// them together, naming the field and the other set, and a pair written
+// past admission (the webhook failing open) is judged at use: the younger
+// starts no runner and says why. On main at 1a1baa0 both were served.
+TEST_F(HostileTenant, ATenantsCredentialsNeverShareANamespaceWithKubernetesModeRunners) {
+  apply_class("\"" + github_->ghes_url() + "\"", "", R"(,"allowTenantCredentials":true)");
+  test::kubectl(c_,
+                "-n " + tenant_ +
+                    " create secret generic tenant-pat --from-literal=github_token=ghp_tenant >/dev/null");
+  start_webhook();
+  const auto scope = github_->ghes_url() + "/acme";
+  const std::string own = R"("credentialsSecretName":"tenant-pat",)";
+  const std::string kube = R"("containerMode":{"type":"kubernetes"},)";
+  const auto both = refusal(set_json("both", scope, own + kube));
+  EXPECT_NE(both.find("spec.credentialsSecretName: must be left out while spec.containerMode.type is "
+                      "kubernetes: a kubernetes-mode runner's token may list and read every Secret of its "
+                      "namespace"),
+            std::string::npos)
+      << both;
+  ASSERT_EQ(refusal(set_json("creds", scope, own)), "");
+  const auto refused = refusal(set_json("kube", scope, kube));
+  EXPECT_NE(refused.find("spec.containerMode.type: must not be kubernetes in namespace \"" + tenant_ +
+                         "\": RunnerSet \"creds\" keeps its credentials there (Secret \"tenant-pat\")"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(get("runnersets -o name"), "runnerset.octorun.io/creds\n") << "a refused set was stored";
+
+  // Past admission: the manager judges the namespace's sets by age.
+  test::kubectl(c_, "delete " + configurations_ + " >/dev/null");
+  configurations_.clear();
+  test::kubectl(c_, "-n " + tenant_ + " delete runnerset creds >/dev/null");
+  start(R"(,"allowTenantCredentials":true)");
+  create_set("creds", scope, own);
+  create_set("kube", scope, kube);
+  auto got = wait_class("kube", "False|OverLimits");
+  ASSERT_TRUE(got.starts_with("False|OverLimits|")) << got << "\n" << manager_->log_tail();
+  EXPECT_NE(got.find("spec.containerMode.type: must not be kubernetes in namespace \"" + tenant_ +
+                     "\": RunnerSet \"creds\" keeps its credentials there"),
+            std::string::npos)
+      << got;
+  ASSERT_TRUE(wait_class("creds", "True|Admitted").starts_with("True|Admitted|")) << manager_->log_tail();
+  EXPECT_TRUE(test::poll([&] { return runners_of("creds"); }, [](std::size_t n) { return n == 1; }, 60s))
+      << manager_->log_tail();
+  EXPECT_EQ(runners_of("kube"), 0u) << "a kubernetes-mode runner started beside the tenant's credentials";
 }
 
 }  // namespace

@@ -116,7 +116,8 @@ TEST(NamespaceCap, EqualAgesGoByNameAndASetNotCreatedYetIsTheYoungest) {
   EXPECT_FALSE(beyond_namespace_cap("team-a", "a", under("team"), p));
   EXPECT_FALSE(beyond_namespace_cap("team-a", "b", under("team"), p));
   EXPECT_TRUE(beyond_namespace_cap("team-a", "c", under("team"), p));
-  p.namespace_sets["team-a"] = {namespace_set{"z", std::nullopt, "team", 15}, listed("y", 9, "team", 10)};
+  p.namespace_sets["team-a"] = {namespace_set{"z", std::nullopt, "team", 15, "", ""},
+                                listed("y", 9, "team", 10)};
   EXPECT_FALSE(beyond_namespace_cap("team-a", "y", under("team"), p));
   EXPECT_TRUE(beyond_namespace_cap("team-a", "z", under("team"), p));
 }

@@ -526,8 +526,19 @@ class planner {
     }
     if (!scale_sets_gone || !objects_gone) return;
     // GitHub holds nothing of the set's any more: its credentials Secret
-    // may go, and then the set.
-    if (hold_credentials(false) && o_.has_finalizer) patch_finalizer(false);
+    // may go, then the manager's reads binding (no owner of its own by now:
+    // pod_resources.hpp), and then the set.
+    if (!hold_credentials(false) || !reads_binding_gone()) return;
+    if (o_.has_finalizer) patch_finalizer(false);
+  }
+
+  bool reads_binding_gone() {
+    const auto key = manager_reads_key(o_.set->metadata.name);
+    if (!o_.reads.wanted() || refused() || o_.deleted_objects.count(key) > 0 ||
+        o_.object_errors.count(key) > 0)
+      return true;
+    object_action(action_kind::delete_object, key);
+    return false;
   }
 
   void publish_status(const variant_counts* per_variant, bool declared) {

@@ -103,8 +103,9 @@ pod_resources_verdict plan_pod_resources(const set_observation& o, std::vector<a
 // grants the one it made (observation.hpp, reads_granted).
 bool reads_granted(const set_observation& o);
 // Part of plan() for a set being deleted: the manager's reads binding
-// applied (a new leader's first plan of it) and asked about, so that the
-// deletion reads a tenant's credentials (it never deletes the binding).
+// applied without an owner (pod_resources.hpp) and asked about (a new
+// leader's first plan of it), so that the deletion reads a tenant's
+// credentials to the end; never again once the deletion removed it.
 void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out);
 // After this many refusals the set says why in PodConfigReady.
 inline constexpr int reads_refusals_reported = 5;

@@ -64,9 +64,11 @@ void plan_confirm_reads(const set_observation& o, std::vector<action>& out) {
 }  // namespace
 
 void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out) {
-  if (reads_granted(o)) return;
+  if (!o.reads.wanted()) return;
   auto binding = manager_reads_object(*o.set, o.reads);
-  if (o.applied_objects.count(binding.key) == 0)
+  if (o.deleted_objects.count(binding.key) > 0) return;  // the deletion's last step
+  auto applied = o.applied_objects.find(binding.key);
+  if (applied == o.applied_objects.end() || applied->second != binding.body)
     add_object_action(o, out, action_kind::apply_object, binding.key, std::move(binding.body));
   plan_confirm_reads(o, out);
 }

@@ -13,12 +13,14 @@ namespace {
 
 constexpr const char* rbac_api = "rbac.authorization.k8s.io/v1";
 
-// apiVersion, kind, and metadata: name, namespace, the set's label, owned by the set.
+// apiVersion, kind, and metadata: name, namespace, the set's label, owned by
+// the set unless `owned` is false.
 json::writer& header(json::writer& w, const model::runnerset& set, const char* api_version, const char* kind,
-                     const std::string& name) {
+                     const std::string& name, bool owned = true) {
   w.open().field("apiVersion", api_version).field("kind", kind);
   w.open("metadata").field("name", name).field("namespace", set.metadata.namespace_);
   w.open("labels").field(model::label_runnerset, set.metadata.name).close();
+  if (!owned) return w.close();
   w.open_array("ownerReferences")
       .open()
       .field("apiVersion", model::api_version)
@@ -60,10 +62,11 @@ std::string hooks_role_binding(const model::runnerset& set, std::string_view clu
 }
 
 // The manager's own ServiceAccount bound, in the set's namespace, to the
-// ClusterRole of its reads there.
+// ClusterRole of its reads there; owned by the set until it is deleted.
 std::string manager_reads_binding(const model::runnerset& set, const manager_reads& reads) {
   json::writer w;
-  header(w, set, rbac_api, "RoleBinding", model::manager_reads_role_binding_name(set.metadata.name));
+  header(w, set, rbac_api, "RoleBinding", model::manager_reads_role_binding_name(set.metadata.name),
+         !set.metadata.deleting);
   w.open("roleRef")
       .field("apiGroup", "rbac.authorization.k8s.io")
       .field("kind", "ClusterRole")

@@ -19,9 +19,12 @@
 //   credentials, CA bundle, proxy credentials, its runners' JIT
 //   configurations) only in namespaces where a class admitted a set, never
 //   in kube-system. Applied first; nothing of the namespace is read before
-//   the API server grants it (plan.hpp, reads_granted). Never deleted by the
-//   manager: the set's deletion reads its credentials to the end, and the
-//   garbage collector takes it with the set.
+//   the API server grants it (plan.hpp, reads_granted). Owned by the set
+//   while it lives; once the set is being deleted it is applied again
+//   without an owner, so that the garbage collector (which takes the
+//   dependents of a foreground deletion at once) leaves it to the deletion,
+//   which reads the set's credentials to the end and removes it last, just
+//   before the set's finalizer.
 // - PodDisruptionBudget octorun-busy-<set>: selects the set's pods labelled
 //   octorun.io/busy=true (a runner with a job) and allows no disruption, so
 //   the Eviction API refuses to evict a busy runner (429) and drains wait
@@ -81,7 +84,7 @@ std::vector<owned_object> desired_pod_resources(const model::runnerset& set,
 // "RoleBinding/octorun-reads-<set>".
 std::string manager_reads_key(std::string_view set);
 // The manager's reads binding of the set (desired_pod_resources' first when
-// `reads` is wanted).
+// `reads` is wanted); without an owner once the set is being deleted.
 owned_object manager_reads_object(const model::runnerset& set, const manager_reads& reads);
 
 // Every key desired_pod_resources may produce for the set but the manager's

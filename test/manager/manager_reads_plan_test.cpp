@@ -58,10 +58,51 @@ TEST(ManagerReads, TheBindingNamesOnlyTheManagerAndComesFirst) {
   EXPECT_EQ(json::str(b["metadata"], "namespace"), "team-a");
   EXPECT_EQ(json::str(b["metadata"]["labels"], "octorun.io/runnerset"), "linux");
   EXPECT_EQ(json::str(b["metadata"]["ownerReferences"][0], "uid"), "u");
-  // None without a ClusterRole to bind; never among what a deletion removes
-  // (the set reads its credentials until the end; the garbage collector takes it).
+  // None without a ClusterRole to bind; not among the objects a deletion
+  // removes with the others (the set reads its credentials until the end).
   EXPECT_EQ(desired_pod_resources(*set).size(), 2u);
   for (const auto& key : pod_resource_keys("linux")) EXPECT_NE(key, manager_reads_key("linux"));
+}
+
+// The garbage collector takes a foreground deletion's dependents at once,
+// while the deletion still reads the set's credentials (after a restart):
+// the binding drops its owner as the deletion begins, and the deletion
+// removes it last, before the set's finalizer. On main at 8ce8119 it kept
+// its owner and was never deleted by the manager.
+TEST(ManagerReads, ADeletionHoldsItsBindingWithoutAnOwnerAndRemovesItLast) {
+  auto o = unread_set();
+  applied(o);
+  o.reads_granted = true;
+  o.credentials_loaded = true;
+  o.set->metadata.deleting = true;
+  o.runners.clear();
+  auto p = plan(o);
+  auto applies = of(p, action_kind::apply_object);
+  ASSERT_EQ(applies.size(), 1u);
+  EXPECT_EQ(applies[0].subject, manager_reads_key("linux"));
+  rapidjson::Document b;
+  b.Parse(applies[0].text.c_str());
+  ASSERT_FALSE(b.HasParseError());
+  EXPECT_FALSE(b["metadata"].HasMember("ownerReferences")) << applies[0].text;
+  EXPECT_EQ(json::str(b["metadata"]["labels"], "octorun.io/runnerset"), "linux");
+  EXPECT_FALSE(has(p, action_kind::confirm_reads)) << "granted already: applied again only to drop its owner";
+  EXPECT_FALSE(has(p, action_kind::delete_object)) << "removed only once the others are";
+
+  applied(o);
+  o.no_runners_confirmed = true;
+  for (const auto& key : pod_resource_keys("linux")) o.deleted_objects.insert(key);
+  p = plan(o);
+  auto deletes = of(p, action_kind::delete_object);
+  ASSERT_EQ(deletes.size(), 1u);
+  EXPECT_EQ(deletes[0].subject, manager_reads_key("linux"));
+  EXPECT_FALSE(has(p, action_kind::patch_finalizer)) << "the set outlives its reads binding";
+
+  o.applied_objects.erase(manager_reads_key("linux"));
+  o.deleted_objects.insert(manager_reads_key("linux"));
+  p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::apply_object)) << "bound again after its removal";
+  ASSERT_TRUE(has(p, action_kind::patch_finalizer));
+  EXPECT_FALSE(of(p, action_kind::patch_finalizer)[0].on);
 }
 
 TEST(ManagerReads, AServiceAccountIsTheOnlyUserABindingCanName) {

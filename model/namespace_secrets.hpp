@@ -2,18 +2,21 @@
 // container hooks a kubernetes-mode runner runs check for `list` and `get`
 // on the Secrets of their namespace before every step, and RBAC cannot
 // narrow either to names or labels, so the code a job runs there may read
-// every Secret of the namespace. A set's own credentials (a tenant's token
-// or App key, spec.credentialsSecretName) must therefore never share a
-// namespace with kubernetes-mode runners: a set may not use both, and of
-// two sets of one namespace that would, the younger may not.
+// every Secret of the namespace. The credentials a set names of its own
+// (a tenant's token or App key, spec.credentialsSecretName) must therefore
+// never share a namespace with kubernetes-mode runners.
 //
-// As for the cap per namespace (namespace_cap.hpp), admission refuses the
-// write that brings them together, and the manager judges again at use, in
-// the order of age every replica agrees on (model::older_than), for what
-// admission cannot see: two writes admitted side by side, sets written
-// while the webhook failed open, sets from before the rule. The set that
-// breaks it is over its class's limits: no new runner starts, idle ones go
-// and busy ones finish (model/class_rules.hpp).
+// Admission refuses the write that brings them together: a set naming its
+// own credentials and running a variant in kubernetes mode, a
+// kubernetes-mode set beside another set's credentials, or a set's
+// credentials beside another set's kubernetes mode. The manager judges
+// again at use for what admission cannot see (two writes admitted side by
+// side, sets written while the webhook failed open, sets from before the
+// rule), and there the kubernetes-mode set is held back whichever set is
+// older, since its runners are what reads the credentials: it is over its
+// class's limits (no new runner starts, idle ones go and busy ones finish:
+// model/class_rules.hpp). A Secret no set names (left after its set, or
+// made before one) is not judged: it is the tenant's to remove.
 #pragma once
 
 #include <optional>
@@ -30,9 +33,9 @@ namespace octorun::model {
 std::string kubernetes_mode_field(const runnerset_spec& spec);
 
 // The manager's judgement of set `set_name` of namespace `ns`: why its
-// credentials or its kubernetes-mode runners share the namespace with the
-// other, its own or an older set's; none when they do not, or when the set
-// is not in the snapshot.
+// kubernetes-mode runners would share the namespace with credentials, its
+// own or another set's; none when they would not, or when the set is not in
+// the snapshot.
 std::optional<field_error> shares_secrets_with_kubernetes_mode(const std::string& ns,
                                                                const std::string& set_name,
                                                                const platform_classes& platform);

@@ -127,8 +127,9 @@ class HostileTenant : public ::testing::Test {
     ASSERT_TRUE(probe) << probe.last;
   }
 
-  // `class_github`: more spec.github fields of the class (a leading comma).
-  void start(const std::string& class_github = "") {
+  // `class_github`: more spec.github fields of the class (a leading comma);
+  // `extra_args`: more of the manager's arguments.
+  void start(const std::string& class_github = "", const std::vector<std::string>& extra_args = {}) {
     test::kubectl(
         c_, "-n " + platform_ +
                 " create secret generic platform-pat --from-literal=github_token=ghp_simulator >/dev/null");
@@ -138,6 +139,7 @@ class HostileTenant : public ::testing::Test {
     args.push_back("--resync-seconds=1");
     // No --allow-sets-without-class from here on: the harness's is dropped.
     std::erase(args, std::string("--allow-sets-without-class"));
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     manager_ = std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), "s3cret",
                                                        "/tmp/octorun-manager-" + tenant_ + ".log");
     ASSERT_TRUE(manager_->wait_leads(60s)) << manager_->log_tail();
@@ -414,8 +416,9 @@ TEST_F(HostileTenant, ATightenedNamespaceCapStopsTheYoungerSetAndKeepsTheOlder) 
 // (the runner container hooks need it), so a set's own credentials never
 // share a namespace with one: admission refuses the set that would bring
 // them together, naming the field and the other set, and a pair written
-// past admission (the webhook failing open) is judged at use: the younger
-// starts no runner and says why. On main at 1a1baa0 both were served.
+// past admission (the webhook failing open) is judged at use: the
+// kubernetes-mode set, though the older, starts no runner and its idle one
+// goes, while the credentials' set runs. On main at 1a1baa0 both were served.
 TEST_F(HostileTenant, ATenantsCredentialsNeverShareANamespaceWithKubernetesModeRunners) {
   apply_class("\"" + github_->ghes_url() + "\"", "", R"(,"allowTenantCredentials":true)");
   test::kubectl(c_,
@@ -439,23 +442,30 @@ TEST_F(HostileTenant, ATenantsCredentialsNeverShareANamespaceWithKubernetesModeR
       << refused;
   EXPECT_EQ(get("runnersets -o name"), "runnerset.octorun.io/creds\n") << "a refused set was stored";
 
-  // Past admission: the manager judges the namespace's sets by age.
+  // Past admission, the kubernetes-mode set first: it runs (the hooks'
+  // rights bound from the cluster's view role) until a set's credentials
+  // come beside it.
   test::kubectl(c_, "delete " + configurations_ + " >/dev/null");
   configurations_.clear();
   test::kubectl(c_, "-n " + tenant_ + " delete runnerset creds >/dev/null");
-  start(R"(,"allowTenantCredentials":true)");
-  create_set("creds", scope, own);
+  start(R"(,"allowTenantCredentials":true)", {"--runner-kubernetes-mode-cluster-role=view"});
   create_set("kube", scope, kube);
+  ASSERT_TRUE(wait_class("kube", "True|Admitted").starts_with("True|Admitted|")) << manager_->log_tail();
+  ASSERT_TRUE(test::poll([&] { return runners_of("kube"); }, [](std::size_t n) { return n == 1; }, 60s))
+      << manager_->log_tail();
+  create_set("creds", scope, own);
   auto got = wait_class("kube", "False|OverLimits");
   ASSERT_TRUE(got.starts_with("False|OverLimits|")) << got << "\n" << manager_->log_tail();
   EXPECT_NE(got.find("spec.containerMode.type: must not be kubernetes in namespace \"" + tenant_ +
                      "\": RunnerSet \"creds\" keeps its credentials there"),
             std::string::npos)
       << got;
+  EXPECT_TRUE(test::poll([&] { return runners_of("kube"); }, [](std::size_t n) { return n == 0; }, 60s))
+      << "the kubernetes-mode runner stayed beside the tenant's credentials\n"
+      << manager_->log_tail();
   ASSERT_TRUE(wait_class("creds", "True|Admitted").starts_with("True|Admitted|")) << manager_->log_tail();
   EXPECT_TRUE(test::poll([&] { return runners_of("creds"); }, [](std::size_t n) { return n == 1; }, 60s))
       << manager_->log_tail();
-  EXPECT_EQ(runners_of("kube"), 0u) << "a kubernetes-mode runner started beside the tenant's credentials";
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ TEST(NamespaceSecrets, AdmissionRefusesTheSetThatWouldBringThemTogether) {
 }
 
 TEST(NamespaceSecrets, AWriteThatKeepsASetsCredentialsAndModesIsLeftToTheManager) {
-  // Two sets admitted side by side (or before the rule): the older keeps, the younger is over at use.
+  // Two sets admitted side by side (or before the rule): the kubernetes-mode one is over at use.
   auto p =
       platform_of({listed("creds", 1, spec_of("pat", "")), listed("kube", 2, spec_of("", "kubernetes"))});
   EXPECT_FALSE(breaks_namespace_secrets("team-a", "creds", spec_of("pat", ""), p)) << "e.g. a new label";
@@ -120,37 +120,45 @@ TEST(NamespaceSecrets, AWriteThatKeepsASetsCredentialsAndModesIsLeftToTheManager
       << "new credentials are judged";
 }
 
-TEST(NamespaceSecrets, AtUseTheYoungerOfTwoSetsThatMeetIsOverWhateverOrderTheyWereSeenIn) {
+TEST(NamespaceSecrets, AtUseTheKubernetesModeSetIsHeldBackWhicheverIsOlder) {
   std::vector<namespace_set> sets{
-      listed("creds", 1, spec_of("pat", "")), listed("kube", 2, spec_of("", "kubernetes")),
-      listed("plain", 0, spec_of("", "")), listed("later-creds", 3, spec_of("pat2", ""))};
+      listed("early-kube", 0, spec_of("", "kubernetes")), listed("creds", 1, spec_of("pat", "")),
+      listed("kube", 2, spec_of("", "kubernetes")), listed("plain", 3, spec_of("", ""))};
   for (int turn = 0; turn < 4; ++turn) {
     std::rotate(sets.begin(), sets.begin() + 1, sets.end());
     auto p = platform_of(sets);
     std::vector<std::string> over;
-    for (const auto& name : {"plain", "creds", "kube", "later-creds"})
+    for (const auto& name : {"early-kube", "creds", "kube", "plain"})
       if (shares_secrets_with_kubernetes_mode("team-a", name, p)) over.push_back(name);
-    EXPECT_EQ(over, (std::vector<std::string>{"kube", "later-creds"}));
+    EXPECT_EQ(over, (std::vector<std::string>{"early-kube", "kube"}));
   }
   auto p = platform_of(sets);
-  EXPECT_EQ(shares_secrets_with_kubernetes_mode("team-a", "kube", p)->field, "spec.containerMode.type");
-  EXPECT_EQ(shares_secrets_with_kubernetes_mode("team-a", "later-creds", p)->field,
-            "spec.credentialsSecretName");
+  auto early = shares_secrets_with_kubernetes_mode("team-a", "early-kube", p);
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->field, "spec.containerMode.type");
+  EXPECT_NE(early->message.find("RunnerSet \"creds\" keeps its credentials there (Secret \"pat\")"),
+            std::string::npos)
+      << early->message;
   EXPECT_FALSE(shares_secrets_with_kubernetes_mode("team-a", "unlisted", p));
   EXPECT_FALSE(shares_secrets_with_kubernetes_mode("team-b", "kube", p));
+  // Beside the class's credentials alone, a kubernetes-mode set is fine.
+  EXPECT_FALSE(shares_secrets_with_kubernetes_mode(
+      "team-a", "kube",
+      platform_of({listed("kube", 2, spec_of("", "kubernetes")), listed("plain", 3, spec_of("", ""))})));
 }
 
-TEST(NamespaceSecrets, TheManagersVerdictHoldsTheSetsRunnersBackAndStillSendsItsCalls) {
+TEST(NamespaceSecrets, TheManagersVerdictHoldsTheKubernetesModeSetBackAndStillSendsItsCalls) {
+  // The kubernetes-mode set is the older: the credentials' set still runs.
   auto p =
-      platform_of({listed("creds", 1, spec_of("pat", "")), listed("kube", 2, spec_of("", "kubernetes"))});
-  auto older = judge_set_at_use("team-a", "creds", spec_of("pat", ""), &p, {});
-  ASSERT_TRUE(older);
-  EXPECT_TRUE(older->admitted());
-  auto younger = judge_set_at_use("team-a", "kube", spec_of("", "kubernetes"), &p, {});
-  ASSERT_TRUE(younger);
-  EXPECT_TRUE(younger->refused.empty()) << "its calls (draining idle runners) still go out";
-  ASSERT_EQ(younger->limits.size(), 1u);
-  EXPECT_EQ(younger->limits.front().field, "spec.containerMode.type");
+      platform_of({listed("kube", 1, spec_of("", "kubernetes")), listed("creds", 2, spec_of("pat", ""))});
+  auto creds = judge_set_at_use("team-a", "creds", spec_of("pat", ""), &p, {});
+  ASSERT_TRUE(creds);
+  EXPECT_TRUE(creds->admitted());
+  auto kube = judge_set_at_use("team-a", "kube", spec_of("", "kubernetes"), &p, {});
+  ASSERT_TRUE(kube);
+  EXPECT_TRUE(kube->refused.empty()) << "its calls (draining idle runners) still go out";
+  ASSERT_EQ(kube->limits.size(), 1u);
+  EXPECT_EQ(kube->limits.front().field, "spec.containerMode.type");
 }
 
 }  // namespace

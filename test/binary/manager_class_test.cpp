@@ -64,7 +64,7 @@ class HostileTenant : public ::testing::Test {
       test::kubectl(c_, "delete " + configurations_ + " --ignore-not-found >/dev/null");
     webhook_.reset();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
-    test::kubectl(c_, "delete runnerclass " + class_ + " --wait=false >/dev/null 2>&1");
+    test::kubectl(c_, "delete runnerclass " + class_ + " --ignore-not-found --wait=false >/dev/null 2>&1");
     for (const auto& ns : {tenant_, platform_})
       test::kubectl(c_, "delete namespace " + ns + " --wait=false >/dev/null");
   }
@@ -295,6 +295,53 @@ TEST_F(HostileTenant, AClassNarrowedUnderARunningSetStopsItsCalls) {
   std::int64_t calls = 0;
   for (const auto& [endpoint, count] : github_->call_counts()) calls += count;
   EXPECT_EQ(calls, 0) << "the refused set still calls GitHub";
+}
+
+// A set served without a class (--allow-sets-without-class, for upgrades)
+// and written past the webhook may name a plain-http scope the platform
+// never listed (--github-http-hosts lists 127.0.0.1, not localhost): its
+// own check of the scope before any credential goes out refuses it and
+// says why, and the sink behind that name is never called.
+TEST_F(HostileTenant, APlainHttpScopeThePlatformDidNotListGetsNoCredentials) {
+  start("", {"--allow-sets-without-class"});
+  test::kubectl(c_,
+                "-n " + tenant_ +
+                    " create secret generic tenant-pat --from-literal=github_token=ghp_tenant >/dev/null");
+  const auto scope = "http://localhost:" + std::to_string(sink_->port()) + "/acme";
+  test::kubectl(c_,
+                "-n " + tenant_ + " create -f - >/dev/null <<'EOF'\n" +
+                    R"({"apiVersion":"octorun.io/v1alpha1","kind":"RunnerSet","metadata":{"name":"exfil"},)"
+                    R"("spec":{"scopeURL":")" +
+                    scope +
+                    R"(","credentialsSecretName":"tenant-pat","intake":"Webhook","runnerLabels":["linux"],)"
+                    R"("minRunners":1,"maxRunners":2,)"
+                    R"("template":{"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})"
+                    "\nEOF");
+  const std::string c = "{.status.conditions[?(@.type==\"CredentialsReady\")]";
+  auto got =
+      test::poll([&] { return get("runnerset exfil -o jsonpath='" + c + ".status}|" + c + ".message}'"); },
+                 [](const std::string& s) { return s.starts_with("False|"); }, 60s);
+  EXPECT_NE(got.last.find("spec.scopeURL: \"" + scope + "\""), std::string::npos) << got.last << "\n"
+                                                                                  << manager_->log_tail();
+  EXPECT_NE(got.last.find("--github-http-hosts"), std::string::npos) << got.last;
+  EXPECT_EQ(sink_calls(), 0) << "a credential reached the sink";
+  EXPECT_EQ(runners_of("exfil"), 0u);
+}
+
+// The CRD's schema bounds a set's counts where no webhook answers (none is
+// configured for this namespace): the API server itself refuses 100,000.
+TEST_F(HostileTenant, TheSchemaBoundsRunnerCountsWithoutTheWebhook) {
+  auto unbounded = set_json("unbounded", github_->ghes_url() + "/acme");
+  const std::string counts = R"("minRunners":1,"maxRunners":2)";
+  unbounded.replace(unbounded.find(counts), counts.size(),
+                    R"("minRunners":100000,"maxRunners":100000,"replicas":100000)");
+  const auto refused = refusal(unbounded);
+  for (const auto* field : {"spec.minRunners", "spec.maxRunners", "spec.replicas"})
+    EXPECT_NE(refused.find(std::string(field) + ": Invalid value: 100000: " + field +
+                           " in body should be less than or equal to 10000"),
+              std::string::npos)
+        << field << ": " << refused;
+  EXPECT_EQ(get("runnersets -o name"), "") << "a set past the schema's bound was stored";
 }
 
 TEST_F(HostileTenant, AdmissionRefusesASecondSetThatPassesTheNamespaceCapNamingIt) {

@@ -470,8 +470,12 @@ void reconcile(self_ptr self) {
   auto& st = self->state;
   process_jobs(self);  // first: a job's write waits for no step, and a step for no job's write
   if (!st.in_flight.empty() || !st.runner) return;
-  if (!st.secret_read) return read_own_secret(self);  // before its first decision
-  if (st.secret) st.memory.unstored_jit.reset();      // stored
+  if (!st.secret_read) {  // before its first decision
+    if (st.cfg.namespace_readable && !st.cfg.namespace_readable->load())
+      return wake_at(self, now(self) + st.cfg.namespace_readable_recheck);
+    return read_own_secret(self);
+  }
+  if (st.secret) st.memory.unstored_jit.reset();  // stored
   const auto at = now(self);
   if (st.pod && !st.memory.pod_seen) st.memory.pod_seen_since = at;
   if (st.pod) st.memory.pod_seen = true;

@@ -12,6 +12,7 @@
 // a terminal phase written in between is never undone.
 #pragma once
 
+#include <atomic>
 #include <caf/all.hpp>
 #include <chrono>
 #include <cstdint>
@@ -64,6 +65,13 @@ struct runner_actor_config {
   // Reconcile from what the watches last showed even without news: the
   // level-triggered safety net for anything an event did not trigger.
   std::chrono::milliseconds resync{60'000};
+  // Whether the manager may read the Runner's namespace yet (its set's
+  // reads binding granted: runnerset/plan.hpp reads_granted), as its set
+  // last decided; none: always. Its first step, reading its JIT Secret,
+  // waits for it (after a restart the set binds its reads again first),
+  // looked at again every namespace_readable_recheck.
+  std::shared_ptr<const std::atomic<bool>> namespace_readable;
+  std::chrono::milliseconds namespace_readable_recheck{200};
   // The manager's metrics: the Runner's timeline and cost once it is gone
   // (recorder::runner_gone). None: nothing is recorded.
   std::shared_ptr<metrics::recorder> metrics;

@@ -556,9 +556,9 @@ class planner {
     auto conditions = set_conditions(o_.published_conditions.value_or(set.status.conditions),
                                      std::move(current), o_.wall_time, set.metadata.generation);
     auto text = status_json(set, per_variant, declared, conditions, &o_.deferred_removals);
-    const auto due =
-        status_write_due(text, o_.published_status, o_.in_flight.contains(action_kind::publish_status),
-                         o_.status_written_at, o_.status_hold, o_.now);
+    const auto due = status_write_due(
+        text, o_.published_status, o_.in_flight.contains(action_kind::publish_status), o_.status_written_at,
+        o_.status_hold, o_.now, per_variant != nullptr && records_new_scale_set(set.status, *per_variant));
     if (due.when == status_write::later) wake(std::string(status_wake), due.at);
     p_.status_after_write = due.when == status_write::after_write;
     if (due.when != status_write::now) return;

@@ -69,6 +69,7 @@ void reconcile(self_ptr self) {
   w.wall_time = format_rfc3339(st.cfg.wall_clock());
   github_unreachable(self);
   observe_github_budget(self);
+  st.namespace_readable->store(reads_granted(w));
   auto p = plan(w);
   st.status_stale |= p.status_after_write;
   for (const auto& [variant, desired] : p.desired)
@@ -414,6 +415,8 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
   auto ns = st.cfg.ns;
   auto set = st.cfg.name;
   auto me = caf::actor_cast<protocols::runner_github_api>(self);
+  st.namespace_readable->store(reads_granted(st.world));
+  std::shared_ptr<const std::atomic<bool>> readable = st.namespace_readable;
   supervision::supervisor_options runners_options;
   runners_options.tell = caf::actor_cast<caf::actor>(self);
   st.runners = supervision::child_handles<runner::runner_actor>(supervision::spawn_supervisor(
@@ -425,6 +428,7 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         c.set = set;
         c.kube = kube;
         c.github = me;  // GitHub calls go through the set, to its current credentials
+        c.namespace_readable = readable;
         return caf::actor_cast<caf::actor>(runner::spawn_runner(parent, c));
       },
       runners_options));
@@ -473,8 +477,11 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         std::erase_if(s.world.unheard_completions, [&](const auto& kv) {
           return kv.second.since + unheard_completion_grace <= self->clock().now();
         });
-        // Picks up a rotated Secret.
-        if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
+        // Picks up a rotated Secret; not once a deletion removed the
+        // manager's reads binding, its last step before the set goes.
+        if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials) &&
+            s.world.deleted_objects.count(manager_reads_key(s.cfg.name)) == 0)
+          read_credentials(self);
         mark_dirty(self);
         self->delayed_send(self, s.cfg.resync, tick_atom::value);
       });

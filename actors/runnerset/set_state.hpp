@@ -2,6 +2,7 @@
 // listener_intake.cpp): its state and the steps these files share.
 #pragma once
 
+#include <atomic>
 #include <caf/all.hpp>
 #include <chrono>
 #include <map>
@@ -81,6 +82,10 @@ struct set_state {
   // Its Runners' actors, held here and sent to straight; their supervisor
   // only restarts them.
   supervision::child_handles<runner::runner_actor> runners;
+  // Whether the manager may read the set's namespace (reads_granted), for
+  // its Runners' actors, which read their JIT Secrets only once it may
+  // (runner_actor_config::namespace_readable); updated before every plan.
+  std::shared_ptr<std::atomic<bool>> namespace_readable = std::make_shared<std::atomic<bool>>(true);
   // What this actor spawned and must stop however it ends (an attached
   // functor reads it at exit, when the state may be gone).
   struct owned_actors {

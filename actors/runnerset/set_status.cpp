@@ -130,11 +130,21 @@ std::string status_json(const model::runnerset& set, const variant_counts* count
 
 status_write status_write_due(const std::string& text, const std::string& published, bool in_flight,
                               std::optional<time_point> written_at, std::chrono::steady_clock::duration hold,
-                              time_point now) {
+                              time_point now, bool urgent) {
   if (text == published) return {};
   if (in_flight) return {status_write::after_write, {}};
-  if (written_at && *written_at + hold > now) return {status_write::later, *written_at + hold};
+  if (!urgent && written_at && *written_at + hold > now) return {status_write::later, *written_at + hold};
   return {status_write::now, {}};
+}
+
+bool records_new_scale_set(const model::runnerset_status& status, const variant_counts& counted) {
+  const auto recorded = recorded_scale_sets(status);
+  for (const auto& [variant, c] : counted) {
+    if (c.scale_set_id == 0) continue;
+    auto it = recorded.find(variant);
+    if (it == recorded.end() || it->second != c.scale_set_id) return true;
+  }
+  return false;
 }
 
 std::set<std::int64_t> pending_removal_ids(const std::string& status_text) {

@@ -66,8 +66,15 @@ struct status_write {
   time_point at{};
 };
 // `written_at`: when the last write was accepted (none yet: no hold).
+// `urgent`: the text records what a successor needs and the server lacks
+// (records_new_scale_set): written without the hold.
 status_write status_write_due(const std::string& text, const std::string& published, bool in_flight,
                               std::optional<time_point> written_at, std::chrono::steady_clock::duration hold,
-                              time_point now);
+                              time_point now, bool urgent = false);
+
+// Whether `counted` carries a scale set id the stored `status` does not
+// record: a manager that stops before writing it leaves its successor, if
+// the set is deleted meanwhile, no way to know the scale set to delete.
+bool records_new_scale_set(const model::runnerset_status& status, const variant_counts& counted);
 
 }  // namespace octorun::runnerset

@@ -269,6 +269,38 @@ TEST_F(ChartRbac, TheManagerReadsOnlyInTheTenantNamespacesWhereItsSetsBoundItsRe
       std::string("False"), 60s, "the set no class admits to be refused");
   for (const auto& ns : {std::string("kube-system"), b_, other_})
     EXPECT_FALSE(manager_can("get secrets", ns)) << ns;
+
+  // Deleted with --cascade=foreground while a runner is busy and the
+  // manager is down: the garbage collector takes the set's dependents, its
+  // owned reads binding among them, at once. The next manager's deletion
+  // reads the tenant's credentials to remove the runner and the scale set
+  // from GitHub: it binds again without an owner, and removes the binding
+  // last. (At 8ce8119 the binding it made again was owned by the set, which
+  // the collector could take while the busy Runner held the deletion open.)
+  auto busy = queue("rbac-a", 1);
+  ASSERT_TRUE(
+      sim_->wait_until([&](const sim::simulator& s) { return s.job_state(busy.front()) == "running"; }, 60s))
+      << sim_->state_json();
+  expect_no_refusal();
+  kubectl(cluster(), "-n " + a_ + " delete runnerset rbac-a --cascade=foreground --wait=false >/dev/null");
+  wait_for_value(
+      [&] {
+        return kubectl(cluster(),
+                       "-n " + a_ + " get rolebinding octorun-reads-rbac-a --ignore-not-found -o name");
+      },
+      std::string(""), 60s, "the garbage collector to take the owned reads binding");
+  ASSERT_TRUE(start_manager(a_ + "," + b_, {"--tenant-reads-cluster-role=" + reads_role,
+                                            "--runner-creator=system:serviceaccount:" + ns_ + ":" + account}))
+      << manager_->log_tail();
+  EXPECT_TRUE(all_completed(*sim_, busy, 120s)) << sim_->state_json() << manager_->log_tail();
+  wait_for_value(
+      [&] { return kubectl(cluster(), "-n " + a_ + " get runnerset rbac-a --ignore-not-found -o name"); },
+      std::string(""), 120s, "the set's foreground deletion to finish");
+  EXPECT_EQ(
+      kubectl(cluster(), "-n " + a_ + " get rolebinding octorun-reads-rbac-a --ignore-not-found -o name"), "")
+      << "the deletion left its reads binding";
+  for (const auto& ss : sim_->scale_sets()) ADD_FAILURE() << "scale set " << ss.name << " left on GitHub";
+  EXPECT_TRUE(sim_->runner_names().empty()) << sim_->state_json();
   expect_no_refusal();
 }
 

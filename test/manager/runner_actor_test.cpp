@@ -7,6 +7,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "actors/kinds.hpp"
@@ -18,6 +19,7 @@
 #include "messages/jobs.hpp"
 #include "model/parse.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
 #include "test/support/wiring.hpp"
@@ -46,7 +48,9 @@ class RunnerActor : public test::actor_test_base {
 
   // Creates a RunnerSet (nothing reconciles it here) and one of its Runners,
   // and starts the Runner actor with informers on the Runner, its Pod and Secret.
-  void start(std::chrono::milliseconds busy_recheck = 30s) {
+  // `readable`: whether its set may read the namespace yet (none: always).
+  void start(std::chrono::milliseconds busy_recheck = 30s,
+             std::shared_ptr<const std::atomic<bool>> readable = nullptr) {
     auto set_json = test::create_runnerset(c_, ns_, "https://github.com/acme", 0, 10);
     auto set = model::parse_runnerset(set_json);
     ASSERT_TRUE(set);
@@ -63,6 +67,7 @@ class RunnerActor : public test::actor_test_base {
     cfg.events = events_;
     cfg.busy_recheck = busy_recheck;
     cfg.retry_initial = 100ms;
+    cfg.namespace_readable = std::move(readable);
     runner_ = caf::actor_cast<caf::actor>(spawn_runner(sys_, cfg));
     const std::string selector = "octorun.io/runner=" + name_;
     informers_ = test::forward_informers(
@@ -160,6 +165,24 @@ TEST_F(RunnerActor, ProvisionsRunsAJobAndSucceeds) {
   EXPECT_EQ(test::kubectl(c_, "-n " + ns_ + " get events.events.k8s.io -o jsonpath='{.items[*].reason}'")
                 .find("Succeeded"),
             std::string::npos);
+}
+
+// After a restart the set binds its reads in the namespace again before
+// the manager may read there: until its set says it may, the actor reads
+// no JIT Secret and makes nothing; then it provisions as ever. At 8ce8119
+// it read at once and was refused (403) until the binding came.
+TEST_F(RunnerActor, ReadsItsJitSecretOnlyOnceItsSetMayReadTheNamespace) {
+  auto readable = std::make_shared<std::atomic<bool>>(false);
+  start(30s, readable);
+  const std::string runner = "runner/" + name_;
+  // A window: nothing may appear within it (no sleep stands in for an event).
+  const auto made = test::poll([&] { return get("secret/" + name_ + "-jit pod/" + name_ + " -o name"); },
+                               [](const std::string& objects) { return !objects.empty(); }, 1500ms);
+  EXPECT_EQ(made.last, "") << "made before its set may read the namespace";
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 0);
+  readable->store(true);
+  EXPECT_TRUE(eventually(runner, "{.status.phase} {.status.podReady}", "Pending true"));
+  EXPECT_EQ(sim_->calls("rest.generate_jitconfig"), 1);
 }
 
 TEST_F(RunnerActor, ABusyRunnerIsNotKilledWhenDeleted) {

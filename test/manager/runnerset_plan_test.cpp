@@ -171,6 +171,32 @@ TEST(RunnerSetStatusWrite, DueNowLaterOrNever) {
   EXPECT_EQ(status_write_due("b", "a", false, t0 - 2s, hold, t0).when, status_write::now)
       << "the hold is over";
   EXPECT_EQ(status_write_due("b", "a", false, t0, 0s, t0).when, status_write::now) << "no hold";
+  EXPECT_EQ(status_write_due("b", "a", false, t0 - 500ms, hold, t0, true).when, status_write::now)
+      << "urgent: no hold";
+  EXPECT_EQ(status_write_due("b", "a", true, t0 - 500ms, hold, t0, true).when, status_write::after_write);
+}
+
+// A successor that finds the set deleted knows its scale sets only from the
+// status: a scale set registered this run is recorded without the hold. At
+// 8ce8119 a manager stopped within the hold left it unrecorded, and the
+// set's deletion by the next manager left it on GitHub.
+TEST(RunnerSetStatusWrite, ANewScaleSetIdIsWrittenWithoutTheHold) {
+  model::runnerset_status recorded;
+  counts c;
+  c.scale_set_id = 7;
+  EXPECT_TRUE(records_new_scale_set(recorded, {{"", c}}));
+  recorded.scale_set_id = 7;
+  EXPECT_FALSE(records_new_scale_set(recorded, {{"", c}}));
+  c.scale_set_id = 0;
+  EXPECT_FALSE(records_new_scale_set({}, {{"", c}})) << "none registered";
+  model::runnerset_status with_variant;
+  with_variant.variants.push_back({});
+  with_variant.variants.back().name = "gpu";
+  with_variant.variants.back().scale_set_id = 8;
+  c.scale_set_id = 8;
+  EXPECT_FALSE(records_new_scale_set(with_variant, {{"gpu", c}}));
+  c.scale_set_id = 9;
+  EXPECT_TRUE(records_new_scale_set(with_variant, {{"gpu", c}})) << "registered anew (another id)";
 }
 
 // ---- scaling (webhook) --------------------------------------------------------------

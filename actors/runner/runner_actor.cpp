@@ -471,8 +471,12 @@ void reconcile(self_ptr self) {
   process_jobs(self);  // first: a job's write waits for no step, and a step for no job's write
   if (!st.in_flight.empty() || !st.runner) return;
   if (!st.secret_read) {  // before its first decision
-    if (st.cfg.namespace_readable && !st.cfg.namespace_readable->load())
-      return wake_at(self, now(self) + st.cfg.namespace_readable_recheck);
+    if (st.cfg.namespace_readable && !st.cfg.namespace_readable->load()) {
+      if (now(self) < st.unreadable_recheck_at) return;  // a look is due then
+      const auto wait = st.cfg.namespace_readable_recheck * (1 << std::min(st.unreadable_waits++, 8));
+      st.unreadable_recheck_at = now(self) + std::min<std::chrono::milliseconds>(wait, st.cfg.resync);
+      return wake_at(self, st.unreadable_recheck_at);
+    }
     return read_own_secret(self);
   }
   if (st.secret) st.memory.unstored_jit.reset();  // stored

@@ -69,7 +69,7 @@ struct runner_actor_config {
   // reads binding granted: runnerset/plan.hpp reads_granted), as its set
   // last decided; none: always. Its first step, reading its JIT Secret,
   // waits for it (after a restart the set binds its reads again first),
-  // looked at again every namespace_readable_recheck.
+  // looked at again after namespace_readable_recheck, doubling up to resync.
   std::shared_ptr<const std::atomic<bool>> namespace_readable;
   std::chrono::milliseconds namespace_readable_recheck{200};
   // The manager's metrics: the Runner's timeline and cost once it is gone

@@ -65,6 +65,11 @@ struct runner_state {
   int consecutive_errors = 0;
   bool jit_conflict_retried = false;  // the pending JIT request follows a delete-and-retry
   std::uint64_t wake_generation = 0;
+  // Its set's word on reading the namespace, looked at again at
+  // unreadable_recheck_at, less often each time (runner_actor_config::
+  // namespace_readable).
+  int unreadable_waits = 0;
+  time_point unreadable_recheck_at{};
   reconcile_turn dirty;  // a decision is due (one reconcile_atom is queued)
   static constexpr const char* name = "runner";
 };

@@ -344,6 +344,42 @@ TEST_F(HostileTenant, TheSchemaBoundsRunnerCountsWithoutTheWebhook) {
   EXPECT_EQ(get("runnersets -o name"), "") << "a set past the schema's bound was stored";
 }
 
+// A Runner a tenant makes by hand with a set's label and a template of its
+// choosing, past admission (no webhook here): the set never registers it on
+// GitHub (no JIT configuration, no pod), says why in one Warning Event on
+// it, and keeps serving its own. At 1a1baa0 such a Runner registered on
+// GitHub with labels the set never declared.
+TEST_F(HostileTenant, AHandMadeRunnerGetsNoJitConfigurationFromTheSet) {
+  start();
+  const auto scope = github_->ghes_url() + "/acme";
+  create_set("linux", scope);
+  ASSERT_TRUE(wait_class("linux", "True|Admitted").starts_with("True|Admitted|")) << manager_->log_tail();
+  ASSERT_TRUE(test::poll([&] { return runners_of("linux"); }, [](std::size_t n) { return n == 1; }, 60s))
+      << manager_->log_tail();
+  test::kubectl(
+      c_, "-n " + tenant_ + " create -f - >/dev/null <<'EOF'\n" +
+              R"({"apiVersion":"octorun.io/v1alpha1","kind":"Runner","metadata":{"name":"linux-hand1",)"
+              R"("labels":{"octorun.io/runnerset":"linux"}},"spec":{"runnerSetName":"linux","scopeURL":")" +
+              scope +
+              R"(","runnerLabels":["linux","gpu","prod-deploy"],"template":)"
+              R"({"spec":{"containers":[{"name":"runner","image":"r:1"}]}}}})"
+              "\nEOF");
+  auto warned = test::poll(
+      [&] {
+        return get(
+            "events.events.k8s.io --field-selector regarding.kind=Runner,regarding.name=linux-hand1 -o "
+            "jsonpath='{range .items[*]}{.type}|{.reason}{\"\\n\"}{end}'");
+      },
+      [](const std::string& w) { return w.find("Warning|NotMadeByRunnerSet") != std::string::npos; }, 30s);
+  EXPECT_NE(warned.last.find("Warning|NotMadeByRunnerSet"), std::string::npos) << warned.last;
+  for (const auto& name : github_->runner_names())
+    EXPECT_NE(name, "linux-hand1") << "the hand-made Runner was registered on GitHub";
+  EXPECT_EQ(get("secret/linux-hand1-jit pod/linux-hand1 -o name 2>/dev/null || true"), "")
+      << "a JIT Secret or pod was made for it";
+  EXPECT_EQ(runners_of("linux"), 2u) << "its own runner and the hand-made one, which it does not count";
+  EXPECT_TRUE(wait_class("linux", "True|Admitted").starts_with("True|Admitted|"));
+}
+
 TEST_F(HostileTenant, AdmissionRefusesASecondSetThatPassesTheNamespaceCapNamingIt) {
   apply_class("\"" + github_->ghes_url() + "\"", R"(,"maxRunnersPerNamespace":3)");
   start_webhook();

@@ -29,8 +29,10 @@
 #include "adapters/admission/webhook_server.hpp"
 #include "adapters/kube/client.hpp"
 #include "adapters/kube/config.hpp"
+#include "common/base64.hpp"
 #include "test/binary/binary_harness.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/jwt_testing.hpp"
 #include "test/support/poll.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/tinyproxy.hpp"
@@ -232,6 +234,33 @@ TEST_F(HostileTenant, ASetPointedAtItsOwnSinkSendsNothingThereAndSaysWhy) {
       << warned.last;
   EXPECT_TRUE(get("runners -l octorun.io/runnerset=exfil -o name").empty()) << "a refused set starts nothing";
   EXPECT_EQ(sink_calls(), 0) << "a credential reached the tenant's sink";
+}
+
+// The same with a GitHub App's key of the tenant's own, which the class
+// allows: a JWT minted from it would let the sink mint tokens for every
+// installation of the App. At 1a1baa0 the sink received the App's JWT at
+// /app/installations/42/access_tokens.
+TEST_F(HostileTenant, ATenantsAppKeyNeverSignsARequestToItsSink) {
+  start(R"(,"allowTenantCredentials":true)");
+  const auto& key = github::testing::shared_app_key();
+  sink_->add_app({7, "Iv1.tenant", key.public_key});
+  sink_->add_app_installation(7, 42, "acme");
+  test::kubectl(c_, "-n " + tenant_ + " create -f - >/dev/null <<'EOF'\n" +
+                        R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"tenant-app"},"data":{)"
+                        R"("github_app_id":")" +
+                        base64_encode("7") + R"(","github_app_installation_id":")" + base64_encode("42") +
+                        R"(","github_app_private_key":")" + base64_encode(key.private_key) + R"("}})" +
+                        "\nEOF");
+  create_set("exfil", sink_->ghes_url() + "/acme", R"("credentialsSecretName":"tenant-app",)");
+  auto got = wait_class("exfil", "False|Refused");
+  ASSERT_TRUE(got.starts_with("False|Refused|")) << got << "\n" << manager_->log_tail();
+  EXPECT_NE(got.find("is not on a GitHub server RunnerClass"), std::string::npos) << got;
+  // The class's own set runs: the manager is not idle while the sink waits.
+  create_set("honest", github_->ghes_url() + "/acme");
+  ASSERT_TRUE(test::poll([&] { return runners_of("honest"); }, [](std::size_t n) { return n == 1; }, 60s))
+      << manager_->log_tail();
+  EXPECT_EQ(sink_calls(), 0) << "a request signed with the tenant's App key reached its sink";
+  EXPECT_EQ(runners_of("exfil"), 0u);
 }
 
 TEST_F(HostileTenant, ASetsOwnProxyNeverCarriesTheManagersCallsTheClassesProxyDoes) {

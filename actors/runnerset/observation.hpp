@@ -150,6 +150,9 @@ struct observed_runner {
   time_point online_estimate_heard{};
   bool stuck_start_noted = false;  // its stuck start was counted and told (once)
   bool node_wait_sampled = false;  // its pod's wait for scheduling was noted (warm nodes)
+  // Of its start-up, the seconds its pod waited for a node (0: it found room,
+  // or not known yet).
+  std::int64_t node_wait = 0;
 };
 
 // Takes the GitHub runner id of a JIT configuration obtained for the
@@ -273,6 +276,9 @@ struct set_observation {
   // Warm nodes (warm_nodes.hpp): by variant, its runner pods' recent waits
   // for a node; and the objects that ask the node autoscaler for them.
   std::map<std::string, model::node_startup_samples> node_startups;
+  // By variant: the wait of the runner pod scheduled last (creation to
+  // scheduled): whether a pod made now finds room on a node.
+  std::map<std::string, std::int64_t> newest_scheduling_wait;
   model::node_startup_rule node_startup_rule;
   warm_nodes_state warm_nodes;
   in_flight_registry in_flight;

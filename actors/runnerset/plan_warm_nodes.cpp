@@ -89,6 +89,7 @@ void note_runner_scheduled(set_observation& w, const std::string& runner, const 
   // Only a wait for a node is kept (node_startup_samples::add): a variant
   // whose pods always found room has no entry, and keeps no warm nodes.
   const auto wait = pod.scheduled_at - r.view.created;
+  w.newest_scheduling_wait[r.variant] = wait;
   if (wait > w.node_startup_rule.min_wait_seconds) w.node_startups[r.variant].add(wait, w.node_startup_rule);
 }
 

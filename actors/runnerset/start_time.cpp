@@ -58,18 +58,27 @@ std::optional<model::start_time_sizing> start_time_of(const set_observation& o,
   // as a derived deadline needs), else the window's, else all kept. With
   // none of the window's, a runner starting now bounds the start-up from
   // below (yesterday's quick starts say little of this morning's nodes).
+  // While the newest runner pod found room on a node (warm nodes, or room
+  // left on the nodes there are), a runner made now waits for no node: the
+  // pool is sized over the start-ups less their waits for a node, which
+  // say how the cluster was before it had room. Their p95 stays the whole
+  // start-up, which the status shows and warm nodes are judged by.
   const startup_rule enough;
   const auto startups = o.online_startups.find(v.name);
   bool recent = false;
   if (startups != o.online_startups.end()) {
-    std::deque<std::int64_t> used;
+    const auto newest_wait = o.newest_scheduling_wait.find(v.name);
+    const bool room = newest_wait != o.newest_scheduling_wait.end() &&
+                      newest_wait->second <= o.node_startup_rule.min_wait_seconds;
+    auto since = o.now - o.start_time_rule.window;
     for (auto window : {o.start_time_rule.short_window, o.start_time_rule.window}) {
-      used = startups->second.since(o.now - window);
-      recent = used.size() >= enough.min_samples;
+      since = o.now - window;
+      recent = startups->second.since(since).size() >= enough.min_samples;
       if (recent) break;
     }
-    if (!recent) used = startups->second.seconds;
-    f.startup_p95 = model::p95(used);
+    if (!recent) since = time_point::min();
+    f.startup_p95 = model::p95(startups->second.since(since));
+    const auto used = startups->second.since(since, room);
     f.startups.assign(used.begin(), used.end());
   }
   if (!recent) f.starting_for = longest_starting(o, v.name);

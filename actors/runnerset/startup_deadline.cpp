@@ -4,20 +4,28 @@
 
 namespace octorun::runnerset {
 
-void startup_samples::add(std::int64_t s, const startup_rule& rule,
-                          std::chrono::steady_clock::time_point at) {
+void startup_samples::add(std::int64_t s, const startup_rule& rule, std::chrono::steady_clock::time_point at,
+                          std::int64_t node_wait) {
+  // (Samples added before node waits were kept count none.)
+  node_waits.resize(seconds.size(), 0);
   seconds.push_back(std::max<std::int64_t>(0, s));
   heard.push_back(at);
+  node_waits.push_back(std::clamp<std::int64_t>(node_wait, 0, seconds.back()));
   while (seconds.size() > std::max<std::size_t>(1, rule.window)) {
     seconds.pop_front();
     heard.pop_front();
+    node_waits.pop_front();
   }
 }
 
-std::deque<std::int64_t> startup_samples::since(std::chrono::steady_clock::time_point since) const {
+std::deque<std::int64_t> startup_samples::since(std::chrono::steady_clock::time_point since,
+                                                bool net_of_node_waits) const {
   std::deque<std::int64_t> out;
   for (std::size_t i = 0; i < seconds.size() && i < heard.size(); ++i)
-    if (heard[i] > since) out.push_back(seconds[i]);
+    if (heard[i] > since) {
+      const auto wait = net_of_node_waits && i < node_waits.size() ? node_waits[i] : 0;
+      out.push_back(std::max<std::int64_t>(0, seconds[i] - wait));
+    }
   return out;
 }
 

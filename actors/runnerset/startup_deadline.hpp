@@ -38,11 +38,17 @@ struct startup_rule {
 struct startup_samples {
   std::deque<std::int64_t> seconds;
   std::deque<std::chrono::steady_clock::time_point> heard;  // when each was noted (the set's clock)
+  // Of each, the seconds its pod waited for a node (creation to scheduled,
+  // when that was a wait for a node; else 0).
+  std::deque<std::int64_t> node_waits;
   // Adds one, dropping the oldest beyond `rule.window`. A negative one (the
   // clocks that stamped it disagree) counts as 0.
-  void add(std::int64_t s, const startup_rule& rule = {}, std::chrono::steady_clock::time_point at = {});
-  // Those noted after `since`, oldest first.
-  std::deque<std::int64_t> since(std::chrono::steady_clock::time_point since) const;
+  void add(std::int64_t s, const startup_rule& rule = {}, std::chrono::steady_clock::time_point at = {},
+           std::int64_t node_wait = 0);
+  // Those noted after `since`, oldest first; `net_of_node_waits`: each less
+  // its pod's wait for a node.
+  std::deque<std::int64_t> since(std::chrono::steady_clock::time_point since,
+                                 bool net_of_node_waits = false) const;
   // Replaces the newest sample of `was` noted `at` by `s` (false: none is
   // kept any more).
   bool replace(std::chrono::steady_clock::time_point at, std::int64_t was, std::int64_t s);

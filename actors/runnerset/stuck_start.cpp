@@ -19,13 +19,17 @@ void note_runner_pod(set_observation& w, const std::string& runner, const model:
   if (r.startup_sampled || pod.ready_at <= 0 || r.view.created <= 0) return;
   r.startup_sampled = true;
   r.pod_ready_at = pod.ready_at;
+  // The part that was a wait for a node (plan_warm_nodes.cpp keeps the same
+  // waits for warm nodes): a start-time target may size without it.
+  if (pod.scheduled_at > 0 && pod.scheduled_at - r.view.created > w.node_startup_rule.min_wait_seconds)
+    r.node_wait = pod.scheduled_at - r.view.created;
   w.startups[r.variant].add(pod.ready_at - r.view.created, {}, w.now);
   const auto process = w.runner_process_starts.find(r.variant);
   const auto process_p95 =
       process == w.runner_process_starts.end() ? std::nullopt : p95(process->second.seconds);
   r.online_estimate = pod.ready_at - r.view.created + process_p95.value_or(0);
   r.online_estimate_heard = w.now;
-  w.online_startups[r.variant].add(*r.online_estimate, {}, w.now);
+  w.online_startups[r.variant].add(*r.online_estimate, {}, w.now, r.node_wait);
 }
 
 void note_job_start(set_observation& w, const std::string& runner, const messages::job_info& job) {
@@ -41,7 +45,7 @@ void note_job_start(set_observation& w, const std::string& runner, const message
   auto& online = w.online_startups[r.variant];
   const auto whole = job.started_at - r.view.created;
   if (!r.online_estimate || !online.replace(r.online_estimate_heard, *r.online_estimate, whole))
-    online.add(whole, {}, w.now);
+    online.add(whole, {}, w.now, r.node_wait);
   r.online_estimate.reset();
   if (r.pod_ready_at > 0) w.runner_process_starts[r.variant].add(job.started_at - r.pod_ready_at, {}, w.now);
 }

@@ -149,6 +149,30 @@ TEST(StartTimePlan, TheNewestStartUpsSizeThePool) {
   EXPECT_NE(c->message.find("one has been starting for 90 s"), std::string::npos) << c->message;
 }
 
+// Start-ups that waited for a node: while the newest runner pod found room,
+// a runner made now does not wait for one, and the pool is sized over the
+// start-ups less those waits; while it waited, over the whole start-ups.
+// The status shows the whole start-ups' p95 either way.
+TEST(StartTimePlan, WaitsForANodeSizeThePoolOnlyWhileAPodWaitsForOne) {
+  auto o = targeted(12);
+  o.online_startups[""] = {};
+  for (int i = 0; i < 5; ++i) o.online_startups[""].add(88, {}, o.now - 30s, 60);  // a node, then 28 s
+  o.newest_scheduling_wait[""] = 1;
+  auto p = plan(o);
+  EXPECT_EQ(creates(p), model::poisson_quantile(12.0 / 120 * 23, 0.95) + 1);
+  EXPECT_NE(published_status(p).find(R"("runnerStartupP95Seconds":88,)"), std::string::npos)
+      << published_status(p);
+
+  o.newest_scheduling_wait[""] = 45;  // the newest pod waited for a node
+  p = plan(o);
+  EXPECT_EQ(creates(p), model::poisson_quantile(12.0 / 120 * 83, 0.95) + 1);
+
+  // No pod scheduled yet: nothing says a node has room.
+  o.newest_scheduling_wait.clear();
+  p = plan(o);
+  EXPECT_EQ(creates(p), model::poisson_quantile(12.0 / 120 * 83, 0.95) + 1);
+}
+
 // A variant's own target; the set says it per variant, and the condition
 // names the variant.
 TEST(StartTimePlan, AVariantsTargetIsItsOwn) {

@@ -181,6 +181,38 @@ TEST(StuckStartNotes, ARunnerNoJobWaitedForAddsTheRunnerProcessStart) {
   EXPECT_EQ(o.runner_process_starts[""].seconds.size(), 1u);
 }
 
+// A pod that waited for a node: its runner's sample says how much of its
+// start-up that wait was, the pod's estimate and the whole start that
+// replaces it alike, so that a target can size without it (start_time.hpp).
+TEST(StuckStartNotes, ASampleKeepsItsPodsWaitForANode) {
+  auto o = ready_set();
+  add_runner(o, "linux-a", model::runner_phase::unset, false).view.created = 1000;
+  model::runner_pod pod;
+  pod.ready = true;
+  pod.scheduled_at = 1060;  // a node came after a minute
+  pod.ready_at = 1063;
+  note_runner_pod(o, "linux-a", pod);
+  note_runner_scheduled(o, "linux-a", pod);
+  EXPECT_EQ(o.online_startups[""].seconds, (std::deque<std::int64_t>{63}));
+  EXPECT_EQ(o.online_startups[""].since(o.now - 1min, true), (std::deque<std::int64_t>{3}));
+  EXPECT_EQ(o.newest_scheduling_wait[""], 60);
+  messages::job_info job;
+  job.queued_at = 999;
+  job.started_at = 1068;
+  note_job_start(o, "linux-a", job);
+  EXPECT_EQ(o.online_startups[""].seconds, (std::deque<std::int64_t>{68}));
+  EXPECT_EQ(o.online_startups[""].since(o.now - 1min, true), (std::deque<std::int64_t>{8}));
+  // A pod scheduled within the few seconds the scheduler takes waited for
+  // no node: nothing is taken off.
+  add_runner(o, "linux-b", model::runner_phase::unset, false).view.created = 2000;
+  pod.scheduled_at = 2002;
+  pod.ready_at = 2005;
+  note_runner_pod(o, "linux-b", pod);
+  note_runner_scheduled(o, "linux-b", pod);
+  EXPECT_EQ(o.online_startups[""].since(o.now - 1min, true), (std::deque<std::int64_t>{8, 10}));
+  EXPECT_EQ(o.newest_scheduling_wait[""], 2);
+}
+
 // ---- the plan ------------------------------------------------------------------------
 
 // A webhook set with one job and its one runner, seen `ago` before now,

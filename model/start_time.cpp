@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <vector>
 
 namespace octorun::model {
@@ -90,6 +91,47 @@ std::int64_t warm_runners_for(const std::vector<std::int64_t>& startups, double 
       lo = mid + 1;
   }
   return lo;
+}
+
+std::optional<std::int64_t> warm_runners_replayed(const std::vector<double>& arrivals, double observed_from,
+                                                  const std::vector<std::int64_t>& startups, double scale,
+                                                  std::int64_t target, double quantile, std::int64_t at_most,
+                                                  std::size_t min_replayed) {
+  at_most = std::max<std::int64_t>(0, at_most);
+  if (startups.empty() || at_most == 0) return at_most;
+  const double allowed = 1.0 - std::clamp(quantile, 0.0, 1.0);
+  std::map<std::int64_t, std::size_t> over;  // start-ups over the target, by value
+  for (auto s : startups)
+    if (s > target) ++over[s];
+  if (over.empty()) return 0;
+  // For each start-up, how many replayed arrivals had at least k before them
+  // in its span (k up to at_most: more counts as at_most).
+  std::vector<std::pair<double, std::vector<double>>> tails;  // (weight, share waiting with k warm)
+  for (const auto& [s, weight] : over) {
+    const double span = static_cast<double>(s - target) * std::max(scale, 0.0);
+    std::vector<std::size_t> with(static_cast<std::size_t>(at_most) + 1, 0);
+    std::size_t replayed = 0, first = 0;
+    for (std::size_t n = 0; n < arrivals.size(); ++n) {
+      if (arrivals[n] - span < observed_from) continue;  // what came before it was not observed
+      while (first < n && arrivals[first] <= arrivals[n] - span) ++first;
+      ++with[std::min<std::size_t>(n - first, static_cast<std::size_t>(at_most))];
+      ++replayed;
+    }
+    if (replayed < std::max<std::size_t>(1, min_replayed)) return std::nullopt;
+    std::vector<double> tail(with.size());
+    std::size_t at_least = 0;  // replayed arrivals with at least k before them
+    for (auto k = with.size(); k-- > 0;) {
+      at_least += with[k];
+      tail[k] = k == 0 ? 1.0 : static_cast<double>(at_least + 1) / static_cast<double>(replayed + 1);
+    }
+    tails.emplace_back(static_cast<double>(weight), std::move(tail));
+  }
+  for (std::int64_t k = 0; k < at_most; ++k) {
+    double sum = 0;
+    for (const auto& [weight, tail] : tails) sum += weight * tail[static_cast<std::size_t>(k)];
+    if (sum / static_cast<double>(startups.size()) <= allowed + 1e-12) return k;
+  }
+  return at_most;
 }
 
 bool start_time_observations::add_arrival(std::int64_t job, steady_time at, const start_time_rule& rule) {
@@ -210,6 +252,21 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
     const std::vector<std::int64_t> bound{*s.sized_startup};
     const auto& startups = bound_from_starting || f.startups.empty() ? bound : f.startups;
     wanted = warm_runners_for(startups, rate, target, rule.quantile);
+    // The same count on the arrivals themselves, when there are enough to
+    // replay: fewer when they come more evenly than Poisson. Replayed at
+    // the rate the count uses (a rising rate stretches the spans).
+    const double window_rate = rate_over(rule.window, s.arrivals);
+    if (!bound_from_starting && wanted > 0 && window_rate > 0 &&
+        s.arrivals >= static_cast<std::int64_t>(rule.min_replayed)) {
+      std::vector<double> times;
+      for (const auto& [at, job] : f.observed->arrivals())
+        if (at > horizon && at <= f.now) times.push_back(std::chrono::duration<double>(at - f.now).count());
+      std::sort(times.begin(), times.end());
+      const auto from = std::chrono::duration<double>(std::max(horizon, f.observing_since) - f.now).count();
+      if (const auto replayed = warm_runners_replayed(times, from, startups, rate / window_rate, target,
+                                                      rule.quantile, wanted, rule.min_replayed))
+        wanted = *replayed;
+    }
   }
   // The bound grows while the runner keeps starting: look again soon.
   if (bound_from_starting && s.arrivals > 0 && wanted < hi) {

@@ -19,7 +19,10 @@
 // P(Poisson(λ·(S_i - T)) >= k) over the start-ups S_i observed, and k the
 // smallest count that keeps the average within 5 %. Sizing every job for the
 // slowest start-ups instead (the p95 of S) keeps runners warm for waits that
-// nineteen jobs in twenty do not have. When the variant has no recent start-ups to size from (a new
+// nineteen jobs in twenty do not have. Arrivals need not be Poisson: once the
+// window holds enough of them, the same count replayed on them (how many
+// arrivals had k others within S - T before them) keeps the lower count when
+// they come more evenly (warm_runners_replayed). When the variant has no recent start-ups to size from (a new
 // set, a new manager, a morning after the night's nodes went), a runner that
 // has been starting for A seconds shows S >= A: the rule sizes from that
 // lower bound, growing as the wait does, rather than from nothing or from
@@ -59,6 +62,21 @@ double poisson_tail(double mean, std::int64_t k);
 std::int64_t warm_runners_for(const std::vector<std::int64_t>& startups, double rate, std::int64_t target,
                               double quantile);
 
+// The same count replayed on the arrivals observed rather than assumed
+// Poisson: for each start-up S over the target, the share of `arrivals`
+// (seconds, ascending) that had at least k arrivals before them within the
+// last (S - target) * scale seconds, counted only for arrivals with that much
+// observed before them (from `observed_from` on), and taken one wait higher
+// than observed (the share of waits among n replayed arrivals as (w + 1) /
+// (n + 1)), so that a few arrivals never show a tail thinner than they can
+// judge. The smallest k up to `at_most` whose average over `startups` is
+// within 1 - quantile (at_most when none is); nullopt when some start-up
+// over the target has fewer than `min_replayed` arrivals to replay.
+std::optional<std::int64_t> warm_runners_replayed(const std::vector<double>& arrivals, double observed_from,
+                                                  const std::vector<std::int64_t>& startups, double scale,
+                                                  std::int64_t target, double quantile, std::int64_t at_most,
+                                                  std::size_t min_replayed);
+
 // spec.startTimeTarget.p95Seconds: within these bounds (schema and webhook).
 inline constexpr std::int32_t min_start_time_target_seconds = 1;
 inline constexpr std::int32_t max_start_time_target_seconds = 3600;
@@ -82,6 +100,13 @@ struct start_time_rule {
   double quantile = 0.95;
   // Per variant: the memory a burst can take is bounded.
   std::size_t max_kept = 10'000;
+  // Arrivals more regular than Poisson (jobs spread over the hour rather
+  // than clustered) need fewer warm runners for the same share: the count
+  // replayed on the window's arrivals (warm_runners_replayed) is kept when
+  // it is lower, once this many arrivals can be replayed. Never higher: a
+  // burst is no rate to size from (its count would hold the burst's size
+  // warm for the whole window).
+  std::size_t min_replayed = 50;
   // While a start-up bound from a starting runner sizes the pool, the set
   // plans again this often: the bound grows as the runner keeps starting.
   std::chrono::steady_clock::duration starting_recheck = std::chrono::seconds(5);

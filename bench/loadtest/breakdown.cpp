@@ -111,4 +111,20 @@ double idle_node_seconds(const std::map<std::string, node_marks>& nodes, const s
   return idle_ms / 1000;
 }
 
+std::vector<state_seconds> runner_seconds_by_window(
+    const std::vector<std::pair<double, bench::runner_counts>>& samples, double width, std::size_t windows) {
+  std::vector<state_seconds> out(windows);
+  if (windows == 0 || !(width > 0)) return out;
+  for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
+    const auto& [at, c] = samples[i];
+    const double held = std::max(0.0, samples[i + 1].first - at);
+    auto& w = out[std::min(windows - 1, static_cast<std::size_t>(std::max(0.0, at) / width))];
+    w.starting += held * static_cast<double>(c.starting);
+    w.idle += held * static_cast<double>(c.idle);
+    w.busy += held * static_cast<double>(c.busy);
+    w.ending += held * static_cast<double>(c.finished + c.deleting);
+  }
+  return out;
+}
+
 }  // namespace octorun::loadtest

@@ -84,4 +84,17 @@ struct busy_span {
 double idle_node_seconds(const std::map<std::string, node_marks>& nodes, const std::vector<busy_span>& busy,
                          double from_ms, double to_ms);
 
+// Runner-seconds by the state the tool's Runner watch saw them in
+// (bench::runner_counts), from its samples: (seconds since the first job
+// was queued, the counts then), ascending, each count holding until the
+// next sample. Summed per window of `width` seconds from 0; what comes
+// after the last window counts in it. Where a run's idle runner-seconds
+// went: starting (before the pod runs), idle (online, no job) or ending.
+struct state_seconds {
+  double starting = 0, idle = 0, busy = 0;
+  double ending = 0;  // finished, or being deleted
+};
+std::vector<state_seconds> runner_seconds_by_window(
+    const std::vector<std::pair<double, bench::runner_counts>>& samples, double width, std::size_t windows);
+
 }  // namespace octorun::loadtest

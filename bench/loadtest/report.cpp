@@ -160,9 +160,12 @@ summary summarize(const run_record& r, const options& o) {
       q[std::min(windows - 1, static_cast<size_t>(at / width))].push_back((j.started_ms - j.queued_ms) /
                                                                           1000);
     }
+    std::vector<std::pair<double, bench::runner_counts>> timeline;
+    for (const auto& x : r.samples) timeline.emplace_back(x.t_s, x.runners);
+    const auto by_state = runner_seconds_by_window(timeline, width, windows);
     for (size_t i = 0; i < windows; ++i)
-      s.windows.push_back(
-          {static_cast<double>(i) * width, q[i].size(), percentile(q[i], 0.5), percentile(q[i], 0.99)});
+      s.windows.push_back({static_cast<double>(i) * width, q[i].size(), percentile(q[i], 0.5),
+                           percentile(q[i], 0.99), by_state[i]});
   }
 
   const auto& w = o.want;
@@ -275,11 +278,14 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
         << " MiB after a quarter of the run, " << fixed(*s.rss_end_mib, 1) << " MiB at the end, max "
         << fixed(*s.rss_max_mib, 1) << " MiB\n";
   if (!s.windows.empty()) {
-    out << "queue time by window (queued in [from, from + width)):\n";
+    out << "queue time by window (queued in [from, from + width)), and runner-s starting / idle / busy / "
+           "ending in it (the last window holds the drain):\n";
     for (const auto& w : s.windows)
       out << "  from " << std::string(7 - std::min<size_t>(7, fixed(w.from_s, 0).size()), ' ')
           << fixed(w.from_s, 0) << " s  " << w.jobs << " jobs  p50 " << seconds_text(w.p50) << "  p99 "
-          << seconds_text(w.p99) << "\n";
+          << seconds_text(w.p99) << "  runner-s " << fixed(w.runners.starting, 0) << " / "
+          << fixed(w.runners.idle, 0) << " / " << fixed(w.runners.busy, 0) << " / "
+          << fixed(w.runners.ending, 0) << "\n";
   }
   if (r.kube_requests) {
     out << "the manager's requests per job:";
@@ -331,6 +337,14 @@ std::string summary_json(const run_record& r, const options& o, const summary& s
   out << "},\"idleRunnerSecondsPerJob\":" << opt(s.idle_runner_s_per_job)
       << ",\"idleNodeSecondsPerJob\":" << fixed(s.idle_node_s_per_job, 3)
       << ",\"idleNodeSeconds\":" << fixed(s.idle_node_s, 3) << ",\"nodesWatched\":" << s.nodes_seen
+      << ",\"runnerSecondsByWindow\":[";
+  for (std::size_t i = 0; i < s.windows.size(); ++i) {
+    const auto& w = s.windows[i];
+    out << (i ? "," : "") << "{\"fromSeconds\":" << fixed(w.from_s, 0)
+        << ",\"starting\":" << fixed(w.runners.starting, 1) << ",\"idle\":" << fixed(w.runners.idle, 1)
+        << ",\"busy\":" << fixed(w.runners.busy, 1) << ",\"ending\":" << fixed(w.runners.ending, 1) << "}";
+  }
+  out << "]"
       << ",\"imagePulls\":{\"cold\":" << s.cold_pulls << ",\"cached\":" << s.cached_pulls << "}"
       << ",\"maxRunnersSeen\":" << s.max_active_runners << ",\"maxRunnersWithDeleting\":" << s.max_runners
       << ",\"maxPods\":" << s.max_pods << ",\"githubCallsPerJob\":" << fixed(s.github_calls_per_job, 3)

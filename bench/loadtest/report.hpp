@@ -64,6 +64,7 @@ struct summary {
     double from_s = 0;
     std::size_t jobs = 0;
     double p50 = 0, p99 = 0;
+    state_seconds runners;  // runner-seconds by state in the window (the tool's timeline)
   };
   std::vector<window> windows;
   // Where the time went: each job's phases (in the order of run_record::jobs)

@@ -199,5 +199,36 @@ TEST(LoadtestIdleNodes, TheSummaryDividesByTheCompletedJobs) {
   EXPECT_DOUBLE_EQ(*summarize(r, o).idle_runner_s_per_job, 6);
 }
 
+bench::runner_counts counts(std::size_t starting, std::size_t idle, std::size_t busy, std::size_t ending) {
+  bench::runner_counts c;
+  c.starting = starting;
+  c.idle = idle;
+  c.busy = busy;
+  c.finished = ending;
+  c.total = starting + idle + busy + ending;
+  return c;
+}
+
+// Each sample's counts hold until the next one, in the window the sample
+// falls in; what comes after the last window counts in it.
+TEST(LoadtestRunnerSeconds, EachStateHeldUntilTheNextSampleByWindow) {
+  const std::vector<std::pair<double, bench::runner_counts>> samples = {
+      {0, counts(2, 0, 0, 0)},    // two starting for 4 s
+      {4, counts(0, 2, 0, 0)},    // both online, idle for 8 s (into the second window)
+      {12, counts(0, 1, 1, 0)},   // one took a job, for 10 s
+      {22, counts(0, 0, 0, 1)},   // the job done, its runner ending for 8 s
+      {30, counts(0, 0, 0, 0)},   // gone: past the last window, counted in it
+      {31, counts(0, 0, 0, 0)}};  // (the last sample holds for nothing)
+  const auto w = runner_seconds_by_window(samples, 10, 2);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_DOUBLE_EQ(w[0].starting, 8);
+  EXPECT_DOUBLE_EQ(w[0].idle, 16) << "the sample at 4 s counts its 8 s in the window it falls in";
+  EXPECT_DOUBLE_EQ(w[1].idle, 10);
+  EXPECT_DOUBLE_EQ(w[1].busy, 10);
+  EXPECT_DOUBLE_EQ(w[1].ending, 8);
+  EXPECT_TRUE(runner_seconds_by_window(samples, 10, 0).empty());
+  EXPECT_DOUBLE_EQ(runner_seconds_by_window({}, 10, 1)[0].idle, 0);
+}
+
 }  // namespace
 }  // namespace octorun::loadtest

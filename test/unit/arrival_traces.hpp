@@ -3,8 +3,11 @@
 // fixed seed, the same on every platform.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <deque>
 #include <random>
 #include <vector>
 
@@ -42,6 +45,55 @@ inline start_time_facts facts_at(const start_time_observations& observed, double
   f.observed = &observed;
   f.max_runners = max_runners;
   return f;
+}
+
+// What a trace played against runners gave: each job's wait for its runner
+// and the warm pool the rule kept at each arrival.
+struct played {
+  std::vector<double> waits;
+  double idle_buffer_sum = 0;  // the idle buffer at each arrival, summed
+  // The share of the jobs from the `from`-th on that waited past `target`.
+  double share_over(double target, std::size_t from) const {
+    const auto n = std::count_if(waits.begin() + static_cast<std::ptrdiff_t>(from), waits.end(),
+                                 [&](double w) { return w > target; });
+    return static_cast<double>(n) / static_cast<double>(waits.size() - from);
+  }
+};
+
+// Plays `arrivals` (ascending seconds) against runners whose start-ups are
+// the next of `draws`, target 5 s: the rule sees every arrival and, where
+// `over_startups`, the newest 50 start-ups (else their p95 alone). Each job
+// takes the runner that comes online first; jobs hold their runners
+// (assigned jobs count as demand).
+inline played play(const std::vector<double>& arrivals, const std::vector<std::int64_t>& draws,
+                   const start_time_rule& rule, bool over_startups = true) {
+  played out;
+  start_time_observations observed;
+  std::deque<std::int64_t> seen;
+  std::vector<double> pool;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    const double t = arrivals[i];
+    observed.add_arrival(static_cast<std::int64_t>(i), at(t), rule);
+    observed.forget_before(at(t) - rule.window);
+    auto f = facts_at(observed, t, 5, 10'000);
+    f.startup_p95 = p95(seen);
+    if (over_startups) f.startups.assign(seen.begin(), seen.end());
+    f.assigned_jobs = static_cast<std::int64_t>(i);
+    const auto s = size_warm_runners(f, rule);
+    out.idle_buffer_sum += static_cast<double>(s.idle_buffer);
+    while (static_cast<std::int64_t>(pool.size()) < s.idle_buffer + 1) {
+      const auto startup = draws[next++ % draws.size()];
+      pool.push_back(t + static_cast<double>(startup));
+      seen.push_back(startup);
+      if (seen.size() > 50) seen.pop_front();
+    }
+    std::sort(pool.begin(), pool.end());
+    while (static_cast<std::int64_t>(pool.size()) > s.idle_buffer + 1) pool.pop_back();
+    out.waits.push_back(std::max(0.0, pool.front() - t));
+    pool.erase(pool.begin());
+  }
+  return out;
 }
 
 }  // namespace octorun::model::traces

@@ -107,47 +107,9 @@ TEST(WarmRunnersFor, EachStartUpCountsForItsShare) {
   EXPECT_LT(warm_runners_for(mostly_quick, 0.2, 5, 0.95), alone(40, 0.2));
 }
 
-struct played {
-  std::vector<double> waits;
-  double idle_buffer_sum = 0;
-  double share_over(double target, std::size_t from) const {
-    const auto n = std::count_if(waits.begin() + static_cast<std::ptrdiff_t>(from), waits.end(),
-                                 [&](double w) { return w > target; });
-    return static_cast<double>(n) / static_cast<double>(waits.size() - from);
-  }
-};
-
-// Plays Poisson arrivals against runners whose start-ups are drawn from
-// `startups` (each new runner the next draw), sized either over the start-ups
-// seen (the newest 50) or from their p95 alone. Jobs hold their runners to
-// the end (assigned jobs count as demand).
+// Sized over the start-ups seen (the newest 50), or from their p95 alone.
 played play(const std::vector<double>& arrivals, const std::vector<std::int64_t>& draws, bool averaged) {
-  played out;
-  start_time_observations observed;
-  std::deque<std::int64_t> seen;
-  std::vector<double> pool;
-  std::size_t next_draw = 0;
-  for (std::size_t i = 0; i < arrivals.size(); ++i) {
-    const double t = arrivals[i];
-    observed.add_arrival(static_cast<std::int64_t>(i), at(t));
-    auto f = facts_at(observed, t, 5, 10'000);
-    f.startup_p95 = p95(seen);
-    if (averaged) f.startups.assign(seen.begin(), seen.end());
-    f.assigned_jobs = static_cast<std::int64_t>(i);
-    const auto s = size_warm_runners(f);
-    out.idle_buffer_sum += s.idle_buffer;
-    while (static_cast<std::int64_t>(pool.size()) < s.idle_buffer + 1) {
-      const auto startup = draws[next_draw++ % draws.size()];
-      pool.push_back(t + static_cast<double>(startup));
-      seen.push_back(startup);
-      if (seen.size() > 50) seen.pop_front();
-    }
-    std::sort(pool.begin(), pool.end());
-    while (static_cast<std::int64_t>(pool.size()) > s.idle_buffer + 1) pool.pop_back();
-    out.waits.push_back(std::max(0.0, pool.front() - t));
-    pool.erase(pool.begin());
-  }
-  return out;
+  return traces::play(arrivals, draws, start_time_rule{}, averaged);
 }
 
 // Steady demand (6 jobs a minute) and start-ups spread evenly over 6-15 s,

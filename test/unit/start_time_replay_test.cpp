@@ -65,50 +65,12 @@ TEST(WarmRunnersReplayed, ATailIsJudgedOneWaitHigherThanObserved) {
   EXPECT_EQ(warm_runners_replayed(arrivals, -1000, {9}, 1.0, 5, 0.95, 5, 50), 2);
 }
 
-struct played {
-  std::vector<double> waits;
-  double buffer_sum = 0;  // the idle buffer at each arrival, summed
-  double share_over(double target, std::size_t from) const {
-    const auto n = std::count_if(waits.begin() + static_cast<std::ptrdiff_t>(from), waits.end(),
-                                 [&](double w) { return w > target; });
-    return static_cast<double>(n) / static_cast<double>(waits.size() - from);
-  }
-};
-
-// Plays `arrivals` against runners whose start-ups are the next of `draws`;
-// the rule sees the newest 50 start-ups and every arrival. Jobs hold their
-// runners (assigned jobs count as demand). `replay`: off sets min_replayed
-// past any window, leaving the Poisson count.
+// The rule with the replay on, or off (min_replayed past any window: the
+// Poisson count alone).
 played play(const std::vector<double>& arrivals, const std::vector<std::int64_t>& draws, bool replay) {
   start_time_rule rule;
   if (!replay) rule.min_replayed = 1'000'000;
-  played out;
-  start_time_observations observed;
-  std::deque<std::int64_t> seen;
-  std::vector<double> pool;
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < arrivals.size(); ++i) {
-    const double t = arrivals[i];
-    observed.add_arrival(static_cast<std::int64_t>(i), at(t), rule);
-    observed.forget_before(at(t) - rule.window);
-    auto f = facts_at(observed, t, 5, 10'000);
-    f.startup_p95 = p95(seen);
-    f.startups.assign(seen.begin(), seen.end());
-    f.assigned_jobs = static_cast<std::int64_t>(i);
-    const auto s = size_warm_runners(f, rule);
-    out.buffer_sum += s.idle_buffer;
-    while (static_cast<std::int64_t>(pool.size()) < s.idle_buffer + 1) {
-      const auto startup = draws[next++ % draws.size()];
-      pool.push_back(t + static_cast<double>(startup));
-      seen.push_back(startup);
-      if (seen.size() > 50) seen.pop_front();
-    }
-    std::sort(pool.begin(), pool.end());
-    while (static_cast<std::int64_t>(pool.size()) > s.idle_buffer + 1) pool.pop_back();
-    out.waits.push_back(std::max(0.0, pool.front() - t));
-    pool.erase(pool.begin());
-  }
-  return out;
+  return traces::play(arrivals, draws, rule);
 }
 
 std::vector<std::int64_t> startups_4_to_9(std::mt19937& gen) {
@@ -139,7 +101,7 @@ TEST(StartTimeReplayed, JobsSpreadEvenlyKeepFewerWarmAtTheSameShare) {
   const auto warm = after(arrivals, 900);
   EXPECT_LE(replayed.share_over(5, warm), 0.05);
   EXPECT_LE(assumed.share_over(5, warm), 0.05);
-  EXPECT_LT(replayed.buffer_sum, 0.8 * assumed.buffer_sum);
+  EXPECT_LT(replayed.idle_buffer_sum, 0.8 * assumed.idle_buffer_sum);
 }
 
 // Poisson arrivals at the same rate: replayed, the share stays within 5 %
@@ -154,8 +116,8 @@ TEST(StartTimeReplayed, PoissonArrivalsKeepTheShare) {
   const auto assumed = play(arrivals, draws, false);
   const auto warm = after(arrivals, 900);
   EXPECT_LE(replayed.share_over(5, warm), 0.05);
-  EXPECT_GT(replayed.buffer_sum, 0.8 * assumed.buffer_sum);
-  EXPECT_LE(replayed.buffer_sum, assumed.buffer_sum);
+  EXPECT_GT(replayed.idle_buffer_sum, 0.8 * assumed.idle_buffer_sum);
+  EXPECT_LE(replayed.idle_buffer_sum, assumed.idle_buffer_sum);
 }
 
 // Jobs that come in pairs (a push that starts two): the Poisson count at the
@@ -169,7 +131,7 @@ TEST(StartTimeReplayed, ClusteredArrivalsNeverKeepMoreThanThePoissonCount) {
   const auto draws = startups_4_to_9(gen);
   const auto replayed = play(arrivals, draws, true);
   const auto assumed = play(arrivals, draws, false);
-  EXPECT_DOUBLE_EQ(replayed.buffer_sum, assumed.buffer_sum);
+  EXPECT_DOUBLE_EQ(replayed.idle_buffer_sum, assumed.idle_buffer_sum);
 }
 
 }  // namespace

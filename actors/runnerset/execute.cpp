@@ -352,6 +352,9 @@ void object_outcome(self_ptr self, const std::string& key, const kube::object_re
     if (deleting) {
       w.deleted_objects.insert(key);
       w.applied_objects.erase(key);
+      // The deletion's last step: the grant goes with the binding, and
+      // nothing of the namespace is read after it.
+      if (key == manager_reads_key(self->state.cfg.name)) w.reads_granted = false;
     } else {
       w.applied_objects[key] = body;
       w.deleted_objects.erase(key);

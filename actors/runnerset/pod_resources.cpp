@@ -6,6 +6,7 @@
 #include "common/base64.hpp"
 #include "common/json.hpp"
 #include "common/json_writer.hpp"
+#include "model/namespace_secrets.hpp"
 #include "model/naming.hpp"
 
 namespace octorun::runnerset {
@@ -115,12 +116,9 @@ bool wants_kubernetes_rbac(const model::runnerset_spec& spec) {
 std::optional<model::field_error> kubernetes_rbac_unavailable(const model::runnerset_spec& spec,
                                                               std::string_view hooks_cluster_role) {
   if (!hooks_cluster_role.empty() || !wants_kubernetes_rbac(spec)) return std::nullopt;
-  std::string field = "spec.containerMode";
-  for (std::size_t i = 0; i < spec.variants.size(); ++i)
-    if (const auto& m = spec.variants[i].container_mode; m && m->type == model::container_mode::kubernetes) {
-      field = "spec.variants[" + std::to_string(i) + "].containerMode";
-      break;
-    }
+  // The containerMode object that asks for it, not its type field.
+  auto field = model::kubernetes_mode_field(spec);
+  field.erase(field.rfind(".type"));
   return model::field_error{
       std::move(field),
       "type kubernetes needs the ClusterRole the platform installs for the runner container hooks, and "

@@ -477,11 +477,8 @@ runnerset_impl::behavior_type runnerset_behavior(self_ptr self, runnerset_actor_
         std::erase_if(s.world.unheard_completions, [&](const auto& kv) {
           return kv.second.since + unheard_completion_grace <= self->clock().now();
         });
-        // Picks up a rotated Secret; not once a deletion removed the
-        // manager's reads binding, its last step before the set goes.
-        if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials) &&
-            s.world.deleted_objects.count(manager_reads_key(s.cfg.name)) == 0)
-          read_credentials(self);
+        // Picks up a rotated Secret.
+        if (s.world.set && !s.world.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
         mark_dirty(self);
         self->delayed_send(self, s.cfg.resync, tick_atom::value);
       });

@@ -330,7 +330,9 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
                                                      quoted(ns) + " (its spec.namespaceSelector)"});
   const auto servers = c->spec.effective_servers();
   // A URL that names no scope (admission refuses it) is judged by its host alone.
-  if (!(spec.scope ? server_allowed(*spec.scope, servers) : server_allowed(spec.scope_url, servers)))
+  const bool on_server =
+      spec.scope ? server_allowed(*spec.scope, servers) : server_allowed(spec.scope_url, servers);
+  if (!on_server)
     v.refused.push_back({"spec.scopeURL", quoted(spec.scope_url) + " is not on a GitHub server RunnerClass " +
                                               named + " allows (spec.github.servers: " + listing(servers) +
                                               ")"});
@@ -338,7 +340,9 @@ class_verdict judge_set(const std::string& ns, const runnerset_spec& spec, const
     v.refused.push_back({"spec.scopeURL", quoted(spec.scope_url) + " is not a scope RunnerClass " + named +
                                               " allows (spec.github.scopes: " + listing(c->spec.scopes) +
                                               ")"});
+  const auto where_it_runs = v.refused.size();  // its namespace and its scope
   judge_credentials(spec, *c, v);
+  v.drains = where_it_runs > 0 && v.refused.size() == where_it_runs && on_server && spec.scope;
   judge_limits(spec, *c, v);
   v.pod_security = c->spec.pod_security;
   return v;
@@ -366,7 +370,7 @@ credentials_location credentials_of(const std::string& set_ns, const runnerset_s
 std::optional<manager_connection> manager_connection_of(const runnerset_spec& spec,
                                                         const std::optional<class_verdict>& verdict,
                                                         const platform_classes& platform) {
-  if (!verdict || !verdict->refused.empty()) return std::nullopt;
+  if (!verdict || (!verdict->refused.empty() && !verdict->drains)) return std::nullopt;
   if (verdict->class_name.empty()) return manager_connection{"", {}, spec.pod.proxy, spec.pod.ca_bundle};
   const auto* c = find_class(platform, verdict->class_name);
   if (c == nullptr) return std::nullopt;

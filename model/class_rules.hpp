@@ -34,6 +34,13 @@ struct class_verdict {
   field_errors limits;
   // The class's podSecurity; unset without a class.
   std::optional<pod_security_level> pod_security;
+  // Refused only for where it runs (its namespace, its scope) by a valid
+  // class that still allows its server and credentials: nothing new goes to
+  // GitHub for it, but the runners it registered there before are removed
+  // with those credentials once idle (a class changed under a running set
+  // drains it; busy runners finish). Never for a server, class or
+  // credentials withdrawn: the set sends nothing at all then.
+  bool drains = false;
   bool admitted() const { return refused.empty() && limits.empty(); }
   bool operator==(const class_verdict&) const = default;
 };
@@ -81,8 +88,8 @@ struct manager_connection {
   std::optional<ca_bundle_ref> set_ca_bundle;
   bool operator==(const manager_connection&) const = default;
 };
-// None while the set is refused or not judged yet, or its class is gone:
-// nothing is sent for it then.
+// None while the set is refused (unless it drains) or not judged yet, or
+// its class is gone: nothing is sent for it then.
 std::optional<manager_connection> manager_connection_of(const runnerset_spec& spec,
                                                         const std::optional<class_verdict>& verdict,
                                                         const platform_classes& platform);

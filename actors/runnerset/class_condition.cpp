@@ -17,7 +17,10 @@ model::condition class_condition(const model::class_verdict& verdict) {
   c.status = verdict.admitted() ? "True" : "False";
   if (!verdict.refused.empty()) {
     c.reason = "Refused";
-    c.message = "Nothing is sent to GitHub for this set: " + listed(verdict.refused);
+    c.message = verdict.drains ? "No new runners start; idle ones are removed from GitHub and busy ones "
+                                 "finish: " +
+                                     listed(verdict.refused)
+                               : "Nothing is sent to GitHub for this set: " + listed(verdict.refused);
   } else if (!verdict.limits.empty()) {
     c.reason = "OverLimits";
     c.message = "No new runners start (busy ones finish, idle ones go): " + listed(verdict.limits);

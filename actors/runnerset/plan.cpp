@@ -1,6 +1,7 @@
 #include "actors/runnerset/plan.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "actors/runnerset/class_condition.hpp"
 #include "actors/runnerset/demand.hpp"
@@ -42,21 +43,19 @@ class planner {
     p_.versions = variant_versions(o_);
     if (!o_.class_verdict) return std::move(p_);  // judged once the platform's classes are read
     if (refused()) {
-      // Nothing goes to GitHub for it (its clients are gone): no new jobs.
-      // Nor is anything written in its namespace for its pods: a namespace
-      // no class admits is one the platform has not given the manager
+      // No new jobs: nothing goes to GitHub for it but, where it drains,
+      // its idle runners' removal. Nothing is written in its namespace: one
+      // no class admits the platform has not given the manager
       // (docs/security.md, "The manager's own rights").
       for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);
+      if (o_.class_verdict->drains) drain_refused();
       auto counted = counts_without_credentials(o_);
       publish_status(&counted, declared);
       return std::move(p_);
     }
     pod_resources();  // needs no credentials
     if (!o_.credentials_loaded) {
-      // A tenant's credentials wait for the manager's reads in its namespace.
-      if ((!o_.tenant_credentials || reads_granted(o_)) &&
-          !o_.in_flight.contains(action_kind::read_credentials))
-        add(act(action_kind::read_credentials));
+      read_credentials_once_readable();
       if (!o_.credentials_error.empty() || !reads_problem(o_).empty()) {
         auto counted = counts_without_credentials(o_);
         publish_status(&counted, declared);
@@ -477,11 +476,28 @@ class planner {
     }
   }
 
+  // Refused where its class still allows its server and credentials
+  // (class_verdict::drains): every variant's idle runners go, busy ones
+  // finish, with credentials read as an admitted set's are.
+  void drain_refused() {
+    if (!o_.credentials_loaded) return read_credentials_once_readable();
+    std::set<std::string> variants;
+    for (const auto& [name, r] : o_.runners) variants.insert(r.variant);
+    counts drained;  // the status counts them as any refused set's
+    for (const auto& variant : variants) drain_variant(variant, drained);
+    remove_deferred();
+  }
+
   // Its runners and scale sets are removed from GitHub with its credentials:
   // after a restart they are read once the manager may read there.
   void read_credentials_for_deletion() {
     plan_reads_for_deletion(o_, p_.actions);
-    if (!o_.credentials_loaded && (!o_.tenant_credentials || reads_granted(o_)) &&
+    if (!o_.credentials_loaded) read_credentials_once_readable();
+  }
+
+  // A tenant's credentials wait for the manager's reads in its namespace.
+  void read_credentials_once_readable() {
+    if ((!o_.tenant_credentials || reads_granted(o_)) &&
         !o_.in_flight.contains(action_kind::read_credentials))
       add(act(action_kind::read_credentials));
   }

@@ -43,7 +43,7 @@ void judge_class(self_ptr self) {
   static const model::platform_classes no_classes;
   const auto& platform = st.platform ? *st.platform : no_classes;
   std::optional<model::credentials_location> where;
-  if (verdict && verdict->refused.empty())
+  if (verdict && (verdict->refused.empty() || verdict->drains))  // a drain removes with them
     where = model::credentials_of(st.cfg.ns, w.set->spec, *verdict, platform, st.cfg.platform_namespace);
   // A class's proxy or CA changed under the set reloads its clients as a move of its credentials does.
   auto connection = model::manager_connection_of(w.set->spec, verdict, platform);
@@ -66,6 +66,7 @@ void judge_class(self_ptr self) {
     drop_github_clients(self);
     if (st.credentials_at && !w.in_flight.contains(action_kind::read_credentials)) read_credentials(self);
   }
+  start_sweeps(self);  // a set that drained is admitted again on the credentials it kept
   mark_dirty(self);
 }
 

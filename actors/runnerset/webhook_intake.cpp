@@ -12,9 +12,12 @@
 namespace octorun::runnerset::detail {
 namespace {
 
+// A set its class refuses sweeps nothing: one that drains holds its
+// credentials only to remove its idle runners.
 bool webhook_set(const set_state& st) {
+  const auto& verdict = st.world.class_verdict;
   return st.world.set && st.world.set->spec.intake == model::intake_mode::webhook && st.github &&
-         st.cfg.webhook_intake_enabled;
+         st.cfg.webhook_intake_enabled && (!verdict || verdict->refused.empty());
 }
 
 void schedule_sweep(self_ptr self) {

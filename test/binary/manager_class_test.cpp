@@ -4,15 +4,14 @@
 // name the class. Each attack must fail and leak nothing: the sink is never
 // called (so no credential reaches it), the set says why in ClassAdmitted
 // and one Warning Event, and a class narrowed under a running set stops it
-// from sending anything. A class's cap per namespace: the admission webhook
-// (in-process, judging against the classes and the namespace's RunnerSets
-// as read from the apiserver, as the manager's does) refuses a second set
-// that would pass it, and a cap tightened under two running sets stops the
-// younger (docs/runner-classes.md, docs/security.md). A set's own proxy
-// (a tinyproxy standing for the tenant's sink) carries none of the
-// manager's calls; the class's proxy (another, demanding credentials from
-// the platform's namespace) carries them. A tenant's own credentials and
-// containerMode kubernetes runners never share a namespace.
+// from sending anything (where it still allows the set's server and
+// credentials, from sending anything but its idle runners' removal). A class's cap per namespace: the
+// admission webhook (in-process, judging against the classes and the namespace's RunnerSets as read from the
+// apiserver, as the manager's does) refuses a second set that would pass it, and a cap tightened under two
+// running sets stops the younger (docs/runner-classes.md, docs/security.md). A set's own proxy (a tinyproxy
+// standing for the tenant's sink) carries none of the manager's calls; the class's proxy (another, demanding
+// credentials from the platform's namespace) carries them. A tenant's own credentials and containerMode
+// kubernetes runners never share a namespace.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -324,6 +323,45 @@ TEST_F(HostileTenant, AClassNarrowedUnderARunningSetStopsItsCalls) {
   std::int64_t calls = 0;
   for (const auto& [endpoint, count] : github_->call_counts()) calls += count;
   EXPECT_EQ(calls, 0) << "the refused set still calls GitHub";
+}
+
+// A class that stops admitting a running set's namespace, but still allows
+// its server and credentials, drains it: its idle runner is removed from
+// GitHub and goes, a busy one (GitHub refuses its removal) stays, and no
+// runner is registered for it any more. Before, such a set kept its idle
+// runners registered, each free to take one more job of the scope the
+// platform withdrew.
+TEST_F(HostileTenant, AClassThatNoLongerAdmitsTheNamespaceDrainsItsIdleRunners) {
+  start();
+  auto two = set_json("ci", github_->ghes_url() + "/acme");
+  const std::string counts = R"("minRunners":1,"maxRunners":2)";
+  two.replace(two.find(counts), counts.size(), R"("minRunners":2,"maxRunners":2)");
+  test::kubectl(c_, "-n " + tenant_ + " create -f - >/dev/null <<'EOF'\n" + two + "\nEOF");
+  ASSERT_TRUE(wait_class("ci", "True|Admitted").starts_with("True|Admitted|")) << manager_->log_tail();
+  auto registered = test::poll([&] { return github_->runner_names(); },
+                               [](const std::vector<std::string>& r) { return r.size() == 2; }, 60s);
+  ASSERT_EQ(registered.last.size(), 2u) << manager_->log_tail();
+  const auto busy = registered.last[0], idle = registered.last[1];
+  ASSERT_TRUE(github_->set_runner_busy(busy, true));
+  test::kubectl(c_, "patch runnerclass " + class_ +
+                        R"( --type=merge -p '{"spec":{"namespaceSelector":{"matchLabels":)"
+                        R"({"kubernetes.io/metadata.name":"elsewhere"}}}}' >/dev/null)");
+  auto got = wait_class("ci", "False|Refused");
+  ASSERT_TRUE(got.starts_with("False|Refused|No new runners start; idle ones are removed from GitHub"))
+      << got << "\n"
+      << manager_->log_tail();
+  EXPECT_NE(got.find("does not admit namespace \"" + tenant_ + "\""), std::string::npos) << got;
+  github_->reset_counts();
+  auto left =
+      test::poll([&] { return github_->runner_names(); },
+                 [&](const std::vector<std::string>& r) { return r == std::vector<std::string>{busy}; }, 60s);
+  EXPECT_EQ(left.last, std::vector<std::string>{busy}) << manager_->log_tail();
+  auto runners =
+      test::poll([&] { return get("runners -l octorun.io/runnerset=ci -o name"); },
+                 [&](const std::string& r) { return r == "runner.octorun.io/" + busy + "\n"; }, 60s);
+  EXPECT_EQ(runners.last, "runner.octorun.io/" + busy + "\n") << "the busy runner keeps its job";
+  EXPECT_EQ(github_->calls("rest.generate_jitconfig"), 0) << "a refused set registers no runner";
+  EXPECT_EQ(github_->calls("rest.list_runs"), 0) << "a refused set sweeps nothing";
 }
 
 // A set served without a class (--allow-sets-without-class, for upgrades)

@@ -114,6 +114,45 @@ TEST(RunnerSetPlanClass, ARefusedListenerSetStopsListening) {
   EXPECT_EQ(subjects(plan(o), action_kind::stop_listener), std::vector<std::string>{""});
 }
 
+// A class that no longer admits the set's namespace or scope, but still
+// its server and credentials (model::class_verdict::drains): idle runners
+// are removed from GitHub, busy and listening ones are not, nothing starts,
+// nothing is written in its namespace.
+TEST(RunnerSetPlanClass, ARefusedSetThatDrainsRemovesItsIdleRunnersOnly) {
+  auto o = listener_set();
+  registered(o, 3);
+  auto verdict = refused();
+  verdict.refused = {{"spec.runnerClassName", "RunnerClass \"team-web\" does not admit namespace \"ci\""}};
+  verdict.drains = true;
+  o.class_verdict = verdict;
+  o.credentials_loaded = false;
+  o.applied_objects.clear();
+  add_runner(o, "linux-idle1", model::runner_phase::pending, true).status_runner_id = 11;
+  add_runner(o, "linux-busy1", model::runner_phase::running, true).status_runner_id = 12;
+  auto p = plan(o);
+  EXPECT_TRUE(has(p, action_kind::read_credentials)) << "the class's credentials, to remove its runners";
+  EXPECT_FALSE(has(p, action_kind::remove_idle_runner)) << "nothing to remove them with yet";
+
+  o.credentials_loaded = true;
+  p = plan(o);
+  EXPECT_EQ(subjects(p, action_kind::remove_idle_runner), std::vector<std::string>{"linux-idle1"});
+  EXPECT_EQ(creates(p), 0);
+  EXPECT_EQ(subjects(p, action_kind::stop_listener), std::vector<std::string>{""}) << "no new jobs";
+  EXPECT_FALSE(has(p, action_kind::start_listener));
+  EXPECT_FALSE(has(p, action_kind::register_scale_set));
+  EXPECT_FALSE(has(p, action_kind::apply_object)) << "nothing written where no class admits it";
+  auto c = class_condition_of(p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->reason, "Refused");
+  EXPECT_NE(c->message.find("idle ones are removed from GitHub and busy ones finish: spec.runnerClassName"),
+            std::string::npos)
+      << c->message;
+
+  o.class_verdict->drains = false;  // its server withdrawn too
+  p = plan(o);
+  EXPECT_FALSE(has(p, action_kind::remove_idle_runner)) << "nothing goes to a server the class withdrew";
+}
+
 TEST(RunnerSetPlanClass, ASetOverItsLimitsStartsNoRunnerAndKeepsItsBusyOnes) {
   auto o = ready_set();
   o.class_verdict = over_limits();

@@ -212,6 +212,51 @@ TEST(JudgeSet, AClassDecidesWhereCredentialsGo) {
       << all(under_broken.refused);
 }
 
+// A class changed under a running set (issue 32's bad input): refused only
+// for where it runs, the set drains its idle runners with the server and
+// credentials the class still allows; withdrawn server, class or
+// credentials leave nothing to drain with.
+TEST(JudgeSet, OnlyASetRefusedForItsNamespaceOrScopeDrains) {
+  auto p = platform_with({parsed_class(team_a_class)});
+  auto judged = [&](const std::string& ns, const std::string& spec) {
+    return judge_set(ns, set_spec(spec), p, {});
+  };
+  auto admitted = judged("team-a", R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools"})");
+  EXPECT_TRUE(admitted.admitted());
+  EXPECT_FALSE(admitted.drains) << "nothing to drain: it runs";
+  auto other_namespace =
+      judged("team-b", R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools"})");
+  EXPECT_TRUE(other_namespace.drains) << all(other_namespace.refused);
+  auto other_org =
+      judged("team-a", R"({"runnerClassName":"team-a","scopeURL":"https://github.com/acme/billing"})");
+  EXPECT_TRUE(other_org.drains) << all(other_org.refused);
+  auto both =
+      judged("team-b", R"({"runnerClassName":"team-a","scopeURL":"https://github.com/acme/billing"})");
+  EXPECT_EQ(both.refused.size(), 2u);
+  EXPECT_TRUE(both.drains);
+  EXPECT_TRUE(manager_connection_of(set_spec(R"({"runnerClassName":"team-a"})"), other_org, p))
+      << "the class's connection removes its runners";
+
+  auto sink = judged("team-a", R"({"runnerClassName":"team-a","scopeURL":"https://sink.example/acme"})");
+  EXPECT_FALSE(sink.drains) << "a server the class withdrew is never called";
+  EXPECT_FALSE(manager_connection_of(set_spec(R"({"runnerClassName":"team-a"})"), sink, p));
+  auto elsewhere_and_sink =
+      judged("team-b", R"({"runnerClassName":"team-a","scopeURL":"https://sink.example/acme"})");
+  EXPECT_FALSE(elsewhere_and_sink.drains);
+  auto own_secret = judged("team-b", R"({"runnerClassName":"team-a","scopeURL":"https://github.com/tools",
+    "credentialsSecretName":"mine"})");
+  EXPECT_FALSE(own_secret.drains) << "credentials the class refuses are never used";
+  EXPECT_FALSE(judged("team-a", R"({"runnerClassName":"gold","scopeURL":"https://github.com/tools"})").drains)
+      << "no class: no credentials";
+  auto def =
+      parsed_class(R"({"metadata":{"name":"standard","annotations":{"octorun.io/is-default-class":"true"}},
+    "spec":{"namespaceSelector":{"matchLabels":{"team":"b"}},"github":{"credentialsSecretName":"app"}}})");
+  EXPECT_FALSE(
+      judge_set("team-a", set_spec(R"({"scopeURL":"https://github.com/x"})"), platform_with({def}), {})
+          .drains)
+      << "a default class that no longer admits the namespace is no longer its class";
+}
+
 TEST(JudgeSet, TenantCredentialsOnlyWhereTheClassLetsThem) {
   auto c = parsed_class(R"({"metadata":{"name":"byo"},"spec":{"namespaceSelector":{},
     "github":{"allowTenantCredentials":true}}})");

@@ -43,10 +43,9 @@ class planner {
     p_.versions = variant_versions(o_);
     if (!o_.class_verdict) return std::move(p_);  // judged once the platform's classes are read
     if (refused()) {
-      // No new jobs: nothing goes to GitHub for it but, where it drains,
-      // its idle runners' removal. Nothing is written in its namespace: one
-      // no class admits the platform has not given the manager
-      // (docs/security.md, "The manager's own rights").
+      // No new jobs, nothing to GitHub but (where it drains) idle runners'
+      // removal, nothing written in a namespace the platform has not given
+      // the manager (docs/security.md, "The manager's own rights").
       for (const auto& [variant, entry] : o_.scale_sets) stop_listener(variant);
       if (o_.class_verdict->drains) drain_refused();
       auto counted = counts_without_credentials(o_);
@@ -274,6 +273,7 @@ class planner {
     a.labels = v.runner_labels;
     if (std::find(a.labels.begin(), a.labels.end(), a.scale_set_name) == a.labels.end())
       a.labels.push_back(a.scale_set_name);  // runs-on: <scale set name> works too
+    if (auto mark = ownership_label(o_.set->metadata.uid); !mark.empty()) a.labels.push_back(std::move(mark));
     // A registered scale set is looked at again only when the variant's
     // labels changed (it is then updated in place: same id, same session).
     if (registered && same_labels(entry.labels, a.labels)) return true;

@@ -3,12 +3,29 @@
 #include <algorithm>
 #include <set>
 
+#include "common/hash.hpp"
+
 namespace octorun::runnerset {
 
 std::string scale_set_name(std::string_view set, std::string_view variant) {
   std::string out(set);
   if (!variant.empty()) out.append("-").append(variant);
   return out;
+}
+
+std::string ownership_label(std::string_view set_uid) {
+  if (set_uid.empty()) return {};
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out = "octorun-";
+  for (auto h = fnv1a(set_uid), i = std::uint64_t{0}; i < 16; ++i, h >>= 4) out += hex[h & 0xf];
+  return out;
+}
+
+bool registered_by_the_set(std::int64_t found_id, const std::vector<std::string>& found_labels,
+                           std::int64_t known_id, std::string_view set_uid) {
+  if (known_id != 0 && found_id == known_id) return true;
+  const auto mark = ownership_label(set_uid);
+  return !mark.empty() && std::find(found_labels.begin(), found_labels.end(), mark) != found_labels.end();
 }
 
 bool same_labels(std::vector<std::string> a, std::vector<std::string> b) {

@@ -4,7 +4,9 @@
 // "linux" is the older set's: the younger one registers nothing under it,
 // starts no runner, says why, and its deletion leaves the older set's scale
 // set and runner alone (before, both sets used one scale set, and either's
-// deletion deleted it under the other).
+// deletion deleted it under the other). The same with two managers, each
+// watching one of the namespaces: the scale set's ownership label tells
+// the second that the name is not its set's.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -122,6 +124,60 @@ TEST_F(ScaleSetNames, ASecondNamespacesSetOfTheSameNameNeverTouchesTheFirstsScal
   EXPECT_EQ(scale_sets()[0].session_owner, held.session_owner) << "the second set took the session over";
 
   // The second set goes: the first's scale set, session and runner stay.
+  test::kubectl(c_, "-n " + second_ + " delete runnerset linux --wait=true --timeout=60s >/dev/null");
+  ASSERT_EQ(scale_sets().size(), 1u) << "the second set's deletion deleted the first's scale set";
+  EXPECT_EQ(scale_sets()[0].id, held.id);
+  EXPECT_TRUE(github_->session_open("linux"));
+  EXPECT_EQ(runners(first_), first_runner.last);
+}
+
+// Two managers (two installs, or one beside another controller) in one
+// organisation: each watches its own namespace, where a set "linux" lives.
+// The second finds the scale set "linux" registered, not by its set (no
+// record, not its ownership label): it registers, listens to and deletes
+// nothing under the name, starts no runner, and says why in a Warning
+// Event; its deletion leaves the first's scale set, session and runner
+// alone. Before, the second took the scale set over (updated its labels,
+// raced for its session) and deleted it with its set.
+TEST_F(ScaleSetNames, AnotherManagersScaleSetOfTheSameNameIsNeverTakenOver) {
+  auto args = test::octorun_args(c_.kubeconfig, first_, "names-a");
+  args.push_back("--resync-seconds=1");
+  manager_ = std::make_unique<test::octorun_process>(OCTORUN_BINARY, std::move(args), "s3cret",
+                                                     "/tmp/octorun-manager-" + first_ + ".log");
+  ASSERT_FALSE(manager_->wait_leading(60s).empty()) << manager_->log_tail();
+  args = test::octorun_args(c_.kubeconfig, second_, "names-b");
+  args.push_back("--resync-seconds=1");
+  test::octorun_process other(OCTORUN_BINARY, std::move(args), "s3cret",
+                              "/tmp/octorun-manager-" + second_ + ".log");
+  ASSERT_FALSE(other.wait_leading(60s).empty()) << other.log_tail();
+
+  create_set(first_);
+  ASSERT_TRUE(github_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
+      << manager_->log_tail();
+  auto first_runner =
+      test::poll([&] { return runners(first_); }, [](const std::string& r) { return !r.empty(); }, 60s);
+  ASSERT_FALSE(first_runner.last.empty()) << manager_->log_tail();
+  ASSERT_EQ(scale_sets().size(), 1u);
+  const auto held = scale_sets()[0];
+
+  create_set(second_);
+  auto warned = test::poll(
+      [&] {
+        return get(second_,
+                   "events.events.k8s.io --field-selector regarding.kind=RunnerSet,type=Warning "
+                   "-o jsonpath='{range .items[*]}{.reason}|{.note}{\"\\n\"}{end}'");
+      },
+      [](const std::string& w) { return w.find("RegistrationFailed|") != std::string::npos; }, 60s);
+  EXPECT_NE(warned.last.find("that this RunnerSet did not register (another controller's"), std::string::npos)
+      << warned.last << "\n"
+      << other.log_tail();
+  EXPECT_TRUE(runners(second_).empty()) << "the second set started a runner in another's scale set";
+  EXPECT_EQ(get(second_, "runnerset linux -o jsonpath='{.status.scaleSetId}'"), "");
+  ASSERT_EQ(scale_sets().size(), 1u);
+  EXPECT_EQ(scale_sets()[0].id, held.id);
+  EXPECT_EQ(scale_sets()[0].labels, held.labels) << "the second manager updated the first's scale set";
+  EXPECT_EQ(scale_sets()[0].session_owner, held.session_owner) << "the second manager took the session";
+
   test::kubectl(c_, "-n " + second_ + " delete runnerset linux --wait=true --timeout=60s >/dev/null");
   ASSERT_EQ(scale_sets().size(), 1u) << "the second set's deletion deleted the first's scale set";
   EXPECT_EQ(scale_sets()[0].id, held.id);

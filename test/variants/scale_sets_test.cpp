@@ -25,6 +25,27 @@ TEST(ScaleSets, AreNamedAfterTheSetAndVariant) {
   EXPECT_EQ(runnerset::scale_set_name("ci", "large"), "ci-large");
 }
 
+// A scale set of the set's name another controller registered (an ARC
+// install, another cluster's manager) is never taken for the set's own:
+// only the id it recorded or its ownership label make it the set's.
+TEST(ScaleSets, OnlyTheRecordedIdOrTheSetsOwnLabelMakeAScaleSetTheSets) {
+  using runnerset::ownership_label, runnerset::registered_by_the_set;
+  const auto mark = ownership_label("uid-1");
+  EXPECT_TRUE(mark.starts_with("octorun-"));
+  EXPECT_EQ(mark.size(), std::string("octorun-").size() + 16);
+  EXPECT_EQ(mark, ownership_label("uid-1")) << "stable across runs";
+  EXPECT_NE(mark, ownership_label("uid-2"));
+  EXPECT_EQ(ownership_label(""), "");
+
+  EXPECT_TRUE(registered_by_the_set(7, {"ci"}, 7, "uid-1")) << "recorded before the label existed";
+  EXPECT_TRUE(registered_by_the_set(7, {"ci", mark}, 0, "uid-1")) << "registered, its status not written";
+  EXPECT_FALSE(registered_by_the_set(7, {"ci"}, 0, "uid-1")) << "another controller's";
+  EXPECT_FALSE(registered_by_the_set(7, {"ci", ownership_label("uid-2")}, 0, "uid-1"))
+      << "another set's (another cluster's)";
+  EXPECT_FALSE(registered_by_the_set(8, {"ci"}, 7, "uid-1")) << "not the one it recorded";
+  EXPECT_FALSE(registered_by_the_set(7, {"ci", ""}, 0, "")) << "no uid, no record: not its own";
+}
+
 TEST(ScaleSets, TheIntakeIsParsedAndAnUnknownOneIsRefused) {
   EXPECT_EQ(set_with_variants("").spec.intake, model::intake_mode::listener);
   auto bad = model::parse_runnerset(

@@ -11,6 +11,7 @@
 
 #include "actors/kinds.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
+#include "actors/runnerset/scale_sets.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
@@ -116,6 +117,12 @@ class Variants : public test::actor_test_base {
       if (s.name == name) return s;
     return {};
   }
+  // The labels a variant's scale set carries: its own, then the set's ownership label.
+  std::vector<std::string> labels_with_mark(std::vector<std::string> labels) {
+    labels.push_back(runnerset::ownership_label(
+        test::kubectl(c_, "-n " + ns_ + " get runnerset ci -o jsonpath='{.metadata.uid}'")));
+    return labels;
+  }
 
   std::int64_t job(const std::string& variant_label, std::chrono::milliseconds duration = -1ms) {
     sim::job_spec j;
@@ -161,7 +168,7 @@ TEST_F(Variants, TwoVariantsGetOneScaleSetEachAndJobsGoToTheMatchingTemplate) {
                  "{.status.variants[?(@.name==\"large\")].scaleSetId}'",
                  std::to_string(small.id) + " " + std::to_string(large.id)));
   EXPECT_NE(small.session_owner.find(ns_ + "/ci"), std::string::npos) << small.session_owner;
-  EXPECT_EQ(large.labels, (std::vector<std::string>{"linux", "large", "ci-large"}));
+  EXPECT_EQ(large.labels, labels_with_mark({"linux", "large", "ci-large"}));
 
   // large keeps one idle runner (minRunners 1); a large job brings a second.
   auto idle_large = eventually_runner("large", "Pending");
@@ -319,11 +326,9 @@ TEST_F(Variants, EditedLabelsUpdateTheScaleSetInPlace) {
       "-n " + ns_ +
           " patch runnerset ci --type=json -p "
           "'[{\"op\":\"add\",\"path\":\"/spec/variants/0/runnerLabels/-\",\"value\":\"fast\"}]' >/dev/null");
-  EXPECT_TRUE(sim_->wait_until(
-      [&](const sim::simulator&) {
-        return scale_set("ci-small").labels == std::vector<std::string>{"linux", "small", "fast", "ci-small"};
-      },
-      30s))
+  const auto want = labels_with_mark({"linux", "small", "fast", "ci-small"});
+  EXPECT_TRUE(
+      sim_->wait_until([&](const sim::simulator&) { return scale_set("ci-small").labels == want; }, 30s))
       << sim_->state_json();
   EXPECT_EQ(scale_set("ci-small").id, before.id);
   EXPECT_EQ(scale_set("ci-small").session_id, before.session_id) << "its session carries on";

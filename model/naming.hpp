@@ -54,16 +54,16 @@ std::string busy_runners_pdb_name(std::string_view set);        // "octorun-busy
 // what the set names there (runnerset/pod_resources.hpp, manager_reads).
 std::string manager_reads_role_binding_name(std::string_view set);  // "octorun-reads-<set>"
 // The GitHub runner label that names the RunnerSet which registered a runner
-// through the REST API (the Webhook intake: REST runners have no scale set
-// to say whose they are): "octorun-set-" and the 16 lowercase hex digits of
+// through the REST API (the Webhook intake) or a scale set (the Listener
+// intake; its runners carry it as the scale set's): "octorun-set-" and the 16 lowercase hex digits of
 // a 64-bit digest of the set's uid. Derived from the uid, not the name: sets
 // of one name in two namespaces, or a set deleted and made again, get
 // different labels. The prefix is reserved (admission refuses it in a
 // set's runnerLabels), so only the set's own JIT requests carry its label.
 inline constexpr std::string_view registering_set_label_prefix = "octorun-set-";
 // GitHub registers at most this many labels on a runner (generate-jitconfig's
-// `labels`); the manager adds one to a variant's own: the set's label above,
-// or, under the Listener intake, the scale set's name.
+// `labels`); the manager adds the set's label above to a variant's own and,
+// under the Listener intake, the scale set's name.
 inline constexpr std::size_t github_max_runner_labels = 100;
 std::string registering_set_label(std::string_view set_uid);
 // Whether a label is in the reserved namespace, as GitHub compares labels

@@ -270,10 +270,7 @@ class planner {
     a.subject = v.name;
     a.id = *o_.runner_group_id;
     a.scale_set_name = scale_set_name(o_.set->metadata.name, v.name);
-    a.labels = v.runner_labels;
-    if (std::find(a.labels.begin(), a.labels.end(), a.scale_set_name) == a.labels.end())
-      a.labels.push_back(a.scale_set_name);  // runs-on: <scale set name> works too
-    if (auto mark = ownership_label(o_.set->metadata.uid); !mark.empty()) a.labels.push_back(std::move(mark));
+    a.labels = scale_set_labels(v.runner_labels, a.scale_set_name, o_.set->metadata.uid);
     // A registered scale set is looked at again only when the variant's
     // labels changed (it is then updated in place: same id, same session).
     if (registered && same_labels(entry.labels, a.labels)) return true;
@@ -476,10 +473,10 @@ class planner {
     }
   }
 
-  // Refused where its class still allows its server and credentials
-  // (class_verdict::drains): every variant's idle runners go, busy ones
-  // finish, with credentials read as an admitted set's are.
+  // Refused, its class still allowing its server and credentials
+  // (class_verdict::drains): idle runners go, busy ones finish.
   void drain_refused() {
+    plan_reads_for_drain(o_, p_.actions);
     if (!o_.credentials_loaded) return read_credentials_once_readable();
     std::set<std::string> variants;
     for (const auto& [name, r] : o_.runners) variants.insert(r.variant);

@@ -107,6 +107,10 @@ bool reads_granted(const set_observation& o);
 // leader's first plan of it), so that the deletion reads a tenant's
 // credentials to the end; never again once the deletion removed it.
 void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out);
+// Part of plan() for a refused set that drains on a tenant's credentials:
+// whether the reads binding it made while admitted still grants them is
+// asked (nothing is written where no class admits the set).
+void plan_reads_for_drain(const set_observation& o, std::vector<action>& out);
 // After this many refusals the set says why in PodConfigReady.
 inline constexpr int reads_refusals_reported = 5;
 // Why the manager still may not read the set's namespace; empty while the

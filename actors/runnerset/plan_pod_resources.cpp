@@ -45,11 +45,12 @@ std::string reads_problem(const set_observation& o) {
 namespace {
 
 // The manager's reads in the namespace: asked about once their binding is
-// applied, and again after a refusal, sooner at first (RBAC sees a new
-// binding a moment after it is stored), at most every reference_recheck.
-void plan_confirm_reads(const set_observation& o, std::vector<action>& out) {
-  if (reads_granted(o) || o.applied_objects.count(manager_reads_key(o.set->metadata.name)) == 0 ||
-      o.in_flight.contains(action_kind::confirm_reads))
+// applied (`applied`: known to be, else asked without it), and again after
+// a refusal, sooner at first (RBAC sees a new binding a moment after it is
+// stored), at most every reference_recheck.
+void plan_confirm_reads(const set_observation& o, std::vector<action>& out, bool applied = true) {
+  if (reads_granted(o) || o.in_flight.contains(action_kind::confirm_reads) ||
+      (applied && o.applied_objects.count(manager_reads_key(o.set->metadata.name)) == 0))
     return;
   const exponential_backoff<std::chrono::steady_clock::duration> backoff{
       std::chrono::milliseconds(100),
@@ -71,6 +72,10 @@ void plan_reads_for_deletion(const set_observation& o, std::vector<action>& out)
   if (applied == o.applied_objects.end() || applied->second != binding.body)
     add_object_action(o, out, action_kind::apply_object, binding.key, std::move(binding.body));
   plan_confirm_reads(o, out);
+}
+
+void plan_reads_for_drain(const set_observation& o, std::vector<action>& out) {
+  if (o.tenant_credentials && !o.credentials_loaded) plan_confirm_reads(o, out, false);
 }
 
 // The per-set objects of the runner pods (pod_resources.hpp): each

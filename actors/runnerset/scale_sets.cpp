@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "common/hash.hpp"
+#include "model/naming.hpp"
 
 namespace octorun::runnerset {
 
@@ -13,19 +13,20 @@ std::string scale_set_name(std::string_view set, std::string_view variant) {
   return out;
 }
 
-std::string ownership_label(std::string_view set_uid) {
-  if (set_uid.empty()) return {};
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out = "octorun-";
-  for (auto h = fnv1a(set_uid), i = std::uint64_t{0}; i < 16; ++i, h >>= 4) out += hex[h & 0xf];
-  return out;
+std::vector<std::string> scale_set_labels(std::vector<std::string> runner_labels,
+                                          const std::string& scale_set_name, std::string_view set_uid) {
+  if (std::find(runner_labels.begin(), runner_labels.end(), scale_set_name) == runner_labels.end())
+    runner_labels.push_back(scale_set_name);
+  if (!set_uid.empty()) runner_labels.push_back(model::registering_set_label(set_uid));
+  return runner_labels;
 }
 
 bool registered_by_the_set(std::int64_t found_id, const std::vector<std::string>& found_labels,
                            std::int64_t known_id, std::string_view set_uid) {
   if (known_id != 0 && found_id == known_id) return true;
-  const auto mark = ownership_label(set_uid);
-  return !mark.empty() && std::find(found_labels.begin(), found_labels.end(), mark) != found_labels.end();
+  if (set_uid.empty()) return false;
+  const auto mark = model::registering_set_label(set_uid);
+  return std::find(found_labels.begin(), found_labels.end(), mark) != found_labels.end();
 }
 
 bool same_labels(std::vector<std::string> a, std::vector<std::string> b) {

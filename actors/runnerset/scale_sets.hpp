@@ -16,19 +16,21 @@ namespace octorun::runnerset {
 // (what workflows put in runs-on when they target a scale set by name).
 std::string scale_set_name(std::string_view set, std::string_view variant);
 
-// The label every scale set a RunnerSet registers carries beside its
-// runs-on labels, from the set's uid: the mark by which the set knows its
-// own. A scale set found under its name without it, and not recorded as
-// the set's, is another controller's or another manager's (an
-// actions-runner-controller install, a second cluster), never taken over:
-// listening to it would take that controller's jobs, and deleting the set
-// would delete it. "" for a set without a uid (not stored yet).
-std::string ownership_label(std::string_view set_uid);
+// The labels a variant's scale set registers with: the variant's, the
+// scale set's name (runs-on: <scale set name> works too) and the set's
+// label (registered_by_the_set; none without a uid).
+std::vector<std::string> scale_set_labels(std::vector<std::string> runner_labels,
+                                          const std::string& scale_set_name, std::string_view set_uid);
 
 // Whether the scale set found under a variant's name (its `found_id` and
 // `found_labels`) is the set's own: the id it recorded or registered
-// (`known_id`, 0: none), or carrying its ownership label (registered by
-// the set, its status not written before the manager stopped).
+// (`known_id`, 0: none), or carrying the set's label
+// (model::registering_set_label, which every scale set it registers
+// carries: registered by it, its status not written before the manager
+// stopped). Any other is another controller's or another manager's (an
+// actions-runner-controller install, a second cluster) and is never taken
+// over: listening to it would take that controller's jobs, and deleting
+// the set would delete it.
 bool registered_by_the_set(std::int64_t found_id, const std::vector<std::string>& found_labels,
                            std::int64_t known_id, std::string_view set_uid);
 

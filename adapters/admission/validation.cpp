@@ -206,13 +206,14 @@ void check_variants(const runnerset& set, std::int32_t cap, field_errors& out) {
   auto variants = effective_variants(spec);
   for (std::size_t i = 0; i < variants.size(); ++i) {
     // Each list is bounded by the schema; what a variant's runner registers
-    // is both, and one more (a set without variants has only its own list).
-    if (!spec.variants.empty() && variants[i].runner_labels.size() + 1 > github_max_runner_labels)
+    // is both, and the set's label (and, under the Listener intake, the
+    // scale set's name: a set without variants has only its own list).
+    const std::size_t added = spec.intake == intake_mode::listener ? 2 : 1;
+    if (!spec.variants.empty() && variants[i].runner_labels.size() + added > github_max_runner_labels)
       out.push_back({at("spec.variants", i) + ".runnerLabels",
                      "with spec.runnerLabels the variant's runners carry " +
-                         std::to_string(variants[i].runner_labels.size()) +
-                         " labels, and the manager adds one: "
-                         "GitHub registers at most " +
+                         std::to_string(variants[i].runner_labels.size()) + " labels, and the manager adds " +
+                         std::to_string(added) + ": GitHub registers at most " +
                          std::to_string(github_max_runner_labels) + " on a runner"});
     auto a = variants[i].runner_labels;
     std::sort(a.begin(), a.end());

@@ -315,14 +315,16 @@ TEST(ValidateVariants, RejectsVariantsJobsCannotTellApart) {
       "give each variant a label that tells its jobs apart");
 }
 
-// A variant's runners carry the set's labels and its own, and one the
-// manager adds: within GitHub's 100 a runner may register.
+// A variant's runners carry the set's labels and its own, and those the
+// manager adds (the set's label, and under the Listener intake the scale
+// set's name): within GitHub's 100 a runner may register.
 TEST(ValidateVariants, RejectsMoreLabelsThanGitHubRegisters) {
   auto d = doc(test::valid_runnerset_json());
   auto append = [&](const char* pointer, const std::string& label) {
     rapidjson::Pointer(pointer).Get(d)->PushBack(rapidjson::Value(label.c_str(), d.GetAllocator()).Move(),
                                                  d.GetAllocator());
   };
+  rapidjson::Pointer("/spec/intake").Set(d, "Listener");  // as the CRD's default makes it
   for (int i = 0; i < 60; ++i) {
     append("/spec/runnerLabels", "set-" + std::to_string(i));
     append("/spec/variants/1/runnerLabels", "large-" + std::to_string(i));
@@ -330,7 +332,26 @@ TEST(ValidateVariants, RejectsMoreLabelsThanGitHubRegisters) {
   EXPECT_EQ(
       only_error(validate_set(d)),
       "spec.variants[1].runnerLabels: with spec.runnerLabels the variant's runners carry 122 labels, and "
-      "the manager adds one: GitHub registers at most 100 on a runner");
+      "the manager adds 2: GitHub registers at most 100 on a runner");
+
+  // 99 of their own: one over under the Listener intake, at the limit under the Webhook intake.
+  auto edge = doc(test::valid_runnerset_json());
+  rapidjson::Pointer("/spec/intake").Set(edge, "Listener");
+  for (int i = 0; i < 49; ++i) {
+    rapidjson::Pointer("/spec/runnerLabels")
+        .Get(edge)
+        ->PushBack(rapidjson::Value(("set-" + std::to_string(i)).c_str(), edge.GetAllocator()).Move(),
+                   edge.GetAllocator());
+    if (i < 48)
+      rapidjson::Pointer("/spec/variants/1/runnerLabels")
+          .Get(edge)
+          ->PushBack(rapidjson::Value(("large-" + std::to_string(i)).c_str(), edge.GetAllocator()).Move(),
+                     edge.GetAllocator());
+  }
+  EXPECT_NE(only_error(validate_set(edge)).find("carry 99 labels, and the manager adds 2"),
+            std::string::npos);
+  rapidjson::Pointer("/spec/intake").Set(edge, "Webhook");
+  EXPECT_TRUE(validate_set(edge).empty()) << only_error(validate_set(edge));
 }
 
 TEST(ValidateRunner, AcceptsTheSampleAndChecksItsSpec) {

@@ -411,6 +411,25 @@ TEST_F(HostileTenant, TheSchemaBoundsRunnerCountsWithoutTheWebhook) {
   EXPECT_EQ(get("runnersets -o name"), "") << "a set past the schema's bound was stored";
 }
 
+// A set's scope never changes under its runners, whatever its intake: the
+// API server refuses the edit with no webhook (before, a Webhook set's
+// removals then went to the new scope, where GitHub answers 404 for its
+// runners, busy ones included, which the manager took as gone).
+TEST_F(HostileTenant, TheSchemaKeepsASetsScopeWithoutTheWebhook) {
+  create_set("ci", github_->ghes_url() + "/acme");
+  std::string refused;
+  try {
+    test::kubectl(
+        c_,
+        "-n " + tenant_ +
+            R"( patch runnerset ci --type=merge -p '{"spec":{"scopeURL":"https://github.com/other"}}' 2>&1)");
+  } catch (const std::runtime_error& e) {
+    refused = e.what();
+  }
+  EXPECT_NE(refused.find("spec.scopeURL is immutable"), std::string::npos) << refused;
+  EXPECT_EQ(get("runnerset ci -o jsonpath='{.spec.scopeURL}'"), github_->ghes_url() + "/acme");
+}
+
 // A Runner a tenant makes by hand with a set's label and a template of its
 // choosing, past admission (no webhook here): the set never registers it on
 // GitHub (no JIT configuration, no pod), says why in one Warning Event on

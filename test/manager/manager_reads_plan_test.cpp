@@ -234,6 +234,31 @@ TEST(ManagerReads, ASetBeingDeletedBindsAndAsksBeforeItReadsItsCredentials) {
   EXPECT_FALSE(has(p, action_kind::confirm_reads));
 }
 
+// A set its class no longer admits in its namespace drains on the
+// tenant's credentials: a new leader, which applied no binding, asks
+// whether the one the set made while admitted still grants the reads, and
+// reads the credentials once it does; it writes nothing there.
+TEST(ManagerReads, ARefusedSetThatDrainsAsksForItsReadsWithoutBinding) {
+  auto o = unread_set();
+  o.class_verdict = model::class_verdict{.class_name = "team-a",
+                                         .classless = false,
+                                         .refused = {{"spec.runnerClassName", "does not admit namespace"}},
+                                         .limits = {},
+                                         .pod_security = {},
+                                         .drains = true};
+  auto p = plan(o);
+  EXPECT_TRUE(has(p, action_kind::confirm_reads));
+  EXPECT_FALSE(has(p, action_kind::apply_object)) << "nothing is written where no class admits it";
+  EXPECT_FALSE(has(p, action_kind::read_credentials)) << "not before the reads are granted";
+  o.reads_granted = true;
+  p = plan(o);
+  EXPECT_TRUE(has(p, action_kind::read_credentials));
+  EXPECT_FALSE(has(p, action_kind::confirm_reads));
+  o.reads_granted = false;
+  o.class_verdict->drains = false;
+  EXPECT_FALSE(has(plan(o), action_kind::confirm_reads)) << "a set that sends nothing reads nothing";
+}
+
 TEST(ManagerReads, WithoutAClusterRoleToBindItsRbacGrantsTheReads) {
   auto o = unread_set();
   o.reads = {};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/listener/session_decisions.hpp"
+#include "model/naming.hpp"
 #include "model/parse.hpp"
 
 namespace octorun {
@@ -27,23 +28,23 @@ TEST(ScaleSets, AreNamedAfterTheSetAndVariant) {
 
 // A scale set of the set's name another controller registered (an ARC
 // install, another cluster's manager) is never taken for the set's own:
-// only the id it recorded or its ownership label make it the set's.
+// only the id it recorded or the set's label make it the set's, and every
+// scale set the set registers carries that label.
 TEST(ScaleSets, OnlyTheRecordedIdOrTheSetsOwnLabelMakeAScaleSetTheSets) {
-  using runnerset::ownership_label, runnerset::registered_by_the_set;
-  const auto mark = ownership_label("uid-1");
-  EXPECT_TRUE(mark.starts_with("octorun-"));
-  EXPECT_EQ(mark.size(), std::string("octorun-").size() + 16);
-  EXPECT_EQ(mark, ownership_label("uid-1")) << "stable across runs";
-  EXPECT_NE(mark, ownership_label("uid-2"));
-  EXPECT_EQ(ownership_label(""), "");
+  using runnerset::registered_by_the_set, runnerset::scale_set_labels;
+  const auto mark = model::registering_set_label("uid-1");
+  EXPECT_EQ(scale_set_labels({"linux"}, "ci", "uid-1"), (std::vector<std::string>{"linux", "ci", mark}));
+  EXPECT_EQ(scale_set_labels({"ci", "linux"}, "ci", ""), (std::vector<std::string>{"ci", "linux"}))
+      << "its name once; no set label without a uid";
 
   EXPECT_TRUE(registered_by_the_set(7, {"ci"}, 7, "uid-1")) << "recorded before the label existed";
   EXPECT_TRUE(registered_by_the_set(7, {"ci", mark}, 0, "uid-1")) << "registered, its status not written";
   EXPECT_FALSE(registered_by_the_set(7, {"ci"}, 0, "uid-1")) << "another controller's";
-  EXPECT_FALSE(registered_by_the_set(7, {"ci", ownership_label("uid-2")}, 0, "uid-1"))
+  EXPECT_FALSE(registered_by_the_set(7, {"ci", model::registering_set_label("uid-2")}, 0, "uid-1"))
       << "another set's (another cluster's)";
   EXPECT_FALSE(registered_by_the_set(8, {"ci"}, 7, "uid-1")) << "not the one it recorded";
-  EXPECT_FALSE(registered_by_the_set(7, {"ci", ""}, 0, "")) << "no uid, no record: not its own";
+  EXPECT_FALSE(registered_by_the_set(7, {"ci", model::registering_set_label("")}, 0, ""))
+      << "no uid, no record: not its own";
 }
 
 TEST(ScaleSets, TheIntakeIsParsedAndAnUnknownOneIsRefused) {

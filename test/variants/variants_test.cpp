@@ -11,7 +11,7 @@
 
 #include "actors/kinds.hpp"
 #include "actors/runnerset/runnerset_actor.hpp"
-#include "actors/runnerset/scale_sets.hpp"
+#include "model/naming.hpp"
 #include "test/simulator/simulator.hpp"
 #include "test/support/test_cluster.hpp"
 #include "test/support/wait.hpp"
@@ -119,7 +119,7 @@ class Variants : public test::actor_test_base {
   }
   // The labels a variant's scale set carries: its own, then the set's ownership label.
   std::vector<std::string> labels_with_mark(std::vector<std::string> labels) {
-    labels.push_back(runnerset::ownership_label(
+    labels.push_back(model::registering_set_label(
         test::kubectl(c_, "-n " + ns_ + " get runnerset ci -o jsonpath='{.metadata.uid}'")));
     return labels;
   }
@@ -392,9 +392,8 @@ TEST_F(Variants, TheIntakeAndWhereItsScaleSetsLiveCannotChange) {
                          "-n " + ns_ + " patch runnerset ci --type=merge -p '" + patch + "' 2>&1 || true");
   };
   EXPECT_NE(refused(R"({"spec":{"intake":"Webhook"}})").find("spec.intake is immutable"), std::string::npos);
-  EXPECT_NE(
-      refused(R"({"spec":{"scopeURL":"https://github.com/other"}})").find("immutable under the Listener"),
-      std::string::npos);
+  EXPECT_NE(refused(R"({"spec":{"scopeURL":"https://github.com/other"}})").find("spec.scopeURL is immutable"),
+            std::string::npos);
   EXPECT_NE(refused(R"({"spec":{"runnerGroup":"elsewhere"}})").find("immutable under the Listener"),
             std::string::npos);
   // Everything else still changes, and the scale set stays where it is.

@@ -5,7 +5,7 @@
 // starts no runner, says why, and its deletion leaves the older set's scale
 // set and runner alone (before, both sets used one scale set, and either's
 // deletion deleted it under the other). The same with two managers, each
-// watching one of the namespaces: the scale set's ownership label tells
+// watching one of the namespaces: the set's label on the scale set tells
 // the second that the name is not its set's.
 #include <gtest/gtest.h>
 
@@ -86,6 +86,29 @@ class ScaleSetNames : public ::testing::Test {
 
   std::vector<sim::simulator::scale_set_info> scale_sets() const { return github_->scale_sets(); }
 
+  // The first namespace's set: its scale set (the one GitHub holds) once
+  // its listener's session is open and its runner is made; `runner` its name.
+  sim::simulator::scale_set_info first_holds_the_name(std::string& runner) {
+    create_set(first_);
+    EXPECT_TRUE(github_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
+        << manager_->log_tail();
+    runner = test::poll([&] { return runners(first_); }, [](const std::string& r) { return !r.empty(); }, 60s)
+                 .last;
+    EXPECT_FALSE(runner.empty()) << manager_->log_tail();
+    EXPECT_EQ(scale_sets().size(), 1u);
+    return scale_sets().empty() ? sim::simulator::scale_set_info{} : scale_sets()[0];
+  }
+
+  // The second namespace's set goes: the first's scale set, session and
+  // runner stay.
+  void second_goes_leaving(const sim::simulator::scale_set_info& held, const std::string& runner) {
+    test::kubectl(c_, "-n " + second_ + " delete runnerset linux --wait=true --timeout=60s >/dev/null");
+    ASSERT_EQ(scale_sets().size(), 1u) << "the second set's deletion deleted the first's scale set";
+    EXPECT_EQ(scale_sets()[0].id, held.id);
+    EXPECT_TRUE(github_->session_open("linux"));
+    EXPECT_EQ(runners(first_), runner);
+  }
+
   const test::cluster_info& c_;
   std::unique_ptr<sim::simulator> github_;
   std::string first_, second_;
@@ -94,14 +117,9 @@ class ScaleSetNames : public ::testing::Test {
 
 TEST_F(ScaleSetNames, ASecondNamespacesSetOfTheSameNameNeverTouchesTheFirstsScaleSetOrRunners) {
   start();
-  create_set(first_);
-  ASSERT_TRUE(github_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
-      << manager_->log_tail();
-  auto first_runner =
-      test::poll([&] { return runners(first_); }, [](const std::string& r) { return !r.empty(); }, 60s);
-  ASSERT_FALSE(first_runner.last.empty()) << manager_->log_tail();
-  ASSERT_EQ(scale_sets().size(), 1u);
-  const auto held = scale_sets()[0];
+  std::string first_runner;
+  const auto held = first_holds_the_name(first_runner);
+  ASSERT_FALSE(HasFailure());
 
   create_set(second_);
   auto said = test::poll([&] { return intake_ready(second_); },
@@ -123,18 +141,13 @@ TEST_F(ScaleSetNames, ASecondNamespacesSetOfTheSameNameNeverTouchesTheFirstsScal
   EXPECT_EQ(scale_sets()[0].id, held.id);
   EXPECT_EQ(scale_sets()[0].session_owner, held.session_owner) << "the second set took the session over";
 
-  // The second set goes: the first's scale set, session and runner stay.
-  test::kubectl(c_, "-n " + second_ + " delete runnerset linux --wait=true --timeout=60s >/dev/null");
-  ASSERT_EQ(scale_sets().size(), 1u) << "the second set's deletion deleted the first's scale set";
-  EXPECT_EQ(scale_sets()[0].id, held.id);
-  EXPECT_TRUE(github_->session_open("linux"));
-  EXPECT_EQ(runners(first_), first_runner.last);
+  second_goes_leaving(held, first_runner);
 }
 
 // Two managers (two installs, or one beside another controller) in one
 // organisation: each watches its own namespace, where a set "linux" lives.
 // The second finds the scale set "linux" registered, not by its set (no
-// record, not its ownership label): it registers, listens to and deletes
+// record, not the set's label): it registers, listens to and deletes
 // nothing under the name, starts no runner, and says why in a Warning
 // Event; its deletion leaves the first's scale set, session and runner
 // alone. Before, the second took the scale set over (updated its labels,
@@ -150,15 +163,9 @@ TEST_F(ScaleSetNames, AnotherManagersScaleSetOfTheSameNameIsNeverTakenOver) {
   test::octorun_process other(OCTORUN_BINARY, std::move(args), "s3cret",
                               "/tmp/octorun-manager-" + second_ + ".log");
   ASSERT_FALSE(other.wait_leading(60s).empty()) << other.log_tail();
-
-  create_set(first_);
-  ASSERT_TRUE(github_->wait_until([](const sim::simulator& s) { return s.session_open("linux"); }, 60s))
-      << manager_->log_tail();
-  auto first_runner =
-      test::poll([&] { return runners(first_); }, [](const std::string& r) { return !r.empty(); }, 60s);
-  ASSERT_FALSE(first_runner.last.empty()) << manager_->log_tail();
-  ASSERT_EQ(scale_sets().size(), 1u);
-  const auto held = scale_sets()[0];
+  std::string first_runner;
+  const auto held = first_holds_the_name(first_runner);
+  ASSERT_FALSE(HasFailure());
 
   create_set(second_);
   auto warned = test::poll(
@@ -177,12 +184,7 @@ TEST_F(ScaleSetNames, AnotherManagersScaleSetOfTheSameNameIsNeverTakenOver) {
   EXPECT_EQ(scale_sets()[0].id, held.id);
   EXPECT_EQ(scale_sets()[0].labels, held.labels) << "the second manager updated the first's scale set";
   EXPECT_EQ(scale_sets()[0].session_owner, held.session_owner) << "the second manager took the session";
-
-  test::kubectl(c_, "-n " + second_ + " delete runnerset linux --wait=true --timeout=60s >/dev/null");
-  ASSERT_EQ(scale_sets().size(), 1u) << "the second set's deletion deleted the first's scale set";
-  EXPECT_EQ(scale_sets()[0].id, held.id);
-  EXPECT_TRUE(github_->session_open("linux"));
-  EXPECT_EQ(runners(first_), first_runner.last);
+  second_goes_leaving(held, first_runner);
 }
 
 }  // namespace

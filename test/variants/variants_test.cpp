@@ -117,7 +117,7 @@ class Variants : public test::actor_test_base {
       if (s.name == name) return s;
     return {};
   }
-  // The labels a variant's scale set carries: its own, then the set's ownership label.
+  // The labels a variant's scale set carries: its own, then the set's label.
   std::vector<std::string> labels_with_mark(std::vector<std::string> labels) {
     labels.push_back(model::registering_set_label(
         test::kubectl(c_, "-n " + ns_ + " get runnerset ci -o jsonpath='{.metadata.uid}'")));

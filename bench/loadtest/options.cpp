@@ -121,16 +121,17 @@ GitHub (the simulator):
   --webhook-url URL, --webhook-secret S   Webhook intake: the manager's POST /webhook as the simulator
                                       reaches it, and the secret the manager checks
 Load:
-  --profile burst|steady|ramp|workday|poisson|bursts   default burst
+  --profile burst|steady|ramp|workday|workday-poisson|poisson|bursts   default burst
   --jobs N                            burst: N jobs at once; bursts: N at each burst; workday: the day's
-                                      jobs (default 100)
+                                      jobs; workday-poisson: the day's jobs on average (default 100)
   --rate R                            steady: one job every 1/R s; poisson: R jobs/s on average, each
                                       gap drawn from the seed; both for --duration
   --rate-from A --rate-to B           ramp: from A to B jobs/s over --duration
   --every D                           bursts: one burst at 0, D, 2D, ... within --duration (default 5m)
   --duration D                        steady, poisson, ramp, workday and bursts (default 60s; workday
                                       at most 30m: a working day's arrivals, peak hour 10x the
-                                      quietest, compressed)
+                                      quietest, compressed; workday-poisson the same day's rate,
+                                      arrivals a Poisson process)
   --job-duration DIST                 fixed:D, uniform:MIN:MAX, exponential:MEAN, lognormal:MEDIAN:SIGMA
                                       (default fixed:0s)
   --runner-start DIST                 the runner process's start-up, container running -> runner online,
@@ -250,7 +251,8 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"simulator-advertise", text(o.simulator_advertise)},
       {"webhook-url", text(o.webhook_url)},
       {"webhook-secret", text(o.webhook_secret)},
-      {"profile", choice(profile_name, {"burst", "steady", "ramp", "workday", "poisson", "bursts"})},
+      {"profile",
+       choice(profile_name, {"burst", "steady", "ramp", "workday", "workday-poisson", "poisson", "bursts"})},
       {"jobs", integer(o.load.jobs, 1)},
       {"rate", positive(o.load.rate)},
       {"rate-from", positive(o.load.rate_from)},
@@ -307,12 +309,13 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
   o.plots = !no_plots;
   o.per_node_image_cache =
       image_cache_text.empty() ? !o.node_selector.empty() : image_cache_text == "per-node";
-  o.load.shape = profile_name == "steady"    ? profile::kind::steady
-                 : profile_name == "poisson" ? profile::kind::poisson
-                 : profile_name == "ramp"    ? profile::kind::ramp
-                 : profile_name == "workday" ? profile::kind::workday
-                 : profile_name == "bursts"  ? profile::kind::bursts
-                                             : profile::kind::burst;
+  o.load.shape = profile_name == "steady"            ? profile::kind::steady
+                 : profile_name == "poisson"         ? profile::kind::poisson
+                 : profile_name == "ramp"            ? profile::kind::ramp
+                 : profile_name == "workday"         ? profile::kind::workday
+                 : profile_name == "workday-poisson" ? profile::kind::workday_poisson
+                 : profile_name == "bursts"          ? profile::kind::bursts
+                                                     : profile::kind::burst;
   auto d = parse_distribution(distribution_text);
   if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
   o.durations = *d;
@@ -330,8 +333,9 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
     return unexpected{std::string("--duration must be more than 0 for --profile ") + profile_name};
   if (o.load.shape == profile::kind::bursts && o.load.every.count() == 0)
     return unexpected{std::string("--every must be more than 0 for --profile bursts")};
-  if (o.load.shape == profile::kind::workday && o.load.duration > max_workday_duration)
-    return unexpected{std::string("--duration: --profile workday compresses a working day into at most 30m")};
+  if ((o.load.shape == profile::kind::workday || o.load.shape == profile::kind::workday_poisson) &&
+      o.load.duration > max_workday_duration)
+    return unexpected{"--duration: --profile " + profile_name + " compresses a working day into at most 30m"};
   if (!is_quantity(o.runner_cpu))
     return unexpected{"--runner-cpu " + o.runner_cpu + ": want a quantity such as 500m or 2"};
   if (!is_quantity(o.runner_memory))

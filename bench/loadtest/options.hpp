@@ -34,7 +34,7 @@ expected<distribution, std::string> parse_distribution(std::string_view s);
 expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view s);
 
 struct profile {
-  enum class kind { burst, steady, poisson, ramp, workday, bursts } shape = kind::burst;
+  enum class kind { burst, steady, poisson, ramp, workday, workday_poisson, bursts } shape = kind::burst;
   int jobs = 100;                              // burst, bursts (each), workday (the day's total)
   double rate = 1;                             // steady, poisson: jobs/s
   double rate_from = 0.5, rate_to = 5;         // ramp, jobs/s, linear over `duration`

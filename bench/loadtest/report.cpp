@@ -209,6 +209,9 @@ std::string summary_text(const run_record& r, const options& o, const summary& s
     case profile::kind::workday:
       shape = "workday of " + std::to_string(o.load.jobs) + " jobs over " + over;
       break;
+    case profile::kind::workday_poisson:
+      shape = "workday of " + std::to_string(o.load.jobs) + " jobs on average (Poisson) over " + over;
+      break;
     case profile::kind::bursts:
       shape = "bursts of " + std::to_string(o.load.jobs) + " jobs every " +
               seconds_text(o.load.every.count() / 1000.0) + " for " + over;

@@ -56,6 +56,28 @@ std::vector<double> workday_arrivals(int jobs, double seconds, std::uint64_t see
   return out;
 }
 
+// The same day's rate, each hour's arrivals a Poisson process: a stream of
+// the peak hour's rate, each arrival kept with its hour's share of the peak
+// (thinning). Real demand comes in clumps and gaps that the stratified day
+// above smooths away; a warm pool sized on the one may not hold on the
+// other. A stream of its own, so the durations stay those of the seed.
+std::vector<double> workday_poisson_arrivals(int jobs, double seconds, std::uint64_t seed) {
+  const auto& weights = workday_hourly_weights();
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  const double peak = *std::max_element(weights.begin(), weights.end());
+  const double hour_s = seconds / static_cast<double>(weights.size());
+  const double peak_rate = jobs * peak / total / hour_s;  // jobs/s in the busiest hour
+  std::mt19937_64 rng(seed ^ 0x165667b19e3779f9ULL);      // neither the durations' nor the gaps' stream
+  std::exponential_distribution<double> gap(peak_rate);
+  std::uniform_real_distribution<double> keep(0, 1);
+  std::vector<double> out;
+  for (double t = gap(rng); t < seconds; t += gap(rng)) {
+    const auto hour = std::min(weights.size() - 1, static_cast<std::size_t>(t / hour_s));
+    if (keep(rng) < weights[hour] / peak) out.push_back(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed) {
@@ -94,6 +116,9 @@ std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std:
     }
     case profile::kind::workday:
       arrivals = workday_arrivals(p.jobs, seconds, seed);
+      break;
+    case profile::kind::workday_poisson:
+      arrivals = workday_poisson_arrivals(p.jobs, seconds, seed);
       break;
   }
   std::mt19937_64 rng(seed);

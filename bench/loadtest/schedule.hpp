@@ -21,8 +21,10 @@ struct planned_job {
 // the duration, the first at 0. ramp: the rate grows linearly from rate_from to rate_to; the n-th job comes
 // when the integral of the rate reaches n. workday: `jobs` arrivals spread
 // over the hours of a working day (workday_hourly_weights) compressed into
-// the duration, each at a seeded place within its share. Durations are drawn
-// from `d`.
+// the duration, each at a seeded place within its share. workday_poisson:
+// the same day's rate (`jobs` on average), the arrivals a non-homogeneous
+// Poisson process drawn from the seed, so hours vary as real ones do.
+// Durations are drawn from `d`, the same for a seed whatever the profile.
 std::vector<planned_job> plan_jobs(const profile& p, const distribution& d, std::uint64_t seed);
 
 // The share of a working day's jobs that arrives in each of its hours,

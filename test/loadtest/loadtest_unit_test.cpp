@@ -52,6 +52,9 @@ TEST(LoadtestOptions, ARealShapedRun) {
   EXPECT_EQ(o->runner_memory, "4Gi");
   EXPECT_EQ(o->warm_up_timeout, 15min);
   EXPECT_FALSE(o->per_node_image_cache) << "no --node-selector: a cluster of fake nodes";
+  auto poisson_day = parse({"--profile", "workday-poisson", "--jobs", "300", "--duration", "30m"});
+  ASSERT_TRUE(poisson_day) << poisson_day.error();
+  EXPECT_EQ(poisson_day->load.shape, profile::kind::workday_poisson);
   auto karpenter = parse({"--node-selector", "karpenter.sh/nodepool=runners"});
   ASSERT_TRUE(karpenter) << karpenter.error();
   EXPECT_TRUE(karpenter->per_node_image_cache);
@@ -111,6 +114,8 @@ TEST(LoadtestOptions, BadInputNamesTheFlag) {
            {{"--profile", "workday", "--duration", "31m"},
             "--duration: --profile workday compresses a working "
             "day into at most 30m"},
+           {{"--profile", "workday-poisson", "--duration", "31m"},
+            "--duration: --profile workday-poisson compresses a working day into at most 30m"},
            {{"--runner-start", "soon"}, "--runner-start soon: want fixed:D"},
            {{"--runner-cpu", "two"}, "--runner-cpu two: want a quantity such as 500m or 2"},
            {{"--runner-memory", "4GB"}, "--runner-memory 4GB: want a quantity such as 512Mi or 4Gi"},
@@ -244,6 +249,61 @@ TEST(LoadtestSchedule, AWorkdayQueuesItsTotalWithAPeakHourTenTimesTheQuietest) {
   auto other = plan_jobs(p, *parse_distribution("fixed:0s"), 4);
   EXPECT_NE(other[1234].at_s, jobs[1234].at_s);
   EXPECT_EQ(other.size(), 6800u);
+}
+
+// A Poisson day: the hourly shape on average over seeds, not in each day;
+// the total varies as a Poisson count does; the durations are the seed's.
+TEST(LoadtestSchedule, APoissonWorkdayKeepsTheHourlyShapeOnAverage) {
+  profile p;
+  p.shape = profile::kind::workday_poisson;
+  p.jobs = 300;
+  p.duration = 30min;
+  const auto& weights = workday_hourly_weights();
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  constexpr int seeds = 400;
+  std::vector<double> per_hour(12);
+  double sum = 0, sum_sq = 0;
+  bool some_day_differs_from_the_stratified_one = false;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    auto jobs = plan_jobs(p, *parse_distribution("fixed:0s"), static_cast<std::uint64_t>(seed));
+    ASSERT_TRUE(std::is_sorted(jobs.begin(), jobs.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; }));
+    std::vector<int> day(12);
+    for (const auto& j : jobs) {
+      ASSERT_GE(j.at_s, 0);
+      ASSERT_LT(j.at_s, 1800);
+      ++day[static_cast<std::size_t>(j.at_s / 150)];
+    }
+    for (std::size_t h = 0; h < 12; ++h) {
+      per_hour[h] += day[h];
+      if (std::abs(day[h] - 300 * weights[h] / total) > 3) some_day_differs_from_the_stratified_one = true;
+    }
+    const auto n = static_cast<double>(jobs.size());
+    sum += n;
+    sum_sq += n * n;
+  }
+  for (std::size_t h = 0; h < 12; ++h) {
+    const double expected = 300 * weights[h] / total;  // per day; the mean over seeds is within 4 sigma
+    EXPECT_NEAR(per_hour[h] / seeds, expected, 4 * std::sqrt(expected / seeds)) << "hour " << h;
+  }
+  const double mean = sum / seeds, variance = sum_sq / seeds - mean * mean;
+  EXPECT_NEAR(mean, 300, 4 * std::sqrt(300.0 / seeds));
+  EXPECT_NEAR(variance, 300, 0.3 * 300) << "a Poisson count's variance is its mean";
+  EXPECT_TRUE(some_day_differs_from_the_stratified_one);
+  // Seeded: the same seed, the same day; another seed another day. The
+  // durations are those of the seed's other profiles.
+  const auto d = *parse_distribution("lognormal:1m:0.6");
+  auto a = plan_jobs(p, d, 2), again = plan_jobs(p, d, 2), other = plan_jobs(p, d, 3);
+  ASSERT_EQ(a.size(), again.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].at_s, again[i].at_s);
+    EXPECT_EQ(a[i].duration_ms, again[i].duration_ms);
+  }
+  EXPECT_NE(a[10].at_s, other[10].at_s);
+  profile stratified = p;
+  stratified.shape = profile::kind::workday;
+  auto s = plan_jobs(stratified, d, 2);
+  for (std::size_t i = 0; i < std::min(a.size(), s.size()); ++i)
+    ASSERT_EQ(a[i].duration_ms, s[i].duration_ms);
 }
 
 TEST(LoadtestSchedule, DurationsComeFromTheDistributionAndTheSeed) {

@@ -134,6 +134,16 @@ std::optional<std::int64_t> warm_runners_replayed(const std::vector<double>& arr
   return at_most;
 }
 
+double remaining_wait_allowance(std::int64_t started, std::int64_t waited, double expected, double allowance,
+                                double min_share) {
+  allowance = std::clamp(allowance, 0.0, 1.0);
+  if (!(expected > 0)) return allowance;
+  const double floor = allowance * std::clamp(min_share, 0.0, 1.0);
+  const double left = allowance * (static_cast<double>(std::max<std::int64_t>(0, started)) + expected) -
+                      static_cast<double>(std::max<std::int64_t>(0, waited));
+  return std::clamp(left / expected, floor, allowance);
+}
+
 bool start_time_observations::add_arrival(std::int64_t job, steady_time at, const start_time_rule& rule) {
   if (!arrived_.insert(job).second) return false;
   arrivals_.emplace_back(at, job);
@@ -227,6 +237,9 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
   }
   s.observed_p95 = p95(starts);
   s.recent_arrivals = recent;
+  const std::int64_t target = std::max<std::int32_t>(0, f.target_p95_seconds);
+  s.started = static_cast<std::int64_t>(starts.size());
+  s.waited = std::count_if(starts.begin(), starts.end(), [&](std::int64_t w) { return w > target; });
 
   // The rate over each window, or over what was observed of it (no less
   // than min_span); the higher one counts.
@@ -238,10 +251,15 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
   };
   const double rate = std::max(rate_over(rule.window, s.arrivals), rate_over(short_window, recent));
   s.arrivals_per_minute = rate * 60;
+  // What the window's waits left of the budget for the jobs of the next
+  // window, at the rate the pool is sized for.
+  s.wait_allowance =
+      remaining_wait_allowance(s.started, s.waited, rate * std::chrono::duration<double>(rule.window).count(),
+                               1.0 - std::clamp(rule.quantile, 0.0, 1.0), rule.min_allowance_share);
+  const double quantile = 1.0 - s.wait_allowance;
 
   const std::int64_t lo = std::max<std::int32_t>(0, f.min_runners);
   const std::int64_t hi = std::max<std::int64_t>(lo, f.max_runners);
-  const std::int64_t target = std::max<std::int32_t>(0, f.target_p95_seconds);
   std::int64_t wanted = 0;
   s.sized_startup = f.startup_p95;
   const bool bound_from_starting = f.starting_for && (!f.startup_p95 || *f.starting_for > *f.startup_p95);
@@ -251,7 +269,7 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
     // else the observed start-ups each count.
     const std::vector<std::int64_t> bound{*s.sized_startup};
     const auto& startups = bound_from_starting || f.startups.empty() ? bound : f.startups;
-    wanted = warm_runners_for(startups, rate, target, rule.quantile);
+    wanted = warm_runners_for(startups, rate, target, quantile);
     // The same count on the arrivals themselves, when there are enough to
     // replay: fewer when they come more evenly than Poisson. Replayed at
     // the rate the count uses (a rising rate stretches the spans).
@@ -264,7 +282,7 @@ start_time_sizing size_warm_runners(const start_time_facts& f, const start_time_
       std::sort(times.begin(), times.end());
       const auto from = std::chrono::duration<double>(std::max(horizon, f.observing_since) - f.now).count();
       if (const auto replayed = warm_runners_replayed(times, from, startups, rate / window_rate, target,
-                                                      rule.quantile, wanted, rule.min_replayed))
+                                                      quantile, wanted, rule.min_replayed))
         wanted = *replayed;
     }
   }
@@ -365,6 +383,9 @@ std::string describe(const start_time_sizing& s, const start_time_rule& rule) {
     return out +
            " are needed, but maxRunners leaves no room for them beside the jobs assigned now: raise "
            "maxRunners, or the target.";
+  if (s.waited > 0 && s.wait_allowance < 1.0 - rule.quantile - 1e-12)
+    out += " (" + std::to_string(s.waited) + " of the " + std::to_string(s.started) +
+           " jobs started in the last " + window + " waited past the target: fewer of the next ones may)";
   return out + ".";
 }
 

@@ -310,9 +310,12 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
         " queued, Runners " + std::to_string(c.total) + " (busy " + std::to_string(c.busy) + ", idle " +
         std::to_string(c.idle) + ", starting " + std::to_string(c.starting) + ")");
   };
-  // A manager that gets no demand, or cannot start runners, shows within manager_timeout of the first job.
+  // A manager that gets no demand, or cannot start runners, shows within manager_timeout of the first job
+  // (not of the run's start: a profile's first job may come late, a Poisson day's many seconds in).
+  std::optional<steady::time_point> first_queued;
   auto stalled = [&]() -> std::optional<std::string> {
-    if (ids.empty() || steady::now() - start < o.manager_timeout) return std::nullopt;
+    if (ids.empty() || !first_queued || steady::now() - *first_queued < o.manager_timeout)
+      return std::nullopt;
     auto times = watch.times();
     bool any_pod = std::any_of(times.begin(), times.end(), [](const auto& t) { return t.second.pod > 0; });
     if (any_pod) return std::nullopt;
@@ -332,6 +335,7 @@ int run(const options& o, const std::atomic<bool>& interrupted, const std::atomi
     auto queued = sim.add_job(repository, labels, job.duration_ms);
     if (!queued) return finish(exit_unusable, "queueing a job: " + queued.error());
     ids.insert(*queued);
+    if (!first_queued) first_queued = steady::now();
     progress("queueing");
     if (auto s = stalled()) {
       samples.stop();

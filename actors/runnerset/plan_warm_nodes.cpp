@@ -88,9 +88,13 @@ void note_runner_scheduled(set_observation& w, const std::string& runner, const 
   r.node_wait_sampled = true;
   // Only a wait for a node is kept (node_startup_samples::add): a variant
   // whose pods always found room has no entry, and keeps no warm nodes.
+  // The runner's start-up sample keeps it too (stuck_start.cpp), so that a
+  // start-time target may size without it.
   const auto wait = pod.scheduled_at - r.view.created;
   w.newest_scheduling_wait[r.variant] = wait;
-  if (wait > w.node_startup_rule.min_wait_seconds) w.node_startups[r.variant].add(wait, w.node_startup_rule);
+  if (wait <= w.node_startup_rule.min_wait_seconds) return;
+  r.node_wait = wait;
+  w.node_startups[r.variant].add(wait, w.node_startup_rule);
 }
 
 std::optional<model::condition> plan_warm_nodes(const set_observation& o,

@@ -191,8 +191,9 @@ void on_pod(self_ptr self, watched::pod_event& ev) {
       if (c.name == model::runner_container && c.reported_version)
         known->second.reported_version = c.reported_version;
     if (ev.type != kube::event_type::deleted) {
-      note_runner_pod(self->state.world, runner, *ev.obj);
+      // Scheduled first: its wait for a node goes into its start-up sample.
       note_runner_scheduled(self->state.world, runner, *ev.obj);
+      note_runner_pod(self->state.world, runner, *ev.obj);
     }
     return self->state.runners.send(self, runner, std::move(ev));
   }

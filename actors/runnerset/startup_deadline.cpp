@@ -6,8 +6,6 @@ namespace octorun::runnerset {
 
 void startup_samples::add(std::int64_t s, const startup_rule& rule, std::chrono::steady_clock::time_point at,
                           std::int64_t node_wait) {
-  // (Samples added before node waits were kept count none.)
-  node_waits.resize(seconds.size(), 0);
   seconds.push_back(std::max<std::int64_t>(0, s));
   heard.push_back(at);
   node_waits.push_back(std::clamp<std::int64_t>(node_wait, 0, seconds.back()));

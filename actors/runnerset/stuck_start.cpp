@@ -19,10 +19,8 @@ void note_runner_pod(set_observation& w, const std::string& runner, const model:
   if (r.startup_sampled || pod.ready_at <= 0 || r.view.created <= 0) return;
   r.startup_sampled = true;
   r.pod_ready_at = pod.ready_at;
-  // The part that was a wait for a node (plan_warm_nodes.cpp keeps the same
-  // waits for warm nodes): a start-time target may size without it.
-  if (pod.scheduled_at > 0 && pod.scheduled_at - r.view.created > w.node_startup_rule.min_wait_seconds)
-    r.node_wait = pod.scheduled_at - r.view.created;
+  // r.node_wait: the part that was a wait for a node (note_runner_scheduled,
+  // heard first): a start-time target may size without it.
   w.startups[r.variant].add(pod.ready_at - r.view.created, {}, w.now);
   const auto process = w.runner_process_starts.find(r.variant);
   const auto process_p95 =

@@ -191,8 +191,8 @@ TEST(StuckStartNotes, ASampleKeepsItsPodsWaitForANode) {
   pod.ready = true;
   pod.scheduled_at = 1060;  // a node came after a minute
   pod.ready_at = 1063;
+  note_runner_scheduled(o, "linux-a", pod);  // as the actor hears them
   note_runner_pod(o, "linux-a", pod);
-  note_runner_scheduled(o, "linux-a", pod);
   EXPECT_EQ(o.online_startups[""].seconds, (std::deque<std::int64_t>{63}));
   EXPECT_EQ(o.online_startups[""].since(o.now - 1min, true), (std::deque<std::int64_t>{3}));
   EXPECT_EQ(o.newest_scheduling_wait[""], 60);
@@ -207,8 +207,8 @@ TEST(StuckStartNotes, ASampleKeepsItsPodsWaitForANode) {
   add_runner(o, "linux-b", model::runner_phase::unset, false).view.created = 2000;
   pod.scheduled_at = 2002;
   pod.ready_at = 2005;
-  note_runner_pod(o, "linux-b", pod);
   note_runner_scheduled(o, "linux-b", pod);
+  note_runner_pod(o, "linux-b", pod);
   EXPECT_EQ(o.online_startups[""].since(o.now - 1min, true), (std::deque<std::int64_t>{8, 10}));
   EXPECT_EQ(o.newest_scheduling_wait[""], 2);
 }

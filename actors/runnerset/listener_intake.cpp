@@ -82,22 +82,6 @@ void resolve_runner_group(self_ptr self) {
       failed, github::runner_group_atom::value, group);
 }
 
-namespace {
-
-// The id of the variant's scale set as this set registered it this run,
-// else as its status records it; 0: none.
-std::int64_t known_scale_set(self_ptr self, const std::string& variant) {
-  const auto& w = self->state.world;
-  if (auto it = w.scale_sets.find(variant); it != w.scale_sets.end() && it->second.id != 0)
-    return it->second.id;
-  if (!w.set) return 0;
-  const auto recorded = recorded_scale_sets(w.set->status);
-  auto it = recorded.find(variant);
-  return it == recorded.end() ? 0 : it->second;
-}
-
-}  // namespace
-
 void register_scale_set(self_ptr self, const action& a) {
   const auto variant = a.subject;
   github::scale_set wanted;
@@ -137,7 +121,8 @@ void register_scale_set(self_ptr self, const action& a) {
         // Taken meanwhile: the scale set found is the holder's, never updated from here.
         if (self->state.world.taken_scale_sets.count(variant) > 0) return mark_dirty(self);
         const bool exists = found->has_value();
-        if (exists && !registered_by_the_set((*found)->id, (*found)->labels, known_scale_set(self, variant),
+        if (exists && !registered_by_the_set((*found)->id, (*found)->labels,
+                                             known_scale_set_id(self->state.world, variant),
                                              self->state.world.set->metadata.uid))
           return failed("registering",
                         "a scale set of that name that this RunnerSet did not register "

@@ -46,6 +46,13 @@ std::int64_t scale_set_id(const set_observation& o, const std::string& variant) 
   return it == o.scale_sets.end() ? 0 : it->second.id;
 }
 
+std::int64_t known_scale_set_id(const set_observation& o, const std::string& variant) {
+  if (const auto id = scale_set_id(o, variant); id != 0 || !o.set) return id;
+  const auto recorded = recorded_scale_sets(o.set->status);
+  const auto it = recorded.find(variant);
+  return it == recorded.end() ? 0 : it->second;
+}
+
 std::string session_id(const set_observation& o, const std::string& variant) {
   if (auto it = o.scale_sets.find(variant); it != o.scale_sets.end() && !it->second.session_id.empty())
     return it->second.session_id;

@@ -1,7 +1,6 @@
 #include "actors/runnerset/plan.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "actors/runnerset/class_condition.hpp"
 #include "actors/runnerset/demand.hpp"
@@ -332,11 +331,9 @@ class planner {
     counts c;
     c.desired = desired;
     c.assigned = counted_jobs(o_, v.name);  // GitHub's count (status.assignedJobs)
-    c.scale_set_id = scale_set_id(o_, v.name);
-    if (listener()) c.session_id = session_id(o_, v.name);
-    if (c.scale_set_id == 0 && listener()) {  // not registered yet this run: keep the recorded id
-      auto recorded = recorded_scale_sets(o_.set->status);
-      if (auto it = recorded.find(v.name); it != recorded.end()) c.scale_set_id = it->second;
+    if (listener()) {                       // not registered yet this run: the recorded id is kept
+      c.scale_set_id = known_scale_set_id(o_, v.name);
+      c.session_id = session_id(o_, v.name);
     }
     const auto fingerprint = model::pod_fingerprint(*v.template_, v.pod);
     // New laggards only while a new runner could start where they did not.
@@ -431,15 +428,16 @@ class planner {
   // A variant that may run no runner any more: its idle runners go now,
   // busy ones after their job, finished ones are deleted; all are counted.
   void drain_variant(const std::string& variant, counts& c) {
-    for (const auto& [name, r] : o_.runners) {
-      if (r.variant != variant) continue;
-      c.add(r.view);
-      if (r.view.deleting || removing(name) || held_busy(r)) continue;
-      if (r.view.finished() || r.view.phase == model::runner_phase::failed)
-        delete_runner(name);
-      else if (!r.view.busy())
-        remove_idle(name, r);
-    }
+    for (const auto& [name, r] : o_.runners)
+      if (r.variant == variant) drain_runner(name, r, c);
+  }
+  void drain_runner(const std::string& name, const observed_runner& r, counts& c) {
+    c.add(r.view);
+    if (r.view.deleting || removing(name) || held_busy(r)) return;
+    if (r.view.finished() || r.view.phase == model::runner_phase::failed)
+      delete_runner(name);
+    else if (!r.view.busy())
+      remove_idle(name, r);
   }
 
   // An older set in the same GitHub scope holds the variant's scale-set
@@ -478,10 +476,8 @@ class planner {
   void drain_refused() {
     plan_reads_for_drain(o_, p_.actions);
     if (!o_.credentials_loaded) return read_credentials_once_readable();
-    std::set<std::string> variants;
-    for (const auto& [name, r] : o_.runners) variants.insert(r.variant);
     counts drained;  // the status counts them as any refused set's
-    for (const auto& variant : variants) drain_variant(variant, drained);
+    for (const auto& [name, r] : o_.runners) drain_runner(name, r, drained);
     remove_deferred();
   }
 

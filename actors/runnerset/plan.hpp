@@ -141,6 +141,9 @@ bool github_unreachable_for_deletion(const set_observation& o);
 
 // The id of the scale set registered for `variant` this run (0: none).
 std::int64_t scale_set_id(const set_observation& o, const std::string& variant);
+// The id of a variant's scale set: this run's, else the one the status
+// recorded (0: neither).
+std::int64_t known_scale_set_id(const set_observation& o, const std::string& variant);
 // The message session last opened on a variant's scale set: this run's, else
 // the one the status recorded (a predecessor's); empty when neither is known.
 std::string session_id(const set_observation& o, const std::string& variant);

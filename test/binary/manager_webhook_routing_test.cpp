@@ -21,7 +21,6 @@
 
 #include <chrono>
 #include <ctime>
-#include <regex>
 #include <sstream>
 
 #include "adapters/github/crypto.hpp"
@@ -111,10 +110,14 @@ class WebhookRouting : public ::testing::Test {
                           R"(","intake":"Webhook","runnerLabels":["linux"],"minRunners":0,"maxRunners":3,)"
                           R"("template":{"spec":{"containers":[{"name":"runner","image":"r"}]}}}})"
                           "\nEOF");
-    ASSERT_FALSE(
-        manager_
-            ->wait_for_log(std::regex("(runnerset " + ns + "/" + name + ": GitHub credentials loaded)"), 60s)
-            .empty())
+    // The set tells the router its credentials when they load, before it
+    // writes CredentialsReady=True.
+    test::kubectl(c_, "-n " + ns + " wait --for=condition=CredentialsReady --timeout=60s runnerset/" + name +
+                          " >/dev/null");
+    ASSERT_EQ(
+        test::kubectl(c_, "-n " + ns + " get runnerset " + name +
+                              " -o jsonpath='{.status.conditions[?(@.type==\"CredentialsReady\")].status}'"),
+        "True")
         << manager_->log_tail();
   }
 
@@ -268,10 +271,12 @@ class ClassHooks : public WebhookRouting {
                                                        "/tmp/octorun-manager-" + tenant_ + ".log");
     intake_ = manager_->wait_leading(60s);
     ASSERT_FALSE(intake_.empty()) << manager_->log_tail();
+    // A class's path answers 404 until the manager has read its Secret,
+    // then 401 to a delivery signed with another key.
     for (const auto& c : {class_a_, class_b_})
-      ASSERT_FALSE(
-          manager_->wait_for_log(std::regex("RunnerClass (" + c + ") takes deliveries on its own path"), 60s)
-              .empty())
+      ASSERT_TRUE(test::poll([&] { return deliver("{}", "path-known-" + c, "not-the-key", "/classes/" + c); },
+                             [](const std::string& answer) { return answer.starts_with("401 "); }, 60s)
+                      .met)
           << manager_->log_tail();
   }
 
@@ -302,15 +307,15 @@ TEST_F(ClassHooks, AClassesSecretMakesNoRunnerForAnotherClassesTenant) {
   const auto forged = hook_body(9201, "acme/b-app");
   auto taken = deliver(forged, "class-1", "a-s3cret", "/classes/" + class_a_);
   EXPECT_TRUE(taken.starts_with("202 ")) << taken << manager_->log_tail();
-  // The router turns it away (logged once per repository): then nothing
-  // can come of it.
-  EXPECT_FALSE(
-      manager_
-          ->wait_for_log(std::regex("(job 9201 turned away: no RunnerSet serves the repository acme/b-app .* "
-                                    "among the sets of RunnerClass " +
-                                    class_a_ + ")"),
-                         60s)
-          .empty())
+  // The router turns it away (counted): then nothing can come of it.
+  const auto metrics = manager_->wait_metrics(10s);
+  EXPECT_TRUE(test::poll(
+                  [&] {
+                    return test::scrape_metric(metrics, "octorun_rejected_input_total",
+                                               {"source=\"webhook\"", "reason=\"unserved_repository\""});
+                  },
+                  [](const std::string& count) { return !count.empty() && count != "0"; }, 60s)
+                  .met)
       << manager_->log_tail();
   EXPECT_TRUE(runners(other_).empty()) << "class A's secret made tenant B a runner";
   EXPECT_TRUE(runners(tenant_).empty());

@@ -41,9 +41,10 @@ struct informer_options {
   // watched again from its last resourceVersion (0 = never): something
   // between us and the apiserver (a proxy, a load balancer, a restart) may
   // hold a connection open that will never carry anything, and HTTP/1.1 has
-  // no ping to tell. kube-apiserver (v1.36, measured) sends a watch that
-  // allows bookmarks its first one within 60-120 s and then one every 60 s,
-  // so 150 s of silence is never a healthy watch.
+  // no ping to tell. The limit is longer than the longest silence
+  // kube-apiserver leaves a healthy watch that allows bookmarks (its bookmark
+  // intervals are measured in bench/chaos/README.md, finding 5a), so only a
+  // watch nothing will ever reach is cut.
   std::chrono::milliseconds watch_silence_limit{150'000};
   bool keep_managed_fields = false;  // cached objects leave out metadata.managedFields
 };

@@ -1,5 +1,7 @@
 #include "common/url.hpp"
 
+#include <algorithm>
+
 #include "common/strings.hpp"
 
 namespace octorun {
@@ -21,6 +23,13 @@ std::size_t port_colon(std::string_view host) {
 }
 
 }  // namespace
+
+std::string url_scheme(std::string_view url) {
+  const auto colon = url.find(':');
+  if (colon == std::string_view::npos || colon == 0) return {};
+  const auto scheme = url.substr(0, colon);
+  return std::all_of(scheme.begin(), scheme.end(), scheme_character) ? ascii_lower(scheme) : std::string();
+}
 
 std::string_view url_parts::host_name() const { return std::string_view(host).substr(0, port_colon(host)); }
 

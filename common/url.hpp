@@ -36,6 +36,11 @@ struct url_parts {
 // '?' or '#'. Nothing is checked beyond that.
 std::optional<url_parts> split_url(std::string_view text);
 
+// The scheme of any URL, lower-cased ("https", also "file" of file:/etc or
+// "mailto" of mailto:x, which split_url does not split); empty when it has
+// none. For refusing a scheme by name, whatever follows it.
+std::string url_scheme(std::string_view url);
+
 // HOST or HOST:PORT as users may write it: a DNS name (letters, digits,
 // '.', '-'; not starting with '.' or '-'; at most 253) or an IPv4 address,
 // and a port 1-65535.

@@ -10,6 +10,7 @@
 #include "common/json_writer.hpp"
 #include "common/rfc3339.hpp"
 #include "common/strings.hpp"
+#include "common/url.hpp"
 
 namespace octorun::github {
 
@@ -64,7 +65,7 @@ release_cache& releases() {
 // platform reaches without TLS) is called over plain HTTP; any other only
 // over https.
 rest_options with_scheme_policy(rest_options options) {
-  options.call.plain_http = http::url_scheme(options.api_base) == "http";
+  options.call.plain_http = url_scheme(options.api_base) == "http";
   return options;
 }
 
@@ -86,7 +87,8 @@ error rest_client::fail(const http::response& r) const {
 result<http::response> rest_client::call(std::string method, std::string path, std::string body) {
   http::request req;
   req.method = std::move(method);
-  req.url = path.starts_with("http") ? path : options_.api_base + path;
+  // A whole URL (one GitHub handed back) as it is; a path under the API base.
+  req.url = split_url(path) ? path : options_.api_base + path;
   req.headers = {{"Accept", "application/vnd.github+json"}, {"X-GitHub-Api-Version", "2022-11-28"}};
   if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
   req.body = std::move(body);

@@ -53,10 +53,10 @@ expected<authority, std::string> authority_of(std::string_view url, std::string_
 
 server_url_policy server_url_policy_for(const github_target& target) {
   server_url_policy p;
-  const auto scheme = http::url_scheme(target.config_url);
+  const auto scheme = url_scheme(target.config_url);
   p.plain_http = scheme == "http";
   for (const auto& base : {target.config_url, target.api_base}) {
-    auto a = authority_of(base, http::url_scheme(base));
+    auto a = authority_of(base, url_scheme(base));
     if (a) p.hosts.push_back(a->host + ":" + a->port);
   }
   auto web = authority_of(target.config_url, scheme);
@@ -77,7 +77,7 @@ server_url_policy server_url_policy_for(const github_target& target) {
 
 expected<ok_t, std::string> check_server_url(std::string_view url, const server_url_policy& policy,
                                              std::string_view what) {
-  const auto scheme = http::url_scheme(url);
+  const auto scheme = url_scheme(url);
   auto refuse = [&](const std::string& why) {
     return unexpected{std::string(what) + " from GitHub is refused: " + why};
   };

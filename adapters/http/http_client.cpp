@@ -3,11 +3,11 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <cctype>
 #include <ctime>
 #include <mutex>
 
 #include "common/strings.hpp"
+#include "common/url.hpp"
 
 namespace octorun::http {
 namespace {
@@ -297,16 +297,6 @@ std::optional<transport_error> protocols_not_restricted(bool protocols_set, bool
                     (protocols_set ? "CURLOPT_REDIR_PROTOCOLS_STR" : "CURLOPT_PROTOCOLS_STR") + ": " +
                     std::string(failure) + "); a libcurl of 7.85 or later is required";
   return refused;
-}
-
-std::string url_scheme(std::string_view url) {
-  const auto colon = url.find(':');
-  if (colon == std::string_view::npos || colon == 0) return {};
-  const auto scheme = url.substr(0, colon);
-  const bool valid = std::all_of(scheme.begin(), scheme.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
-  });
-  return valid ? ascii_lower(scheme) : std::string();
 }
 
 std::string url_encode(std::string_view s) { return percent_encode(s); }

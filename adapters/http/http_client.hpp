@@ -121,9 +121,6 @@ class client {
   bool plain_http_ = false;
 };
 
-// The scheme of a URL, lower-cased ("https"); empty when it has none.
-std::string url_scheme(std::string_view url);
-
 // A request is refused (transport_cause::refused) unless libcurl accepted
 // both restrictions of the schemes it may use (CURLOPT_PROTOCOLS_STR,
 // CURLOPT_REDIR_PROTOCOLS_STR; a libcurl older than 7.85 knows neither):

@@ -51,7 +51,7 @@ proxy_options proxy_from_environment(const std::function<const char*(const char*
 }
 
 const proxy_endpoint* proxy_for(const proxy_options& proxy, const std::string& url) {
-  const auto& e = std::string_view(url).starts_with("https://") ? proxy.https : proxy.http;
+  const auto& e = url_scheme(url) == "https" ? proxy.https : proxy.http;
   return e ? &*e : nullptr;
 }
 

@@ -11,6 +11,7 @@
 #include "adapters/kube/request_trace.hpp"
 #include "common/json.hpp"
 #include "common/json_parse.hpp"
+#include "common/url.hpp"
 
 namespace octorun::kube {
 namespace {
@@ -38,7 +39,7 @@ client::client(config cfg, client_options opts)
     : cfg_(std::move(cfg)), opts_(std::move(opts)), http_(cfg_.tls) {
   // Plain HTTP only to an API server the kubeconfig names as http:// (a
   // test's loopback apiserver); https otherwise, whatever URL comes later.
-  http_.set_plain_http(http::url_scheme(cfg_.server) == "http");
+  http_.set_plain_http(url_scheme(cfg_.server) == "http");
 }
 
 void client::set_cancel_flag(const std::atomic<bool>* flag) {

@@ -6,6 +6,7 @@
 
 #include "adapters/github/server_urls.hpp"
 #include "adapters/http/http_client.hpp"
+#include "common/url.hpp"
 
 namespace octorun::fuzz {
 
@@ -22,7 +23,7 @@ inline const github::server_url_policy& policy_for_kind(int which) {
 
 // An accepted URL has an allowed scheme and no credentials in its authority.
 inline void check_accepted(std::string_view url, const github::server_url_policy& p) {
-  const auto scheme = http::url_scheme(url);
+  const auto scheme = url_scheme(url);
   if (scheme != "https" && !(scheme == "http" && p.plain_http)) __builtin_trap();
   auto rest = url.substr(scheme.size() + 3);
   if (rest.substr(0, rest.find_first_of("/?#")).find('@') != std::string_view::npos) __builtin_trap();

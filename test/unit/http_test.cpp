@@ -353,15 +353,6 @@ TEST(HttpClient, CapsTheErrorBodyOfAStream) {
   EXPECT_EQ(resp.error().cause, transport_cause::refused);
 }
 
-TEST(HttpClient, ReadsTheSchemeOfAUrl) {
-  const std::pair<const char*, const char*> cases[] = {{"HTTPS://x", "https"},
-                                                       {"file:///etc", "file"},
-                                                       {"/etc/hostname", ""},
-                                                       {"host:443/x y", "host"},
-                                                       {"a b://x", ""}};
-  for (const auto& [url, scheme] : cases) EXPECT_EQ(url_scheme(url), scheme) << url;
-}
-
 // A libcurl that does not take the scheme restriction (before 7.85: an
 // unknown option) must not run the request unrestricted.
 TEST(HttpClient, FailsClosedWhenLibcurlDoesNotRestrictTheSchemes) {

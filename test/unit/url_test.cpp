@@ -63,5 +63,14 @@ TEST(SplitHttpUrl, UsersUrlsOnly) {
   EXPECT_EQ(split_http_url("https:///x").error(), url_problem::bad_host);
 }
 
+TEST(Url, ReadsTheSchemeOfAnyUrl) {
+  const std::pair<const char*, const char*> cases[] = {{"HTTPS://x", "https"},
+                                                       {"file:///etc", "file"},
+                                                       {"/etc/hostname", ""},
+                                                       {"host:443/x y", "host"},
+                                                       {"a b://x", ""}};
+  for (const auto& [url, scheme] : cases) EXPECT_EQ(url_scheme(url), scheme) << url;
+}
+
 }  // namespace
 }  // namespace octorun

@@ -5,14 +5,22 @@
 //                    [--long-poll-ms N] [--token-ttl-s N] [--admin-token-ttl-s N]
 //                    [--session-idle-timeout-ms N] [--rate-limit N] [--rate-limit-window-s N]
 //                    [--assignment-timeout-ms N] [--max-requeues N] [--auto-online] [--auto-scopes]
-// Prints "listening on <base url>" and serves until SIGINT/SIGTERM.
+//                    [--endpoints-file PATH]
+// Prints "listening on <base url>" (for people) and serves until SIGINT/SIGTERM.
+// With --endpoints-file, also writes {"baseURL": "<base url>"} to PATH once it
+// listens, replaced whole, for tools that start it on port 0 (as the
+// manager's --endpoints-file): they wait on that file, not on the output.
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <vector>
 
+#include "common/json_writer.hpp"
 #include "test/simulator/simulator.hpp"
 
 namespace {
@@ -43,6 +51,21 @@ std::int64_t positive(const std::string& s) {
   return end != s.c_str() && *end == '\0' && v > 0 ? v : 0;
 }
 
+// Writes {"baseURL": url} beside `path` and renames it over `path`, so a
+// reader sees no file or all of it. The error names the path and why.
+std::string write_endpoints_file(const std::string& path, const std::string& url) {
+  octorun::json::writer w;
+  const auto text = w.open().field("baseURL", url).close().str() + "\n";
+  const auto partial = path + ".partial";
+  std::FILE* out = std::fopen(partial.c_str(), "w");
+  if (out == nullptr) return "cannot write " + partial + ": " + std::strerror(errno);
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !written) return "cannot write " + partial + ": " + std::strerror(errno);
+  if (std::rename(partial.c_str(), path.c_str()) != 0)
+    return "cannot replace " + path + ": " + std::strerror(errno);
+  return "";
+}
+
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "github-simulator: " << message << "\n";
   std::exit(2);
@@ -61,6 +84,7 @@ int main(int argc, char** argv) {
   };
   std::vector<installation> installations;
   bool pats_given = false;
+  std::string endpoints_file;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -125,6 +149,8 @@ int main(int argc, char** argv) {
       o.auto_online = true;
     else if (a == "--auto-scopes")
       o.auto_scopes = true;
+    else if (a == "--endpoints-file")
+      endpoints_file = next();
     else if (a == "--help" || a == "-h") {
       std::cout << "see test/simulator/README.md\n";
       return 0;
@@ -148,6 +174,13 @@ int main(int argc, char** argv) {
   for (const auto& app : apps) (*sim)->add_app(app);
   for (const auto& [app_id, id, account, granted] : installations)
     (*sim)->add_app_installation(app_id, id, account, granted);
+  // Written once the organisations, repositories and Apps above are in
+  // place: a reader of the file may use them at once.
+  if (!endpoints_file.empty())
+    if (auto failed = write_endpoints_file(endpoints_file, (*sim)->base_url()); !failed.empty()) {
+      std::cerr << "github-simulator: --endpoints-file: " << failed << "\n";
+      return 1;
+    }
   std::cout << "listening on " << (*sim)->base_url() << std::endl;
   int sig = 0;
   sigwait(&set, &sig);

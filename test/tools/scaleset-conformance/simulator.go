@@ -1,71 +1,87 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// simulator is the github-simulator process, on a free port it reports.
+// simulator is the github-simulator process, on a free port it reports in
+// its --endpoints-file (written whole once it listens).
 type simulator struct {
 	cmd  *exec.Cmd
 	base string
 	http *http.Client
+	dir  string        // holds the endpoints file
+	done chan struct{} // closed once the process has exited and been reaped
 }
 
 func startSimulator(path string, args ...string) (*simulator, error) {
-	cmd := exec.Command(path, append([]string{"--port", "0"}, args...)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	dir, err := os.MkdirTemp("", "scaleset-conformance-sim")
 	if err != nil {
 		return nil, err
 	}
+	endpoints := filepath.Join(dir, "endpoints.json")
+	cmd := exec.Command(path, append([]string{"--port", "0", "--endpoints-file", endpoints}, args...)...)
+	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &simulator{cmd: cmd, http: &http.Client{Timeout: 30 * time.Second}}
-	found := make(chan string, 1)
+	s := &simulator{cmd: cmd, http: &http.Client{Timeout: 30 * time.Second}, dir: dir, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	// A file offers no event to wait on: poll it (eventually) until it names
+	// the address, the process exits or 30 s pass.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	go func() {
-		lines := bufio.NewScanner(out)
-		for lines.Scan() {
-			if base, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
-				found <- base
-			}
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
 		}
-		close(found)
 	}()
-	select {
-	case base, ok := <-found:
-		if !ok {
-			s.stop()
-			return nil, fmt.Errorf("%s exited before it listened", path)
+	err = eventually(ctx, func() error {
+		text, err := os.ReadFile(endpoints)
+		if err != nil {
+			return err
 		}
-		s.base = base
-		return s, nil
-	case <-time.After(30 * time.Second):
+		var listening struct {
+			BaseURL string `json:"baseURL"`
+		}
+		if err := json.Unmarshal(text, &listening); err != nil || listening.BaseURL == "" {
+			return fmt.Errorf("%s holds no baseURL: %q", endpoints, text)
+		}
+		s.base = listening.BaseURL
+		return nil
+	})
+	if err != nil {
 		s.stop()
-		return nil, fmt.Errorf("%s did not report its address within 30 s", path)
+		return nil, fmt.Errorf("%s did not report its address in %s: %w", path, endpoints, err)
 	}
+	return s, nil
 }
 
 func (s *simulator) stop() {
-	if s.cmd.ProcessState != nil {
+	defer os.RemoveAll(s.dir)
+	select {
+	case <-s.done:
 		return
+	default:
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.done:
 	case <-time.After(10 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-done
+		<-s.done
 	}
 }
 

@@ -37,13 +37,8 @@ OCTORUN_WEBHOOK_SECRET=unused build/cmd/octorun --kubeconfig="$KUBECONFIG" --log
   --github-http-hosts=127.0.0.1 --allow-sets-without-class --endpoints-file="$work/endpoints.json" \
   >"$work/manager.log" 2>&1 &
 pids+=($!)
-for attempt in $(seq 1 60); do
-  health=$(jq -r '.health // empty' "$work/endpoints.json" 2>/dev/null || true)
-  [[ -n $health && $(curl -fsS "$health/readyz" 2>/dev/null) == leading ]] && break
-  ((attempt < 60)) || { echo "the manager did not lead within 60 s" >&2; tail -20 "$work/manager.log" >&2; exit 1; }
-  sleep 1
-done
-metrics=$(jq -r '.metrics' "$work/endpoints.json")
+wait_until 60 "the manager to lead" leading "$work/endpoints.json" || { tail -20 "$work/manager.log" >&2; exit 1; }
+metrics=$(endpoint "$work/endpoints.json" metrics)
 
 say "Poisson arrivals, 6 jobs a minute for $minutes min; a RunnerSet with startTimeTarget.p95Seconds 5, maxRunners 10"
 # Runner pods ask for 3 CPUs and 4 GiB, so a 4-CPU node takes one and a

@@ -23,14 +23,6 @@ case $set_intake in Webhook | Listener) ;; *) echo "intake must be Webhook or Li
 # shellcheck source=demo-setup.sh
 source scripts/demo-setup.sh octorun github-simulator
 
-wait_for_line() {  # wait_for_line FILE PATTERN SECONDS -> the first matching line
-  local deadline=$((SECONDS + $3))
-  until grep -m1 -E "$2" "$1" 2>/dev/null; do
-    ((SECONDS < deadline)) || { echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; return 1; }
-    sleep 0.2
-  done
-}
-
 say "starting the control plane"
 test/controlplane/cluster.sh start "$work/cluster" $$
 # shellcheck disable=SC1091
@@ -47,9 +39,12 @@ for attempt in $(seq 1 100); do
 done
 
 say "starting the GitHub simulator"
-build/test/simulator/github-simulator --port 0 --org acme --auto-online >"$work/simulator.log" 2>&1 &
+build/test/simulator/github-simulator --port 0 --org acme --auto-online --endpoints-file "$work/simulator.json" \
+  >"$work/simulator.log" 2>&1 &
 pids+=($!)
-sim=$(wait_for_line "$work/simulator.log" 'listening on http' 30 | grep -oE 'http://[0-9.:]+')
+wait_until 30 "the simulator's address in $work/simulator.json" endpoint "$work/simulator.json" baseURL ||
+  { tail -20 "$work/simulator.log" >&2; exit 1; }
+sim=$(endpoint "$work/simulator.json" baseURL)
 echo "GitHub (simulated, GHES-style) at $sim"
 
 say "starting the manager"
@@ -57,9 +52,10 @@ secret=$(openssl rand -hex 20)
 OCTORUN_WEBHOOK_SECRET=$secret build/cmd/octorun --kubeconfig="$KUBECONFIG" --log-format=text \
   --webhook-bind=127.0.0.1 --webhook-port=0 --health-bind=127.0.0.1 --health-port=0 --metrics-bind=127.0.0.1 --metrics-port=0 \
   --lease-namespace=default --github-http-hosts=127.0.0.1 --platform-namespace=octorun-system \
-  >"$work/manager.log" 2>&1 &
+  --endpoints-file="$work/endpoints.json" >"$work/manager.log" 2>&1 &
 pids+=($!)
-intake=$(wait_for_line "$work/manager.log" 'webhook intake listening on' 60 | grep -oE 'http://[0-9.:]+/webhook')
+wait_until 60 "the manager to lead" leading "$work/endpoints.json" || { tail -20 "$work/manager.log" >&2; exit 1; }
+intake=$(endpoint "$work/endpoints.json" webhookIntake)
 echo "manager is leading; GitHub webhooks go to $intake"
 curl -fsS -X POST "$sim/_sim/webhook" -d "{\"url\":\"$intake\",\"secret\":\"$secret\"}" >/dev/null
 

@@ -70,10 +70,12 @@ archive=$(scripts/image.sh --build-dir build --tag octorun:try --output "$work/o
 test/controlplane/node.sh import "$work/cluster" "$archive"
 
 say "starting the GitHub simulator"
-build/test/simulator/github-simulator --port 0 --org acme --auto-online >"$work/simulator.log" 2>&1 &
+build/test/simulator/github-simulator --port 0 --org acme --auto-online --endpoints-file "$work/simulator.json" \
+  >"$work/simulator.log" 2>&1 &
 pids+=($!)
-wait_until 30 "the simulator" grep -m1 'listening on http' "$work/simulator.log" >/dev/null
-sim=$(grep -m1 'listening on http' "$work/simulator.log" | grep -oE 'http://[0-9.:]+')
+# Its address from its --endpoints-file (renamed into place whole once it listens).
+wait_until 30 "the simulator's address" jq -r '.baseURL // empty' "$work/simulator.json"
+sim=$(jq -r .baseURL "$work/simulator.json")
 echo "GitHub (simulated) at $sim"
 
 say "helm install octorun (namespace octorun-system)"

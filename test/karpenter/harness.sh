@@ -27,7 +27,9 @@ cleanup() {
 trap cleanup EXIT
 began=$SECONDS
 
-sim_url() { sed -n 's/^.*listening on \(http:[^ ]*\).*$/\1/p' "$work/simulator.log" | head -n 1; }
+# The simulator's address, from its --endpoints-file (renamed into place
+# whole once it listens): empty until then.
+sim_url() { jq -r '.baseURL // empty' "$work/simulator.json" 2>/dev/null || true; }
 listening() { [[ -n $(sim_url) ]]; }
 
 # start_stack IDENTITY: the control plane, Karpenter, the CRDs, the simulator
@@ -42,7 +44,8 @@ start_stack() {
   kubectl apply -f "$crds" >/dev/null
   kubectl wait --for=condition=Established --timeout=60s crd/runnersets.octorun.io crd/runners.octorun.io >/dev/null
 
-  "$simulator" --port 0 --bind 127.0.0.1 --org "$org" >"$work/simulator.log" 2>&1 &
+  "$simulator" --port 0 --bind 127.0.0.1 --org "$org" --endpoints-file "$work/simulator.json" \
+    >"$work/simulator.log" 2>&1 &
   pids+=($!)
   wait_until 30 "the simulator to listen" listening
   sim=$(sim_url)

@@ -225,7 +225,15 @@ class octorun_process {
   }
 
  private:
-  bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+  // Whether it still runs, without reaping it (WNOWAIT): a process that
+  // exited during a wait keeps its status for exited() and stop(), and its
+  // pid stays its own until then.
+  bool alive() const {
+    if (pid_ <= 0) return false;
+    siginfo_t info{};
+    return waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == 0;
+  }
 
   std::string log_;
   std::string endpoints_file_;  // --endpoints-file, when given

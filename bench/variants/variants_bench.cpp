@@ -9,16 +9,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <regex>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "adapters/kube/lease.hpp"
+#include "bench/common/reflector_thread.hpp"
 #include "bench/manager/harness.hpp"
 #include "test/binary/binary_harness.hpp"
 
@@ -114,6 +119,62 @@ int open_sessions(const sim::simulator& s) {
   return n;
 }
 
+// The manager's Lease (octorun-manager in its namespace) through a watch:
+// when it stopped naming `holder` (the manager releases it on stop: the
+// holder goes empty), as the apiserver tells it, not as the manager logs it.
+class lease_watch {
+ public:
+  lease_watch(const kube::config& cfg, const std::string& ns, std::string holder)
+      : holder_(std::move(holder)) {
+    kube::reflector_callbacks cb;
+    cb.replaced = [this](kube::object_list l) {
+      for (const auto& item : l.items) seen(item);
+    };
+    cb.event = [this](kube::watch_event ev) {
+      if (ev.type != kube::event_type::error && ev.type != kube::event_type::deleted) seen(ev.obj);
+    };
+    thread_ = start_reflector(cfg, kube::leases(), ns, "", std::move(cb), stop_);
+  }
+  ~lease_watch() {
+    stop_ = true;
+    thread_.join();
+  }
+  lease_watch(const lease_watch&) = delete;
+  lease_watch& operator=(const lease_watch&) = delete;
+
+  // Once `holder` held the Lease: when a version of it first named another
+  // holder (or none), within `within`; nullopt if none did.
+  std::optional<clock_type::time_point> wait_released(std::chrono::milliseconds within) {
+    std::unique_lock l(mu_);
+    changed_.wait_for(l, within, [&] { return released_.has_value(); });
+    return released_;
+  }
+
+ private:
+  void seen(const kube::object& o) {
+    if (o.name != "octorun-manager") return;
+    auto lease = kube::parse_lease(o);
+    if (!lease) return;
+    const auto now = clock_type::now();
+    {
+      std::lock_guard l(mu_);
+      if (lease->holder == holder_)
+        held_ = true;
+      else if (held_ && !released_)
+        released_ = now;
+    }
+    changed_.notify_all();
+  }
+
+  std::string holder_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool held_ = false;
+  std::optional<clock_type::time_point> released_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 struct run_result {
   proc_status leading, idle, burst, after;
   double setup_s = 0;  // RunnerSet(s) created -> every session open
@@ -147,6 +208,7 @@ run_result run(bool variants, const test::cluster_info& c, const kube::config& w
   auto manager = std::make_unique<test::octorun_process>(
       o.octorun, test::octorun_args(kubeconfig, ns, "bench"), "bench-webhook-secret", log);
   if (manager->wait_leading(60s).empty()) fail("the manager did not start leading; see " + log);
+  lease_watch lease(watch_cfg, ns, "bench");  // the identity octorun_args gives
   // The pod -> online bridge: a runner connects once kwok runs its pod.
   namespace_watch w(watch_cfg, ns, *sim);
   test::kubectl(
@@ -239,8 +301,7 @@ run_result run(bool variants, const test::cluster_info& c, const kube::config& w
     manager->stop(SIGTERM);
     r.stop_s = secs(clock_type::now() - t_stop);
   });
-  if (!manager->wait_for_log(std::regex("(lost lease)"), 120s).empty())
-    r.lease_released_s = secs(clock_type::now() - t_stop);
+  if (auto released = lease.wait_released(120s)) r.lease_released_s = secs(*released - t_stop);
   r.sessions_closed_s = sim->wait_until([](const sim::simulator& s) { return open_sessions(s) == 0; }, 120s)
                             ? secs(clock_type::now() - t_stop)
                             : -1;

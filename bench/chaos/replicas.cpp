@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 
 #include <fstream>
-#include <regex>
 
 #include "bench/manager/harness.hpp"
 
@@ -36,7 +35,8 @@ void replicas::start() {
 
 void replicas::spawn(slot& s) {
   s.identity = s.base_identity + (s.generation > 0 ? "-g" + std::to_string(s.generation) : "");
-  s.log_path = o_.log_dir + "/" + s.identity + "." + std::to_string(s.incarnation++) + ".log";
+  const auto files = o_.log_dir + "/" + s.identity + "." + std::to_string(s.incarnation++);
+  s.log_path = files + ".log";
   s.log_offset = 0;
   s.intake.clear();
   s.serving.clear();
@@ -57,28 +57,32 @@ void replicas::spawn(slot& s) {
                                    "--scheduler.max-threads=2",
                                    "--github-http-hosts=127.0.0.1",
                                    "--allow-sets-without-class"};
+  // Where it tells the URLs it listens on (observe() reads them there, and
+  // asks its /readyz whether it leads): never its log.
+  args.push_back("--endpoints-file=" + files + ".endpoints.json");
   s.proc = std::make_unique<test::octorun_process>(o_.binary, args, o_.webhook_secret, s.log_path);
   tl_.add("manager",
           s.identity + " started (pid " + std::to_string(s.proc->pid()) + ", log " + s.log_path + ")");
 }
 
+void replicas::observe(slot& s) {
+  if (s.serving.empty()) s.serving = s.proc->wait_intake(0ms);
+  // A leader never turns standby (it exits when it loses the Lease): asked
+  // until it leads.
+  if (!s.serving.empty() && s.intake.empty()) {
+    s.intake = s.proc->wait_leading(0ms);
+    if (!s.intake.empty()) tl_.add("manager", s.identity + " leads: webhook intake " + s.intake);
+  }
+}
+
 void replicas::scan_log(slot& s) {
   std::ifstream in(s.log_path);
   in.seekg(static_cast<std::streamoff>(s.log_offset));
-  static const std::regex intake(R"(webhook intake listening on (http://[0-9.:]+/webhook))");
-  static const std::regex serving(R"(webhook intake serving (http://[0-9.:]+/webhook))");
   for (std::string line; std::getline(in, line);) {
     if (in.eof()) break;  // a partial last line: read it whole next time
     s.log_offset += line.size() + 1;
-    std::smatch m;
-    if (std::regex_search(line, m, serving)) {
-      s.serving = m[1].str();
-    } else if (std::regex_search(line, m, intake)) {
-      s.intake = m[1].str();
-      tl_.add("manager", s.identity + " leads: webhook intake " + s.intake);
-    } else if (line.find("lost leadership") != std::string::npos ||
-               line.find(" critical") != std::string::npos || line.find("CRITICAL") != std::string::npos ||
-               line.find(" error ") != std::string::npos) {
+    if (line.find("lost leadership") != std::string::npos || line.find(" critical") != std::string::npos ||
+        line.find("CRITICAL") != std::string::npos || line.find(" error ") != std::string::npos) {
       tl_.add("manager", s.identity + ": " + line.substr(0, 300));
     }
   }
@@ -92,7 +96,9 @@ void replicas::supervise() {
       for (auto& s : slots_) {
         if (s.proc && s.proc->running()) {
           scan_log(s);
-          if (auto status = s.proc->exited()) {
+          if (auto status = s.proc->exited(); !status) {
+            observe(s);
+          } else {
             scan_log(s);
             std::string how = WIFSIGNALED(*status) ? "signal " + std::to_string(WTERMSIG(*status))
                                                    : "status " + std::to_string(WEXITSTATUS(*status));
@@ -112,7 +118,8 @@ void replicas::supervise() {
         }
       }
     }
-    std::this_thread::sleep_for(200ms);  // the supervisor's period: exits and logs offer no event
+    // The supervisor's period: exits, endpoints files and /readyz offer no event.
+    std::this_thread::sleep_for(200ms);
   }
 }
 
@@ -197,7 +204,6 @@ bool replicas::terminate(std::unique_ptr<test::octorun_process>& p, const std::s
 
 void replicas::rollout() {
   for (std::size_t i = 0; i < 2; ++i) {
-    std::string new_log;
     {
       // The new pod comes up before the old one goes (maxSurge); the old
       // one keeps serving (and leading) until its SIGTERM.
@@ -207,14 +213,13 @@ void replicas::rollout() {
       slots_[i].base_identity = retiring_->base_identity;
       slots_[i].generation = retiring_->generation + 1;
       spawn(slots_[i]);
-      new_log = slots_[i].log_path;
     }
-    // Until the new one serves its health endpoints (bounded), then SIGTERM the old.
+    // Until the new one serves (its --endpoints-file names its servers once
+    // they all listen; bounded), then SIGTERM the old.
     test::poll(
         [&] {
-          std::ifstream in(new_log);
-          std::string text((std::istreambuf_iterator<char>(in)), {});
-          return text.find("health endpoints on") != std::string::npos;
+          std::lock_guard l(mu_);
+          return slots_[i].proc && !slots_[i].proc->wait_health(0ms).empty();
         },
         [](bool up) { return up; }, 30s);
     std::unique_ptr<test::octorun_process> old;

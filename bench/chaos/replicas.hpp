@@ -1,8 +1,9 @@
 // The manager as a Deployment of two replicas would run it: two octorun
 // processes sharing one Lease, each restarted when it exits (a container's
 // restart policy), killed and replaced by the faults. A supervisor thread
-// reaps exits, restarts, and reads each process's log for the webhook
-// intake it opens when it leads. Bounded: every wait has a deadline.
+// reaps exits, restarts, and asks each process for the webhook intake it
+// serves (its --endpoints-file) and whether it leads (its /readyz); its log
+// only feeds the timeline. Bounded: every wait has a deadline.
 #pragma once
 
 #include <sys/types.h>
@@ -80,14 +81,15 @@ class replicas {
     std::string identity;
     std::string log_path;
     std::size_t log_offset = 0;
-    std::string intake;   // once it logged that it leads
-    std::string serving;  // once it logged its (standby) intake
+    std::string intake;   // once its /readyz said it leads
+    std::string serving;  // once its --endpoints-file named its (standby) intake
     bool harness_killed = false;
     std::optional<std::chrono::steady_clock::time_point> restart_at;
   };
   void spawn(slot& s);  // mu_ held
   void supervise();
-  void scan_log(slot& s);  // mu_ held
+  void observe(slot& s);   // mu_ held: its intake, and whether it leads
+  void scan_log(slot& s);  // mu_ held: lines for the timeline
   bool terminate(std::unique_ptr<test::octorun_process>& p, const std::string& who);
 
   replica_options o_;

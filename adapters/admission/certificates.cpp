@@ -1,11 +1,10 @@
 #include "adapters/admission/certificates.hpp"
 
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "adapters/files/whole_file.hpp"
 #include "adapters/tls/certificates.hpp"
 
 namespace octorun::admission {
@@ -19,23 +18,6 @@ std::string read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Written beside the target and renamed, so readers never see half a file;
-// private keys are readable by the owner only.
-expected<ok_t, std::string> write_file(const std::string& path, const std::string& content, bool secret) {
-  const auto tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return unexpected<std::string>{"cannot write " + tmp};
-    out << content;
-    if (!out.flush()) return unexpected<std::string>{"cannot write " + tmp};
-  }
-  if (secret) ::chmod(tmp.c_str(), 0600);
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return unexpected<std::string>{"cannot rename " + tmp + ": " + ec.message()};
-  return ok;
 }
 
 std::string with_newline(std::string s) {
@@ -75,7 +57,7 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
     std::error_code ec;
     fs::create_directories(files_.work_dir, ec);
     out.pem_file = files_.work_dir + "/tls.pem";
-    if (auto w = write_file(out.pem_file, with_newline(key) + cert, true); !w)
+    if (auto w = files::write_whole(out.pem_file, with_newline(key) + cert, 0600); !w)
       return unexpected<std::string>{w.error()};
     out.certificate = cert;
     out.ca_bundle = files_.ca_file.empty() ? std::string{} : read_text(files_.ca_file);
@@ -102,10 +84,11 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
     auto fresh = tls::make_ca("octorun-webhook-ca", config_.ca_validity);
     if (!fresh) return unexpected<std::string>{"cannot create a CA: " + fresh.error()};
     ca = *fresh;
-    if (auto w = write_file(ca_key, ca.private_key, true); !w) return unexpected<std::string>{w.error()};
-    if (auto w = write_file(ca_crt, ca.certificate, false); !w) return unexpected<std::string>{w.error()};
+    if (auto w = files::write_whole(ca_key, ca.private_key, 0600); !w)
+      return unexpected<std::string>{w.error()};
+    if (auto w = files::write_whole(ca_crt, ca.certificate); !w) return unexpected<std::string>{w.error()};
     if (!previous_ca.empty()) {
-      if (auto w = write_file(config_.dir + "/ca-previous.crt", previous_ca, false); !w)
+      if (auto w = files::write_whole(config_.dir + "/ca-previous.crt", previous_ca); !w)
         return unexpected<std::string>{w.error()};
     }
   } else {
@@ -119,12 +102,13 @@ expected<serving_material, std::string> certificate_source::issue(std::chrono::s
   auto leaf = tls::issue_serving_certificate(
       ca, {name, config_.dns_names, config_.ip_addresses, config_.serving_validity});
   if (!leaf) return unexpected<std::string>{"cannot issue the serving certificate: " + leaf.error()};
-  if (auto w = write_file(config_.dir + "/tls.key", leaf->private_key, true); !w)
+  if (auto w = files::write_whole(config_.dir + "/tls.key", leaf->private_key, 0600); !w)
     return unexpected<std::string>{w.error()};
-  if (auto w = write_file(config_.dir + "/tls.crt", leaf->certificate, false); !w)
+  if (auto w = files::write_whole(config_.dir + "/tls.crt", leaf->certificate); !w)
     return unexpected<std::string>{w.error()};
   out.pem_file = config_.dir + "/tls.pem";
-  if (auto w = write_file(out.pem_file, with_newline(leaf->private_key) + leaf->certificate, true); !w)
+  if (auto w = files::write_whole(out.pem_file, with_newline(leaf->private_key) + leaf->certificate, 0600);
+      !w)
     return unexpected<std::string>{w.error()};
   out.certificate = leaf->certificate;
   out.ca_bundle = with_newline(ca.certificate) + previous_ca;

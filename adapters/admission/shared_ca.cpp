@@ -1,10 +1,8 @@
 #include "adapters/admission/shared_ca.hpp"
 
-#include <sys/stat.h>
-
 #include <filesystem>
-#include <fstream>
 
+#include "adapters/files/whole_file.hpp"
 #include "adapters/tls/certificates.hpp"
 #include "common/base64.hpp"
 #include "common/json.hpp"
@@ -32,19 +30,6 @@ expected<ca_pem, std::string> read_secret(const kube::object& secret) {
     return unexpected<std::string>{"Secret " + std::string(secret.key()) +
                                    " holds no ca.crt and ca.key in PEM"};
   return out;
-}
-
-expected<ok_t, std::string> write_private(const std::string& path, const std::string& content, mode_t mode) {
-  const auto tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !(out << content) || !out.flush()) return unexpected<std::string>{"cannot write " + tmp};
-  }
-  ::chmod(tmp.c_str(), mode);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return unexpected<std::string>{"cannot rename " + tmp + ": " + ec.message()};
-  return ok;
 }
 
 }  // namespace
@@ -76,8 +61,8 @@ expected<ok_t, std::string> fetch_shared_ca(kube::client& client, const std::str
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return unexpected<std::string>{"cannot create " + dir + ": " + ec.message()};
-  if (auto w = write_private(dir + "/ca.key", ca->key, 0600); !w) return w;
-  return write_private(dir + "/ca.crt", ca->certificate, 0644);
+  if (auto w = files::write_whole(dir + "/ca.key", ca->key, 0600); !w) return w;
+  return files::write_whole(dir + "/ca.crt", ca->certificate);
 }
 
 }  // namespace octorun::admission

@@ -1,9 +1,6 @@
 #include "cmd/octorun/endpoints.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
+#include "adapters/files/whole_file.hpp"
 #include "common/json_writer.hpp"
 
 namespace octorun::manager {
@@ -70,17 +67,8 @@ std::string endpoints_json(const listening& l) {
 }
 
 expected<ok_t, std::string> write_endpoints_file(const std::string& path, const listening& l) {
-  const std::string partial = path + ".partial";
-  const auto text = endpoints_json(l);
-  auto refused = [&](const std::string& step) {
-    return unexpected<std::string>{"--endpoints-file: cannot " + step + " " + path + ": " +
-                                   std::strerror(errno)};
-  };
-  std::FILE* out = std::fopen(partial.c_str(), "w");
-  if (out == nullptr) return refused("write");
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !written) return refused("write");
-  if (std::rename(partial.c_str(), path.c_str()) != 0) return refused("replace");
+  auto written = files::write_whole(path, endpoints_json(l));
+  if (!written) return unexpected<std::string>{"--endpoints-file: " + written.error()};
   return ok;
 }
 

@@ -10,16 +10,14 @@
 // With --endpoints-file, also writes {"baseURL": "<base url>"} to PATH once it
 // listens, replaced whole, for tools that start it on port 0 (as the
 // manager's --endpoints-file): they wait on that file, not on the output.
-#include <cerrno>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <vector>
 
+#include "adapters/files/whole_file.hpp"
 #include "common/json_writer.hpp"
 #include "test/simulator/simulator.hpp"
 
@@ -51,19 +49,12 @@ std::int64_t positive(const std::string& s) {
   return end != s.c_str() && *end == '\0' && v > 0 ? v : 0;
 }
 
-// Writes {"baseURL": url} beside `path` and renames it over `path`, so a
-// reader sees no file or all of it. The error names the path and why.
+// Writes {"baseURL": url} to `path`, whole (files::write_whole). The
+// error names the path and why.
 std::string write_endpoints_file(const std::string& path, const std::string& url) {
   octorun::json::writer w;
-  const auto text = w.open().field("baseURL", url).close().str() + "\n";
-  const auto partial = path + ".partial";
-  std::FILE* out = std::fopen(partial.c_str(), "w");
-  if (out == nullptr) return "cannot write " + partial + ": " + std::strerror(errno);
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !written) return "cannot write " + partial + ": " + std::strerror(errno);
-  if (std::rename(partial.c_str(), path.c_str()) != 0)
-    return "cannot replace " + path + ": " + std::strerror(errno);
-  return "";
+  auto written = octorun::files::write_whole(path, w.open().field("baseURL", url).close().str() + "\n");
+  return written ? "" : written.error();
 }
 
 [[noreturn]] void usage_error(const std::string& message) {

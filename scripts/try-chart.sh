@@ -50,14 +50,8 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
-wait_until() { # wait_until SECONDS WHAT COMMAND... (until COMMAND prints something)
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until [[ -n $("$@" 2>/dev/null || true) ]]; do
-    ((SECONDS < deadline)) || { echo "try-chart.sh: timed out waiting for $what" >&2; return 1; }
-    sleep 0.5
-  done
-}
+# shellcheck source=waits.sh
+source scripts/waits.sh
 
 say "starting the control plane and its real node"
 test/controlplane/cluster.sh start "$work/cluster" $$
@@ -74,8 +68,8 @@ build/test/simulator/github-simulator --port 0 --org acme --auto-online --endpoi
   >"$work/simulator.log" 2>&1 &
 pids+=($!)
 # Its address from its --endpoints-file (renamed into place whole once it listens).
-wait_until 30 "the simulator's address" jq -r '.baseURL // empty' "$work/simulator.json"
-sim=$(jq -r .baseURL "$work/simulator.json")
+wait_until 30 "the simulator's address" endpoint "$work/simulator.json" baseURL
+sim=$(endpoint "$work/simulator.json" baseURL)
 echo "GitHub (simulated) at $sim"
 
 say "helm install octorun (namespace octorun-system)"

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
@@ -404,7 +403,7 @@ void manager_metrics::job_started(std::string_view ns, std::string_view set, std
   model::job_timeline t;
   t.queued = job.queued_at;
   t.started = job.started_at;
-  const auto m = model::measure(t, {model::job_phase::job_started}, std::time(nullptr), options_.timeline);
+  const auto m = model::measure(t, {model::job_phase::job_started}, options_.now(), options_.timeline);
   record_phases(l, m);
   for (const auto& sample : m.samples) {
     job_queue_->Add(l, job_queue_buckets()).Observe(static_cast<double>(sample.seconds));
@@ -418,7 +417,7 @@ void manager_metrics::job_completed(std::string_view ns, std::string_view set, s
   model::job_timeline t;
   t.started = job.started_at;
   t.completed = job.completed_at;
-  const auto m = model::measure(t, {model::job_phase::job_completed}, std::time(nullptr), options_.timeline);
+  const auto m = model::measure(t, {model::job_phase::job_completed}, options_.now(), options_.timeline);
   record_phases(l, m);
   for (const auto& sample : m.samples)
     job_run_->Add(l, job_run_buckets()).Observe(static_cast<double>(sample.seconds));
@@ -440,7 +439,7 @@ std::string manager_metrics::repository_value(std::string_view ns, std::string_v
 void manager_metrics::runner_gone(std::string_view ns, std::string_view set, std::string_view variant,
                                   const runner_end& end) {
   const auto l = set_labels(ns, set, variant);
-  const std::int64_t gone = end.timeline.gone.value_or(std::time(nullptr));
+  const std::int64_t gone = end.timeline.gone.value_or(options_.now());
   record_phases(l, model::measure(end.timeline, model::phases_at_runner_end, gone, options_.timeline));
   const auto usage = model::usage_of(end.timeline, gone, options_.timeline);
   const std::string repository = repository_value(ns, set, end.repository);

@@ -29,6 +29,7 @@
 
 #include "actors/metrics/recorder.hpp"
 #include "actors/metrics/state_metrics.hpp"
+#include "actors/wall_clock.hpp"
 #include "adapters/github/webhook_intake.hpp"
 #include "adapters/kube/request_metrics.hpp"
 
@@ -50,6 +51,9 @@ struct metrics_options {
   // Distinct repository label values per RunnerSet in the cost families;
   // later repositories count as "other".
   std::size_t repositories_per_set = 20;
+  // "Now" for a job's phases and a Runner's end without a recorded one
+  // (wall_clock.hpp).
+  wall_clock now = &epoch_seconds_now;
 };
 
 class manager_metrics : public recorder,

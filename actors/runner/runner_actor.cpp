@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 #include <deque>
 #include <optional>
 #include <variant>
@@ -568,8 +567,6 @@ runner_impl::behavior_type runner_behavior(self_ptr self, runner_actor_config cf
 }  // namespace octorun::runner::detail
 
 namespace octorun::runner {
-
-std::int64_t epoch_seconds_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
 runner_actor spawn_runner(caf::local_actor* parent, runner_actor_config cfg) {
   return parent->spawn(detail::runner_behavior, std::move(cfg));

@@ -21,13 +21,11 @@
 #include "actors/metrics/recorder.hpp"
 #include "actors/protocols.hpp"
 #include "actors/runner/next_step.hpp"
+#include "actors/wall_clock.hpp"
 #include "actors/watched.hpp"
 #include "messages/jobs.hpp"
 
 namespace octorun::runner {
-
-// The system's wall clock: std::time, in seconds since the epoch.
-std::int64_t epoch_seconds_now();
 
 struct runner_actor_config {
   std::string ns;
@@ -75,10 +73,9 @@ struct runner_actor_config {
   // The manager's metrics: the Runner's timeline and cost once it is gone
   // (recorder::runner_gone). None: nothing is recorded.
   std::shared_ptr<metrics::recorder> metrics;
-  // The wall clock, in seconds since the epoch: the times the actor writes
-  // (conditions' lastTransitionTime, pod failures) and the Runner's end.
-  // Its waits run on the actor's own clock (CAF's); tests fix both.
-  std::int64_t (*wall_clock)() = &epoch_seconds_now;
+  // The times the actor writes (conditions' lastTransitionTime, pod
+  // failures) and the Runner's end (wall_clock.hpp).
+  octorun::wall_clock wall_clock = &epoch_seconds_now;
 };
 
 // Sent by the RunnerSet after it removed this runner from GitHub itself

@@ -25,6 +25,7 @@
 #include "actors/protocols.hpp"
 #include "actors/runner/runner_actor.hpp"
 #include "actors/runnerset/pod_resources.hpp"
+#include "actors/wall_clock.hpp"
 #include "actors/watched.hpp"
 #include "adapters/http/http_client.hpp"
 #include "messages/platform.hpp"
@@ -107,7 +108,7 @@ struct runnerset_actor_config {
   // (conditions' lastTransitionTime), a job's start time, and where GitHub's
   // rate-limit reset (an epoch second) falls on the actor's own clock, on
   // which every wait runs. A test can fix both.
-  std::int64_t (*wall_clock)() = &runner::epoch_seconds_now;
+  octorun::wall_clock wall_clock = &epoch_seconds_now;
   // The manager's metrics (runners created and deleted, failed actions,
   // listener sessions, GitHub requests); none: nothing is recorded.
   std::shared_ptr<metrics::recorder> metrics;

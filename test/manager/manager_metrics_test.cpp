@@ -17,6 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The recorder's wall clock in the tests that measure against it.
+constexpr std::int64_t fixed_now = 1'800'000'000;
+
 // The lines of one family in a scrape: its HELP and TYPE, then its samples
 // (for a histogram, NAME_bucket/_sum/_count) sorted, since the client
 // library keeps a family's series in a hash map.
@@ -329,8 +332,9 @@ double sample_value(const std::string& text, const std::string& series) {
 TEST(ManagerMetrics, JobPhasesTheStartTargetAndTimestampProblems) {
   metrics_options options;
   options.job_start_target_seconds = 300;
+  options.now = [] { return fixed_now; };
   auto m = manager_metrics::make({"replica-0", "1.2.3", "abc1234"}, options);
-  const std::int64_t t = std::time(nullptr) - 3600;
+  const std::int64_t t = fixed_now - 3600;
   messages::job_info quick;
   quick.queued_at = t;
   quick.started_at = t + 30;
@@ -343,7 +347,7 @@ TEST(ManagerMetrics, JobPhasesTheStartTargetAndTimestampProblems) {
   m->job_completed("ci", "linux", "", "success", late);
   messages::job_info skewed;  // GitHub's clock a day ahead
   skewed.queued_at = t;
-  skewed.started_at = std::time(nullptr) + 86400;
+  skewed.started_at = fixed_now + 86400;
   m->job_started("ci", "linux", "", skewed);
   messages::job_info untimed;  // no times at all
   m->job_started("ci", "linux", "", untimed);
@@ -383,8 +387,9 @@ TEST(ManagerMetrics, JobPhasesTheStartTargetAndTimestampProblems) {
 TEST(ManagerMetrics, ARunnersEndGivesItsPhasesAndItsCostByStateAndBoundedRepository) {
   metrics_options options;
   options.repositories_per_set = 2;
+  options.now = [] { return fixed_now; };
   auto m = manager_metrics::make({"replica-0", "1.2.3", "abc1234"}, options);
-  const std::int64_t t = std::time(nullptr) - 3600;
+  const std::int64_t t = fixed_now - 3600;
   auto end_of = [&](std::string repository) {
     runner_end end;
     end.timeline.queued = t;
@@ -433,6 +438,16 @@ TEST(ManagerMetrics, ARunnersEndGivesItsPhasesAndItsCostByStateAndBoundedReposit
                                      R"(",runnerset="linux",variant=""} )" + std::to_string(5 * seconds)))
         << phase << "\n"
         << phases;
+  // An end with no time of its own ends at the recorder's now: its pod
+  // scheduled 3,598 s before it, 100 s of them busy.
+  auto unended = end_of("acme/app");
+  unended.timeline.gone.reset();
+  m->runner_gone("ci", "unended", "", unended);
+  EXPECT_TRUE(has_line(
+      m->scrape(),
+      R"(octorun_runner_seconds_total{namespace="ci",repository="",runnerset="unended",state="idle",variant=""} )"
+      "3498"))
+      << family_text(m->scrape(), "octorun_runner_seconds_total");
 }
 
 TEST(ManagerMetrics, ResultLabelsAreBounded) {

@@ -47,9 +47,8 @@ cleanup() {
 trap cleanup EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+# shellcheck source=../test/controlplane/free_port.sh
+source test/controlplane/free_port.sh
 # shellcheck source=waits.sh
 source scripts/waits.sh
 

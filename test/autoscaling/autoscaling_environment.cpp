@@ -12,6 +12,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "test/support/free_port.hpp"
 #include "test/support/poll.hpp"
 
 #ifndef OCTORUN_BINARY
@@ -36,21 +37,6 @@ namespace {
 const std::string secret = "autoscaling-webhook-secret";
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-// A free TCP port on `ip`: bound, then released for the process told to listen there.
-int free_port(const std::string& ip) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 // The machine's first non-loopback IPv4 address ("" if it has none).
 std::string host_address() {

@@ -2,9 +2,8 @@
 # daemons. The caller defines log() and sets $dir (the cluster folder, with
 # logs/ and pids/).
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+# shellcheck source=free_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
 
 wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   local deadline=$((SECONDS + $1)) what=$2

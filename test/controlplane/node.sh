@@ -48,9 +48,8 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
   done
 }
 
-free_port() { # free_port ADDRESS
-  python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1]); s.close()' "$1"
-}
+# shellcheck source=free_port.sh
+source "$here/free_port.sh"
 
 # A docker-archive ("docker save" layout: manifest.json with RepoTags, a config,
 # one uncompressed layer) of ROOTFS, which `ctr images import` names REF.

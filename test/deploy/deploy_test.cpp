@@ -23,6 +23,7 @@
 #include "test/binary/binary_test_base.hpp"
 #include "test/chart/helm.hpp"
 #include "test/simulator/simulator.hpp"
+#include "test/support/free_port.hpp"
 #include "test/support/test_cluster.hpp"
 
 #ifndef OCTORUN_IMAGE_SCRIPT
@@ -42,17 +43,6 @@ sim::simulator_options listener_simulator() {
   o.long_poll = 20s;
   o.session_idle_timeout = 4s;
   return o;
-}
-
-std::string free_port() {
-  FILE* p = popen(
-      "python3 -c 'import socket; s=socket.socket(); s.bind((\"0.0.0.0\",0)); print(s.getsockname()[1])'",
-      "r");
-  char buf[16] = {0};
-  if (p == nullptr || fgets(buf, sizeof buf, p) == nullptr) ADD_FAILURE() << "no free port";
-  if (p != nullptr) pclose(p);
-  std::string s(buf);
-  return s.substr(0, s.find('\n'));
 }
 
 // Polls `read` until it returns something `pred` accepts; returns the last value.
@@ -105,9 +95,10 @@ class Deploy : public test::binary_test_base {
     values_ = "/tmp/octorun-deploy-" + release_ + ".values.json";
     std::ofstream(values_) << R"({"fullnameOverride":")" << release_ << R"(","image":{"tag":")" << image_tag
                            << R"("},"watchNamespaces":[")" << ns_ << R"("],"admission":{"port":)"
-                           << free_port() << R"(},"metrics":{"port":)" << free_port()
-                           << R"(},"probes":{"port":)" << free_port()
-                           << R"(},"nodeSelector":{"kubernetes.io/hostname":")" << node_.name
+                           << test::free_port("0.0.0.0") << R"(},"metrics":{"port":)"
+                           << test::free_port("0.0.0.0") << R"(},"probes":{"port":)"
+                           << test::free_port("0.0.0.0") << R"(},"nodeSelector":{"kubernetes.io/hostname":")"
+                           << node_.name
                            << R"("},"extraEnv":[{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
                               R"({"name":"KUBERNETES_SERVICE_PORT","value":")"
                            << api_port

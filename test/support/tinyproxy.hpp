@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "test/support/free_port.hpp"
 #include "test/support/poll.hpp"
 
 extern char** environ;
@@ -112,18 +113,6 @@ class tinyproxy {
   tinyproxy() {
     char tmpl[] = "/tmp/octorun-tinyproxy-XXXXXX";
     if (mkdtemp(tmpl) != nullptr) dir_ = tmpl;
-  }
-
-  static std::uint16_t free_port() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
   }
 
   static bool accepts(std::uint16_t port) {

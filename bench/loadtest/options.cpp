@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace octorun::loadtest {
 namespace {
@@ -229,6 +231,17 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       return "want one of " + all;
     });
   };
+  // --profile's names, each for its shape (the flag's choices and the shape chosen).
+  const std::vector<std::pair<std::string, profile::kind>> profiles = {
+      {"burst", profile::kind::burst},
+      {"steady", profile::kind::steady},
+      {"ramp", profile::kind::ramp},
+      {"workday", profile::kind::workday},
+      {"workday-poisson", profile::kind::workday_poisson},
+      {"poisson", profile::kind::poisson},
+      {"bursts", profile::kind::bursts}};
+  std::vector<std::string> profile_names;
+  for (const auto& [name, shape] : profiles) profile_names.push_back(name);
   std::string profile_name = "burst", distribution_text = "fixed:0s", runner_start_text = "fixed:0s",
               image_cache_text;
   std::map<std::string, setter, std::less<>> value_flags = {
@@ -251,8 +264,7 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
       {"simulator-advertise", text(o.simulator_advertise)},
       {"webhook-url", text(o.webhook_url)},
       {"webhook-secret", text(o.webhook_secret)},
-      {"profile",
-       choice(profile_name, {"burst", "steady", "ramp", "workday", "workday-poisson", "poisson", "bursts"})},
+      {"profile", choice(profile_name, profile_names)},
       {"jobs", integer(o.load.jobs, 1)},
       {"rate", positive(o.load.rate)},
       {"rate-from", positive(o.load.rate_from)},
@@ -309,13 +321,8 @@ expected<options, std::string> parse_options(int argc, const char* const* argv) 
   o.plots = !no_plots;
   o.per_node_image_cache =
       image_cache_text.empty() ? !o.node_selector.empty() : image_cache_text == "per-node";
-  o.load.shape = profile_name == "steady"            ? profile::kind::steady
-                 : profile_name == "poisson"         ? profile::kind::poisson
-                 : profile_name == "ramp"            ? profile::kind::ramp
-                 : profile_name == "workday"         ? profile::kind::workday
-                 : profile_name == "workday-poisson" ? profile::kind::workday_poisson
-                 : profile_name == "bursts"          ? profile::kind::bursts
-                                                     : profile::kind::burst;
+  for (const auto& [name, shape] : profiles)
+    if (name == profile_name) o.load.shape = shape;
   auto d = parse_distribution(distribution_text);
   if (!d) return unexpected{"--job-duration " + distribution_text + ": " + d.error()};
   o.durations = *d;

@@ -6,10 +6,11 @@
 //                    [--session-idle-timeout-ms N] [--rate-limit N] [--rate-limit-window-s N]
 //                    [--assignment-timeout-ms N] [--max-requeues N] [--auto-online] [--auto-scopes]
 //                    [--endpoints-file PATH]
-// Prints "listening on <base url>" (for people) and serves until SIGINT/SIGTERM.
-// With --endpoints-file, also writes {"baseURL": "<base url>"} to PATH once it
-// listens, replaced whole, for tools that start it on port 0 (as the
-// manager's --endpoints-file): they wait on that file, not on the output.
+// Prints "listening on <base url>" once it listens (a parent reading the pipe
+// takes the address from it) and serves until SIGINT/SIGTERM. With
+// --endpoints-file, also writes {"baseURL": "<base url>"} to PATH, replaced
+// whole (as the manager's --endpoints-file), for scripts that start it in
+// the background with its output in a log: they wait on that file.
 #include <csignal>
 #include <cstdlib>
 #include <fstream>

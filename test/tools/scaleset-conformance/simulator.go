@@ -1,87 +1,71 @@
 package main
 
 import (
-	"context"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// simulator is the github-simulator process, on a free port it reports in
-// its --endpoints-file (written whole once it listens).
+// simulator is the github-simulator process, on a free port it reports.
 type simulator struct {
 	cmd  *exec.Cmd
 	base string
 	http *http.Client
-	dir  string        // holds the endpoints file
-	done chan struct{} // closed once the process has exited and been reaped
 }
 
 func startSimulator(path string, args ...string) (*simulator, error) {
-	dir, err := os.MkdirTemp("", "scaleset-conformance-sim")
-	if err != nil {
-		return nil, err
-	}
-	endpoints := filepath.Join(dir, "endpoints.json")
-	cmd := exec.Command(path, append([]string{"--port", "0", "--endpoints-file", endpoints}, args...)...)
+	cmd := exec.Command(path, append([]string{"--port", "0"}, args...)...)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
 		return nil, err
 	}
-	s := &simulator{cmd: cmd, http: &http.Client{Timeout: 30 * time.Second}, dir: dir, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	// A file offers no event to wait on: poll it (eventually) until it names
-	// the address, the process exits or 30 s pass.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err = eventually(ctx, func() error {
-		text, err := os.ReadFile(endpoints)
-		if err != nil {
-			return err
-		}
-		var listening struct {
-			BaseURL string `json:"baseURL"`
-		}
-		if err := json.Unmarshal(text, &listening); err != nil || listening.BaseURL == "" {
-			return fmt.Errorf("%s holds no baseURL: %q", endpoints, text)
-		}
-		s.base = listening.BaseURL
-		return nil
-	})
-	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("%s did not report its address in %s: %w", path, endpoints, err)
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
-	return s, nil
+	s := &simulator{cmd: cmd, http: &http.Client{Timeout: 30 * time.Second}}
+	found := make(chan string, 1)
+	go func() {
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			if base, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+				found <- base
+			}
+		}
+		close(found)
+	}()
+	select {
+	case base, ok := <-found:
+		if !ok {
+			s.stop()
+			return nil, fmt.Errorf("%s exited before it listened", path)
+		}
+		s.base = base
+		return s, nil
+	case <-time.After(30 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("%s did not report its address within 30 s", path)
+	}
 }
 
 func (s *simulator) stop() {
-	defer os.RemoveAll(s.dir)
-	select {
-	case <-s.done:
+	if s.cmd.ProcessState != nil {
 		return
-	default:
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-s.done:
+	case <-done:
 	case <-time.After(10 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		<-done
 	}
 }
 

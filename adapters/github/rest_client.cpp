@@ -87,8 +87,7 @@ error rest_client::fail(const http::response& r) const {
 result<http::response> rest_client::call(std::string method, std::string path, std::string body) {
   http::request req;
   req.method = std::move(method);
-  // A whole URL (one GitHub handed back) as it is; a path under the API base.
-  req.url = split_url(path) ? path : options_.api_base + path;
+  req.url = options_.api_base + path;  // every caller's path is under the API base
   req.headers = {{"Accept", "application/vnd.github+json"}, {"X-GitHub-Api-Version", "2022-11-28"}};
   if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
   req.body = std::move(body);
